@@ -1,0 +1,238 @@
+"""The evaluator contract and the batch entry point :func:`evaluate`.
+
+An :class:`Evaluator` scores one metric on one sample (``evaluate`` / async ``aevaluate``).
+Evaluators that can work on many samples at once (the vectorised retrieval metrics) also offer
+``evaluate_batch(samples, ctx)``; the runner prefers it. Whatever an evaluator raises on a sample
+is recorded as that sample's error for that metric: a failure is never a 0 and never dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from . import __version__
+from .errors import InputError, InvalidParameterError, error_info
+from .registry import MetricSpec, default_metric_names, get_evaluator, skipped_metrics
+from .results import RunResult, RunWriter
+from .types import ErrorInfo, MetricResult, Sample
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """Scores one metric. ``name`` is canonical (``ndcg@5``); ``version`` is recorded on every result."""
+
+    name: str
+    version: str
+    spec: MetricSpec
+
+    def evaluate(self, sample: Sample) -> MetricResult:
+        """Score ``sample``."""
+        ...
+
+    async def aevaluate(self, sample: Sample) -> MetricResult:
+        """Score ``sample`` without blocking the event loop."""
+        ...
+
+
+class BatchContext:
+    """A per-batch memo shared by the evaluators of one run (e.g. a sample's ranked relevance)."""
+
+    def __init__(self) -> None:
+        self._memo: dict[Any, Any] = {}
+
+    def get(self, key: Any, compute: Callable[[], Any]) -> Any:
+        """The memoised value for ``key``, computed once."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]
+
+
+def errored(name: str, version: str, exc: BaseException) -> MetricResult:
+    """The result recorded when computing metric ``name`` raised ``exc``."""
+    return MetricResult(
+        name=name, score=None, reason=f"error: {exc}", error=ErrorInfo(**error_info(exc)), version=version
+    )
+
+
+def present_fields(samples: Iterable[Sample]) -> set[str]:
+    """Fields that are non-empty in at least one of ``samples`` (decides the default metrics)."""
+    fields: set[str] = set()
+    for s in samples:
+        if s.query:
+            fields.add("query")
+        if s.answer:
+            fields.add("answer")
+        if s.contexts:
+            fields.add("contexts")
+            if any(c.text for c in s.contexts):
+                fields.add("context_texts")
+        if s.reference:
+            fields.add("reference")
+        if s.relevant is not None:
+            fields.add("relevant")
+    return fields
+
+
+def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+async def _score_chunk(
+    evaluators: Sequence[Evaluator], samples: Sequence[Sample]
+) -> dict[str, list[MetricResult]]:
+    ctx = BatchContext()
+    out: dict[str, list[MetricResult]] = {}
+    for ev in evaluators:
+        batch = getattr(ev, "evaluate_batch", None)
+        if batch is not None:
+            try:
+                out[ev.name] = batch(samples, ctx)
+                continue
+            except Exception:  # fall back to one sample at a time, so one bad sample costs only itself
+                pass
+
+        async def one(sample: Sample, ev: Evaluator = ev) -> MetricResult:
+            try:
+                return await ev.aevaluate(sample)
+            except Exception as exc:
+                return errored(ev.name, ev.version, exc)
+
+        out[ev.name] = list(await asyncio.gather(*(one(s) for s in samples)))
+    return out
+
+
+async def aevaluate(
+    samples: Iterable[Sample | InputError],
+    metrics: Sequence[str] | None = None,
+    *,
+    judge: Any = None,
+    embedder: Any = None,
+    out_dir: str | None = None,
+    keep_records: bool = True,
+    chunk_size: int = 2048,
+    progress: Callable[[int], None] | None = None,
+    run_info: dict[str, Any] | None = None,
+) -> RunResult:
+    """Async twin of :func:`evaluate`."""
+    iterator = iter(samples)
+    head: list[Sample | InputError] = []
+    if metrics is None:
+        # peek at the first rows to see which fields the data has
+        for item in iterator:
+            head.append(item)
+            if len(head) >= chunk_size:
+                break
+        fields = present_fields(s for s in head if isinstance(s, Sample))
+        metrics = default_metric_names(fields, judge=judge, embedder=embedder)
+        skipped = [s.name for s in skipped_metrics(fields, judge=judge, embedder=embedder)]
+        if not metrics:
+            raise InvalidParameterError(
+                "no metric can be computed from this data: the rows need retrieved contexts with "
+                "relevance labels or a reference answer (or configure a judge/embedder)"
+            )
+    else:
+        skipped = []
+    evaluators = [get_evaluator(m, judge=judge, embedder=embedder) for m in metrics]
+    names = [ev.name for ev in evaluators]
+    if len(set(names)) != len(names):
+        raise InvalidParameterError(f"the same metric was asked for twice: {names}")
+    info: dict[str, Any] = {
+        "ragmeter_version": __version__,
+        "metrics": {ev.name: {"version": ev.version} for ev in evaluators},
+        "skipped_metrics": skipped,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        **(run_info or {}),
+    }
+    writer = RunWriter(names, out_dir=out_dir, keep_records=keep_records)
+    t0 = time.perf_counter()
+
+    def all_items() -> Iterator[Sample | InputError]:
+        yield from head
+        yield from iterator
+
+    for chunk in _chunks(all_items(), chunk_size):
+        good = [s for s in chunk if isinstance(s, Sample)]
+        scored = await _score_chunk(evaluators, good) if good else {}
+        gi = 0
+        for item in chunk:
+            if isinstance(item, Sample):
+                writer.add(item.id, {n: scored[n][gi] for n in names})
+                gi += 1
+            else:
+                bad_id = f"{item.path or 'row'}:{item.line}" if item.line is not None else str(item.path)
+                writer.add(bad_id, {n: errored(n, ev.version, item) for n, ev in zip(names, evaluators, strict=True)})
+        if progress is not None:
+            progress(len(chunk))
+    info["seconds"] = round(time.perf_counter() - t0, 3)
+    return writer.finish(info)
+
+
+def evaluate(
+    samples: Iterable[Sample | InputError | dict[str, Any]],
+    metrics: Sequence[str] | None = None,
+    *,
+    judge: Any = None,
+    embedder: Any = None,
+    out_dir: str | None = None,
+    keep_records: bool = True,
+    chunk_size: int = 2048,
+    progress: Callable[[int], None] | None = None,
+    run_info: dict[str, Any] | None = None,
+) -> RunResult:
+    """Evaluate ``samples`` on ``metrics`` and return a :class:`~ragmeter.results.RunResult`.
+
+    Parameters
+    ----------
+    samples:
+        :class:`~ragmeter.types.Sample` objects or plain dicts (converted with
+        ``Sample.from_record``; a dict without ``id`` gets its 0-based position). An
+        :class:`~ragmeter.errors.InputError` item (from a reader with ``on_error="skip"``) is
+        recorded as an errored sample.
+    metrics:
+        Metric names such as ``["ndcg@5", "mrr"]``; None picks every default metric that the
+        data's fields and the given backends allow.
+    out_dir:
+        When given, ``results.jsonl`` is streamed there as chunks finish and ``summary.json``
+        written at the end, so memory stays bounded whatever the input size.
+    keep_records:
+        Keep every per-sample :class:`~ragmeter.types.MetricResult` in memory (the score
+        table is always kept).
+
+    Works in plain scripts and inside a running event loop (Jupyter): there the evaluation runs
+    in a worker thread with its own loop.
+    """
+
+    def normalise() -> Iterator[Sample | InputError]:
+        for i, s in enumerate(samples):
+            if isinstance(s, dict):
+                yield Sample.from_record(s, default_id=str(i))
+            else:
+                yield s
+
+    coro_args = dict(
+        judge=judge,
+        embedder=embedder,
+        out_dir=out_dir,
+        keep_records=keep_records,
+        chunk_size=chunk_size,
+        progress=progress,
+        run_info=run_info,
+    )
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(aevaluate(normalise(), metrics, **coro_args))
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(aevaluate(normalise(), metrics, **coro_args))).result()

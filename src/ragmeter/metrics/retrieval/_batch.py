@@ -1,0 +1,177 @@
+"""Ranked relevance: the one structure every retrieval metric reads.
+
+A query's ranking is reduced to three numbers per retrieved position (in rank order)
+and two per query:
+
+* ``rel[i]``     -- binary relevance of the item at rank ``i + 1`` (grade >= the relevance threshold);
+* ``gain[i]``    -- graded relevance of that item (used by nDCG), 0 for non-relevant or unjudged;
+* ``covered[i]`` -- how many labelled relevant items are *first* found at this rank (0 or 1 when
+  relevance is decided by id; a text chunk can cover several labelled chunks);
+* ``num_rel``    -- number of labelled relevant items (the recall / AP denominator), NaN when
+  there are no labels at all (metrics that need labels are then undefined);
+* ``ideal``      -- the labelled grades, sorted descending (for IDCG).
+
+:class:`RankedList` holds one query in plain Python (what the readable per-query functions
+take); :class:`RelevanceBatch` holds many in flat CSR arrays (what the vectorised batch
+functions take). Both the sample evaluator and the TREC engine build a batch, so one set
+of kernels computes every number ragmeter reports.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class RankedList:
+    """One query's ranked relevance (see module docstring)."""
+
+    rel: Sequence[bool]
+    gain: Sequence[float]
+    covered: Sequence[int]
+    num_rel: float  # NaN when the query has no labels
+    ideal: Sequence[float] = field(default_factory=tuple)
+
+    @classmethod
+    def from_grades(
+        cls, retrieved: Sequence[float], labelled: Sequence[float] | None, rel_level: float = 1.0
+    ) -> RankedList:
+        """Build from per-rank grades and the labelled grades (None = no labels).
+
+        Each retrieved grade >= ``rel_level`` is relevant and covers one labelled item.
+        """
+        rel = [g >= rel_level for g in retrieved]
+        gain = [g if g > 0 else 0.0 for g in retrieved]
+        if labelled is None:
+            return cls(rel, gain, [int(r) for r in rel], float("nan"), sorted(gain, reverse=True))
+        num_rel = sum(1 for g in labelled if g >= rel_level)
+        ideal = sorted((g for g in labelled if g > 0), reverse=True)
+        return cls(rel, gain, [int(r) for r in rel], float(num_rel), ideal)
+
+
+class RelevanceBatch:
+    """Many queries' ranked relevance in flat arrays (CSR layout).
+
+    ``offsets`` has ``n + 1`` entries; query ``q`` owns positions ``offsets[q]:offsets[q+1]``.
+    ``ideal_offsets`` indexes ``ideal`` the same way.
+    """
+
+    __slots__ = ("_cache", "covered", "gain", "ideal", "ideal_offsets", "num_rel", "offsets", "rel")
+
+    def __init__(
+        self,
+        offsets: NDArray[np.int64],
+        rel: NDArray[np.bool_],
+        gain: FloatArray,
+        covered: FloatArray,
+        num_rel: FloatArray,
+        ideal_offsets: NDArray[np.int64],
+        ideal: FloatArray,
+    ) -> None:
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        self.rel = np.asarray(rel, dtype=bool)
+        self.gain = np.asarray(gain, dtype=np.float64)
+        self.covered = np.asarray(covered, dtype=np.float64)
+        self.num_rel = np.asarray(num_rel, dtype=np.float64)
+        self.ideal_offsets = np.asarray(ideal_offsets, dtype=np.int64)
+        self.ideal = np.asarray(ideal, dtype=np.float64)
+        self._cache: dict[str, NDArray] = {}
+
+    @classmethod
+    def from_lists(cls, lists: Sequence[RankedList]) -> RelevanceBatch:
+        """Pack per-query :class:`RankedList` objects into one batch."""
+        lengths = np.fromiter((len(x.rel) for x in lists), dtype=np.int64, count=len(lists))
+        ilengths = np.fromiter((len(x.ideal) for x in lists), dtype=np.int64, count=len(lists))
+        offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        ioffsets = np.zeros(len(lists) + 1, dtype=np.int64)
+        np.cumsum(ilengths, out=ioffsets[1:])
+
+        def flat(attr: str, dtype: type) -> NDArray:
+            out = [v for x in lists for v in getattr(x, attr)]
+            return np.asarray(out, dtype=dtype)
+
+        return cls(
+            offsets,
+            flat("rel", bool),
+            flat("gain", np.float64),
+            flat("covered", np.float64),
+            np.asarray([x.num_rel for x in lists], dtype=np.float64),
+            ioffsets,
+            flat("ideal", np.float64),
+        )
+
+    # ---- derived arrays, computed once per batch -------------------------------------------------
+    @property
+    def n(self) -> int:
+        """Number of queries."""
+        return len(self.offsets) - 1
+
+    @property
+    def lengths(self) -> NDArray[np.int64]:
+        """Retrieved items per query."""
+        return np.diff(self.offsets)
+
+    def _segments(self, offsets: NDArray[np.int64], key: str) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        if key not in self._cache:
+            lengths = np.diff(offsets)
+            seg = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+            rank = np.arange(offsets[-1], dtype=np.int64) - np.repeat(offsets[:-1], lengths) + 1
+            self._cache[key] = seg
+            self._cache[key + "_rank"] = rank
+        return self._cache[key], self._cache[key + "_rank"]
+
+    @property
+    def seg(self) -> NDArray[np.int64]:
+        """Query index of every position."""
+        return self._segments(self.offsets, "seg")[0]
+
+    @property
+    def rank(self) -> NDArray[np.int64]:
+        """1-based rank of every position within its query."""
+        return self._segments(self.offsets, "seg")[1]
+
+    @property
+    def ideal_seg(self) -> NDArray[np.int64]:
+        """Query index of every ideal grade."""
+        return self._segments(self.ideal_offsets, "iseg")[0]
+
+    @property
+    def ideal_rank(self) -> NDArray[np.int64]:
+        """1-based rank of every ideal grade within its query."""
+        return self._segments(self.ideal_offsets, "iseg")[1]
+
+    @property
+    def cum_rel(self) -> NDArray[np.int64]:
+        """Relevant items at or above each position, within its query."""
+        if "cum_rel" not in self._cache:
+            c = np.cumsum(self.rel, dtype=np.int64)
+            base = np.concatenate(([0], c))[self.offsets[:-1]]
+            self._cache["cum_rel"] = c - np.repeat(base, self.lengths)
+        return self._cache["cum_rel"]
+
+    def seg_sum(self, values: NDArray, mask: NDArray[np.bool_] | None = None) -> FloatArray:
+        """Per-query sum of ``values`` over positions where ``mask`` holds."""
+        if mask is None:
+            return np.bincount(self.seg, weights=values, minlength=self.n)
+        return np.bincount(self.seg[mask], weights=values[mask], minlength=self.n)
+
+    def within(self, k: int | None) -> NDArray[np.bool_] | None:
+        """Mask of positions at rank <= k (None for no cutoff)."""
+        return None if k is None else self.rank <= k
+
+
+def safe_div(num: FloatArray, den: FloatArray, when_zero: float = 0.0) -> FloatArray:
+    """``num / den`` elementwise with ``when_zero`` where ``den == 0``; NaN in ``den`` stays NaN."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    out = np.full(np.broadcast(num, den).shape, when_zero, dtype=np.float64)
+    np.divide(num, den, out=out, where=den != 0)
+    out[np.isnan(den)] = np.nan
+    return out

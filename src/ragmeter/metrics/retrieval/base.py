@@ -1,0 +1,142 @@
+"""The evaluator shared by every retrieval metric, and the helper that declares their registry entries.
+
+A retrieval metric is a vectorised kernel ``kernel(batch, k=..., **params) -> float array`` over a
+:class:`~ragmeter.metrics.retrieval._batch.RelevanceBatch`. The evaluator decides each sample's
+relevance once per batch (shared between metrics through the run's batch context), runs the
+kernel over the whole batch, and turns NaN into an undefined result with a reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ...names import MetricName
+from ...registry import MetricSpec, Param, register
+from ...types import MetricResult, Sample
+from ._batch import RankedList, RelevanceBatch
+from .relevance import Relevance, judge_relevance
+
+REL_LEVEL = Param("rel_level", float, 1.0, "grade at or above which a labelled item counts as relevant")
+NO_RELEVANCE = "undefined: no relevance labels and no reference answer to match the contexts against"
+NO_LABELS = "undefined: no labelled relevant chunks (this metric needs labels)"
+_EMPTY = RankedList((), (), (), float("nan"), ())
+
+
+class RetrievalEvaluator:
+    """Evaluator for one retrieval metric name (e.g. ``ndcg@5``)."""
+
+    def __init__(self, spec: MetricSpec, name: MetricName, kernel: Callable[..., np.ndarray],
+                 needs_labels: bool, undefined_reason: str = NO_LABELS) -> None:
+        self.spec = spec
+        self.name = str(name)
+        self.version = spec.version
+        params = name.kwargs
+        self.rel_level = float(params.pop("rel_level", 1.0))
+        self._kwargs = params
+        if spec.cutoff != "none":
+            self._kwargs["k"] = name.cutoff
+        self._kernel = kernel
+        self._needs_labels = needs_labels
+        self._undefined_reason = undefined_reason
+
+    def _relevance(self, samples: Sequence[Sample], ctx: Any) -> list[Relevance | None]:
+        if ctx is None:
+            return [judge_relevance(s, self.rel_level) for s in samples]
+        return [ctx.get(("relevance", id(s), self.rel_level), lambda s=s: judge_relevance(s, self.rel_level))
+                for s in samples]
+
+    def evaluate_batch(self, samples: Sequence[Sample], ctx: Any = None) -> list[MetricResult]:
+        """Score every sample at once with the vectorised kernel."""
+        rels = self._relevance(samples, ctx)
+        batch = RelevanceBatch.from_lists([r.ranked if r is not None else _EMPTY for r in rels])
+        values = self._kernel(batch, **self._kwargs)
+        return [self._result(s, r, float(v)) for s, r, v in zip(samples, rels, values, strict=True)]
+
+    def evaluate(self, sample: Sample) -> MetricResult:
+        """Score one sample."""
+        return self.evaluate_batch([sample])[0]
+
+    async def aevaluate(self, sample: Sample) -> MetricResult:
+        """Async twin of :meth:`evaluate` (CPU-only work, so it simply runs)."""
+        await asyncio.sleep(0)
+        return self.evaluate(sample)
+
+    def _result(self, sample: Sample, rel: Relevance | None, value: float) -> MetricResult:
+        if rel is None:
+            return MetricResult(name=self.name, score=None, reason=NO_RELEVANCE, version=self.version)
+        ranked = rel.ranked
+        ranks = [i for i, r in enumerate(ranked.rel, start=1) if r]
+        details: dict[str, Any] = {
+            "relevance_from": rel.mode,
+            "relevant_ranks": ranks,
+            "retrieved": len(ranked.rel),
+            "matched_by": list(rel.matched_by),
+        }
+        if rel.mode == "labels":
+            details["labelled_relevant"] = int(ranked.num_rel)
+        if math.isnan(value) or (self._needs_labels and rel.mode != "labels"):
+            return MetricResult(name=self.name, score=None, reason=self._undefined_reason,
+                                details=details, version=self.version)
+        if not ranked.rel:
+            reason = "no contexts retrieved: scored 0"
+        else:
+            where = f"relevant at rank(s) {ranks[:10]}" if ranks else "no relevant context"
+            where += f" of {len(ranked.rel)} retrieved"
+            if rel.mode == "labels":
+                where += f"; {int(ranked.num_rel)} labelled relevant"
+            else:
+                where += " (relevance: contexts containing the reference answer)"
+            reason = where
+        return MetricResult(name=self.name, score=value, reason=reason, details=details,
+                            version=self.version)
+
+
+def register_retrieval(
+    name: str,
+    kernel: Callable[..., np.ndarray],
+    *,
+    summary: str,
+    formula: str,
+    edge_cases: tuple[str, ...],
+    needs_labels: bool,
+    cutoff: str = "optional",
+    aliases: tuple[str, ...] = (),
+    params: tuple[Param, ...] = (),
+    default_names: tuple[str, ...] = (),
+    trec_name: str | None = None,
+    undefined_reason: str = NO_LABELS,
+    version: str = "1",
+) -> MetricSpec:
+    """Declare and register one retrieval metric (one call per metric module)."""
+    spec_box: list[MetricSpec] = []
+
+    def factory(mname: MetricName, judge: Any, embedder: Any) -> RetrievalEvaluator:
+        return RetrievalEvaluator(spec_box[0], mname, kernel, needs_labels, undefined_reason)
+
+    undefined = (
+        "no relevance labels" if needs_labels else "neither relevance labels nor a reference answer"
+    )
+    spec = MetricSpec(
+        name=name,
+        summary=summary,
+        formula=formula,
+        edge_cases=edge_cases,
+        factory=factory,
+        category="retrieval",
+        version=version,
+        aliases=aliases,
+        params=(*params, REL_LEVEL),
+        cutoff=cutoff,  # type: ignore[arg-type]
+        requires=("contexts", "relevant") if needs_labels else ("contexts",),
+        requires_any=() if needs_labels else ("relevant", "reference"),
+        default_names=default_names,
+        undefined=f"undefined (None) when the sample has {undefined}",
+        trec_name=trec_name,
+    )
+    spec_box.append(spec)
+    return register(spec)

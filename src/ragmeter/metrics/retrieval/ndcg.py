@@ -1,0 +1,72 @@
+"""Normalised discounted cumulative gain, graded (trec_eval ``ndcg``, ``ndcg_cut_k``).
+
+.. math::
+
+   \\mathrm{DCG@k} = \\sum_{i \\le k} \\frac{g(r_i)}{\\log_2(i + 1)}, \\qquad
+   \\mathrm{nDCG@k} = \\frac{\\mathrm{DCG@k}}{\\mathrm{IDCG@k}}
+
+``gain='exp'`` (default, Burges et al. 2005): g(r) = 2^r - 1. ``gain='linear'``: g(r) = r, what
+trec_eval's ``ndcg_cut`` computes. IDCG@k is the DCG of the labelled grades sorted descending
+(not of what was retrieved), cut at k. Grades <= 0 give no gain. Fractional grades are used as
+they are, never truncated. Edge cases: IDCG = 0 (no positive labels) -> 0; no labels and no
+reference -> undefined; with texts but no labels, a context's grade is its content-word overlap
+with the reference answer and IDCG is taken from the retrieved grades sorted descending.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ._batch import FloatArray, RankedList, RelevanceBatch, safe_div
+from ...registry import Param
+from .base import register_retrieval
+
+GAINS = ("exp", "linear")
+
+
+def _g(values: np.ndarray, gain: str) -> np.ndarray:
+    return np.exp2(values) - 1.0 if gain == "exp" else values
+
+
+def ndcg_single(ranked: RankedList, k: int | None = None, gain: str = "exp") -> float:
+    """nDCG of one ranking; see the module docstring for the formula."""
+
+    def g(r: float) -> float:
+        return (2.0**r - 1.0) if gain == "exp" else r
+
+    top = ranked.gain if k is None else ranked.gain[:k]
+    ideal = ranked.ideal if k is None else ranked.ideal[:k]
+    dcg = sum(g(r) / math.log2(i + 1) for i, r in enumerate(top, start=1) if r > 0)
+    idcg = sum(g(r) / math.log2(i + 1) for i, r in enumerate(ideal, start=1) if r > 0)
+    return dcg / idcg if idcg > 0 else 0.0
+
+
+def ndcg(batch: RelevanceBatch, k: int | None = None, gain: str = "exp") -> FloatArray:
+    """Vectorised :func:`ndcg_single`."""
+    pos = batch.gain > 0
+    mask = pos if k is None else pos & (batch.rank <= k)
+    dcg = batch.seg_sum(_g(batch.gain, gain) / np.log2(batch.rank + 1.0), mask)
+    ipos = batch.ideal > 0
+    imask = ipos if k is None else ipos & (batch.ideal_rank <= k)
+    iseg = batch.ideal_seg[imask]
+    ivals = _g(batch.ideal[imask], gain) / np.log2(batch.ideal_rank[imask] + 1.0)
+    idcg = np.bincount(iseg, weights=ivals, minlength=batch.n)
+    return safe_div(dcg, idcg)
+
+register_retrieval(
+    "ndcg",
+    ndcg,
+    summary="Normalised discounted cumulative gain with graded relevance (exponential or linear gain).",
+    formula="nDCG@k = DCG@k / IDCG@k, DCG@k = Σ_{i<=k} g(r_i) / log2(i+1), g(r) = 2^r - 1 (gain=exp) or r "
+            "(gain=linear, trec_eval ndcg_cut); IDCG from the labelled grades sorted descending",
+    edge_cases=("IDCG = 0 -> 0", "grades <= 0 give no gain", "fractional grades used as they are",
+                "no labels: gain = content-word overlap with the reference, IDCG from the retrieved gains",
+                "no labels and no reference -> undefined", "empty context list -> 0"),
+    needs_labels=False,
+    params=(Param("gain", str, "exp", "gain function: exp (2^r - 1) or linear (r, as trec_eval)",
+                  choices=GAINS),),
+    default_names=("ndcg@5",),
+    trec_name="ndcg_cut",
+)

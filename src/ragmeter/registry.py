@@ -1,0 +1,225 @@
+"""The metric registry: one :class:`MetricSpec` per metric, looked up by (parameterised) name.
+
+A metric module declares its spec and calls :func:`register` at import time; built-in metrics
+are imported by :mod:`ragmeter.metrics`, third-party ones through the ``ragmeter.metrics`` entry
+point group (each entry point names a module to import). :func:`get_evaluator` parses a name
+such as ``ndcg(gain=linear)@10``, validates it against the spec, checks the backends the metric
+needs, and returns a ready :class:`~ragmeter.evaluator.Evaluator`.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from importlib import metadata as importlib_metadata
+from typing import TYPE_CHECKING, Any, Literal
+
+from .errors import InvalidParameterError, MissingBackendError, UnknownMetricError
+from .names import MetricName, parse_name
+
+if TYPE_CHECKING:
+    from .evaluator import Evaluator
+
+Category = Literal["retrieval", "generation", "embedding", "lexical"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """A declared metric parameter."""
+
+    name: str
+    type: type
+    default: Any
+    description: str
+    choices: tuple[Any, ...] | None = None
+    minimum: float | None = None
+
+    def coerce(self, value: Any, metric: str) -> Any:
+        """Validate and convert ``value``; raises InvalidParameterError naming the metric."""
+        try:
+            if self.type is bool and not isinstance(value, bool):
+                raise TypeError
+            out = self.type(value)
+            if self.type in (int, float) and isinstance(value, str):
+                raise TypeError
+        except (TypeError, ValueError):
+            raise InvalidParameterError(
+                f"metric {metric!r}: parameter {self.name!r} expected {self.type.__name__}, got {value!r}"
+            ) from None
+        if self.choices is not None and out not in self.choices:
+            raise InvalidParameterError(
+                f"metric {metric!r}: parameter {self.name!r} expected one of "
+                f"{', '.join(map(str, self.choices))}, got {value!r}"
+            )
+        if self.minimum is not None and out < self.minimum:
+            raise InvalidParameterError(
+                f"metric {metric!r}: parameter {self.name!r} expected >= {self.minimum}, got {value!r}"
+            )
+        return out
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """Everything the registry, the docs and the runner need to know about one metric.
+
+    ``factory(name, judge, embedder)`` builds the evaluator for a validated name.
+    ``requires`` lists the sample fields the metric reads; ``requires_any`` lists fields of which
+    at least one must be present (e.g. labels or a reference answer). ``default_names`` are the
+    names used when the user picks no metric and the data allows this one.
+    """
+
+    name: str
+    summary: str
+    formula: str
+    edge_cases: tuple[str, ...]
+    factory: Callable[[MetricName, Any, Any], Evaluator]
+    category: Category
+    version: str = "1"
+    aliases: tuple[str, ...] = ()
+    params: tuple[Param, ...] = ()
+    cutoff: Literal["none", "optional", "required"] = "none"
+    needs_judge: bool = False
+    needs_embedder: bool = False
+    higher_is_better: bool = True
+    requires: tuple[str, ...] = ()
+    requires_any: tuple[str, ...] = ()
+    default_names: tuple[str, ...] = ()
+    undefined: str = "never undefined"
+    trec_name: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def applicable(self, fields: Iterable[str]) -> bool:
+        """True when data with these non-empty fields lets this metric produce scores."""
+        present = set(fields)
+        if not all(f in present for f in self.requires):
+            return False
+        return not self.requires_any or any(f in present for f in self.requires_any)
+
+
+_REGISTRY: dict[str, MetricSpec] = {}
+_ALIASES: dict[str, str] = {}
+_loaded = False
+
+
+def register(spec: MetricSpec) -> MetricSpec:
+    """Add ``spec`` to the registry. Raises when the name or an alias is already taken."""
+    for key in (spec.name, *spec.aliases):
+        key = key.lower()
+        owner = _ALIASES.get(key)
+        if owner is not None and owner != spec.name:
+            raise InvalidParameterError(f"metric name {key!r} is already registered by {owner!r}")
+    _REGISTRY[spec.name] = spec
+    for key in (spec.name, *spec.aliases):
+        _ALIASES[key.lower()] = spec.name
+    return spec
+
+
+def _ensure_loaded() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import importlib
+
+    importlib.import_module("ragmeter.metrics")
+    for ep in importlib_metadata.entry_points(group="ragmeter.metrics"):
+        ep.load()
+
+
+def list_metrics() -> list[MetricSpec]:
+    """All registered metric specs, sorted by category then name."""
+    _ensure_loaded()
+    order = {"retrieval": 0, "generation": 1, "embedding": 2, "lexical": 3}
+    return sorted(_REGISTRY.values(), key=lambda s: (order.get(s.category, 9), s.name))
+
+
+def get_spec(name: str) -> MetricSpec:
+    """The spec registered under ``name`` (an alias or the canonical base name, any case)."""
+    _ensure_loaded()
+    key = name.lower()
+    if key not in _ALIASES:
+        raise UnknownMetricError(name, difflib.get_close_matches(key, list(_ALIASES), n=4, cutoff=0.5))
+    return _REGISTRY[_ALIASES[key]]
+
+
+def resolve_name(name: str | MetricName) -> tuple[MetricSpec, MetricName]:
+    """Parse and validate ``name``; return its spec and canonical :class:`MetricName`.
+
+    The canonical name uses the spec's own base name, drops parameters equal to their default,
+    and keeps the cutoff. ``str()`` of it round-trips through :func:`resolve_name`.
+    """
+    parsed = parse_name(name) if isinstance(name, str) else name
+    spec = get_spec(parsed.base)
+    if parsed.cutoff is not None and spec.cutoff == "none":
+        raise InvalidParameterError(f"metric {spec.name!r} takes no cutoff, got {str(parsed)!r}")
+    if parsed.cutoff is None and spec.cutoff == "required":
+        raise InvalidParameterError(f"metric {spec.name!r} needs a cutoff, e.g. '{spec.name}@10'")
+    declared = {p.name: p for p in spec.params}
+    params: dict[str, Any] = {}
+    for key, value in parsed.params:
+        if key not in declared:
+            allowed = ", ".join(declared) or "none"
+            raise InvalidParameterError(
+                f"metric {spec.name!r} has no parameter {key!r} (parameters: {allowed})"
+            )
+        value = declared[key].coerce(value, spec.name)
+        if value != declared[key].default:
+            params[key] = value
+    return spec, MetricName(spec.name, tuple(sorted(params.items())), parsed.cutoff)
+
+
+def canonical_name(name: str) -> str:
+    """The canonical form of a metric name, e.g. ``'nDCG(gain=exp)@10'`` -> ``'ndcg@10'``."""
+    return str(resolve_name(name)[1])
+
+
+def get_evaluator(name: str | MetricName, judge: Any = None, embedder: Any = None) -> Evaluator:
+    """Build the evaluator for metric ``name``.
+
+    Raises
+    ------
+    UnknownMetricError
+        The name is not registered; the message lists close matches.
+    InvalidParameterError
+        A parameter or cutoff does not fit the metric.
+    MissingBackendError
+        The metric needs a judge or an embedder and none was given (raised here, before any run).
+    """
+    spec, canonical = resolve_name(name)
+    if spec.needs_judge and judge is None:
+        raise MissingBackendError(
+            f"metric {str(canonical)!r} needs an LLM judge: pass judge=... in Python or "
+            "--judge SPEC on the command line (e.g. --judge openai:gpt-4o-mini)"
+        )
+    if spec.needs_embedder and embedder is None:
+        raise MissingBackendError(
+            f"metric {str(canonical)!r} needs an embedder: pass embedder=... in Python or "
+            "--embedder SPEC on the command line (e.g. --embedder st:all-MiniLM-L6-v2)"
+        )
+    return spec.factory(canonical, judge, embedder)
+
+
+def default_metric_names(fields: Iterable[str], *, judge: Any = None, embedder: Any = None) -> list[str]:
+    """The metric names evaluated when none is chosen: every default the data and backends allow."""
+    present = set(fields)
+    out: list[str] = []
+    for spec in list_metrics():
+        if spec.needs_judge and judge is None:
+            continue
+        if spec.needs_embedder and embedder is None:
+            continue
+        if spec.applicable(present):
+            out.extend(spec.default_names)
+    return out
+
+
+def skipped_metrics(fields: Iterable[str], *, judge: Any = None, embedder: Any = None) -> list[MetricSpec]:
+    """Metrics the data would allow but that are skipped for want of a judge or an embedder."""
+    present = set(fields)
+    return [
+        s
+        for s in list_metrics()
+        if s.applicable(present)
+        and ((s.needs_judge and judge is None) or (s.needs_embedder and embedder is None))
+    ]

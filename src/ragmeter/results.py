@@ -1,0 +1,205 @@
+"""Run results: the per-sample table, the summary, and the on-disk format.
+
+On disk (OUTDIR), a stable format that later versions extend and never break:
+
+``results.jsonl``, one line per sample::
+
+    {"id": "q1", "metrics": {"ndcg@5": {"score": 0.63, "reason": "...", "error": null,
+                                         "details": {...}, "version": "1"}}}
+
+``summary.json``::
+
+    {"format": 1,
+     "metrics": {"ndcg@5": {"mean": 0.61, "n": 18, "undefined": 1, "errors": 1}},
+     "run": {"ragmeter_version": "...", "metrics": {"ndcg@5": {"version": "1"}}, ...}}
+
+``mean`` is over scored samples only; ``n`` counts them; ``undefined`` and ``errors`` count the
+samples that got no score, so ``n + undefined + errors`` is always the number of samples. A
+metric with no scored sample has ``mean: null``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from .types import MetricResult
+
+SCORED, UNDEFINED, ERROR = 0, 1, 2
+FORMAT_VERSION = 1
+
+
+class RunWriter:
+    """Collects results sample by sample, streaming them to ``results.jsonl`` when ``out_dir`` is set."""
+
+    def __init__(self, metrics: list[str], *, out_dir: str | os.PathLike[str] | None = None,
+                 keep_records: bool = True) -> None:
+        self.metrics = metrics
+        self.ids: list[str] = []
+        self._scores: dict[str, list[float]] = {m: [] for m in metrics}
+        self._status: dict[str, list[int]] = {m: [] for m in metrics}
+        self.records: list[dict[str, Any]] | None = [] if keep_records else None
+        self.out_dir = Path(out_dir) if out_dir is not None else None
+        self._fh: IO[str] | None = None
+        if self.out_dir is not None:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            self._fh = open(self.out_dir / "results.jsonl", "w", encoding="utf-8")  # noqa: SIM115
+
+    def add(self, sample_id: str, results: dict[str, MetricResult]) -> None:
+        """Record one sample's results (one per metric)."""
+        self.ids.append(sample_id)
+        for m in self.metrics:
+            r = results[m]
+            status = ERROR if r.error is not None else (UNDEFINED if r.score is None else SCORED)
+            self._status[m].append(status)
+            self._scores[m].append(float("nan") if r.score is None else float(r.score))
+        record = {"id": sample_id, "metrics": {m: results[m].to_record() for m in self.metrics}}
+        if self.records is not None:
+            self.records.append(record)
+        if self._fh is not None:
+            self._fh.write(json.dumps(record, ensure_ascii=False, default=_json_default) + "\n")
+
+    def finish(self, run_info: dict[str, Any]) -> RunResult:
+        """Close the stream, write ``summary.json`` and return the :class:`RunResult`."""
+        result = RunResult(
+            ids=self.ids,
+            scores={m: np.asarray(v, dtype=np.float64) for m, v in self._scores.items()},
+            status={m: np.asarray(v, dtype=np.int8) for m, v in self._status.items()},
+            records=self.records,
+            run=run_info,
+        )
+        if self._fh is not None:
+            self._fh.close()
+            assert self.out_dir is not None
+            result.write_summary(self.out_dir / "summary.json")
+        return result
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    return str(obj)
+
+
+def _clean(v: float) -> float | None:
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+
+
+class RunResult:
+    """The outcome of one evaluation run.
+
+    Attributes
+    ----------
+    ids:
+        Sample ids, in input order.
+    scores:
+        ``{metric: float array}``, NaN where a sample has no score (undefined or errored).
+    status:
+        ``{metric: int8 array}`` with 0 scored, 1 undefined, 2 error.
+    records:
+        Every sample's full results (``results.jsonl`` lines) when kept, else None.
+    run:
+        Run information (versions, timing, skipped metrics, ...).
+    """
+
+    def __init__(self, ids: list[str], scores: dict[str, np.ndarray], status: dict[str, np.ndarray],
+                 records: list[dict[str, Any]] | None, run: dict[str, Any]) -> None:
+        self.ids = ids
+        self.scores = scores
+        self.status = status
+        self.records = records
+        self.run = run
+
+    @property
+    def metrics(self) -> list[str]:
+        """The metric names, in the order asked for."""
+        return list(self.scores)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def summary(self) -> dict[str, dict[str, Any]]:
+        """``{metric: {"mean", "n", "undefined", "errors"}}`` (mean over scored samples, None if none)."""
+        out: dict[str, dict[str, Any]] = {}
+        for m in self.metrics:
+            st = self.status[m]
+            scored = self.scores[m][st == SCORED]
+            out[m] = {
+                "mean": _clean(float(scored.mean())) if scored.size else None,
+                "n": int(scored.size),
+                "undefined": int((st == UNDEFINED).sum()),
+                "errors": int((st == ERROR).sum()),
+            }
+        return out
+
+    def summary_dict(self) -> dict[str, Any]:
+        """The content of ``summary.json``."""
+        return {"format": FORMAT_VERSION, "metrics": self.summary(), "run": self.run}
+
+    def write_summary(self, path: str | os.PathLike[str]) -> None:
+        """Write ``summary.json`` to ``path``."""
+        Path(path).write_text(
+            json.dumps(self.summary_dict(), indent=2, ensure_ascii=False, default=_json_default) + "\n",
+            encoding="utf-8",
+        )
+
+    def to_pandas(self) -> Any:
+        """A DataFrame indexed by sample id, one float column per metric (NaN = no score)."""
+        import pandas as pd
+
+        return pd.DataFrame({m: self.scores[m] for m in self.metrics}, index=pd.Index(self.ids, name="id"))
+
+    def to_jsonl(self, path: str | os.PathLike[str] | None = None) -> str | None:
+        """Per-sample records as JSON lines: written to ``path``, or returned as a string when None."""
+        if self.records is None:
+            raise ValueError("records were not kept (keep_records=False); read OUTDIR/results.jsonl instead")
+        text = "".join(
+            json.dumps(r, ensure_ascii=False, default=_json_default) + "\n" for r in self.records
+        )
+        if path is None:
+            return text
+        Path(path).write_text(text, encoding="utf-8")
+        return None
+
+    def save(self, out_dir: str | os.PathLike[str]) -> Path:
+        """Write ``results.jsonl`` and ``summary.json`` into ``out_dir`` (created if missing)."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        self.to_jsonl(out / "results.jsonl")
+        self.write_summary(out / "summary.json")
+        return out
+
+    @classmethod
+    def load(cls, out_dir: str | os.PathLike[str]) -> RunResult:
+        """Read a run saved by :meth:`save` or by ``ragmeter eval -o``."""
+        out = Path(out_dir)
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        metrics = list(summary["metrics"])
+        writer_scores: dict[str, list[float]] = {m: [] for m in metrics}
+        writer_status: dict[str, list[int]] = {m: [] for m in metrics}
+        ids: list[str] = []
+        records: list[dict[str, Any]] = []
+        with open(out / "results.jsonl", encoding="utf-8") as fh:
+            for line in fh:
+                rec = json.loads(line)
+                records.append(rec)
+                ids.append(rec["id"])
+                for m in metrics:
+                    r = rec["metrics"][m]
+                    st = ERROR if r.get("error") else (UNDEFINED if r.get("score") is None else SCORED)
+                    writer_status[m].append(st)
+                    writer_scores[m].append(float("nan") if r.get("score") is None else float(r["score"]))
+        return cls(
+            ids,
+            {m: np.asarray(v, dtype=np.float64) for m, v in writer_scores.items()},
+            {m: np.asarray(v, dtype=np.int8) for m, v in writer_status.items()},
+            records,
+            summary.get("run", {}),
+        )

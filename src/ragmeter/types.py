@@ -1,0 +1,200 @@
+"""The data model: what goes into an evaluation (:class:`Sample`) and what comes out (:class:`MetricResult`).
+
+A ``Sample`` is one RAG interaction: the query, the generated answer, the retrieved contexts in
+rank order, an optional reference answer and optional relevance labels. Column names that RAGAS
+users already have are accepted as aliases (``user_input``/``question`` -> ``query``, ``response``
+-> ``answer``, ``retrieved_contexts`` -> ``contexts``, ``ground_truth`` -> ``reference``,
+``reference_contexts`` -> ``relevant``). Unknown fields are kept in ``metadata``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+#: Input column -> canonical field. The canonical names map to themselves.
+FIELD_ALIASES: dict[str, str] = {
+    "user_input": "query",
+    "question": "query",
+    "response": "answer",
+    "retrieved_contexts": "contexts",
+    "ground_truth": "reference",
+    "reference_contexts": "relevant",
+}
+CANONICAL_FIELDS = ("id", "query", "answer", "contexts", "reference", "relevant", "metadata")
+
+
+class Context(BaseModel):
+    """One retrieved chunk: an id, its text and the retriever's score (each optional, one of id/text needed)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: str | None = None
+    text: str | None = None
+    score: float | None = None
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_to_str(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
+
+    @model_validator(mode="after")
+    def _needs_id_or_text(self) -> Context:
+        if self.id is None and self.text is None:
+            raise ValueError("a context needs an 'id' or a 'text'")
+        return self
+
+
+class Sample(BaseModel):
+    """One RAG interaction to evaluate.
+
+    ``relevant`` is either a list of labelled relevant chunks (ids or texts; each grade 1), or a
+    mapping ``id -> grade`` (graded relevance, e.g. 0..3; fractional grades are kept as they are;
+    grades <= 0 are judged non-relevant).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    query: str = ""
+    answer: str | None = None
+    contexts: list[Context] = Field(default_factory=list)
+    reference: str | None = None
+    relevant: list[str] | dict[str, float] | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_to_str(cls, v: Any) -> Any:
+        return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
+
+    @field_validator("contexts", mode="before")
+    @classmethod
+    def _contexts(cls, v: Any) -> Any:
+        if v is None:
+            return []
+        if isinstance(v, str):
+            v = _decode_json_list(v, "contexts")
+        if not isinstance(v, list | tuple):
+            raise ValueError(f"expected a list of strings or {{id, text, score}} objects, got {_tname(v)}")
+        return [{"text": c} if isinstance(c, str) else c for c in v]
+
+    @field_validator("relevant", mode="before")
+    @classmethod
+    def _relevant(cls, v: Any) -> Any:
+        if v is None:
+            return None
+        if isinstance(v, str):
+            v = _decode_json_list(v, "relevant", allow_dict=True)
+        if isinstance(v, dict):
+            out: dict[str, float] = {}
+            for key, grade in v.items():
+                if isinstance(grade, bool) or not isinstance(grade, int | float) or math.isnan(grade):
+                    raise ValueError(f"grade of {key!r} must be a number, got {grade!r}")
+                out[str(key)] = float(grade)
+            return out
+        if isinstance(v, list | tuple):
+            items = []
+            for item in v:
+                if isinstance(item, dict) and ("id" in item or "text" in item):
+                    item = item.get("id", item.get("text"))
+                if isinstance(item, int) and not isinstance(item, bool):
+                    item = str(item)
+                if not isinstance(item, str):
+                    raise ValueError(f"expected ids or texts, got an item of type {_tname(item)}")
+                items.append(item)
+            return items
+        raise ValueError(f"expected a list of ids/texts or a mapping id -> grade, got {_tname(v)}")
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any], *, default_id: str | None = None) -> Sample:
+        """Build a sample from a raw row, mapping aliases and moving unknown fields into metadata.
+
+        Raises pydantic's ``ValidationError`` on a wrong type; :mod:`ragmeter.io` turns that into an
+        :class:`~ragmeter.errors.InputError` that names the file, line and field.
+        """
+        data: dict[str, Any] = {}
+        metadata: dict[str, Any] = dict(record.get("metadata") or {})
+        for key, value in record.items():
+            if key == "metadata":
+                continue
+            canonical = FIELD_ALIASES.get(key, key)
+            if canonical in CANONICAL_FIELDS:
+                if canonical in data and data[canonical] is not None and value is None:
+                    continue
+                data[canonical] = value
+            else:
+                metadata[key] = value
+        if data.get("id") is None and default_id is not None:
+            data["id"] = default_id
+        data["metadata"] = metadata
+        return cls.model_validate(data)
+
+    @property
+    def context_texts(self) -> list[str]:
+        """The retrieved contexts' texts (empty string for an id-only context)."""
+        return [c.text or "" for c in self.contexts]
+
+
+def _tname(v: Any) -> str:
+    return type(v).__name__
+
+
+def _decode_json_list(v: str, field: str, allow_dict: bool = False) -> Any:
+    """Decode a JSON-encoded list (how CSV files carry list columns)."""
+    s = v.strip()
+    if not s:
+        return []
+    if s[0] in "[{":
+        try:
+            return json.loads(s)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"could not decode the JSON-encoded {field}: {exc.msg} at char {exc.pos}") from exc
+    shape = "a list or a mapping" if allow_dict else "a list"
+    raise ValueError(f"expected {shape} (JSON-encoded in CSV), got a plain string")
+
+
+class ErrorInfo(BaseModel):
+    """A typed error recorded on one sample's metric (never a score of 0)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    message: str
+
+
+class MetricResult(BaseModel):
+    """One metric's outcome on one sample.
+
+    ``score`` is in [0, 1] (a rate metric says so in its docs), or ``None`` when the metric is
+    undefined for this sample (``reason`` says why) or errored (``error`` says how).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    score: float | None
+    reason: str = ""
+    details: dict[str, Any] = Field(default_factory=dict)
+    error: ErrorInfo | None = None
+    version: str = ""
+
+    @property
+    def status(self) -> str:
+        """``"scored"``, ``"undefined"`` or ``"error"``."""
+        if self.error is not None:
+            return "error"
+        return "undefined" if self.score is None else "scored"
+
+    def to_record(self) -> dict[str, Any]:
+        """The per-metric object stored in ``results.jsonl``."""
+        return {
+            "score": self.score,
+            "reason": self.reason,
+            "error": None if self.error is None else self.error.model_dump(),
+            "details": self.details,
+            "version": self.version,
+        }
