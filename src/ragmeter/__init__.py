@@ -2,7 +2,7 @@
 
 __version__ = "0.1.0"
 
-from .errors import (  # noqa: E402
+from .errors import (
     EmptyInputError,
     InputError,
     InvalidParameterError,
@@ -11,11 +11,11 @@ from .errors import (  # noqa: E402
     RagmeterError,
     UnknownMetricError,
 )
-from .evaluator import Evaluator, aevaluate, evaluate  # noqa: E402
-from .names import MetricName, parse_name  # noqa: E402
-from .registry import canonical_name, get_evaluator, list_metrics  # noqa: E402
-from .results import RunResult  # noqa: E402
-from .types import Context, MetricResult, Sample  # noqa: E402
+from .evaluator import Evaluator, aevaluate, evaluate
+from .names import MetricName, parse_name
+from .registry import canonical_name, get_evaluator, list_metrics
+from .results import RunResult
+from .types import Context, MetricResult, Sample
 
 __all__ = [
     "Context",

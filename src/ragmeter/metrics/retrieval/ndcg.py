@@ -19,8 +19,8 @@ import math
 
 import numpy as np
 
-from ._batch import FloatArray, RankedList, RelevanceBatch, safe_div
 from ...registry import Param
+from ._batch import FloatArray, RankedList, RelevanceBatch, safe_div
 from .base import register_retrieval
 
 GAINS = ("exp", "linear")
