@@ -1,0 +1,275 @@
+"""The configuration file, ``ragmeter.yaml``: what to evaluate and with which backends, declaratively.
+
+::
+
+    rag:
+      eval:
+        metrics: [faithfulness, answer_relevancy, context_relevancy, context_recall]
+        model: ${JUDGE_LLM_REF}          # judge spec; `judge:` is the same key
+        embedder: st:all-MiniLM-L6-v2
+
+``${VAR}`` and ``${VAR:-default}`` expand from the environment; an unset variable without a
+default is an error naming it and the line. The file is validated with pydantic: an unknown key or a
+wrong type is an error naming the key and its line. Named presets (``preset: offline`` or
+``preset: retrieval``) supply the metric list when ``metrics`` is not given. Command-line flags
+override the file (:func:`merge_cli`). ``ragmeter init`` writes :data:`STARTER` to disk.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import InputError
+
+DEFAULT_FILE = "ragmeter.yaml"
+
+PRESETS: dict[str, list[str]] = {
+    # the canonical RAG triad + recall; needs a judge (and an embedder for answer relevancy)
+    "offline": ["faithfulness", "answer_relevancy", "context_relevancy", "context_recall"],
+    # no LLM cost at all
+    "retrieval": ["hit_rate@5", "mrr", "ndcg@5", "map", "context_recall"],
+}
+
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+class RateLimits(BaseModel):
+    """Requests and tokens per minute sent to the judge (None = unlimited)."""
+
+    model_config = ConfigDict(extra="forbid")
+    requests_per_minute: float | None = Field(default=None, gt=0)
+    tokens_per_minute: float | None = Field(default=None, gt=0)
+
+
+class CacheConfig(BaseModel):
+    """The judge / embedding response cache."""
+
+    model_config = ConfigDict(extra="forbid")
+    enabled: bool = True
+    dir: str | None = None
+
+
+class Price(BaseModel):
+    """USD per million tokens."""
+
+    model_config = ConfigDict(extra="forbid")
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+
+
+class GateConfig(BaseModel):
+    """The CI gate: thresholds per metric and how to compare."""
+
+    model_config = ConfigDict(extra="forbid")
+    fail_under: dict[str, float] = Field(default_factory=dict)
+    statistic: Literal["mean", "ci_low"] = "mean"
+    baseline: str | None = None
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    max_error_rate: float = Field(default=0.05, ge=0, le=1)
+
+    @field_validator("fail_under")
+    @classmethod
+    def _in_unit_interval(cls, v: dict[str, float]) -> dict[str, float]:
+        for name, t in v.items():
+            if not 0.0 <= t <= 1.0:
+                raise ValueError(f"threshold for {name!r} must be in [0, 1], got {t}")
+        return v
+
+
+class EvalConfig(BaseModel):
+    """The ``rag.eval`` section."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    metrics: list[str] | None = None
+    preset: Literal["offline", "retrieval"] | None = None
+    judge: str | None = Field(default=None, alias="model")
+    embedder: str | None = None
+    concurrency: int = Field(default=16, ge=1, le=1024)
+    rate_limits: RateLimits = Field(default_factory=RateLimits)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
+    prices: dict[str, Price] = Field(default_factory=dict)
+    max_cost: float | None = Field(default=None, gt=0)
+    gate: GateConfig = Field(default_factory=GateConfig)
+    output: str = "ragmeter-out"
+    fields: dict[str, str] = Field(default_factory=dict, description="input column -> canonical field")
+    on_error: Literal["raise", "skip"] = "raise"
+
+    def metric_names(self) -> list[str] | None:
+        """The metrics to evaluate: ``metrics`` if given, else the preset's, else None (data decides)."""
+        if self.metrics is not None:
+            return list(self.metrics)
+        return list(PRESETS[self.preset]) if self.preset else None
+
+
+class RagSection(BaseModel):
+    """The ``rag`` section."""
+
+    model_config = ConfigDict(extra="forbid")
+    eval: EvalConfig = Field(default_factory=EvalConfig)
+
+
+class Config(BaseModel):
+    """The whole file."""
+
+    model_config = ConfigDict(extra="forbid")
+    rag: RagSection = Field(default_factory=RagSection)
+
+    @property
+    def eval(self) -> EvalConfig:
+        """Shortcut for ``config.rag.eval``."""
+        return self.rag.eval
+
+
+def expand_env(text: str, *, path: str = "<config>", line: int | None = None,
+               env: dict[str, str] | None = None) -> str:
+    """Expand ``${VAR}`` and ``${VAR:-default}`` in ``text`` from ``env`` (default ``os.environ``)."""
+    environ = os.environ if env is None else env
+
+    def sub(m: re.Match[str]) -> str:
+        name, default = m.group(1), m.group(2)
+        if name in environ and environ[name] != "":
+            return environ[name]
+        if default is not None:
+            return default
+        raise InputError(
+            f"environment variable {name} is not set (and ${{{name}}} has no default): "
+            f"export {name}=... or write ${{{name}:-default}}",
+            path=path, line=line,
+        )
+
+    return _VAR.sub(sub, text)
+
+
+def _expand_node(node: yaml.Node, path: str, env: dict[str, str] | None) -> None:
+    if isinstance(node, yaml.ScalarNode):
+        if "${" in node.value:
+            node.value = expand_env(node.value, path=path, line=node.start_mark.line + 1, env=env)
+    elif isinstance(node, yaml.SequenceNode):
+        for child in node.value:
+            _expand_node(child, path, env)
+    elif isinstance(node, yaml.MappingNode):
+        for _key, child in node.value:
+            _expand_node(child, path, env)
+
+
+def _line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+    """The 1-based line of the YAML node at pydantic location ``loc`` (its nearest existing parent)."""
+    node = root
+    line = None if root is None else root.start_mark.line + 1
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                if key.value == part:
+                    line = key.start_mark.line + 1
+                    node = value
+                    break
+            else:
+                return line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
+def parse_config(text: str, *, path: str = "<config>", env: dict[str, str] | None = None) -> Config:
+    """Parse and validate configuration ``text``; errors name ``path``, the line and the key."""
+    try:
+        root = yaml.compose(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise InputError(f"not valid YAML: {getattr(exc, 'problem', exc)}", path=path,
+                         line=None if mark is None else mark.line + 1) from exc
+    if root is None:
+        return Config()
+    _expand_node(root, path, env)
+    data = yaml.safe_load(yaml.serialize(root))
+    if not isinstance(data, dict):
+        raise InputError("expected a mapping at the top (rag: eval: ...)", path=path, line=1)
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err["loc"])
+        key = ".".join(str(p) for p in loc)
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key (check the spelling; `ragmeter init` writes every key with comments)"
+        else:
+            msg = err["msg"]
+        raise InputError(msg, path=path, line=_line_of(root, loc), field=key) from None
+
+
+def load_config(path: str | os.PathLike[str] | None = None, *, env: dict[str, str] | None = None) -> Config:
+    """Load ``path``; with None, ``./ragmeter.yaml`` if it exists, else the defaults."""
+    if path is None:
+        if not Path(DEFAULT_FILE).exists():
+            return Config()
+        path = DEFAULT_FILE
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read the config file: {exc.strerror}", path=str(p)) from exc
+    return parse_config(text, path=str(p), env=env)
+
+
+def merge_cli(config: Config, **overrides: Any) -> EvalConfig:
+    """Return the eval section with every non-None command-line override applied on top."""
+    data = config.eval.model_dump(by_alias=False)
+    for key, value in overrides.items():
+        if value is None or value == () or value == []:
+            continue
+        if key == "fail_under":
+            data["gate"]["fail_under"] = {**data["gate"]["fail_under"], **value}
+        elif key in ("gate_statistic", "baseline", "max_error_rate", "alpha"):
+            data["gate"][{"gate_statistic": "statistic"}.get(key, key)] = value
+        else:
+            data[key] = value
+    return EvalConfig.model_validate(data)
+
+
+STARTER = """\
+# ragmeter configuration. `ragmeter eval DATA` picks this file up from the working directory;
+# command-line flags override it. ${VAR} and ${VAR:-default} expand from the environment.
+rag:
+  eval:
+    # What to compute. Omit `metrics` to use a preset, omit both to let the data decide.
+    #   preset: retrieval  -> hit_rate@5, mrr, ndcg@5, map, context_recall (no LLM, no cost)
+    #   preset: offline    -> faithfulness, answer_relevancy, context_relevancy, context_recall
+    preset: retrieval
+    # metrics: [faithfulness, answer_relevancy, context_relevancy, context_recall, ndcg@5]
+
+    # The LLM judge (`model:` and `judge:` are the same key), e.g. openai:gpt-4o-mini,
+    # openai:qwen2.5@http://127.0.0.1:8080/v1, ollama:llama3.1, litellm:anthropic/claude-3-5-haiku
+    # model: ${JUDGE_LLM_REF}
+    # embedder: st:all-MiniLM-L6-v2
+
+    concurrency: 16            # judge calls in flight
+    rate_limits:
+      requests_per_minute: null
+      tokens_per_minute: null
+    cache:
+      enabled: true            # never pay twice for the same judge call
+      dir: null                # default: the user cache dir, or $RAGMETER_CACHE_DIR
+    # prices:                  # USD per million tokens, overrides the built-in table
+    #   gpt-4o-mini: {input: 0.15, output: 0.60}
+    max_cost: null             # stop scheduling judge calls once this many USD are spent
+
+    gate:                      # `ragmeter eval` exits 1 when a threshold is missed
+      fail_under: {}           # e.g. {faithfulness: 0.8, context_recall: 0.7}
+      statistic: mean          # mean, or ci_low (the lower end of the 95% interval)
+      baseline: null           # a previous OUTDIR: fail only on a significant regression
+      alpha: 0.05
+      max_error_rate: 0.05     # exit 3 when more judge calls than this fail
+
+    output: ragmeter-out
+    on_error: raise            # or skip: record a bad input row as an errored sample and go on
+    fields: {}                 # custom column -> canonical field, e.g. {question_text: query}
+"""

@@ -1,0 +1,115 @@
+"""pytest plugin: evaluate RAG outputs inside a test suite and fail with a readable message.
+
+Installed with ragmeter (entry point ``pytest11``); a test writes::
+
+    def test_rag(ragmeter_eval):
+        ragmeter_eval(samples, metrics=["faithfulness", "context_recall"],
+                      fail_under={"faithfulness": 0.8})
+
+or calls :func:`assert_scores` directly. The judge and the embedder come from ``ragmeter.yaml``
+(in the working directory) or from the environment variables ``RAGMETER_JUDGE`` and
+``RAGMETER_EMBEDDER``; judged results are cached across test runs by the judge cache, so a
+re-run costs nothing.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import pytest
+
+from .results import RunResult
+
+
+def _worst(run: RunResult, metric: str, count: int) -> list[str]:
+    import numpy as np
+
+    scores = run.scores[metric]
+    order = np.argsort(np.where(np.isnan(scores), np.inf, scores), kind="stable")
+    lines = []
+    for i in order[:count]:
+        if np.isnan(scores[i]):
+            break
+        reason = ""
+        if run.records is not None:
+            reason = run.records[i]["metrics"][metric].get("reason", "")
+        lines.append(f"    {run.ids[i]}: {scores[i]:.3f}  {reason[:160]}")
+    return lines
+
+
+def assert_scores(
+    samples: Iterable[Any],
+    metrics: Sequence[str] | None = None,
+    fail_under: dict[str, float] | None = None,
+    *,
+    judge: Any = None,
+    embedder: Any = None,
+    statistic: str = "mean",
+    max_error_rate: float = 0.0,
+    worst: int = 5,
+) -> RunResult:
+    """Evaluate ``samples`` and raise ``AssertionError`` when a threshold is missed.
+
+    The message names each failed check and lists the ``worst`` lowest-scoring samples of each
+    failing metric with their reasons. Errored samples above ``max_error_rate`` (default: none
+    tolerated) fail the assertion too. Returns the :class:`~ragmeter.results.RunResult`.
+    """
+    from .evaluator import evaluate
+    from .gate import check_gate
+
+    thresholds = dict(fail_under or {})
+    if metrics is None and thresholds:
+        metrics = list(thresholds)
+    run = evaluate(list(samples), metrics, judge=judge, embedder=embedder)
+    result = check_gate(run.summary(), thresholds, on=statistic, max_error_rate=max_error_rate)
+    if result.passed:
+        return run
+    lines = ["ragmeter quality gate failed:"]
+    for check in result.checks:
+        if check.passed:
+            continue
+        lines.append(f"  - {check.message}")
+        if check.name in run.scores:
+            lines.append(f"    worst samples for {check.name}:")
+            lines.extend(_worst(run, check.name, worst))
+    raise AssertionError("\n".join(lines))
+
+
+def _backends_from_config() -> tuple[Any, Any]:
+    from .config import load_config
+
+    cfg = load_config().eval
+    judge_spec = os.environ.get("RAGMETER_JUDGE") or cfg.judge
+    embedder_spec = os.environ.get("RAGMETER_EMBEDDER") or cfg.embedder
+    judge = embedder = None
+    if judge_spec:
+        from .judges import from_spec as judge_from_spec  # type: ignore[attr-defined]
+
+        judge = judge_from_spec(judge_spec)
+    if embedder_spec:
+        from .embedders import from_spec as embedder_from_spec  # type: ignore[attr-defined]
+
+        embedder = embedder_from_spec(embedder_spec)
+    return judge, embedder
+
+
+@pytest.fixture
+def ragmeter_eval() -> Callable[..., RunResult]:
+    """A callable ``(samples, metrics=None, fail_under=None, **kw) -> RunResult`` that asserts thresholds.
+
+    Backends are read once per test from ``ragmeter.yaml`` / ``RAGMETER_JUDGE`` /
+    ``RAGMETER_EMBEDDER`` and only when a spec is configured.
+    """
+    backends: list[Any] = []
+
+    def run(samples: Iterable[Any], metrics: Sequence[str] | None = None,
+            fail_under: dict[str, float] | None = None, **kwargs: Any) -> RunResult:
+        if not backends:
+            backends.extend(_backends_from_config())
+        kwargs.setdefault("judge", backends[0])
+        kwargs.setdefault("embedder", backends[1])
+        return assert_scores(samples, metrics, fail_under, **kwargs)
+
+    return run

@@ -1,0 +1,95 @@
+"""ragmeter.yaml: env expansion, validation errors naming key and line, presets, CLI overrides."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from ragmeter import InputError
+from ragmeter.config import STARTER, load_config, merge_cli, parse_config
+
+EXAMPLE = """\
+rag:
+  eval:
+    metrics: [faithfulness, answer_relevancy, context_relevancy, context_recall]
+    model: ${JUDGE_LLM_REF}
+"""
+
+
+def test_issue_example_expands_env():
+    cfg = parse_config(EXAMPLE, env={"JUDGE_LLM_REF": "openai:gpt-4o-mini"})
+    assert cfg.eval.judge == "openai:gpt-4o-mini"
+    assert cfg.eval.metric_names() == ["faithfulness", "answer_relevancy", "context_relevancy", "context_recall"]
+
+
+def test_unset_variable_is_an_error_naming_it_and_the_line():
+    with pytest.raises(InputError) as err:
+        parse_config(EXAMPLE, path="ragmeter.yaml", env={})
+    assert err.value.line == 4
+    assert "JUDGE_LLM_REF" in str(err.value) and str(err.value).startswith("ragmeter.yaml:4:")
+
+
+def test_default_value_syntax():
+    cfg = parse_config("rag:\n  eval:\n    embedder: ${EMB:-st:all-MiniLM-L6-v2}\n", env={})
+    assert cfg.eval.embedder == "st:all-MiniLM-L6-v2"
+    cfg = parse_config("rag:\n  eval:\n    embedder: ${EMB:-x}\n", env={"EMB": "openai:e3"})
+    assert cfg.eval.embedder == "openai:e3"
+
+
+def test_unknown_key_names_key_and_line():
+    text = "rag:\n  eval:\n    metrics: [mrr]\n    concurency: 4\n"
+    with pytest.raises(InputError) as err:
+        parse_config(text, path="c.yaml", env={})
+    assert err.value.field == "rag.eval.concurency" and err.value.line == 4
+    assert "unknown key" in str(err.value)
+
+
+def test_wrong_type_names_key_and_line():
+    text = "rag:\n  eval:\n    concurrency: many\n"
+    with pytest.raises(InputError) as err:
+        parse_config(text, path="c.yaml", env={})
+    assert err.value.field == "rag.eval.concurrency" and err.value.line == 3
+
+
+def test_bad_threshold_is_refused():
+    with pytest.raises(InputError, match="threshold"):
+        parse_config("rag:\n  eval:\n    gate:\n      fail_under: {faithfulness: 80}\n", env={})
+
+
+def test_presets():
+    assert parse_config("rag:\n  eval:\n    preset: retrieval\n").eval.metric_names() == [
+        "hit_rate@5", "mrr", "ndcg@5", "map", "context_recall"]
+    cfg = parse_config("rag:\n  eval:\n    preset: offline\n")
+    assert cfg.eval.metric_names() == ["faithfulness", "answer_relevancy", "context_relevancy", "context_recall"]
+    # explicit metrics win over the preset
+    cfg = parse_config("rag:\n  eval:\n    preset: offline\n    metrics: [mrr]\n")
+    assert cfg.eval.metric_names() == ["mrr"]
+
+
+def test_cli_overrides_file():
+    cfg = parse_config("rag:\n  eval:\n    concurrency: 4\n    gate:\n      fail_under: {mrr: 0.5}\n")
+    merged = merge_cli(cfg, concurrency=32, judge=None, fail_under={"ndcg@5": 0.6})
+    assert merged.concurrency == 32
+    assert merged.gate.fail_under == {"mrr": 0.5, "ndcg@5": 0.6}
+
+
+def test_starter_config_is_valid_and_commented(tmp_path):
+    assert yaml.safe_load(STARTER)["rag"]["eval"]["preset"] == "retrieval"
+    path = tmp_path / "ragmeter.yaml"
+    path.write_text(STARTER)
+    cfg = load_config(path, env={})
+    assert cfg.eval.metric_names()[0] == "hit_rate@5"
+    assert STARTER.count("#") > 10
+
+
+def test_working_directory_file_is_picked_up(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert load_config().eval.metric_names() is None
+    (tmp_path / "ragmeter.yaml").write_text("rag:\n  eval:\n    metrics: [mrr]\n")
+    assert load_config().eval.metric_names() == ["mrr"]
+
+
+def test_invalid_yaml_names_line():
+    with pytest.raises(InputError) as err:
+        parse_config("rag:\n  eval: [\n", path="c.yaml")
+    assert err.value.path == "c.yaml" and err.value.line is not None
