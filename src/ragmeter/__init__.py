@@ -12,6 +12,7 @@ from .errors import (
     UnknownMetricError,
 )
 from .evaluator import Evaluator, aevaluate, evaluate
+from .metrics.generation.passage_recall_math import passage_recall_score
 from .names import MetricName, parse_name
 from .registry import canonical_name, get_evaluator, list_metrics
 from .results import RunResult
@@ -38,4 +39,5 @@ __all__ = [
     "get_evaluator",
     "list_metrics",
     "parse_name",
+    "passage_recall_score",
 ]

@@ -1,0 +1,1 @@
+"""Generation metrics judged by an LLM (faithfulness, answer relevancy, ...) and their pure arithmetic."""
