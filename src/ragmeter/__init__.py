@@ -12,6 +12,7 @@ from .errors import (
     UnknownMetricError,
 )
 from .evaluator import Evaluator, aevaluate, evaluate
+from .io import read_samples, write_samples
 from .metrics.generation.passage_recall_math import passage_recall_score
 from .names import MetricName, parse_name
 from .registry import canonical_name, get_evaluator, list_metrics
@@ -40,4 +41,6 @@ __all__ = [
     "list_metrics",
     "parse_name",
     "passage_recall_score",
+    "read_samples",
+    "write_samples",
 ]

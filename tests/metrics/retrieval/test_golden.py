@@ -159,3 +159,16 @@ def test_text_labels_match_retrieved_texts():
     assert get_evaluator("mrr").evaluate(s).score == 1.0
     r = get_evaluator("mrr").evaluate(s)
     assert r.details["matched_by"] == ["text", None]
+
+
+def test_reference_miss_is_never_a_perfect_ndcg():
+    s = sample(["The Louvre is a museum in Paris.", "France is in Europe."],
+               reference="the capital of France is Paris")
+    # no context contains the reference; overlaps with {capital, france, paris}: 1/3 and 1/3
+    # ideal = retrieved gains plus a perfect context (1.0): [1, 1/3, 1/3]
+    g = 2 ** (1 / 3) - 1
+    dcg = g / 1 + g / LOG2_3
+    idcg = 1 / 1 + g / LOG2_3
+    r = get_evaluator("ndcg@2").evaluate(s)
+    assert r.score == pytest.approx(dcg / idcg)
+    assert r.score < 1 and get_evaluator("mrr").evaluate(s).score == 0.0

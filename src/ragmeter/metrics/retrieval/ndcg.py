@@ -10,7 +10,8 @@ trec_eval's ``ndcg_cut`` computes. IDCG@k is the DCG of the labelled grades sort
 (not of what was retrieved), cut at k. Grades <= 0 give no gain. Fractional grades are used as
 they are, never truncated. Edge cases: IDCG = 0 (no positive labels) -> 0; no labels and no
 reference -> undefined; with texts but no labels, a context's grade is its content-word overlap
-with the reference answer and IDCG is taken from the retrieved grades sorted descending.
+with the reference answer and IDCG is taken from the retrieved grades sorted descending, plus a
+grade of 1 when no retrieved context contains the reference (so a miss is never a perfect score).
 """
 
 from __future__ import annotations
@@ -62,7 +63,8 @@ register_retrieval(
     formula="nDCG@k = DCG@k / IDCG@k, DCG@k = Σ_{i<=k} g(r_i) / log2(i+1), g(r) = 2^r - 1 (gain=exp) or r "
             "(gain=linear, trec_eval ndcg_cut); IDCG from the labelled grades sorted descending",
     edge_cases=("IDCG = 0 -> 0", "grades <= 0 give no gain", "fractional grades used as they are",
-                "no labels: gain = content-word overlap with the reference, IDCG from the retrieved gains",
+                "no labels: gain = content-word overlap with the reference, IDCG from the retrieved gains "
+                "(plus a gain of 1 when no context contains the reference)",
                 "no labels and no reference -> undefined", "empty context list -> 0"),
     needs_labels=False,
     params=(Param("gain", str, "exp", "gain function: exp (2^r - 1) or linear (r, as trec_eval)",

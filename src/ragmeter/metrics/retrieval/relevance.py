@@ -10,8 +10,10 @@ Rules, applied per sample (``rel_level`` is the binary threshold, default 1):
    (for nDCG) is the highest grade first found there; |G| counts labels with grade >= ``rel_level``.
 2. **No labels, a reference answer** and texts: a context is relevant when it contains the
    reference (rule below); an exact duplicate of an earlier context is not. Its nDCG gain is the
-   share of the reference's content words that it contains. Metrics that need |G| (recall, MAP,
-   R-precision, context recall) are undefined.
+   share of the reference's content words that it contains; the ideal ranking for IDCG is the
+   retrieved gains best-first, plus a gain of 1 (a context holding the whole reference) when no
+   retrieved context contains it. Metrics that need |G| (recall, MAP, R-precision, context recall)
+   are undefined.
 3. **Neither**: every retrieval metric is undefined for the sample.
 
 **Text matching rule.** Texts are compared as lower-cased word tokens (``\\w+``), so case,
@@ -152,6 +154,9 @@ def judge_relevance(sample: Sample, rel_level: float = 1.0) -> Relevance | None:
             rel.append(hit)
             gain.append(0.0 if dup else reference_overlap(sample.reference, text))
             how.append("reference" if hit else None)
-        ranked = RankedList(rel, gain, [int(r) for r in rel], float("nan"), sorted(gain, reverse=True))
+        # The ideal ranking is the retrieved contexts best-first, plus a context that contains the
+        # whole reference when none was retrieved: a complete miss never scores a perfect nDCG.
+        ideal = sorted([*gain, *(() if any(rel) else (1.0,))], reverse=True)
+        ranked = RankedList(rel, gain, [int(r) for r in rel], float("nan"), ideal)
         return Relevance(ranked, "reference", tuple(how))
     return None

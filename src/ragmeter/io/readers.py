@@ -1,0 +1,299 @@
+"""Reading samples from JSONL, JSON, CSV and Parquet files: :func:`read_samples`.
+
+Every reader streams (JSONL line by line, CSV record by record, Parquet record batch by record
+batch), so memory stays bounded however many rows a file has; only a ``.json`` file (one JSON
+document) is parsed whole. Positions in messages and default ids are 1-based: the physical
+**line** for JSONL (blank lines are skipped but counted), the **row** for CSV (data records, the
+header not counted; the message adds the file line the record starts on), Parquet (rows across
+the whole file) and JSON (the object's position in the list). See ``docs/input-format.md``.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+import sys
+import zlib
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import IO, Any, Literal
+
+from ..errors import EmptyInputError, InputError, InvalidParameterError
+from ..types import Sample
+from ._records import RowConverter, check_columns, check_field_map
+
+Format = Literal["jsonl", "json", "csv", "parquet"]
+FORMATS: tuple[str, ...] = ("jsonl", "json", "csv", "parquet")
+_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv",
+             ".parquet": "parquet", ".pq": "parquet"}
+_GZIP_MAGIC = b"\x1f\x8b"
+PARQUET_BATCH_ROWS = 1024
+
+Row = tuple[int, Any, str]  # position, raw record (or an InputError), extra position detail
+
+
+def detect_format(path: str | os.PathLike[str], format: str | None = None) -> str:
+    """The format of ``path``: ``format`` when given, else from the extension (``.gz`` is looked through).
+
+    Raises :class:`~ragmeter.errors.InvalidParameterError` for an unknown ``format`` and
+    :class:`~ragmeter.errors.InputError` when the extension says nothing.
+    """
+    if format is not None:
+        fmt = format.lower().lstrip(".")
+        fmt = "jsonl" if fmt == "ndjson" else fmt
+        if fmt not in FORMATS:
+            raise InvalidParameterError(f"format: expected one of {', '.join(FORMATS)}, got {format!r}")
+        return fmt
+    suffixes = [s.lower() for s in Path(path).suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes.pop()
+    detected = _SUFFIXES.get(suffixes[-1]) if suffixes else None
+    if detected is None:
+        raise InputError(
+            "cannot tell the format from the file name: expected a .jsonl, .json, .csv or .parquet "
+            "extension (optionally followed by .gz); pass format='jsonl' (CLI: --format jsonl) otherwise",
+            path=str(path),
+        )
+    return detected
+
+
+def read_samples(
+    path: str | os.PathLike[str],
+    *,
+    on_error: Literal["raise", "skip"] = "raise",
+    field_map: Mapping[str, str] | None = None,
+    format: str | None = None,
+) -> Iterator[Sample | InputError]:
+    """Read the samples of a JSONL, JSON, CSV or Parquet file, lazily.
+
+    Parameters
+    ----------
+    path:
+        The data file. Gzip-compressed JSONL, JSON and CSV are recognised by their content.
+    on_error:
+        ``"raise"`` (default) raises the first bad row's :class:`~ragmeter.errors.InputError`;
+        ``"skip"`` yields it in place of the sample and goes on, so :func:`ragmeter.evaluate`
+        records it as an errored sample. Problems with the file as a whole (unreadable, empty,
+        not JSON/CSV/Parquet at all) always raise.
+    field_map:
+        Your column name -> ragmeter field (``{"question_text": "query"}``). RAGAS names
+        (``user_input``, ``response``, ``retrieved_contexts``, ...) need no mapping.
+    format:
+        ``"jsonl"``, ``"json"``, ``"csv"`` or ``"parquet"``; default: from the extension.
+
+    Returns
+    -------
+    An iterator of :class:`~ragmeter.types.Sample` (and, with ``on_error="skip"``, of
+    :class:`~ragmeter.errors.InputError` for bad rows). A row without an ``id`` gets its
+    1-based line (JSONL) or row (other formats) number as id.
+
+    Raises
+    ------
+    InputError
+        The file cannot be read, or (``on_error="raise"``) a row is bad: the message names the
+        file, the line or row, the field and what was expected.
+    EmptyInputError
+        The file holds no rows.
+
+    Examples
+    --------
+    >>> import ragmeter
+    >>> from ragmeter.io import read_samples
+    >>> run = ragmeter.evaluate(read_samples("examples/rag_samples.jsonl"), ["mrr"])  # doctest: +SKIP
+    """
+    if on_error not in ("raise", "skip"):
+        raise InvalidParameterError(f"on_error: expected 'raise' or 'skip', got {on_error!r}")
+    fmap = check_field_map(field_map)
+    spath = os.fspath(path)
+    fmt = detect_format(spath, format)
+    _check_readable(spath)
+    if os.path.getsize(spath) == 0:
+        raise EmptyInputError("the file is empty: expected at least one sample", path=spath)
+    return _iterate(spath, fmt, fmap, on_error)
+
+
+def _check_readable(path: str) -> None:
+    if not os.path.exists(path):
+        raise InputError("no such file: check the path", path=path)
+    if os.path.isdir(path):
+        raise InputError("is a directory: expected a data file", path=path)
+    try:
+        with open(path, "rb") as fh:
+            fh.read(1)
+    except OSError as exc:
+        raise InputError(f"cannot read the file: {exc.strerror or exc}", path=path) from exc
+
+
+def _iterate(path: str, fmt: str, fmap: dict[str, str], on_error: str) -> Iterator[Sample | InputError]:
+    unit = "line" if fmt == "jsonl" else "row"
+    conv = RowConverter(path, fmap, unit=unit)
+    rows: Iterator[Row] = {
+        "jsonl": _jsonl_rows, "json": _json_rows, "csv": _csv_rows, "parquet": _parquet_rows,
+    }[fmt](path, fmap)
+    count = 0
+    for pos, record, where in rows:
+        count += 1
+        item = record if isinstance(record, InputError) else conv.convert(record, pos, where)
+        if isinstance(item, InputError) and on_error == "raise":
+            raise item
+        yield item
+    if count == 0:
+        raise EmptyInputError(f"the file holds no samples: expected at least one {unit}", path=path)
+
+
+def _is_gzip(path: str) -> bool:
+    with open(path, "rb") as fh:
+        return fh.read(2) == _GZIP_MAGIC
+
+
+def _open_binary(path: str) -> io.BufferedIOBase:
+    if _is_gzip(path):
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def _open_text(path: str) -> IO[str]:
+    if _is_gzip(path):
+        return gzip.open(path, "rt", encoding="utf-8-sig", newline="")
+    return open(path, encoding="utf-8-sig", newline="")
+
+
+_DECOMPRESS_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
+
+
+def _jsonl_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
+    lineno = 0
+    with _open_binary(path) as fh:
+        try:
+            for lineno, raw in enumerate(fh, start=1):
+                if lineno == 1:
+                    raw = raw.removeprefix(b"\xef\xbb\xbf")
+                if not raw.strip():
+                    continue
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    yield lineno, InputError(
+                        f"not UTF-8 text (byte {exc.start + 1} of the line): expected UTF-8 encoded JSON",
+                        path=path, line=lineno), ""
+                    continue
+                try:
+                    yield lineno, json.loads(text), ""
+                except json.JSONDecodeError as exc:
+                    yield lineno, InputError(
+                        f"malformed JSON: {exc.msg} at column {exc.colno}; expected one JSON object per line",
+                        path=path, line=lineno), ""
+        except _DECOMPRESS_ERRORS as exc:
+            raise InputError(f"cannot decompress the gzip file after this line: {exc}",
+                             path=path, line=lineno) from exc
+
+
+def _json_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
+    try:
+        with _open_text(path) as fh:
+            doc = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"malformed JSON: {exc.msg} at column {exc.colno}; expected a JSON list of sample objects "
+            "(for one object per line, name the file .jsonl)",
+            path=path, line=exc.lineno) from exc
+    except UnicodeDecodeError as exc:
+        raise InputError("not UTF-8 text: expected a UTF-8 encoded JSON file", path=path) from exc
+    except _DECOMPRESS_ERRORS as exc:
+        raise InputError(f"cannot decompress the gzip file: {exc}", path=path) from exc
+    if isinstance(doc, dict) and isinstance(doc.get("samples"), list):
+        doc = doc["samples"]
+    if not isinstance(doc, list):
+        got = f"an object with keys {sorted(doc)[:8]}" if isinstance(doc, dict) else type(doc).__name__
+        raise InputError(
+            f'expected a list of sample objects or {{"samples": [...]}}, got {got}', path=path
+        )
+    for i, record in enumerate(doc, start=1):
+        yield i, record, ""
+
+
+def _csv_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
+    _raise_csv_field_limit()
+    with _open_text(path) as fh:
+        reader = csv.reader(fh)
+        try:
+            try:
+                header = next(reader)
+            except StopIteration:
+                return
+            header = [h.strip() for h in header]
+            dup = sorted({h for h in header if header.count(h) > 1})
+            if dup or "" in header:
+                what = f"duplicated column(s) {', '.join(map(repr, dup))}" if dup else "an empty column name"
+                raise InputError(f"the header has {what}: expected unique, non-empty column names",
+                                 path=path, line=1)
+            check_columns(header, fmap, path=path)
+            row = 0
+            prev_line = reader.line_num
+            for cells in reader:
+                start, prev_line = prev_line + 1, reader.line_num
+                if not cells or (len(cells) == 1 and not cells[0].strip() and len(header) > 1):
+                    continue  # a blank line
+                row += 1
+                where = f" (CSV row {row} starts on file line {start})"
+                if len(cells) != len(header):
+                    yield row, InputError(
+                        f"expected {len(header)} cells (one per header column), got {len(cells)}{where}",
+                        path=path, line=row), where
+                    continue
+                yield row, {h: (c if c != "" else None) for h, c in zip(header, cells, strict=True)}, where
+        except csv.Error as exc:
+            raise InputError(f"cannot parse the CSV: {exc} (file line {reader.line_num})",
+                             path=path, line=reader.line_num) from exc
+        except UnicodeDecodeError as exc:
+            raise InputError(f"not UTF-8 text after file line {reader.line_num}: expected a UTF-8 CSV",
+                             path=path) from exc
+        except _DECOMPRESS_ERRORS as exc:
+            raise InputError(f"cannot decompress the gzip file: {exc}", path=path) from exc
+
+
+def _raise_csv_field_limit() -> None:
+    # contexts cells easily pass csv's default 128 KiB field limit (a process-wide setting)
+    limit = min(sys.maxsize, 2**31 - 1)
+    if csv.field_size_limit() < limit:
+        csv.field_size_limit(limit)
+
+
+def _parquet_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"cannot read the Parquet file: {exc}; expected an Apache Parquet file",
+                         path=path) from exc
+    schema = pf.schema_arrow
+    check_columns(list(schema.names), fmap, path=path)
+    map_cols = [f.name for f in schema if pa.types.is_map(f.type)]
+    fixers: list[Callable[[dict[str, Any]], None]] = [_map_fixer(c) for c in map_cols]
+    row = 0
+    try:
+        for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS):
+            for record in batch.to_pylist():
+                row += 1
+                for fix in fixers:
+                    fix(record)
+                yield row, record, ""
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"cannot read the Parquet file after row {row}: {exc}", path=path,
+                         line=row + 1) from exc
+
+
+def _map_fixer(column: str) -> Callable[[dict[str, Any]], None]:
+    """Arrow map columns come out as lists of (key, value) pairs; make them dicts."""
+
+    def fix(record: dict[str, Any]) -> None:
+        value = record.get(column)
+        if value is not None:
+            record[column] = dict(value)
+
+    return fix
