@@ -49,7 +49,8 @@ def test_only_significant_regressions_fail():
     g = check_gate(SUMMARY, {}, comparison=comp, max_error_rate=0.1)
     by = {c.name: c for c in g.checks}
     assert by["mrr"].passed and not by["ndcg@5"].passed and g.exit_code == 1
-    improved = {"metrics": {"ndcg@5": {"diff": 0.1, "p_adjusted": 0.001}}}
+    # compare()'s own form: a list of rows
+    improved = {"metrics": [{"metric": "ndcg@5", "diff": 0.1, "p_adjusted": 0.001}]}
     assert check_gate(SUMMARY, {}, comparison=improved, max_error_rate=0.1).passed
 
 

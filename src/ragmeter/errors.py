@@ -8,7 +8,19 @@
     ├── MissingBackendError           a metric needs a judge / embedder / optional extra that is not configured
     ├── InputError                    bad input data: names the file, the line or row, the field
     │   └── EmptyInputError           a data file with no rows
+    ├── EmbedderError                 an embedding backend call failed (HTTP error, bad response);
+    │                                 recorded on the affected samples
     └── JudgeError                    a judge call that failed (recorded on the sample, never raised mid-run)
+        ├── JudgeTimeout              no answer within the per-call timeout (retried, then recorded)
+        ├── JudgeRateLimited          HTTP 429 / quota; carries ``retry_after`` (retried, then recorded)
+        ├── JudgeServerError          HTTP 5xx from the backend (retried, then recorded)
+        ├── JudgeConnectionError      connection refused / dropped / DNS (retried, then recorded)
+        ├── JudgeAuthError            missing or rejected API key (raised when the judge is built)
+        ├── JudgeBadRequest           the backend rejected the request (unknown model, bad option...)
+        ├── JudgeParseError           the reply is not the expected JSON even after one repair;
+        │                             carries ``raw`` (the reply) and ``validation`` (what failed)
+        ├── JudgeBudgetExceeded       ``max_cost`` reached: no new call is sent
+        └── JudgeDryRun               ``dry_run=True``: the call was counted, not sent
 
 Every message says what was expected, what was found, and what to do next.
 Errors recorded on a sample are serialised with :func:`error_info` into
@@ -86,15 +98,102 @@ class EmptyInputError(InputError):
     """A data file that holds no rows."""
 
 
+class EmbedderError(RagmeterError):
+    """An embedding backend call failed (HTTP error, refused connection, malformed response).
+
+    Raised by ``Embedder.embed``; the runner records it on the samples of the failed batch.
+    """
+
+
 class JudgeError(RagmeterError):
-    """A judge call failed. Subclasses (timeout, rate limit, parse...) come with the judge layer."""
+    """A judge call failed. Recorded on the sample's metric result; never a score of 0.
+
+    Attributes
+    ----------
+    retry_after:
+        Seconds the backend asked us to wait before trying again (``Retry-After`` or
+        ``x-ratelimit-reset-*`` headers), or None.
+    status_code:
+        The HTTP status when there was one, else None.
+    """
+
+    retryable: bool = False
+
+    def __init__(self, message: str, *, retry_after: float | None = None, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+        self.status_code = status_code
+
+
+class JudgeTimeout(JudgeError):
+    """The backend gave no answer within the per-call ``timeout``; raise ``timeout=`` or lower concurrency."""
+
+    retryable = True
+
+
+class JudgeRateLimited(JudgeError):
+    """The backend answered HTTP 429 (rate limit or quota); lower ``rpm``/``tpm``/``concurrency``."""
+
+    retryable = True
+
+
+class JudgeServerError(JudgeError):
+    """The backend answered HTTP 5xx."""
+
+    retryable = True
+
+
+class JudgeConnectionError(JudgeError):
+    """The backend could not be reached (connection refused, dropped, DNS); check the base URL."""
+
+    retryable = True
+
+
+class JudgeAuthError(JudgeError):
+    """The API key is missing (raised before the run, naming the env var to set) or was rejected."""
+
+
+class JudgeBadRequest(JudgeError):
+    """The backend rejected the request (HTTP 400/404/422: unknown model, bad option, prompt too long)."""
+
+
+class JudgeParseError(JudgeError):
+    """The judge's reply is not the expected JSON object, even after one repair attempt.
+
+    Attributes
+    ----------
+    raw:
+        The judge's reply that could not be parsed (the repair's reply when there was one).
+    validation:
+        What was wrong: no JSON object found, or pydantic's validation errors.
+    """
+
+    def __init__(self, message: str, *, raw: str = "", validation: str = "") -> None:
+        super().__init__(message)
+        self.raw = raw
+        self.validation = validation
+
+
+class JudgeBudgetExceeded(JudgeError):
+    """The run reached ``max_cost``: calls already sent finish, new ones raise this. Raise the budget."""
+
+
+class JudgeDryRun(JudgeError):
+    """``dry_run=True``: the call was counted (``judge.stats()``) but not sent."""
+
+
+#: Characters of a judge's raw reply kept in a recorded error.
+RAW_LIMIT = 4000
 
 
 def error_info(exc: BaseException) -> dict[str, Any]:
     """Serialise an exception into the ``{"type", "message"}`` form stored on a sample's result."""
     info: dict[str, Any] = {"type": type(exc).__name__, "message": str(exc)}
-    for attr in ("path", "line", "field"):
+    for attr in ("path", "line", "field", "status_code"):
         value = getattr(exc, attr, None)
         if value is not None:
             info[attr] = value
+    raw = getattr(exc, "raw", None)
+    if raw:  # the judge's unreadable reply, kept so a person can see what went wrong
+        info["raw"] = raw if len(raw) <= RAW_LIMIT else raw[:RAW_LIMIT] + f"... [{len(raw) - RAW_LIMIT} more chars]"
     return info

@@ -92,6 +92,7 @@ async def _score_chunk(
 ) -> dict[str, list[MetricResult]]:
     ctx = BatchContext()
     out: dict[str, list[MetricResult]] = {}
+    pending: list[Evaluator] = []
     for ev in evaluators:
         batch = getattr(ev, "evaluate_batch", None)
         if batch is not None:
@@ -100,14 +101,19 @@ async def _score_chunk(
                 continue
             except Exception:  # fall back to one sample at a time, so one bad sample costs only itself
                 pass
+        pending.append(ev)
 
-        async def one(sample: Sample, ev: Evaluator = ev) -> MetricResult:
-            try:
-                return await ev.aevaluate(sample)
-            except Exception as exc:
-                return errored(ev.name, ev.version, exc)
+    async def one(sample: Sample, ev: Evaluator) -> MetricResult:
+        try:
+            return await ev.aevaluate(sample)
+        except Exception as exc:
+            return errored(ev.name, ev.version, exc)
 
-        out[ev.name] = list(await asyncio.gather(*(one(s) for s in samples)))
+    # every metric x sample of the chunk in one gather, so a judge's concurrency is kept busy
+    flat = await asyncio.gather(*(one(s, ev) for ev in pending for s in samples))
+    n = len(samples)
+    for i, ev in enumerate(pending):
+        out[ev.name] = list(flat[i * n : (i + 1) * n])
     return out
 
 
@@ -160,21 +166,44 @@ async def aevaluate(
         yield from head
         yield from iterator
 
-    for chunk in _chunks(all_items(), chunk_size):
-        good = [s for s in chunk if isinstance(s, Sample)]
-        scored = await _score_chunk(evaluators, good) if good else {}
-        gi = 0
-        for item in chunk:
-            if isinstance(item, Sample):
-                writer.add(item.id, {n: scored[n][gi] for n in names})
-                gi += 1
-            else:
-                bad_id = f"{item.path or 'row'}:{item.line}" if item.line is not None else str(item.path)
-                writer.add(bad_id, {n: errored(n, ev.version, item) for n, ev in zip(names, evaluators, strict=True)})
-        if progress is not None:
-            progress(len(chunk))
-    info["seconds"] = round(time.perf_counter() - t0, 3)
+    input_errors = 0
+    try:
+        for chunk in _chunks(all_items(), chunk_size):
+            good = [s for s in chunk if isinstance(s, Sample)]
+            scored = await _score_chunk(evaluators, good) if good else {}
+            gi = 0
+            for item in chunk:
+                if isinstance(item, Sample):
+                    writer.add(item.id, {n: scored[n][gi] for n in names})
+                    gi += 1
+                else:
+                    input_errors += 1
+                    bad_id = f"{item.path or 'row'}:{item.line}" if item.line is not None else str(item.path)
+                    writer.add(bad_id, {n: errored(n, ev.version, item)
+                                        for n, ev in zip(names, evaluators, strict=True)})
+            if progress is not None:
+                progress(len(chunk))
+    except BaseException as exc:
+        # never lose what was computed: close results.jsonl and write a summary marked incomplete
+        info["aborted"] = error_info(exc)
+        _finish_run(info, t0, judge, input_errors)
+        writer.finish(info)
+        raise
+    await _aclose_judge(judge)
+    _finish_run(info, t0, judge, input_errors)
     return writer.finish(info)
+
+
+def _finish_run(info: dict[str, Any], t0: float, judge: Any, input_errors: int) -> None:
+    info["seconds"] = round(time.perf_counter() - t0, 3)
+    info["input_errors"] = input_errors
+    if judge is not None and callable(getattr(judge, "stats", None)):
+        info["judge"] = judge.stats()  # calls, cache hits, retries, errors by type, tokens, cost
+
+
+async def _aclose_judge(judge: Any) -> None:
+    if judge is not None and callable(getattr(judge, "aclose", None)):
+        await judge.aclose()  # its HTTP connections belong to this event loop
 
 
 def evaluate(
@@ -195,7 +224,7 @@ def evaluate(
     ----------
     samples:
         :class:`~ragmeter.types.Sample` objects or plain dicts (converted with
-        ``Sample.from_record``; a dict without ``id`` gets its 0-based position). An
+        ``Sample.from_record``; a dict without ``id`` gets its 1-based position, as the readers do). An
         :class:`~ragmeter.errors.InputError` item (from a reader with ``on_error="skip"``) is
         recorded as an errored sample.
     metrics:
@@ -215,7 +244,7 @@ def evaluate(
     def normalise() -> Iterator[Sample | InputError]:
         for i, s in enumerate(samples):
             if isinstance(s, dict):
-                yield Sample.from_record(s, default_id=str(i))
+                yield Sample.from_record(s, default_id=str(i + 1))
             else:
                 yield s
 

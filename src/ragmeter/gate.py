@@ -124,7 +124,8 @@ def check_gate(
                                        f"{name}: {entry['errors']} of {total} samples errored "
                                        f"({rate:.1%} > {max_error_rate:.1%} tolerated)", rate, max_error_rate))
     if comparison is not None:
-        for name, row in comparison.get("metrics", {}).items():
+        rows = comparison.get("metrics", [])  # ragmeter.stats.compare's rows, or {metric: row}
+        for name, row in rows.items() if isinstance(rows, dict) else ((r["metric"], r) for r in rows):
             p = row.get("p_adjusted", row.get("p_value"))
             diff = row.get("diff")
             if p is None or diff is None:

@@ -10,12 +10,15 @@ On disk (OUTDIR), a stable format that later versions extend and never break:
 ``summary.json``::
 
     {"format": 1,
-     "metrics": {"ndcg@5": {"mean": 0.61, "n": 18, "undefined": 1, "errors": 1}},
+     "metrics": {"ndcg@5": {"mean": 0.61, "n": 18, "undefined": 1, "errors": 1,
+                            "ci": [0.49, 0.72], "ci_method": "bootstrap-bca"}},
      "run": {"ragmeter_version": "...", "metrics": {"ndcg@5": {"version": "1"}}, ...}}
 
 ``mean`` is over scored samples only; ``n`` counts them; ``undefined`` and ``errors`` count the
 samples that got no score, so ``n + undefined + errors`` is always the number of samples. A
-metric with no scored sample has ``mean: null``.
+metric with no scored sample has ``mean: null``. ``ci`` is the 95% confidence interval of the
+mean (``[lo, hi]``, null when n = 0) and ``ci_method`` names its method (``wilson``,
+``bootstrap-bca``, ``degenerate``, ``none``; see :func:`ragmeter.stats.metric_ci`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from .types import MetricResult
 
 SCORED, UNDEFINED, ERROR = 0, 1, 2
 FORMAT_VERSION = 1
+#: Coverage of the ``ci`` reported by :meth:`RunResult.summary`.
+SUMMARY_CONFIDENCE = 0.95
 
 
 class RunWriter:
@@ -126,16 +131,28 @@ class RunResult:
         return len(self.ids)
 
     def summary(self) -> dict[str, dict[str, Any]]:
-        """``{metric: {"mean", "n", "undefined", "errors"}}`` (mean over scored samples, None if none)."""
+        """``{metric: {"mean", "n", "undefined", "errors", "ci", "ci_method"}}``.
+
+        ``mean`` is over scored samples (None if none) and ``n`` counts them. ``ci`` is the 95%
+        confidence interval of the mean as ``[lo, hi]`` and ``ci_method`` how it was computed
+        (:func:`ragmeter.stats.metric_ci`): ``"wilson"`` when every score is 0 or 1,
+        ``"bootstrap-bca"`` otherwise (2000 resamples, seed 0: reproducible), ``"degenerate"``
+        for one non-binary score (``[x, x]``), and ``ci`` None with ``"none"`` when n = 0.
+        """
+        from .stats.intervals import metric_ci
+
         out: dict[str, dict[str, Any]] = {}
         for m in self.metrics:
             st = self.status[m]
             scored = self.scores[m][st == SCORED]
+            iv = metric_ci(scored, confidence=SUMMARY_CONFIDENCE, seed=0)
             out[m] = {
                 "mean": _clean(float(scored.mean())) if scored.size else None,
                 "n": int(scored.size),
                 "undefined": int((st == UNDEFINED).sum()),
                 "errors": int((st == ERROR).sum()),
+                "ci": iv.ci,
+                "ci_method": iv.method,
             }
         return out
 

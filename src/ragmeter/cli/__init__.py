@@ -12,7 +12,7 @@ import importlib.util
 
 from ._app import main
 
-COMMAND_MODULES = ("metrics_cmd", "eval_cmd", "trec_cmd", "stats_cmd", "report_cmd", "judge_cmd")
+COMMAND_MODULES = ("metrics_cmd", "eval_cmd", "trec_cmd", "stats_cmd", "report_cmd", "init_cmd")
 
 for _mod in COMMAND_MODULES:
     if importlib.util.find_spec(f"{__name__}.{_mod}") is not None:

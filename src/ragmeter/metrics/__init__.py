@@ -1,3 +1,3 @@
 """Built-in metrics. Importing this package registers every one of them."""
 
-from . import retrieval  # noqa: F401
+from . import embedding, generation, lexical, retrieval  # noqa: F401

@@ -118,11 +118,14 @@ class RelevanceBatch:
         """Retrieved items per query."""
         return np.diff(self.offsets)
 
-    def _segments(self, offsets: NDArray[np.int64], key: str) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    def _segments(self, offsets: NDArray[np.int64], key: str) -> tuple[NDArray[np.int64], NDArray[np.integer]]:
         if key not in self._cache:
             lengths = np.diff(offsets)
             seg = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-            rank = np.arange(offsets[-1], dtype=np.int64) - np.repeat(offsets[:-1], lengths) + 1
+            # int32 (half the memory of the cached array) unless the batch holds 2**31 positions
+            itype = np.int32 if offsets[-1] < 2**31 - 1 else np.int64
+            rank = np.arange(1, offsets[-1] + 1, dtype=itype)
+            rank -= np.repeat(offsets[:-1].astype(itype), lengths)
             self._cache[key] = seg
             self._cache[key + "_rank"] = rank
         return self._cache[key], self._cache[key + "_rank"]
@@ -133,8 +136,8 @@ class RelevanceBatch:
         return self._segments(self.offsets, "seg")[0]
 
     @property
-    def rank(self) -> NDArray[np.int64]:
-        """1-based rank of every position within its query."""
+    def rank(self) -> NDArray[np.integer]:
+        """1-based rank of every position within its query (int32 unless the batch has 2**31 positions)."""
         return self._segments(self.offsets, "seg")[1]
 
     @property
@@ -148,12 +151,14 @@ class RelevanceBatch:
         return self._segments(self.ideal_offsets, "iseg")[1]
 
     @property
-    def cum_rel(self) -> NDArray[np.int64]:
+    def cum_rel(self) -> NDArray[np.integer]:
         """Relevant items at or above each position, within its query."""
         if "cum_rel" not in self._cache:
-            c = np.cumsum(self.rel, dtype=np.int64)
-            base = np.concatenate(([0], c))[self.offsets[:-1]]
-            self._cache["cum_rel"] = c - np.repeat(base, self.lengths)
+            itype = np.int32 if len(self.rel) < 2**31 - 1 else np.int64
+            c = np.cumsum(self.rel, dtype=itype)
+            base = np.concatenate((np.zeros(1, dtype=itype), c))[self.offsets[:-1]]
+            c -= np.repeat(base, self.lengths)
+            self._cache["cum_rel"] = c
         return self._cache["cum_rel"]
 
     def seg_sum(self, values: NDArray, mask: NDArray[np.bool_] | None = None) -> FloatArray:

@@ -11,6 +11,8 @@ empty ranking -> 0.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._batch import FloatArray, RankedList, RelevanceBatch, safe_div
 from .base import register_retrieval
 
@@ -33,9 +35,9 @@ def average_precision_single(ranked: RankedList, k: int | None = None) -> float:
 
 def average_precision(batch: RelevanceBatch, k: int | None = None) -> FloatArray:
     """Vectorised :func:`average_precision_single`."""
-    mask = batch.rel if k is None else batch.rel & (batch.rank <= k)
-    contrib = batch.covered * batch.cum_rel / batch.rank
-    return safe_div(batch.seg_sum(contrib, mask), batch.num_rel)
+    mask = np.flatnonzero(batch.rel if k is None else batch.rel & (batch.rank <= k))
+    contrib = batch.covered[mask] * batch.cum_rel[mask] / batch.rank[mask]  # only the relevant ranks
+    return safe_div(np.bincount(batch.seg[mask], weights=contrib, minlength=batch.n), batch.num_rel)
 
 register_retrieval(
     "map",

@@ -47,8 +47,9 @@ def ndcg_single(ranked: RankedList, k: int | None = None, gain: str = "exp") -> 
 def ndcg(batch: RelevanceBatch, k: int | None = None, gain: str = "exp") -> FloatArray:
     """Vectorised :func:`ndcg_single`."""
     pos = batch.gain > 0
-    mask = pos if k is None else pos & (batch.rank <= k)
-    dcg = batch.seg_sum(_g(batch.gain, gain) / np.log2(batch.rank + 1.0), mask)
+    mask = np.flatnonzero(pos if k is None else pos & (batch.rank <= k))  # discount only what counts
+    dcg = np.bincount(batch.seg[mask], weights=_g(batch.gain[mask], gain) / np.log2(batch.rank[mask] + 1.0),
+                      minlength=batch.n)
     ipos = batch.ideal > 0
     imask = ipos if k is None else ipos & (batch.ideal_rank <= k)
     iseg = batch.ideal_seg[imask]

@@ -1,0 +1,126 @@
+"""How well each judged metric separates good from bad answers, on the hand-labelled validation set.
+
+Runs the judged metrics over ``examples/validation/judge_validation.jsonl`` with a judge (any spec,
+e.g. a local llama.cpp server) and prints, per metric, the AUROC against the human label and the
+mean score of the positive and negative rows (the gap). AUROC 0.5 is chance, 1.0 is perfect
+separation. Labels: ``faithful`` for faithfulness / hallucination_rate (reversed),
+``relevant`` for answer_relevancy, per-chunk ``context_relevance`` for context_relevancy's chunk
+ratings, and ``correct >= 4`` for correctness and answer_grade (plus Spearman's rho against the
+1-5 grade).
+
+Usage::
+
+    python bench/judge_quality.py --judge "openai:qwen@http://127.0.0.1:8080/v1" [--embedder st:all-MiniLM-L6-v2]
+        [--limit N] [--concurrency 2] [--out bench/results/judge_quality_qwen0.5b.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+import ragmeter
+from ragmeter.io import read_samples
+from ragmeter.judges import from_spec
+
+DATA = Path(__file__).resolve().parents[1] / "examples" / "validation" / "judge_validation.jsonl"
+METRICS = ["faithfulness", "hallucination_rate", "answer_relevancy", "context_relevancy", "correctness",
+           "answer_grade"]
+
+
+def auroc(pos: list[float], neg: list[float]) -> float:
+    """P(score of a random positive > score of a random negative), ties counting 1/2 (Mann-Whitney U)."""
+    if not pos or not neg:
+        return math.nan
+    u = stats.mannwhitneyu(pos, neg, alternative="two-sided").statistic
+    return float(u) / (len(pos) * len(neg))
+
+
+def separation(records: list[dict[str, Any]], labels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per metric: n scored, errors, AUROC, mean of positives and negatives."""
+    rows = []
+    for metric in METRICS:
+        if metric not in records[0]["metrics"]:
+            continue
+        pos, neg, errors = [], [], 0
+        graded: list[tuple[float, int]] = []
+        for rec, lab in zip(records, labels, strict=True):
+            r = rec["metrics"][metric]
+            if r["error"]:
+                errors += 1
+                continue
+            if r["score"] is None:
+                continue
+            score = r["score"]
+            if metric == "faithfulness":
+                (pos if lab["faithful"] else neg).append(score)
+            elif metric == "hallucination_rate":
+                (pos if lab["faithful"] else neg).append(-score)
+            elif metric == "answer_relevancy":
+                (pos if lab["relevant"] else neg).append(score)
+            elif metric == "context_relevancy":
+                for chunk, rel in zip(r["details"]["chunks"], lab["context_relevance"], strict=True):
+                    (pos if rel else neg).append(chunk["rating"] if chunk["rating"] is not None else 0.0)
+            else:
+                (pos if lab["correct"] >= 4 else neg).append(score)
+                graded.append((score, lab["correct"]))
+        row = {"metric": metric, "n": len(pos) + len(neg), "errors": errors, "auroc": auroc(pos, neg),
+               "mean_pos": float(np.mean(pos)) if pos else math.nan,
+               "mean_neg": float(np.mean(neg)) if neg else math.nan}
+        if metric == "hallucination_rate":
+            row["mean_pos"], row["mean_neg"] = -row["mean_pos"], -row["mean_neg"]
+        if graded:
+            row["spearman"] = float(stats.spearmanr([g[0] for g in graded], [g[1] for g in graded]).statistic)
+        rows.append(row)
+    return rows
+
+
+def main() -> None:
+    """Run the judged metrics on the validation set and print the separation table."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--judge", required=True)
+    ap.add_argument("--embedder", default=None)
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--concurrency", type=int, default=2)
+    ap.add_argument("--timeout", type=float, default=600.0)
+    ap.add_argument("--metrics", default=",".join(METRICS))
+    ap.add_argument("--out", default=None, help="write the table and per-row results as JSON here")
+    args = ap.parse_args()
+
+    samples = [s for s in read_samples(DATA)][: args.limit]
+    labels = [s.metadata["labels"] for s in samples]
+    judge = from_spec(args.judge, concurrency=args.concurrency, timeout=args.timeout,
+                                      temperature=0.0)
+    embedder = None
+    if args.embedder:
+        from ragmeter.embedders import from_spec as emb_spec
+
+        embedder = emb_spec(args.embedder)
+    t0 = time.perf_counter()
+    run = ragmeter.evaluate(samples, args.metrics.split(","), judge=judge, embedder=embedder)
+    seconds = time.perf_counter() - t0
+    rows = separation(run.records, labels)
+    stats_ = run.run.get("judge", {})
+    print(f"judge: {args.judge}  embedder: {args.embedder}  rows: {len(samples)}  "
+          f"seconds: {seconds:.0f}  requests: {stats_.get('requests')}")
+    print(f"{'metric':<20}{'n':>5}{'errors':>8}{'AUROC':>8}{'mean+':>8}{'mean-':>8}{'rho':>7}")
+    for r in rows:
+        rho = f"{r['spearman']:.2f}" if "spearman" in r else ""
+        print(f"{r['metric']:<20}{r['n']:>5}{r['errors']:>8}{r['auroc']:>8.3f}{r['mean_pos']:>8.3f}"
+              f"{r['mean_neg']:>8.3f}{rho:>7}")
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(json.dumps({"judge": args.judge, "embedder": args.embedder, "rows": rows,
+                                              "seconds": seconds, "judge_stats": stats_,
+                                              "records": run.records}, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()

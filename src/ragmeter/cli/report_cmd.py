@@ -1,0 +1,40 @@
+"""``ragmeter report``: the self-contained HTML report of a run, or of two runs compared."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..report import DEFAULT_MAX_TEXT_CHARS, write_report
+from ._app import main
+
+
+@main.command("report")
+@click.argument("runs", nargs=-1, required=True, metavar="[BASELINE] RUN",
+                type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--data", "data", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
+              help="The data file the run was made from (queries, answers, contexts, references). "
+                   "Default: the file the run info names, if it exists.")
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("report.html"), show_default=True, help="The HTML file to write.")
+@click.option("--title", default=None, help="The page title.")
+@click.option("--max-text-chars", type=click.IntRange(min=0), default=DEFAULT_MAX_TEXT_CHARS, show_default=True,
+              help="Cut longer texts in the page (0: never cut).")
+@click.option("--diagnose", is_flag=True,
+              help="Run `ragmeter diagnose` on the run and show its findings (default: show the findings "
+                   "saved in OUTDIR/diagnosis.json or the run info, if any).")
+def report_cmd(runs: tuple[Path, ...], data: Path | None, output: Path, title: str | None,
+               max_text_chars: int, diagnose: bool) -> None:
+    """Write a self-contained HTML report of RUN (an OUTDIR of `ragmeter eval -o`).
+
+    With two run directories, BASELINE RUN, the report shows RUN with its difference from
+    BASELINE. The file needs no network: open it in any browser. See docs/report.md.
+    """
+    if len(runs) > 2:
+        raise click.UsageError(f"expected one run directory, or two to compare (baseline candidate), got {len(runs)}")
+    baseline, candidate = (runs[0], runs[1]) if len(runs) == 2 else (None, runs[0])
+    out = write_report(candidate, output, data=data, baseline=baseline, title=title,
+                       max_text_chars=max_text_chars or None, diagnose=diagnose)
+    size = out.stat().st_size
+    click.echo(f"wrote {out} ({size / 1e6:.1f} MB)" if size >= 1e6 else f"wrote {out} ({size / 1e3:.0f} kB)")

@@ -1,0 +1,163 @@
+"""``ragmeter compare | calibrate | diagnose | fuse``: thin wrappers over :mod:`ragmeter.stats`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+
+from .. import stats
+from ..errors import InvalidParameterError
+from ._app import main
+
+FORMATS = ("table", "json", "markdown")
+#: Width of tables written to a file or a pipe.
+WIDE = 160
+
+
+def _emit(report: Any, fmt: str, output: Path | None, **json_kw: Any) -> None:
+    if fmt == "table":
+        if output is not None:
+            with open(output, "w", encoding="utf-8") as fh:
+                Console(file=fh, width=WIDE).print(report.to_rich())
+        else:
+            console = Console()
+            if not console.is_terminal:  # piped or captured: do not fold the tables to 80 columns
+                console = Console(width=WIDE)
+            console.print(report.to_rich())
+        return
+    text = report.to_json(**json_kw) + "\n" if fmt == "json" else report.to_markdown()
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
+    else:
+        click.echo(text, nl=False)
+
+
+def _format_option(f: Any) -> Any:
+    f = click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     help="Write the report to this file instead of stdout.")(f)
+    return click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+                        help="table (terminal), json (machine-readable), markdown (PR comment).")(f)
+
+
+@main.command("compare")
+@click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("-m", "--metric", "metrics", multiple=True, metavar="METRIC",
+              help="Compare only this metric (repeatable). Default: every metric both runs have.")
+@click.option("--test", type=click.Choice(["auto", "permutation", "t-test", "mcnemar"]), default="auto",
+              show_default=True, help="auto: McNemar for 0/1 metrics, paired permutation test otherwise "
+                                       "(paired t-test above 20,000 pairs).")
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+              show_default=True, help="Confidence level of the CIs.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05,
+              show_default=True, help="Significance level (on Holm-adjusted p-values).")
+@click.option("--no-correction", is_flag=True, help="Report raw p-values as adjusted (no Holm correction).")
+@click.option("--resamples", type=click.IntRange(min=1), default=10_000, show_default=True,
+              help="Permutation resamples when exact enumeration is not used.")
+@click.option("--bootstrap", "n_bootstrap", type=click.IntRange(min=1), default=2000, show_default=True,
+              help="Bootstrap resamples for the CI of the difference.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of every random procedure (same seed, same numbers).")
+@_format_option
+def compare_cmd(run_a: Path, run_b: Path, metrics: tuple[str, ...], test: str, confidence: float, alpha: float,
+                no_correction: bool, resamples: int, n_bootstrap: int, seed: int, fmt: str,
+                output: Path | None) -> None:
+    """Compare run B against run A (two OUTDIRs of `ragmeter eval -o`), paired by sample id.
+
+    For each metric both runs have: B - A with a paired bootstrap CI, a paired test, Holm-adjusted
+    p-values and an effect size. Samples in only one run are listed, never dropped silently.
+    """
+    result = stats.compare(run_a, run_b, metrics=list(metrics) or None, test=test, confidence=confidence,
+                           alpha=alpha, correction="none" if no_correction else "holm", n_resamples=resamples,
+                           n_bootstrap=n_bootstrap, seed=seed)
+    _emit(result, fmt, output)
+
+
+@main.command("calibrate")
+@click.argument("scores", type=click.Path(exists=True, path_type=Path))
+@click.option("-l", "--labels", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+              help="Human labels: CSV/TSV/JSONL with columns id, metric, label.")
+@click.option("-m", "--metric", "metrics", multiple=True, metavar="METRIC",
+              help="Calibrate only this metric (repeatable); with one metric, label files may omit the "
+                   "'metric' column.")
+@click.option("--threshold", type=float, default=0.5, show_default=True,
+              help="Judge score at or above which the judge says 'yes' (binary labels).")
+@click.option("--bins", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Equal-width bins of the expected calibration error.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.1,
+              show_default=True, help="Risk level of the abstention threshold: P(answered and unacceptable).")
+@click.option("--positive", type=float, default=0.5, show_default=True,
+              help="Label at or above which an answer is acceptable.")
+@click.option("--lambda", "lam", default="auto", show_default=True,
+              help="PPI power tuning: auto (PPI++) or a number in [0, 1] (1 = classic PPI).")
+@click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
+              show_default=True)
+@_format_option
+def calibrate_cmd(scores: Path, labels: Path, metrics: tuple[str, ...], threshold: float, bins: int, alpha: float,
+                  positive: float, lam: str, confidence: float, fmt: str, output: Path | None) -> None:
+    """Check an LLM judge against human labels and correct its estimate (PPI++).
+
+    SCORES is a run OUTDIR, a results.jsonl, or a CSV/JSONL file with columns id, metric, score.
+    """
+    lam_value: float | str = lam
+    if lam != "auto":
+        try:
+            lam_value = float(lam)
+        except ValueError:
+            raise InvalidParameterError(f"--lambda: expected 'auto' or a number in [0, 1], got {lam!r}") from None
+    one = metrics[0] if len(metrics) == 1 else None
+    result = stats.calibrate(scores, labels, metrics=list(metrics) or None, confidence=confidence,
+                             threshold=threshold, bins=bins, alpha=alpha, positive=positive, lam=lam_value,
+                             metric=one)
+    _emit(result, fmt, output)
+
+
+@main.command("diagnose")
+@click.argument("run", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("-t", "--threshold", "thresholds", multiple=True, metavar="NAME=VALUE",
+              help=f"Override a threshold (repeatable): {', '.join(stats.DEFAULT_THRESHOLDS)}.")
+@click.option("--max-ids", type=click.IntRange(min=0), default=50, show_default=True,
+              help="Sample ids listed per finding (counts are complete).")
+@click.option("--per-sample", is_flag=True, help="JSON: include every sample's findings.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@_format_option
+def diagnose_cmd(run: Path, thresholds: tuple[str, ...], max_ids: int, per_sample: bool, seed: int, fmt: str,
+                 output: Path | None) -> None:
+    """Map the run's metric signatures to the failing pipeline stage and the fix to try."""
+    thr: dict[str, float] = {}
+    for item in thresholds:
+        key, sep, value = item.partition("=")
+        try:
+            if not sep:
+                raise ValueError
+            thr[key.strip()] = float(value)
+        except ValueError:
+            raise InvalidParameterError(f"--threshold: expected NAME=VALUE, got {item!r}") from None
+    result = stats.diagnose(run, thresholds=thr, max_ids=max_ids, seed=seed)
+    _emit(result, fmt, output, **({"include_per_sample": per_sample} if fmt == "json" else {}))
+
+
+@main.command("fuse")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="The fused TREC run file to write.")
+@click.option("--method", type=click.Choice(stats.fusion.METHODS), default="rrf", show_default=True)
+@click.option("--k0", type=click.FloatRange(min=0, min_open=True), default=60.0, show_default=True,
+              help="RRF constant k0 in 1 / (k0 + rank).")
+@click.option("-w", "--weight", "weights", multiple=True, type=click.FloatRange(min=0),
+              help="Per-run weight, in the order of RUNS (repeat once per run).")
+@click.option("--depth", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Documents kept per query.")
+@click.option("--tag", default=None, help="Run tag of the output (default ragmeter-METHOD).")
+def fuse_cmd(runs: tuple[Path, ...], output: Path, method: str, k0: float, weights: tuple[float, ...],
+             depth: int, tag: str | None) -> None:
+    """Fuse TREC runs (qid Q0 docid rank score tag) with RRF, CombSUM or CombMNZ."""
+    if len(runs) < 2:
+        raise InvalidParameterError(f"RUNS: expected at least two run files to fuse, got {len(runs)}")
+    fused = stats.fuse([stats.read_trec_run(p) for p in runs], method=method, k0=k0,
+                       weights=list(weights) or None, depth=depth)
+    stats.write_trec_run(fused, output, tag=tag or f"ragmeter-{method}")
+    click.echo(f"wrote {sum(len(d) for d in fused.values())} lines for {len(fused)} queries to {output}", err=True)

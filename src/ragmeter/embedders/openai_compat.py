@@ -1,0 +1,145 @@
+"""The ``openai`` backend: any OpenAI-compatible ``/v1/embeddings`` endpoint, through the official SDK.
+
+Spec: ``openai:MODEL`` or ``openai:MODEL@BASE_URL``, e.g.
+``openai:text-embedding-3-small@http://127.0.0.1:8080/v1`` (a local llama.cpp / vLLM / TEI server).
+The base URL is, in order: the one in the spec, the ``base_url=`` argument, ``$OPENAI_BASE_URL``,
+``https://api.openai.com/v1``. The key is ``api_key=`` or ``$OPENAI_API_KEY``; a loopback URL
+(``localhost``, ``127.0.0.0/8``, ``::1``) works without one, any other URL without a key raises
+:class:`~ragmeter.errors.MissingBackendError` when the embedder is built, naming the variable.
+
+Requests use ``encoding_format="float"`` (which every compatible server supports) and one
+:class:`openai.AsyncOpenAI` client per event loop. SDK errors become :class:`EmbedderError` in one
+place, :func:`map_openai_error`, with the status code and what to do next.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import weakref
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..errors import MissingBackendError
+from .base import CacheOption, Embedder, EmbedderError
+
+DEFAULT_MODEL = "text-embedding-3-small"
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+KEY_ENV = "OPENAI_API_KEY"
+BASE_URL_ENV = "OPENAI_BASE_URL"
+
+
+def is_loopback(url: str) -> bool:
+    """True when ``url`` points at this machine (no API key needed there)."""
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def map_openai_error(exc: Exception, base_url: str, model: str) -> EmbedderError:
+    """Translate an :mod:`openai` SDK exception into an :class:`EmbedderError` that says what to do."""
+    import openai
+
+    where = f"embedding model {model!r} at {base_url}"
+    if isinstance(exc, openai.AuthenticationError):
+        msg = f"{where} rejected the API key (HTTP 401): check {KEY_ENV}"
+    elif isinstance(exc, openai.NotFoundError):
+        msg = f"{where}: not found (HTTP 404): check the model name and that the base URL ends in /v1"
+    elif isinstance(exc, openai.RateLimitError):
+        msg = f"{where}: rate limited (HTTP 429) after retries: lower the batch size or try later"
+    elif isinstance(exc, openai.APIStatusError):
+        msg = f"{where}: HTTP {exc.status_code}: {exc.message}"
+    elif isinstance(exc, openai.APITimeoutError):
+        msg = f"{where}: timed out: raise timeout= or lower batch_size"
+    elif isinstance(exc, openai.APIConnectionError):
+        msg = f"{where}: could not connect ({exc}): is the server running?"
+    else:
+        msg = f"{where}: {type(exc).__name__}: {exc}"
+    return EmbedderError(msg)
+
+
+class OpenAIEmbedder(Embedder):
+    """Embeddings from an OpenAI-compatible HTTP API (see the module docstring).
+
+    Parameters
+    ----------
+    model:
+        ``MODEL`` or ``MODEL@BASE_URL`` (the part after ``openai:`` in a spec).
+    base_url, api_key:
+        Override ``$OPENAI_BASE_URL`` / ``$OPENAI_API_KEY``.
+    dimensions:
+        Ask the server for shorter vectors (text-embedding-3 models); part of the cache key.
+    timeout, max_retries:
+        Per request; passed to :class:`openai.AsyncOpenAI`.
+    batch_size, cache:
+        See :class:`~ragmeter.embedders.base.Embedder`.
+    """
+
+    backend = "openai"
+    default_batch_size = 128
+    concurrency = 4
+
+    def __init__(self, model: str | None = None, *, base_url: str | None = None, api_key: str | None = None,
+                 dimensions: int | None = None, timeout: float = 60.0, max_retries: int = 2,
+                 batch_size: int | None = None, cache: CacheOption = True) -> None:
+        name, _, spec_url = (model or "").partition("@")
+        self.model = name or DEFAULT_MODEL
+        self.base_url = (spec_url or base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
+        key = api_key or os.environ.get(KEY_ENV)
+        if not key:
+            if not is_loopback(self.base_url):
+                raise MissingBackendError(
+                    f"the openai embedder for {self.base_url} needs an API key: set the {KEY_ENV} "
+                    f"environment variable (export {KEY_ENV}=sk-...), or point it at a local server "
+                    "(openai:MODEL@http://127.0.0.1:PORT/v1)"
+                )
+            key = "not-needed"
+        self._api_key = key
+        self.dimensions = dimensions
+        self.timeout = timeout
+        self.max_retries = max_retries
+        model_id = f"openai:{self.model}@{self.base_url}" + (f"?dimensions={dimensions}" if dimensions else "")
+        super().__init__(model_id, batch_size=batch_size, cache=cache)
+        self._clients: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+    def _client(self) -> Any:
+        import asyncio
+
+        import openai
+
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
+                                        timeout=self.timeout, max_retries=self.max_retries)
+            self._clients[loop] = client
+        return client
+
+    async def _aclose_loop_resources(self) -> None:
+        import asyncio
+
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            await client.close()
+
+    async def _aembed_batch(self, texts: list[str]) -> Any:
+        import openai
+
+        extra: dict[str, Any] = {"dimensions": self.dimensions} if self.dimensions else {}
+        try:
+            resp = await self._client().embeddings.create(
+                model=self.model, input=texts, encoding_format="float", **extra
+            )
+        except openai.OpenAIError as exc:
+            raise map_openai_error(exc, self.base_url, self.model) from exc
+        data = sorted(resp.data, key=lambda d: d.index)
+        if len(data) != len(texts):
+            raise EmbedderError(
+                f"embedding model {self.model!r} at {self.base_url} returned {len(data)} vectors "
+                f"for {len(texts)} inputs"
+            )
+        return [d.embedding for d in data]

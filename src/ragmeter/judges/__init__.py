@@ -1,0 +1,105 @@
+"""LLM judges: any chat model as a judge, cached, concurrent, resilient, with cost accounting.
+
+Quick start::
+
+    from pydantic import BaseModel
+    from ragmeter.judges import from_spec, PromptTemplate
+
+    class Verdict(BaseModel):
+        score: int
+        reason: str
+
+    judge = from_spec("openai:gpt-4o-mini", max_cost=2.0)
+    result = await judge.judge(messages, Verdict, tag="faithfulness", template_version="faithfulness@1")
+    result.value.score, result.raw, result.usage
+    judge.stats()
+
+Layout: :mod:`.base` (the seam: :class:`ChatRequest` -> :class:`Completion`),
+:mod:`.judge` (the :class:`Judge` wrapper), :mod:`.registry` (backend plugins, spec strings),
+:mod:`.backends` (built-ins), :mod:`.cache`, :mod:`.parsing`, :mod:`.prompts`, :mod:`.pricing`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from ..errors import (
+    JudgeAuthError,
+    JudgeBadRequest,
+    JudgeBudgetExceeded,
+    JudgeConnectionError,
+    JudgeDryRun,
+    JudgeError,
+    JudgeParseError,
+    JudgeRateLimited,
+    JudgeServerError,
+    JudgeTimeout,
+)
+from .base import ChatRequest, Completion, FunctionBackend, JudgeBackend, Message, Usage
+from .cache import ResponseCache, cache_key, default_cache_dir
+from .judge import Judge, JudgeResult
+from .parsing import extract_json, parse_reply
+from .pricing import PRICES, lookup_price
+from .prompts import DATA_NOTICE, PromptTemplate, delimit, escape_tags
+from .registry import BackendInfo, backend_from_spec, list_backends, parse_spec, register_backend
+
+#: Keyword options of :class:`Judge`; :func:`from_spec` sends every other option to the backend.
+JUDGE_OPTIONS = frozenset(p for p in inspect.signature(Judge.__init__).parameters if p not in ("self", "backend"))
+
+
+def from_spec(spec: str, **options: Any) -> Judge:
+    """Build a :class:`Judge` from a spec string such as ``openai:gpt-4o-mini``.
+
+    ``options`` that :class:`Judge` takes (``cache``, ``concurrency``, ``rpm``, ``tpm``,
+    ``timeout``, ``max_retries``, ``max_cost``, ``prices``, ``dry_run``, ``repeat``,
+    ``temperature``, ``max_tokens``, ``seed``...) configure the judge; the rest go to the backend
+    (``api_key``, ``base_url``, ``structured_output``...). A missing API key raises
+    :class:`~ragmeter.errors.JudgeAuthError` here, naming the environment variable to set.
+
+    Examples: ``openai:gpt-4o-mini``, ``openai:qwen2.5@http://127.0.0.1:8080/v1``,
+    ``ollama:llama3.1``, ``litellm:anthropic/claude-3-5-haiku``, ``llamacpp:/models/judge.gguf``.
+    """
+    judge_opts = {k: v for k, v in options.items() if k in JUDGE_OPTIONS}
+    backend_opts = {k: v for k, v in options.items() if k not in JUDGE_OPTIONS}
+    return Judge(backend_from_spec(spec, **backend_opts), **judge_opts)
+
+
+__all__ = [
+    "DATA_NOTICE",
+    "JUDGE_OPTIONS",
+    "PRICES",
+    "BackendInfo",
+    "ChatRequest",
+    "Completion",
+    "FunctionBackend",
+    "Judge",
+    "JudgeAuthError",
+    "JudgeBackend",
+    "JudgeBadRequest",
+    "JudgeBudgetExceeded",
+    "JudgeConnectionError",
+    "JudgeDryRun",
+    "JudgeError",
+    "JudgeParseError",
+    "JudgeRateLimited",
+    "JudgeResult",
+    "JudgeServerError",
+    "JudgeTimeout",
+    "Message",
+    "PromptTemplate",
+    "ResponseCache",
+    "Usage",
+    "backend_from_spec",
+    "cache_key",
+    "default_cache_dir",
+    "delimit",
+    "escape_tags",
+    "extract_json",
+    "from_spec",
+    "list_backends",
+    "lookup_price",
+    "parse_reply",
+    "parse_spec",
+    "register_backend",
+]

@@ -1,0 +1,84 @@
+"""Counters kept by a :class:`~ragmeter.judges.Judge`: calls, cache, retries, errors, tokens, cost."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from .base import Usage
+
+
+@dataclass
+class Tally:
+    """Counts for one tag (metric) or for the whole judge."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    requests: int = 0
+    retries: int = 0
+    repairs: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    cost_known: bool = True
+    errors: Counter[str] = field(default_factory=Counter)
+    attempt_errors: Counter[str] = field(default_factory=Counter)
+    dry_run_calls: int = 0
+    estimated_prompt_tokens: int = 0
+
+    def add_usage(self, usage: Usage, cost: float | None) -> None:
+        """Count tokens spent by one request and their cost (None: unknown price)."""
+        self.prompt_tokens += usage.prompt_tokens
+        self.completion_tokens += usage.completion_tokens
+        if cost is None:
+            self.cost_known = False
+        else:
+            self.cost += cost
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain-JSON form; ``cost`` is None when any call's price was unknown."""
+        return {
+            "calls": self.calls,
+            "cache_hits": self.cache_hits,
+            "cache_misses": self.cache_misses,
+            "requests": self.requests,
+            "retries": self.retries,
+            "repairs": self.repairs,
+            "errors": dict(sorted(self.errors.items())),
+            "attempt_errors": dict(sorted(self.attempt_errors.items())),
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost": round(self.cost, 8) if self.cost_known else None,
+            "dry_run_calls": self.dry_run_calls,
+            "estimated_prompt_tokens": self.estimated_prompt_tokens,
+        }
+
+
+class Stats:
+    """A total :class:`Tally` plus one per tag; every count goes to both."""
+
+    def __init__(self) -> None:
+        self.total = Tally()
+        self.by_tag: dict[str, Tally] = {}
+
+    def tallies(self, tag: str) -> tuple[Tally, Tally]:
+        """The total and the tag's tally."""
+        t = self.by_tag.get(tag)
+        if t is None:
+            t = self.by_tag[tag] = Tally()
+        return self.total, t
+
+    def bump(self, tag: str, name: str, n: int = 1) -> None:
+        """Add ``n`` to counter ``name`` in the total and the tag."""
+        for t in self.tallies(tag):
+            setattr(t, name, getattr(t, name) + n)
+
+    def error(self, tag: str, kind: str, *, final: bool) -> None:
+        """Count an error of type ``kind``: every failed attempt, and separately final failures."""
+        for t in self.tallies(tag):
+            if final:
+                t.errors[kind] += 1
+            else:
+                t.attempt_errors[kind] += 1

@@ -1,0 +1,191 @@
+"""Translating backend SDK exceptions into the :class:`~ragmeter.errors.JudgeError` tree, in one place.
+
+:func:`map_openai_error` covers the ``openai`` SDK and everything built on its exception classes
+(LiteLLM's exceptions subclass them). :data:`OPENAI_ERROR_MAP` is the table, most specific class
+first; a test checks that every exception class the SDK exports has an entry. Messages are
+passed through :func:`redact` so an API key never reaches an error, a log line or a result.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ...errors import (
+    JudgeAuthError,
+    JudgeBadRequest,
+    JudgeConnectionError,
+    JudgeError,
+    JudgeParseError,
+    JudgeRateLimited,
+    JudgeServerError,
+    JudgeTimeout,
+)
+
+_KEYLIKE = re.compile(r"\b(sk|pk|rk|key|api[_-]?key)[-_][A-Za-z0-9_\-]{8,}", re.IGNORECASE)
+_BEARER = re.compile(r"(Bearer\s+)\S+", re.IGNORECASE)
+_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?$")
+
+
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """``text`` with every given secret, every ``Bearer ...`` token and key-like string masked."""
+    for s in secrets:
+        if s and len(s) >= 4:
+            text = text.replace(s, "***")
+    text = _BEARER.sub(r"\1***", text)
+    return _KEYLIKE.sub("***", text)
+
+
+def _duration_seconds(value: str) -> float | None:
+    """Seconds in ``"1.5"``, ``"20ms"``, ``"6m0s"``, ``"1h2m3s"``, an epoch time or an HTTP date."""
+    v = value.strip()
+    if not v:
+        return None
+    try:
+        num = float(v)
+    except ValueError:
+        m = _DURATION.match(v)
+        if m and any(m.groups()):
+            h, mi, s, ms = (float(g) if g else 0.0 for g in m.groups())
+            return h * 3600 + mi * 60 + s + ms / 1000
+        try:
+            when = email.utils.parsedate_to_datetime(v)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, when.timestamp() - time.time())
+    if num > 1_000_000_000:  # an epoch timestamp
+        return max(0.0, num - time.time())
+    return max(0.0, num)
+
+
+def retry_after(headers: Mapping[str, str] | None) -> float | None:
+    """Seconds to wait according to ``retry-after-ms``, ``retry-after`` or ``x-ratelimit-reset*``.
+
+    The explicit ``retry-after(-ms)`` wins; otherwise the longest ``x-ratelimit-reset-*`` value.
+    None when the response carries no such header.
+    """
+    if not headers:
+        return None
+    h = {k.lower(): v for k, v in headers.items()}
+    if "retry-after-ms" in h:
+        try:
+            return max(0.0, float(h["retry-after-ms"]) / 1000)
+        except ValueError:
+            pass
+    if "retry-after" in h:
+        got = _duration_seconds(h["retry-after"])
+        if got is not None:
+            return got
+    resets = [
+        _duration_seconds(v)
+        for k, v in h.items()
+        if k in ("x-ratelimit-reset", "x-ratelimit-reset-requests", "x-ratelimit-reset-tokens")
+    ]
+    found = [r for r in resets if r is not None]
+    return max(found) if found else None
+
+
+def _openai_map() -> list[tuple[type[BaseException], type[JudgeError]]]:
+    import openai
+
+    pairs: list[tuple[str, type[JudgeError]]] = [
+        ("APITimeoutError", JudgeTimeout),
+        ("APIConnectionError", JudgeConnectionError),
+        ("RateLimitError", JudgeRateLimited),
+        ("AuthenticationError", JudgeAuthError),  # includes OAuthError
+        ("PermissionDeniedError", JudgeAuthError),
+        ("BadRequestError", JudgeBadRequest),
+        ("NotFoundError", JudgeBadRequest),
+        ("ConflictError", JudgeBadRequest),
+        ("UnprocessableEntityError", JudgeBadRequest),
+        ("InternalServerError", JudgeServerError),
+        ("APIResponseValidationError", JudgeServerError),
+        ("APIStatusError", JudgeBadRequest),  # other statuses; refined by status code below
+        ("LengthFinishReasonError", JudgeParseError),
+        ("ContentFilterFinishReasonError", JudgeBadRequest),
+        ("SubjectTokenProviderError", JudgeAuthError),
+        ("WebSocketConnectionClosedError", JudgeConnectionError),
+        ("WebSocketQueueFullError", JudgeConnectionError),
+        ("APIError", JudgeServerError),
+        ("OpenAIError", JudgeError),
+    ]
+    out: list[tuple[type[BaseException], type[JudgeError]]] = []
+    for name, target in pairs:
+        cls = getattr(openai, name, None)
+        if cls is None:
+            cls = getattr(getattr(openai, "_exceptions", None), name, None)
+        if isinstance(cls, type):
+            out.append((cls, target))
+    return out
+
+
+_MAP_CACHE: list[tuple[type[BaseException], type[JudgeError]]] | None = None
+
+
+def openai_error_map() -> list[tuple[type[BaseException], type[JudgeError]]]:
+    """``[(openai exception class, JudgeError class)]``, most specific first."""
+    global _MAP_CACHE
+    if _MAP_CACHE is None:
+        _MAP_CACHE = _openai_map()
+    return _MAP_CACHE
+
+
+def map_openai_error(exc: BaseException, *, backend: str, secrets: Iterable[str | None] = ()) -> JudgeError:
+    """The :class:`JudgeError` for an ``openai`` SDK exception (``raise map_openai_error(e) from e``)."""
+    target: type[JudgeError] = JudgeError
+    for cls, judge_cls in openai_error_map():
+        if isinstance(exc, cls):
+            target = judge_cls
+            break
+    if target is JudgeTimeout and _dropped(exc):
+        target = JudgeConnectionError
+    status: int | None = getattr(exc, "status_code", None)
+    if not isinstance(status, int):
+        status = None
+    response: Any = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    wait = retry_after(headers) if headers is not None else None
+    if status is not None and target in (JudgeBadRequest, JudgeServerError):
+        if status == 429:
+            target = JudgeRateLimited
+        elif status == 408:
+            target = JudgeTimeout
+        elif status >= 500:
+            target = JudgeServerError
+        elif status in (401, 403):
+            target = JudgeAuthError
+    message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
+    where = f" (HTTP {status})" if status is not None else ""
+    hint = _HINTS.get(target, "")
+    text = redact(f"{backend} judge: {type(exc).__name__}{where}: {message}{hint}", secrets)
+    if target is JudgeParseError:
+        return JudgeParseError(text, raw="", validation="the reply was cut at the token limit")
+    return target(text, retry_after=wait, status_code=status)
+
+
+def _dropped(exc: BaseException) -> bool:
+    """True when a "timeout" was really a dropped connection (the SDK's aiohttp transport reports
+    ``ServerDisconnectedError`` as a connect timeout)."""
+    seen = 0
+    cause = exc.__cause__ or exc.__context__
+    while cause is not None and seen < 10:
+        if isinstance(cause, TimeoutError):
+            return False
+        names = {c.__name__ for c in type(cause).__mro__}
+        if "ClientConnectionError" in names or isinstance(cause, ConnectionError):
+            return True
+        cause = cause.__cause__ or cause.__context__
+        seen += 1
+    return False
+
+
+_HINTS: dict[type[JudgeError], str] = {
+    JudgeAuthError: ". Check the API key (e.g. OPENAI_API_KEY) and that it may use this model.",
+    JudgeBadRequest: ". Check the model name and the judge options.",
+    JudgeConnectionError: ". Check that the server is running and the base URL is right.",
+    JudgeTimeout: ". Raise the judge timeout or lower its concurrency.",
+    JudgeRateLimited: ". Lower rpm/tpm/concurrency or wait for the quota to reset.",
+}

@@ -1,0 +1,122 @@
+"""The ``litellm`` backend: 100+ providers through LiteLLM (optional extra ``ragmeter[litellm]``).
+
+``litellm:anthropic/claude-3-5-haiku``, ``litellm:bedrock/...``, ``litellm:gemini/gemini-2.0-flash``.
+LiteLLM is imported only when such a judge is built. Keys come from the provider's usual
+environment variable (``ANTHROPIC_API_KEY``...); a missing one is reported before the run. LiteLLM's
+exceptions subclass the ``openai`` SDK's, so they are mapped by the same table.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ...errors import JudgeAuthError, MissingBackendError
+from ..base import ChatRequest, Completion, Message, Usage
+from ..registry import BackendInfo, register_backend
+from ._errors import map_openai_error
+from .openai_compat import is_local_url, schema_instruction
+
+
+def _import_litellm() -> Any:
+    try:
+        import litellm
+    except ImportError as exc:
+        raise MissingBackendError(
+            "the litellm judge needs LiteLLM: pip install ragmeter[litellm] (or pip install litellm)"
+        ) from exc
+    return litellm
+
+
+class LiteLLMBackend:
+    """A backend over ``litellm.acompletion``.
+
+    Parameters
+    ----------
+    model:
+        A LiteLLM model string, ``provider/model``.
+    base_url:
+        Passed as ``api_base`` (a proxy or self-hosted endpoint).
+    api_key:
+        Passed as ``api_key``; default: LiteLLM reads the provider's environment variable.
+    check_key:
+        Check at construction that the provider's key is set (default True).
+    """
+
+    name = "litellm"
+
+    def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
+                 check_key: bool = True, **extra: Any) -> None:
+        self._litellm = _import_litellm()
+        self.model = model
+        self.base_url = base_url
+        self.free = False
+        self._api_key = api_key
+        self._extra = extra
+        if check_key and api_key is None and not is_local_url(base_url):
+            try:
+                env = self._litellm.validate_environment(model=model)
+            except Exception:  # an unknown provider: let the first call say so
+                env = {}
+            missing = env.get("missing_keys") or []
+            if missing and not env.get("keys_in_environment", False):
+                raise JudgeAuthError(
+                    f"the litellm judge for {model!r} needs {', '.join(missing)}: "
+                    f"export {missing[0]}=... or pass api_key=..."
+                )
+        try:
+            self._schema_ok = bool(self._litellm.supports_response_schema(model=model))
+        except Exception:
+            self._schema_ok = False
+
+    async def complete(self, request: ChatRequest) -> Completion:
+        """One ``litellm.acompletion`` call, no retry."""
+        messages = request.message_dicts()
+        kwargs: dict[str, Any] = dict(self._extra)
+        if request.json_schema is not None:
+            if self._schema_ok:
+                kwargs["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": request.schema_name, "schema": request.json_schema},
+                }
+            else:
+                messages = [Message("system", schema_instruction(request.json_schema)).to_dict(), *messages]
+        if request.seed is not None:
+            kwargs["seed"] = request.seed
+        if self.base_url:
+            kwargs["api_base"] = self.base_url
+        if self._api_key:
+            kwargs["api_key"] = self._api_key
+        try:
+            resp = await self._litellm.acompletion(
+                model=self.model, messages=messages, temperature=request.temperature,
+                max_tokens=request.max_tokens, timeout=request.timeout, num_retries=0, **kwargs,
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            raise map_openai_error(exc, backend=self.name, secrets=[self._api_key]) from exc
+        choice = resp.choices[0]
+        usage = getattr(resp, "usage", None)
+        return Completion(
+            choice.message.content or "",
+            Usage(int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0)),
+            getattr(choice, "finish_reason", None),
+        )
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+    def __repr__(self) -> str:
+        return f"LiteLLMBackend(model={self.model!r})"
+
+
+register_backend(
+    BackendInfo(
+        name="litellm",
+        factory=LiteLLMBackend,
+        summary="any provider LiteLLM supports (Anthropic, Bedrock, Gemini, Azure...)",
+        extra="litellm",
+        example="litellm:anthropic/claude-3-5-haiku",
+    )
+)

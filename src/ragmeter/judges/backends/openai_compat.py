@@ -1,0 +1,292 @@
+"""The ``openai`` and ``ollama`` backends: any OpenAI-compatible chat completions server.
+
+Works with OpenAI, vLLM, Ollama's ``/v1``, llama.cpp's server, llama-cpp-python, LM Studio and
+other servers that speak the same API, through the official ``openai`` SDK (``AsyncOpenAI``,
+with the SDK's own retries turned off: the :class:`~ragmeter.judges.Judge` retries).
+
+Structured output is negotiated per backend instance (``structured_output="auto"``): the first
+requests use ``response_format={"type": "json_schema", ...}``; when the server rejects that
+(HTTP 400/422, or HTTP 500 as llama-cpp-python's server answers) before any such request
+succeeded, the backend falls back to ``{"type": "json_object", "schema": ...}`` and then to
+asking for JSON in the prompt only. Once a mode has worked it is kept. The reply is always
+validated by the judge whatever the mode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import json
+import os
+from typing import Any
+from urllib.parse import urlparse
+
+from ...errors import JudgeAuthError, JudgeBadRequest, JudgeError, JudgeServerError
+from ..base import ChatRequest, Completion, Message, Usage
+from ..registry import BackendInfo, register_backend
+from ._errors import map_openai_error
+
+MODES = ("json_schema", "json_object", "prompt")
+OLLAMA_URL = "http://127.0.0.1:11434/v1"
+
+
+def is_local_url(url: str | None) -> bool:
+    """True for a loopback or private-network base URL (a local server needs no API key)."""
+    if not url:
+        return False
+    host = urlparse(url).hostname or ""
+    if host in ("localhost", "host.docker.internal") or host.endswith(".local"):
+        return True
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return ip.is_loopback or ip.is_private or ip.is_unspecified
+
+
+def schema_instruction(schema: dict[str, Any]) -> str:
+    """The system message that asks for JSON when the server cannot enforce a schema."""
+    return (
+        "Reply with only one JSON object, no prose and no code fence, that follows this JSON schema:\n"
+        + json.dumps(schema, ensure_ascii=False)
+    )
+
+
+class OpenAIBackend:
+    """A chat-completions backend over the ``openai`` SDK.
+
+    Parameters
+    ----------
+    model:
+        The model name the server knows (``gpt-4o-mini``, ``qwen2.5:7b``...).
+    base_url:
+        The server's ``/v1`` URL; default ``$OPENAI_BASE_URL``, else OpenAI's.
+    api_key:
+        Default ``$OPENAI_API_KEY``. Required unless ``base_url`` is a local address; a missing
+        key raises :class:`~ragmeter.errors.JudgeAuthError` here, before any run.
+    structured_output:
+        ``"auto"`` (negotiate, see module docs), or pin one of ``"json_schema"``,
+        ``"json_object"``, ``"prompt"``.
+    organization, project, default_headers:
+        Passed to ``AsyncOpenAI``.
+    free:
+        Calls cost nothing (local models): cost is 0 instead of looked up.
+    name:
+        The backend name recorded in stats and cache keys.
+    key_env_var:
+        The environment variable the key is read from and named in errors.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        structured_output: str = "auto",
+        organization: str | None = None,
+        project: str | None = None,
+        default_headers: dict[str, str] | None = None,
+        free: bool = False,
+        name: str = "openai",
+        key_env_var: str = "OPENAI_API_KEY",
+    ) -> None:
+        if not model:
+            raise JudgeBadRequest(f"the {name} judge needs a model, e.g. '{name}:gpt-4o-mini'")
+        if structured_output not in ("auto", *MODES):
+            raise JudgeBadRequest(
+                f"structured_output: expected auto, {', '.join(MODES)}; got {structured_output!r}"
+            )
+        self.name = name
+        self.model = model
+        url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        self.base_url: str | None = url.rstrip("/")
+        key = api_key or os.environ.get(key_env_var)
+        if not key:
+            if not is_local_url(self.base_url):
+                raise JudgeAuthError(
+                    f"the {name} judge needs an API key for {self.base_url}: set {key_env_var} "
+                    f"(export {key_env_var}=...) or pass api_key=...; a local server such as "
+                    f"'{name}:{model}@http://127.0.0.1:8080/v1' needs none"
+                )
+            key = "no-key-needed"
+        self._api_key = key
+        import openai  # imported here, not in the first (timed) call: the import takes ~0.5 s
+
+        self._openai = openai
+        self.free = free
+        self.fixed_mode = structured_output != "auto"
+        self.mode = MODES[0] if structured_output == "auto" else structured_output
+        self.mode_confirmed = self.fixed_mode
+        self.format_fallbacks = 0
+        self._client_kwargs: dict[str, Any] = dict(
+            organization=organization, project=project, default_headers=default_headers
+        )
+        self._clients: dict[int, tuple[asyncio.AbstractEventLoop, Any]] = {}
+        # building an AsyncOpenAI takes ~0.15 s of CPU: build the first one now, not inside the
+        # first (timed) call; it binds to the first event loop that uses it
+        self._spare: Any = self._new_client()
+
+    def _new_client(self) -> Any:
+        http_client = None
+        try:  # the SDK's aiohttp transport is several times lighter than httpx2 at high concurrency
+            import aiohttp  # noqa: F401
+
+            http_client = self._openai.DefaultAioHttpClient()
+        except (ImportError, RuntimeError):
+            pass
+        return self._openai.AsyncOpenAI(
+            api_key=self._api_key, base_url=self.base_url, max_retries=0, http_client=http_client,
+            **self._client_kwargs,
+        )
+
+    def _client(self) -> Any:
+        """The ``AsyncOpenAI`` client of the running event loop (one per loop: connections are loop-bound)."""
+        loop = asyncio.get_running_loop()
+        got = self._clients.get(id(loop))
+        if got is not None and got[0] is loop:
+            return got[1]
+        for k in [k for k, (lp, _) in self._clients.items() if lp.is_closed()]:
+            del self._clients[k]
+        client, self._spare = (self._spare, None) if self._spare is not None else (self._new_client(), None)
+        self._clients[id(loop)] = (loop, client)
+        return client
+
+    def _response_format(self, request: ChatRequest, mode: str) -> tuple[list[dict[str, str]], dict[str, Any]]:
+        messages = request.message_dicts()
+        extra: dict[str, Any] = {}
+        if request.json_schema is None:
+            return messages, extra
+        if mode == "json_schema":
+            extra["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": request.schema_name, "schema": request.json_schema, "strict": False},
+            }
+            return messages, extra
+        instruction = Message("system", schema_instruction(request.json_schema)).to_dict()
+        messages = [instruction, *messages]
+        if mode == "json_object":
+            extra["response_format"] = {"type": "json_object", "schema": request.json_schema}
+        return messages, extra
+
+    async def complete(self, request: ChatRequest) -> Completion:
+        """Send one chat completion request (with structured-output fallback, see module docs)."""
+        while True:
+            mode = self.mode
+            try:
+                completion = await self._send(request, mode)
+            except (JudgeBadRequest, JudgeServerError) as exc:
+                if request.json_schema is None or self.mode_confirmed or mode == MODES[-1]:
+                    raise
+                if not _format_rejected(exc):
+                    raise
+                if self.mode == mode:  # another task may have moved on already
+                    self.mode = MODES[MODES.index(mode) + 1]
+                self.format_fallbacks += 1
+                continue
+            if request.json_schema is not None and mode == self.mode:
+                self.mode_confirmed = True
+            return completion
+
+    async def _send(self, request: ChatRequest, mode: str) -> Completion:
+        messages, extra = self._response_format(request, mode)
+        if request.seed is not None:
+            extra["seed"] = request.seed
+        body = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            **extra,
+        }
+        try:
+            # The SDK's documented raw-request path: same auth, errors and transport as
+            # chat.completions.create, without its per-call typed transform of the body (which
+            # costs several ms of CPU a call and caps throughput at high concurrency).
+            resp = await self._client().post(
+                "/chat/completions", body=body, cast_to=object, options={"timeout": request.timeout}
+            )
+        except self._openai.OpenAIError as exc:
+            raise map_openai_error(exc, backend=self.name, secrets=[self._api_key]) from exc
+        except ValueError as exc:  # a 200 whose body is not JSON
+            raise JudgeServerError(f"{self.name} judge: the server's reply is not JSON: {exc}") from exc
+        return _completion_from(resp, self.name)
+
+    async def aclose(self) -> None:
+        """Close the HTTP client of the running loop."""
+        loop = asyncio.get_running_loop()
+        got = self._clients.pop(id(loop), None)
+        if got is not None:
+            await got[1].close()
+
+    def __repr__(self) -> str:
+        return f"OpenAIBackend(name={self.name!r}, model={self.model!r}, base_url={self.base_url!r})"
+
+
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "json")
+
+
+def _format_rejected(exc: JudgeError) -> bool:
+    """Whether an error on a not-yet-confirmed structured-output mode means "mode not supported":
+    HTTP 400/422 whose message names the response format, or any HTTP 500 (llama-cpp-python's
+    server answers an unknown ``response_format`` type with a bare 500)."""
+    if exc.status_code == 500:
+        return True
+    if exc.status_code in (400, 422):
+        text = str(exc).lower()
+        return any(word in text for word in _FORMAT_WORDS)
+    return False
+
+
+def _completion_from(resp: Any, backend: str) -> Completion:
+    """A :class:`Completion` from a chat completion body (a dict)."""
+    try:
+        choice = resp["choices"][0]
+        text = (choice.get("message") or {}).get("content") or ""
+        usage = resp.get("usage") or {}
+        u = Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+        if not isinstance(text, str):
+            raise TypeError("content is not text")
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+        raise JudgeServerError(
+            f"{backend} judge: the server's reply is not a chat completion ({type(exc).__name__}: {exc})"
+        ) from None
+    return Completion(text, u, choice.get("finish_reason"))
+
+
+def _ollama(model: str, *, base_url: str | None = None, **options: Any) -> OpenAIBackend:
+    if base_url is None:
+        host = os.environ.get("OLLAMA_HOST")
+        if host:
+            host = host if "://" in host else f"http://{host}"
+            base_url = host.rstrip("/") + "/v1"
+        else:
+            base_url = OLLAMA_URL
+    options.setdefault("api_key", "ollama")
+    options.setdefault("free", True)
+    return OpenAIBackend(model, base_url=base_url, name="ollama", **options)
+
+
+def _openai(model: str, **options: Any) -> OpenAIBackend:
+    return OpenAIBackend(model, **options)
+
+
+register_backend(
+    BackendInfo(
+        name="openai",
+        factory=_openai,
+        summary="any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, LM Studio, Ollama /v1)",
+        key_env_var="OPENAI_API_KEY",
+        example="openai:gpt-4o-mini or openai:qwen2.5@http://127.0.0.1:8080/v1",
+    )
+)
+register_backend(
+    BackendInfo(
+        name="ollama",
+        factory=_ollama,
+        summary="a local Ollama server (http://127.0.0.1:11434/v1, or $OLLAMA_HOST), no key",
+        example="ollama:llama3.1",
+    )
+)
+
+__all__ = ["JudgeError", "OpenAIBackend", "is_local_url"]

@@ -1,0 +1,153 @@
+"""The judge seam: one request type, one response type, one async method.
+
+Every backend (OpenAI-compatible servers, Ollama, LiteLLM, in-process llama.cpp, a test
+function) implements :class:`JudgeBackend.complete`. Everything else, the cache, retries, rate
+limits, budget, cost accounting and output parsing, lives once in :class:`~ragmeter.judges.Judge`,
+which wraps a backend. This mirrors httpx's ``Client`` over ``Transport.handle_request``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+Role = Literal["system", "user", "assistant"]
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message. ``content`` is plain text."""
+
+    role: Role
+    content: str
+
+    def to_dict(self) -> dict[str, str]:
+        """The ``{"role", "content"}`` form every chat API takes."""
+        return {"role": self.role, "content": self.content}
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """What a backend is asked to do.
+
+    Attributes
+    ----------
+    messages:
+        The rendered conversation, oldest first.
+    temperature:
+        Sampling temperature (0 for the most repeatable judgements).
+    max_tokens:
+        Upper bound on the reply's length in tokens.
+    json_schema:
+        The JSON schema the reply must follow, or None for free text. A backend uses the
+        strongest structured-output mode the server accepts (json_schema, json_object, or an
+        instruction in the prompt).
+    schema_name:
+        A short name for the schema (OpenAI's ``response_format.json_schema.name``).
+    seed:
+        Sampling seed, passed through when the backend supports one.
+    timeout:
+        Seconds the backend may spend on this request (the :class:`Judge` also enforces it).
+    """
+
+    messages: tuple[Message, ...]
+    temperature: float = 0.0
+    max_tokens: int = 1024
+    json_schema: dict[str, Any] | None = None
+    schema_name: str = "judgement"
+    seed: int | None = None
+    timeout: float = 60.0
+
+    def message_dicts(self) -> list[dict[str, str]]:
+        """The messages as plain dicts."""
+        return [m.to_dict() for m in self.messages]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens spent by one call (0 when the backend does not report them)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens)
+
+
+@dataclass(frozen=True)
+class Completion:
+    """A backend's answer: the reply text, the tokens spent and why generation stopped."""
+
+    text: str
+    usage: Usage = field(default_factory=Usage)
+    finish_reason: str | None = None
+
+
+@runtime_checkable
+class JudgeBackend(Protocol):
+    """The one seam every judge backend implements.
+
+    Attributes
+    ----------
+    name:
+        The registered backend name (``openai``, ``ollama``...).
+    model:
+        The model the backend sends requests to.
+    base_url:
+        The server URL, or None for in-process / provider-routed backends. Part of the cache key.
+    free:
+        True when calls cost nothing (a local model): cost is then 0 rather than unknown.
+    """
+
+    name: str
+    model: str
+    base_url: str | None
+    free: bool
+
+    async def complete(self, request: ChatRequest) -> Completion:
+        """Send ``request`` once (no retry) and return the reply.
+
+        Raises a :class:`~ragmeter.errors.JudgeError` subclass on failure: backend SDK
+        exceptions are translated in one place per backend, ``raise ... from exc``.
+        """
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections (optional; a no-op for most backends)."""
+        ...
+
+
+Handler = Callable[[ChatRequest], Awaitable[Completion | str]]
+
+
+class FunctionBackend:
+    """A backend that calls an async function: for tests and for wrapping any custom client.
+
+    ``handler(request)`` returns a :class:`Completion` or plain reply text, or raises a
+    :class:`~ragmeter.errors.JudgeError`. Like ``httpx.MockTransport``.
+    """
+
+    def __init__(self, handler: Handler, *, model: str = "function", name: str = "function",
+                 base_url: str | None = None, free: bool = True) -> None:
+        self.handler = handler
+        self.name = name
+        self.model = model
+        self.base_url = base_url
+        self.free = free
+
+    async def complete(self, request: ChatRequest) -> Completion:
+        """Call the handler."""
+        out = await self.handler(request)
+        return Completion(out) if isinstance(out, str) else out
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+    def __repr__(self) -> str:
+        return f"FunctionBackend(model={self.model!r})"

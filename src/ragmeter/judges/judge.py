@@ -1,0 +1,519 @@
+"""The :class:`Judge`: everything around the backend seam, written once for every backend.
+
+A call goes: render the request -> cache lookup -> (budget / dry-run check) -> concurrency slot
+and rate limiter -> backend ``complete`` with a per-call timeout -> retry with backoff on
+429/5xx/timeouts/connection errors (honouring ``Retry-After``) -> parse and validate into the
+declared pydantic model -> one repair request when that fails -> commit to the cache -> count
+tokens and cost under the call's ``tag``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import hashlib
+import logging
+import math
+import random
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from ..errors import (
+    InvalidParameterError,
+    JudgeBudgetExceeded,
+    JudgeDryRun,
+    JudgeError,
+    JudgeParseError,
+    JudgeRateLimited,
+    JudgeTimeout,
+    MissingBackendError,
+)
+from ._stats import Stats
+from .base import ChatRequest, Completion, JudgeBackend, Message, Usage
+from .cache import CacheEntry, ResponseCache, canonical_json
+from .parsing import parse_reply, repair_message
+from .pricing import Price, check_prices, cost_of, lookup_price
+
+T = TypeVar("T")
+M = TypeVar("M", bound=BaseModel)
+logger = logging.getLogger("ragmeter.judges")
+
+MessagesLike = str | Sequence[Message | dict[str, str]]
+
+
+@dataclass(frozen=True)
+class JudgeResult(Generic[T]):
+    """The outcome of one judgement.
+
+    Attributes
+    ----------
+    value:
+        The validated pydantic object (or the text, for :meth:`Judge.complete`).
+    raw:
+        The reply text that ``value`` was parsed from.
+    usage:
+        Tokens of the request(s) behind this result (the stored usage on a cache hit).
+    cached:
+        True when no request was sent: every reply came from the cache.
+    repaired:
+        True when the first reply was unreadable and the repair request's reply was used.
+    key:
+        The cache key of the judgement (``sha256:...``, ``#i`` for extra samples).
+    sample:
+        0 for the first sample; 1..N-1 for the extra samples of ``repeat=N``.
+    """
+
+    value: T
+    raw: str
+    usage: Usage
+    cached: bool
+    repaired: bool = False
+    key: str = ""
+    sample: int = 0
+
+
+@dataclass
+class _LoopState:
+    loop: asyncio.AbstractEventLoop
+    slots: asyncio.Semaphore
+    rpm: Any
+    tpm: Any
+    pause_until: float = 0.0
+    finalizer: Any = None
+
+
+def _messages(messages: MessagesLike) -> tuple[Message, ...]:
+    if isinstance(messages, str):
+        return (Message("user", messages),)
+    out = []
+    for m in messages:
+        if isinstance(m, Message):
+            out.append(m)
+        elif isinstance(m, dict) and m.get("role") in ("system", "user", "assistant"):
+            out.append(Message(m["role"], str(m.get("content", ""))))  # type: ignore[arg-type]
+        else:
+            raise InvalidParameterError(f"expected Message or {{'role', 'content'}} dicts, got {m!r}")
+    if not out:
+        raise InvalidParameterError("expected at least one message, got none")
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=256)
+def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """``schema.model_json_schema()``, computed once per model class (it is not cheap)."""
+    return schema.model_json_schema()
+
+
+_SCHEMA_JSON: dict[int, tuple[dict[str, Any], str]] = {}
+
+
+def judge_cache_key(*, backend: str, model: str, base_url: str | None, messages: list[dict[str, str]],
+                    temperature: float, max_tokens: int, schema: dict[str, Any] | None, seed: int | None,
+                    template_version: str) -> str:
+    """``cache_key`` of these fields, i.e. ``sha256:`` + SHA-256 of their canonical JSON.
+
+    The same bytes as ``canonical_json({...all fields...})``, built from pieces so the (large,
+    constant) schema is serialised once per schema, not once per call.
+    """
+    if schema is None:
+        schema_json = "null"
+    else:
+        got = _SCHEMA_JSON.get(id(schema))
+        if got is None or got[0] is not schema:
+            got = _SCHEMA_JSON[id(schema)] = (schema, canonical_json(schema))
+        schema_json = got[1]
+    head = canonical_json({"backend": backend, "base_url": base_url, "max_tokens": max_tokens,
+                           "messages": messages, "model": model})
+    tail = canonical_json({"seed": seed, "temperature": temperature, "template_version": template_version})
+    text = f'{head[:-1]},"schema":{schema_json},{tail[1:]}'
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def estimate_tokens(messages: Sequence[Message]) -> int:
+    """A rough prompt token count (4 characters a token, plus 4 a message), for dry runs and ``tpm``."""
+    return sum(math.ceil(len(m.content) / 4) + 4 for m in messages)
+
+
+class Judge:
+    """An LLM judge: a backend plus cache, concurrency and rate limits, retries, budget and stats.
+
+    Build one with :func:`ragmeter.judges.from_spec` or ``Judge(backend, ...)``. Every option is
+    keyword-only.
+
+    Parameters
+    ----------
+    backend:
+        Any :class:`~ragmeter.judges.base.JudgeBackend`.
+    cache:
+        True (default): the persistent cache in :func:`~ragmeter.judges.cache.default_cache_dir`;
+        False: no cache; a path: that cache file or directory; or a
+        :class:`~ragmeter.judges.cache.ResponseCache`.
+    concurrency:
+        Requests in flight at once (default 16).
+    rpm, tpm:
+        Requests and tokens per minute (None: unlimited). Tokens are estimated before sending
+        (prompt estimate + ``max_tokens``).
+    timeout:
+        Seconds one request may take before it counts as a :class:`~ragmeter.errors.JudgeTimeout`.
+    max_retries:
+        Retries of one request after 429, 5xx, timeouts and connection errors (default 5).
+    backoff, max_backoff:
+        Exponential backoff with full jitter: before retry *n* wait uniform(0, min(max_backoff,
+        backoff * 2**n)) seconds, unless the server said how long (``Retry-After``,
+        ``x-ratelimit-reset-*``), which is honoured up to ``max_retry_wait``.
+    max_retry_wait:
+        Longest server-requested wait honoured (default 120 s); longer waits are cut to it.
+    max_cost:
+        Budget in USD. Once spent, new requests raise :class:`~ragmeter.errors.JudgeBudgetExceeded`
+        (requests in flight finish). Needs a known price for the model.
+    prices:
+        ``{model: (input, output)}`` USD per 1M tokens, over the built-in table.
+    dry_run:
+        Send nothing: count the calls that would be sent and their estimated prompt tokens
+        (cache hits are still served); each such call raises :class:`~ragmeter.errors.JudgeDryRun`.
+    repeat:
+        Samples per judgement for :meth:`judge_n` (default 1). Extra samples bypass the first
+        sample's cached reply and are cached under their own key, so a resumed run reuses them.
+    temperature, max_tokens, seed:
+        Request defaults; each call may override them.
+    repair:
+        Send one repair request when a reply does not parse (default True).
+    """
+
+    def __init__(
+        self,
+        backend: JudgeBackend,
+        *,
+        cache: bool | str | Any = True,
+        concurrency: int = 16,
+        rpm: float | None = None,
+        tpm: float | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 5,
+        backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        max_retry_wait: float = 120.0,
+        max_cost: float | None = None,
+        prices: dict[str, Price] | None = None,
+        dry_run: bool = False,
+        repeat: int = 1,
+        temperature: float = 0.0,
+        max_tokens: int = 1024,
+        seed: int | None = None,
+        repair: bool = True,
+    ) -> None:
+        for name, value, low in (("concurrency", concurrency, 1), ("repeat", repeat, 1),
+                                 ("max_retries", max_retries, 0), ("max_tokens", max_tokens, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise InvalidParameterError(f"{name}: expected an integer >= {low}, got {value!r}")
+        for name, fvalue in (("timeout", timeout), ("rpm", rpm), ("tpm", tpm), ("max_cost", max_cost)):
+            if fvalue is not None and not (isinstance(fvalue, int | float) and fvalue > 0):
+                raise InvalidParameterError(f"{name}: expected a positive number, got {fvalue!r}")
+        self.backend = backend
+        self.concurrency = concurrency
+        self.rpm, self.tpm = rpm, tpm
+        self.timeout = float(timeout)
+        self.max_retries = max_retries
+        self.backoff, self.max_backoff, self.max_retry_wait = backoff, max_backoff, max_retry_wait
+        self.max_cost = max_cost
+        self.prices = check_prices(prices)
+        self.dry_run = dry_run
+        self.repeat = repeat
+        self.temperature, self.max_tokens, self.seed = temperature, max_tokens, seed
+        self.repair = repair
+        self.price: Price | None = (0.0, 0.0) if backend.free else lookup_price(backend.model, self.prices)
+        if max_cost is not None and self.price is None:
+            raise InvalidParameterError(
+                f"max_cost needs the price of {backend.model!r}, which is not in the built-in table: "
+                f"pass prices={{'{backend.model}': (input_usd_per_1m, output_usd_per_1m)}}"
+            )
+        if cache is True:
+            self.cache: ResponseCache | None = ResponseCache()
+        elif cache is False or cache is None:
+            self.cache = None
+        elif isinstance(cache, ResponseCache):
+            self.cache = cache
+        else:
+            self.cache = ResponseCache(cache)
+        self._stats = Stats()
+        self._state: _LoopState | None = None
+        self._spent = 0.0
+
+    # -- public API ---------------------------------------------------------------------------
+
+    async def judge(
+        self,
+        messages: MessagesLike,
+        schema: type[M],
+        *,
+        tag: str = "",
+        template_version: str = "",
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+        sample: int = 0,
+    ) -> JudgeResult[M]:
+        """Ask the judge and return its reply validated as ``schema``.
+
+        ``tag`` names the metric for accounting; ``template_version`` (e.g.
+        ``PromptTemplate.cache_version``) goes into the cache key. Raises a
+        :class:`~ragmeter.errors.JudgeError` subclass, e.g. :class:`~ragmeter.errors.JudgeParseError`
+        with ``.raw`` when the reply is unreadable even after one repair.
+        """
+        request = self._request(messages, schema, temperature, max_tokens, seed)
+        key = self._key(request, template_version, sample)
+        self._stats.bump(tag, "calls")
+        try:
+            return await self._judge(request, key, schema, tag, template_version, sample)
+        except JudgeError as exc:
+            self._stats.error(tag, type(exc).__name__, final=True)
+            raise
+
+    async def judge_n(self, messages: MessagesLike, schema: type[M], *, n: int | None = None,
+                      **kwargs: Any) -> list[JudgeResult[M]]:
+        """``n`` (default ``repeat``) samples of one judgement, concurrently; sample 0 is :meth:`judge`.
+
+        Raises the first sample's error after all samples finished (each success is cached).
+        """
+        count = self.repeat if n is None else n
+        outs = await asyncio.gather(
+            *(self.judge(messages, schema, sample=i, **kwargs) for i in range(count)), return_exceptions=True
+        )
+        for o in outs:
+            if isinstance(o, BaseException):
+                raise o
+        return list(outs)  # type: ignore[arg-type]
+
+    async def complete(self, messages: MessagesLike, *, tag: str = "", template_version: str = "",
+                       temperature: float | None = None, max_tokens: int | None = None,
+                       seed: int | None = None, sample: int = 0) -> JudgeResult[str]:
+        """Free-text reply (no schema, no parsing), with the same cache, retries and accounting."""
+        request = self._request(messages, None, temperature, max_tokens, seed)
+        key = self._key(request, template_version, sample)
+        self._stats.bump(tag, "calls")
+        try:
+            completion, hit = await self._fetch(request, key, tag)
+            if not hit:
+                await self._store([(key, completion)], tag)
+            return JudgeResult(completion.text, completion.text, completion.usage, hit, key=key, sample=sample)
+        except JudgeError as exc:
+            self._stats.error(tag, type(exc).__name__, final=True)
+            raise
+
+    def stats(self) -> dict[str, Any]:
+        """Counters so far: ``calls`` (judgements asked), ``cache_hits``/``cache_misses`` (lookups),
+        ``requests`` (sent to the backend, retries and repairs included), ``retries``, ``repairs``,
+        ``format_fallbacks`` (structured-output downgrades, extra HTTP requests), ``errors``
+        (final failures by type), ``attempt_errors`` (every failed request by type),
+        ``prompt_tokens``/``completion_tokens`` (spent, cache hits excluded), ``cost`` (USD, None
+        when the price is unknown), dry-run counts, and the same per tag in ``by_tag``."""
+        out: dict[str, Any] = {**self.describe(), **self._stats.total.as_dict()}
+        out["format_fallbacks"] = int(getattr(self.backend, "format_fallbacks", 0))
+        if self.dry_run:
+            est = cost_of(Usage(self._stats.total.estimated_prompt_tokens, 0), self.price)
+            out["estimated_prompt_cost"] = None if est is None else round(est, 8)
+        out["by_tag"] = {tag: t.as_dict() for tag, t in sorted(self._stats.by_tag.items())}
+        return out
+
+    def describe(self) -> dict[str, Any]:
+        """Backend, model and base URL (never the key)."""
+        return {"backend": self.backend.name, "model": self.backend.model, "base_url": self.backend.base_url}
+
+    async def aclose(self) -> None:
+        """Close the backend's connections for the running loop (the cache stays usable)."""
+        await self.backend.aclose()
+
+    async def __aenter__(self) -> Judge:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def close(self) -> None:
+        """Close the cache."""
+        if self.cache is not None:
+            self.cache.close()
+
+    def __repr__(self) -> str:
+        return f"Judge({self.backend.name}:{self.backend.model}, cache={self.cache!r})"
+
+    # -- internals ----------------------------------------------------------------------------
+
+    def _request(self, messages: MessagesLike, schema: type[BaseModel] | None, temperature: float | None,
+                 max_tokens: int | None, seed: int | None) -> ChatRequest:
+        return ChatRequest(
+            messages=_messages(messages),
+            temperature=self.temperature if temperature is None else temperature,
+            max_tokens=self.max_tokens if max_tokens is None else max_tokens,
+            json_schema=None if schema is None else _json_schema(schema),
+            schema_name=(schema.__name__ if schema is not None else "judgement")[:64],
+            seed=self.seed if seed is None else seed,
+            timeout=self.timeout,
+        )
+
+    def _key(self, request: ChatRequest, template_version: str, sample: int) -> str:
+        """``cache_key`` of everything that decides the reply (see :mod:`.cache`), ``#i`` for sample i."""
+        key = judge_cache_key(
+            backend=self.backend.name,
+            model=self.backend.model,
+            base_url=self.backend.base_url,
+            messages=request.message_dicts(),
+            temperature=request.temperature,
+            max_tokens=request.max_tokens,
+            schema=request.json_schema,
+            seed=request.seed,
+            template_version=template_version,
+        )
+        return f"{key}#{sample}" if sample else key
+
+    async def _judge(self, request: ChatRequest, key: str, schema: type[M], tag: str,
+                     template_version: str, sample: int) -> JudgeResult[M]:
+        first, hit = await self._fetch(request, key, tag)
+        try:
+            value = parse_reply(first.text, schema)
+        except JudgeParseError as exc:
+            if not self.repair:
+                raise
+            error = exc
+        else:
+            if not hit:
+                await self._store([(key, first)], tag)
+            return JudgeResult(value, first.text, first.usage, hit, key=key, sample=sample)
+        # one repair: show the judge its reply and what was wrong with it
+        fix = replace(request, messages=(*request.messages, Message("assistant", first.text),
+                                         Message("user", repair_message(error, schema))))
+        fix_key = self._key(fix, template_version, sample)
+        self._stats.bump(tag, "repairs")
+        second, hit2 = await self._fetch(fix, fix_key, tag, repair=True)
+        try:
+            value = parse_reply(second.text, schema)
+        except JudgeParseError as exc2:
+            raise JudgeParseError(
+                f"{exc2} (after one repair attempt; first reply: {error.validation})",
+                raw=second.text, validation=exc2.validation,
+            ) from None
+        new = [(k, c) for k, c, h in ((key, first, hit), (fix_key, second, hit2)) if not h]
+        await self._store(new, tag)
+        return JudgeResult(value, second.text, first.usage + second.usage, hit and hit2, True, key, sample)
+
+    async def _fetch(self, request: ChatRequest, key: str, tag: str, repair: bool = False) -> tuple[Completion, bool]:
+        if self.cache is not None:
+            entry = self.cache.get(key)
+            if entry is not None:
+                self._stats.bump(tag, "cache_hits")
+                return Completion(entry.response, Usage(entry.prompt_tokens, entry.completion_tokens),
+                                  entry.finish_reason), True
+            self._stats.bump(tag, "cache_misses")
+        return await self._send(request, tag, check_budget=not repair), False
+
+    async def _store(self, items: list[tuple[str, Completion]], tag: str) -> None:
+        if self.cache is None or not items:
+            return
+        entries = [
+            CacheEntry(k, c.text, c.usage.prompt_tokens, c.usage.completion_tokens, c.finish_reason,
+                       self.backend.name, self.backend.model, tag)
+            for k, c in items
+        ]
+        await self.cache.aput_many(entries)
+
+    def _loop_state(self) -> _LoopState:
+        loop = asyncio.get_running_loop()
+        if self._state is None or self._state.loop is not loop:
+
+            def limiter(per_minute: float | None) -> Any:
+                # a leaky bucket holding 10 s worth (not a whole minute's burst), never below one unit
+                if not per_minute:
+                    return None
+                try:
+                    from aiolimiter import AsyncLimiter
+                except ImportError as exc:  # pragma: no cover - a core dependency
+                    raise MissingBackendError("rpm/tpm limits need aiolimiter: pip install aiolimiter") from exc
+                if per_minute / 6 >= 1:
+                    return AsyncLimiter(per_minute / 6, 10)
+                return AsyncLimiter(1, 60 / per_minute)
+
+            self._state = _LoopState(
+                loop, asyncio.Semaphore(self.concurrency), limiter(self.rpm), limiter(self.tpm)
+            )
+        return self._state
+
+    async def _send(self, request: ChatRequest, tag: str, *, check_budget: bool) -> Completion:
+        if self.dry_run:
+            self._stats.bump(tag, "dry_run_calls")
+            self._stats.bump(tag, "estimated_prompt_tokens", estimate_tokens(request.messages))
+            raise JudgeDryRun("dry run: this judge call was counted, not sent")
+        if check_budget and self.max_cost is not None and self._spent >= self.max_cost:
+            raise JudgeBudgetExceeded(
+                f"the judge budget max_cost={self.max_cost} USD is spent ({self._spent:.4f} USD): "
+                "raise max_cost (--max-cost) to judge the remaining samples"
+            )
+        state = self._loop_state()
+        if state.finalizer is None:
+            # an async generator that asyncio.run() closes at the end of the loop (shutdown_asyncgens):
+            # it closes the backend's connections of that loop, so no "Unclosed client session"
+            state.finalizer = self._close_with_loop()
+            await state.finalizer.__anext__()
+        attempt = 0
+        while True:
+            async with state.slots:
+                await self._wait_turn(state, request)
+                self._stats.bump(tag, "requests")
+                try:
+                    async with asyncio.timeout(self.timeout):
+                        completion = await self.backend.complete(request)
+                except TimeoutError as exc:
+                    error: JudgeError = JudgeTimeout(
+                        f"{self.backend.name} judge: no reply within {self.timeout:g} s: raise the "
+                        "judge timeout or lower its concurrency"
+                    )
+                    error.__cause__ = exc
+                except JudgeError as exc:
+                    error = exc
+                else:
+                    self._account(tag, completion.usage)
+                    return completion
+            self._stats.error(tag, type(error).__name__, final=False)
+            if not error.retryable or attempt >= self.max_retries:
+                raise error
+            delay = self._delay(error, attempt)
+            if isinstance(error, JudgeRateLimited) and error.retry_after is not None:
+                state.pause_until = max(state.pause_until, time.monotonic() + delay)
+            attempt += 1
+            self._stats.bump(tag, "retries")
+            logger.info("judge %s: %s; retry %d in %.2f s", self.backend.model, type(error).__name__,
+                        attempt, delay)
+            await asyncio.sleep(delay)
+
+    async def _close_with_loop(self) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            with contextlib.suppress(Exception):
+                await self.backend.aclose()
+
+    async def _wait_turn(self, state: _LoopState, request: ChatRequest) -> None:
+        pause = state.pause_until - time.monotonic()
+        if pause > 0:  # the server asked everyone to wait (429 with Retry-After)
+            await asyncio.sleep(pause)
+        if state.rpm is not None:
+            await state.rpm.acquire()
+        if state.tpm is not None:
+            need = estimate_tokens(request.messages) + request.max_tokens
+            await state.tpm.acquire(min(float(need), state.tpm.max_rate))
+
+    def _delay(self, error: JudgeError, attempt: int) -> float:
+        if error.retry_after is not None:
+            return min(max(0.0, error.retry_after), self.max_retry_wait)
+        return random.uniform(0, min(self.max_backoff, self.backoff * 2**attempt))
+
+    def _account(self, tag: str, usage: Usage) -> None:
+        cost = cost_of(usage, self.price)
+        if cost is not None:
+            self._spent += cost
+        for t in self._stats.tallies(tag):
+            t.add_usage(usage, cost)

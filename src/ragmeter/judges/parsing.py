@@ -1,0 +1,142 @@
+"""Reading a judge's reply into a typed object: tolerant extraction, strict validation.
+
+Models wrap JSON in prose or Markdown fences, leave trailing commas, or quote other JSON before
+their verdict. :func:`extract_json` finds the reply's **last** well-formed top-level JSON object
+(a verdict comes last; anything the model quoted earlier, such as a fake ``{"score": 5}`` smuggled
+into the evaluated answer, comes before it). :func:`parse_reply` then validates that one object
+against the declared pydantic model, strictly: no fallback to an earlier object, no default
+value, no score of 0. Whatever goes wrong is a :class:`~ragmeter.errors.JudgeParseError` carrying
+the raw reply, and nothing else is ever raised, whatever the text (property-tested).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import JudgeParseError
+
+T = TypeVar("T", bound=BaseModel)
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n?(.*?)```", re.DOTALL)
+_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+_DECODER = json.JSONDecoder()
+_MAX_SCAN = 20_000  # characters of a reply we look at; longer replies are cut (never a hang)
+_MAX_FAILED_STARTS = 500  # '{' that open no valid object before we give up (bounds the work)
+
+
+def _loads_lenient(text: str) -> Any:
+    """``json.loads`` that also accepts trailing commas. Raises ValueError."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        fixed = _TRAILING_COMMA.sub(r"\1", text)
+        if fixed == text:
+            raise
+        return json.loads(fixed)
+
+
+def _scan(text: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    failures = 0
+    i = text.find("{")
+    while i != -1 and failures < _MAX_FAILED_STARTS:
+        try:
+            obj, end = _DECODER.raw_decode(text, i)
+        except (ValueError, RecursionError):
+            failures += 1
+            i = text.find("{", i + 1)
+            continue
+        if isinstance(obj, dict):
+            found.append(obj)
+            i = text.find("{", end)
+        else:  # pragma: no cover - raw_decode at "{" only returns objects
+            i = text.find("{", i + 1)
+    return found
+
+
+def _objects_in(text: str) -> list[dict[str, Any]]:
+    """Every top-level JSON object in ``text``, left to right (nested objects are not repeated).
+
+    Trailing commas (``{"a": 1,}``) are dropped first.
+    """
+    return _scan(_TRAILING_COMMA.sub(r"\1", text))
+
+
+def extract_json(text: str) -> dict[str, Any]:
+    """The JSON object a reply carries: the whole reply, else the last fenced block holding an
+    object, else the last well-formed top-level object in the text.
+
+    Raises :class:`~ragmeter.errors.JudgeParseError` when there is none.
+    """
+    if not isinstance(text, str):
+        raise JudgeParseError(f"expected the reply as text, got {type(text).__name__}", raw=repr(text))
+    body = text[:_MAX_SCAN].strip()
+    try:
+        whole = _loads_lenient(body)
+    except (ValueError, RecursionError):
+        whole = None
+    if isinstance(whole, dict):
+        return whole
+    for match in reversed(list(_FENCE.finditer(body))):
+        objs = _objects_in(match.group(2))
+        if objs:
+            return objs[-1]
+    objs = _objects_in(body)
+    if objs:
+        return objs[-1]
+    raise JudgeParseError(
+        f"the judge's reply holds no JSON object: {_excerpt(text)}",
+        raw=text,
+        validation="no JSON object found",
+    )
+
+
+def parse_reply(text: str, schema: type[T]) -> T:
+    """Extract the reply's JSON object and validate it against ``schema``.
+
+    Raises :class:`~ragmeter.errors.JudgeParseError` (and nothing else) when the reply holds no
+    JSON object or the object does not validate; ``.validation`` says what failed.
+    """
+    if isinstance(text, str) and text[:1] == "{" and len(text) <= _MAX_SCAN:
+        try:  # the common case, a bare JSON object: parsed and validated in one step by pydantic-core
+            return schema.model_validate_json(text)
+        except ValidationError:
+            pass  # not bare JSON, or invalid: the tolerant path below says which
+        except (ValueError, TypeError, RecursionError):
+            pass
+    obj = extract_json(text)
+    try:
+        return schema.model_validate(obj)
+    except ValidationError as exc:
+        detail = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or '(root)'}: {e['msg']}" for e in exc.errors()
+        )
+        raise JudgeParseError(
+            f"the judge's JSON does not match {schema.__name__}: {detail}. Reply: {_excerpt(text)}",
+            raw=text,
+            validation=detail,
+        ) from None
+    except (ValueError, TypeError, RecursionError) as exc:  # a validator that raised oddly
+        raise JudgeParseError(
+            f"the judge's JSON does not match {schema.__name__}: {exc}", raw=text, validation=str(exc)
+        ) from None
+
+
+def _excerpt(text: str, limit: int = 200) -> str:
+    text = text if isinstance(text, str) else repr(text)
+    flat = " ".join(text.split())
+    return repr(flat if len(flat) <= limit else flat[: limit - 3] + "...")
+
+
+def repair_message(error: JudgeParseError, schema: type[BaseModel]) -> str:
+    """The follow-up user message asking the judge to fix an unparseable reply."""
+    return (
+        "Your previous reply could not be read: "
+        f"{error.validation or 'no JSON object found'}.\n"
+        "Reply again with only one JSON object, no prose and no code fence, that follows this JSON "
+        f"schema:\n{json.dumps(schema.model_json_schema(), ensure_ascii=False)}"
+    )

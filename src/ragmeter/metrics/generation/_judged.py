@@ -1,0 +1,312 @@
+"""Shared machinery of the LLM-judged metrics: prompts, reply schemas, shared steps, the evaluator base.
+
+Every judge call goes through :class:`ragmeter.judges.Judge` (cache, retries, parsing, cost).
+Steps that several metrics need on the same sample are computed once per run and shared
+(single-flight memo keyed by judge, event loop, step and content):
+
+============================  =========================  ==========================================
+step                          reads                      used by
+============================  =========================  ==========================================
+``analyse_answer``            query, answer              faithfulness, hallucination_rate (claims),
+                                                         answer_relevancy (questions, noncommittal)
+``verify_claims``             claims, contexts           faithfulness, hallucination_rate
+``rate_chunks``               query, contexts            context_relevancy, context_precision_llm
+============================  =========================  ==========================================
+
+So the canonical set ``faithfulness, answer_relevancy, context_relevancy, context_recall`` costs 3
+judge calls per sample (context_recall is text matched). ``steps=separate`` on faithfulness /
+answer_relevancy uses one prompt per task instead (4 calls).
+
+Reply schemas are lenient about *form* (``"Yes"``, ``true`` and ``"yes"`` are one verdict; ``"7"``
+is 7) but strict about *content*: a verdict that is neither yes nor no, or a rating outside its
+range, fails validation, which makes the judge layer ask once for a repair and then record a
+:class:`~ragmeter.errors.JudgeParseError` on the sample.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
+from functools import cache
+from pathlib import Path
+from typing import Any
+from weakref import WeakKeyDictionary
+
+from pydantic import BaseModel, Field, field_validator
+
+from ...judges import PromptTemplate
+from ...names import MetricName
+from ...registry import MetricSpec, Param
+from ...types import MetricResult, Sample
+
+PROMPTS = Path(__file__).with_name("prompts")
+STEPS = Param("steps", str, "shared", "shared: one call reads query+answer for several tasks; separate: one "
+              "call per task", choices=("shared", "separate"))
+
+
+@cache
+def template(name: str) -> PromptTemplate:
+    """The versioned prompt template ``prompts/<name>.prompt``."""
+    return PromptTemplate.from_file(PROMPTS / f"{name}.prompt")
+
+
+# ---- reply schemas ---------------------------------------------------------------------------------
+
+_YES = {"yes", "y", "true", "supported", "1"}
+_NO = {"no", "n", "false", "unsupported", "not supported", "0"}
+
+
+def _yes_no(v: Any) -> bool:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, str) and v.strip().strip(".").lower() in _YES | _NO:
+        return v.strip().strip(".").lower() in _YES
+    raise ValueError(f'expected "yes" or "no", got {v!r}')
+
+
+class AnswerAnalysis(BaseModel):
+    """Reply of ``analyse_answer``."""
+
+    claims: list[str] = Field(default_factory=list)
+    questions: list[str] = Field(default_factory=list)
+    noncommittal: bool = False
+
+    @field_validator("noncommittal", mode="before")
+    @classmethod
+    def _flag(cls, v: Any) -> bool:
+        return _yes_no(v)
+
+
+class Claims(BaseModel):
+    """Reply of ``decompose_answer``."""
+
+    claims: list[str]
+
+
+class Questions(BaseModel):
+    """Reply of ``generate_questions``."""
+
+    questions: list[str] = Field(default_factory=list)
+    noncommittal: bool = False
+
+    @field_validator("noncommittal", mode="before")
+    @classmethod
+    def _flag(cls, v: Any) -> bool:
+        return _yes_no(v)
+
+
+class Verdict(BaseModel):
+    """One claim's verdict."""
+
+    statement: int | None = None
+    reason: str = ""
+    supported: bool
+
+    @field_validator("supported", mode="before")
+    @classmethod
+    def _flag(cls, v: Any) -> bool:
+        return _yes_no(v)
+
+
+class Verdicts(BaseModel):
+    """Reply of ``verify_claims``."""
+
+    verdicts: list[Verdict]
+
+
+class Rating(BaseModel):
+    """One passage's 0-10 rating."""
+
+    passage: int | None = None
+    reason: str = ""
+    rating: float = Field(ge=0, le=10)
+
+
+class Ratings(BaseModel):
+    """Reply of ``rate_chunks``."""
+
+    ratings: list[Rating]
+
+
+class Graded(BaseModel):
+    """A 0-10 rating with its reason (``answer_match``, ``correctness``)."""
+
+    reason: str = ""
+    rating: float = Field(ge=0, le=10)
+
+
+# ---- shared steps ----------------------------------------------------------------------------------
+
+_MEMO: WeakKeyDictionary[Any, OrderedDict[tuple[Any, ...], asyncio.Future[Any]]] = WeakKeyDictionary()
+_MEMO_SIZE = 20_000
+
+
+def _digest(*parts: Any) -> str:
+    return hashlib.sha256(json.dumps(parts, ensure_ascii=False, default=str).encode()).hexdigest()[:32]
+
+
+async def shared(judge: Any, step: str, content: tuple[Any, ...], compute: Callable[[], Awaitable[Any]]) -> Any:
+    """Run ``compute`` once per (judge, loop, step, content); concurrent callers await the same task.
+
+    A failed step is not memoised, so each metric records its own error and a retry can succeed.
+    """
+    loop = asyncio.get_running_loop()
+    memo = _MEMO.setdefault(judge, OrderedDict())
+    key = (id(loop), step, _digest(*content))
+    fut = memo.get(key)
+    if fut is None or (fut.done() and fut.exception() is not None):
+        fut = loop.create_task(compute())  # type: ignore[assignment]
+        memo[key] = fut
+        while len(memo) > _MEMO_SIZE:
+            memo.popitem(last=False)
+    else:
+        memo.move_to_end(key)
+    return await fut
+
+
+def numbered(items: Sequence[str]) -> str:
+    """``1. a\\n2. b`` (how claims and passages are shown to the judge)."""
+    return "\n".join(f"{i}. {' '.join(t.split())}" for i, t in enumerate(items, start=1))
+
+
+async def analyse_answer(judge: Any, sample: Sample, tag: str) -> AnswerAnalysis:
+    """Claims, back-generated questions and the noncommittal flag, in one shared call."""
+    t = template("analyse_answer")
+
+    async def run() -> AnswerAnalysis:
+        r = await judge.judge(t.messages(question=sample.query, answer=sample.answer or ""), AnswerAnalysis,
+                              tag=tag, template_version=t.cache_version)
+        return r.value
+
+    return await shared(judge, t.cache_version, (sample.query, sample.answer), run)
+
+
+async def decompose(judge: Any, sample: Sample, tag: str, steps: str) -> list[str]:
+    """The answer's atomic claims (from the shared analysis, or a dedicated call)."""
+    if steps == "shared":
+        return [c for c in (await analyse_answer(judge, sample, tag)).claims if c.strip()]
+    t = template("decompose_answer")
+
+    async def run() -> list[str]:
+        r = await judge.judge(t.messages(question=sample.query, answer=sample.answer or ""), Claims,
+                              tag=tag, template_version=t.cache_version)
+        return [c for c in r.value.claims if c.strip()]
+
+    return await shared(judge, t.cache_version, (sample.query, sample.answer), run)
+
+
+def joined_context(sample: Sample) -> str:
+    """The retrieved contexts' texts, joined as the evidence claims are checked against."""
+    return "\n\n".join(t for t in sample.context_texts if t.strip())
+
+
+async def verify(judge: Any, sample: Sample, claims: list[str], tag: str) -> list[bool | None]:
+    """One verdict per claim (None where the judge gave none), all claims in one call."""
+    t = template("verify_claims")
+    context = joined_context(sample)
+
+    async def run() -> list[bool | None]:
+        r = await judge.judge(t.messages(context=context, statements=numbered(claims)), Verdicts,
+                              tag=tag, template_version=t.cache_version)
+        return align(r.value.verdicts, len(claims), "statement", lambda v: v.supported)
+
+    return await shared(judge, t.cache_version, (context, claims), run)
+
+
+async def rate_chunks(judge: Any, sample: Sample, tag: str) -> tuple[list[float | None], list[str]]:
+    """A 0-10 rating per retrieved chunk (None where the judge gave none), in one call."""
+    t = template("rate_chunks")
+    texts = sample.context_texts
+
+    async def run() -> tuple[list[float | None], list[str]]:
+        r = await judge.judge(t.messages(question=sample.query, passages=numbered(texts)), Ratings,
+                              tag=tag, template_version=t.cache_version)
+        ratings = align(r.value.ratings, len(texts), "passage", lambda x: x.rating)
+        reasons = align(r.value.ratings, len(texts), "passage", lambda x: x.reason)
+        return ratings, ["" if x is None else x for x in reasons]
+
+    return await shared(judge, t.cache_version, (sample.query, texts), run)
+
+
+def align(items: Sequence[Any], n: int, index_field: str, value: Callable[[Any], Any]) -> list[Any]:
+    """Map judge items to positions 1..n: by their index field when every item has a valid distinct one,
+    else by order. Positions without an item are None (flagged by the caller)."""
+    out: list[Any] = [None] * n
+    idx = [getattr(it, index_field) for it in items]
+    if idx and all(isinstance(i, int) and 1 <= i <= n for i in idx) and len(set(idx)) == len(idx):
+        for i, it in zip(idx, items, strict=True):
+            out[i - 1] = value(it)
+    else:
+        for pos, it in enumerate(items[:n]):
+            out[pos] = value(it)
+    return out
+
+
+# ---- the evaluator base ----------------------------------------------------------------------------
+
+class JudgedEvaluator:
+    """Base of every LLM-judged metric: subclasses implement :meth:`ascore`.
+
+    A :class:`~ragmeter.errors.JudgeError` raised by the judge propagates; the runner records it
+    as the sample's error for this metric (never a score).
+    """
+
+    def __init__(self, spec: MetricSpec, name: MetricName, judge: Any, embedder: Any) -> None:
+        self.spec = spec
+        self.name = str(name)
+        self.version = spec.version
+        self.params = {p.name: p.default for p in spec.params} | name.kwargs
+        self.cutoff = name.cutoff
+        self.judge = judge
+        self.embedder = embedder
+
+    async def ascore(self, sample: Sample) -> MetricResult:  # pragma: no cover - abstract
+        """Score one sample."""
+        raise NotImplementedError
+
+    async def aevaluate(self, sample: Sample) -> MetricResult:
+        """Score ``sample`` (judge calls are awaited, never blocking the loop)."""
+        return await self.ascore(sample)
+
+    def evaluate(self, sample: Sample) -> MetricResult:
+        """Synchronous :meth:`aevaluate` (not for use inside a running event loop)."""
+        return asyncio.run(self.aevaluate(sample))
+
+    def result(self, score: float | None, reason: str, **details: Any) -> MetricResult:
+        """A result of this metric."""
+        return MetricResult(name=self.name, score=score, reason=reason, details=details, version=self.version)
+
+
+def register_judged(
+    name: str,
+    cls: type[JudgedEvaluator],
+    *,
+    summary: str,
+    formula: str,
+    edge_cases: tuple[str, ...],
+    requires: tuple[str, ...],
+    calls: str,
+    params: tuple[Param, ...] = (),
+    cutoff: str = "none",
+    needs_embedder: bool = False,
+    higher_is_better: bool = True,
+    undefined: str = "never undefined",
+    version: str = "1",
+    aliases: tuple[str, ...] = (),
+) -> MetricSpec:
+    """Declare and register one judged metric (one call per metric module)."""
+    from ...registry import register
+
+    box: list[MetricSpec] = []
+    spec = MetricSpec(
+        name=name, summary=summary, formula=formula, edge_cases=(*edge_cases, f"judge calls per sample: {calls}"),
+        factory=lambda n, judge, embedder: cls(box[0], n, judge, embedder),
+        category="generation", version=version, aliases=aliases, params=params, cutoff=cutoff,  # type: ignore[arg-type]
+        needs_judge=True, needs_embedder=needs_embedder, higher_is_better=higher_is_better, requires=requires,
+        default_names=(name,), undefined=undefined, extra={"calls": calls},
+    )
+    box.append(spec)
+    return register(spec)

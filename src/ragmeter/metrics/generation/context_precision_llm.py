@@ -1,0 +1,50 @@
+"""Context precision with judged relevance: RAGAS's rank-weighted precision when no labels exist.
+
+.. math:: \\mathrm{CP@k} = \\frac{\\sum_{i \\le k} \\mathrm{Precision@}i \\cdot rel_i}{\\sum_{i \\le k} rel_i},
+   \\qquad rel_i = [r_i \\ge \\tau]
+
+where r_i is the judge's 0-10 rating of chunk i (the same single call as context_relevancy) and τ the
+``threshold`` parameter (default 5: "on topic and at least partly answering"). RAGAS makes one
+call per chunk for this; ragmeter makes one for all. Edge cases: empty context list -> 0.0; no
+relevant chunk in the top k -> 0.0; an unrated chunk is not relevant (flagged).
+"""
+
+from __future__ import annotations
+
+from ...registry import Param
+from ...types import MetricResult, Sample
+from ..retrieval._batch import RankedList
+from ..retrieval.context_precision import context_precision_single
+from ._judged import JudgedEvaluator, rate_chunks, register_judged
+
+
+class ContextPrecisionLLM(JudgedEvaluator):
+    """See the module docstring."""
+
+    async def ascore(self, sample: Sample) -> MetricResult:
+        """Score one sample."""
+        if not sample.contexts:
+            return self.result(0.0, "no contexts retrieved")
+        ratings, _ = await rate_chunks(self.judge, sample, "context_precision_llm")
+        tau = self.params["threshold"]
+        rel = [r is not None and r >= tau for r in ratings]
+        ranked = RankedList(rel, [float(x) for x in rel], [int(x) for x in rel], float("nan"))
+        score = context_precision_single(ranked, self.cutoff)
+        ranks = [i + 1 for i, x in enumerate(rel) if x]
+        return self.result(score, f"judged relevant at rank(s) {ranks} (rating >= {tau:g})" if ranks
+                           else "no chunk judged relevant", relevant_ranks=ranks, ratings=ratings,
+                           unrated=[i + 1 for i, r in enumerate(ratings) if r is None])
+
+
+register_judged(
+    "context_precision_llm",
+    ContextPrecisionLLM,
+    summary="RAGAS rank-weighted context precision with each chunk's relevance judged (rating >= threshold).",
+    formula="CP@k = Σ_{i<=k} Precision@i · rel_i / Σ_{i<=k} rel_i, rel_i = [rating_i >= threshold]",
+    edge_cases=("empty context list -> 0.0", "no relevant chunk in the top k -> 0.0",
+                "an unrated chunk is not relevant and is flagged"),
+    requires=("query", "contexts"),
+    calls="1 for all chunks, shared with context_relevancy (RAGAS: 1 per chunk)",
+    params=(Param("threshold", float, 5.0, "rating (0-10) at or above which a chunk is relevant", minimum=0),),
+    cutoff="optional",
+)

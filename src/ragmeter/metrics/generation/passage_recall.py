@@ -1,0 +1,117 @@
+"""Passage recall: the ESSENTIAL/BONUS grader of how much of a ground-truth passage the answer contains.
+
+The ground truth is a passage made of sections marked ``[ESSENTIAL PASSAGE]`` and
+``[BONUS PASSAGE]`` (in the sample's ``reference``), or a structured field
+``metadata.passages = {"essential": [...], "bonus": [...]}``; the answer is the returned passage.
+The judge scores each section, reasoning step by step first: ESSENTIAL 1-5, BONUS 0-5. ragmeter,
+not the judge, computes the final score with :func:`passage_recall_score`:
+
+.. math:: \\text{final} = \\min\\Big(5, \\frac{\\sum e}{E} + \\frac{\\sum b}{2EB}\\Big), \\qquad
+   \\text{score} = \\text{final} / 5
+
+Edge cases: no ground-truth passage or no ESSENTIAL section -> undefined; empty answer -> every
+essential section 1, bonus 0 (no call); a section the judge did not score, or a score out of
+range, is unreadable output (one repair, then a recorded JudgeParseError) — never a guessed score.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ...errors import JudgeParseError
+from ...types import MetricResult, Sample
+from ._judged import JudgedEvaluator, numbered, register_judged, template
+from .passage_recall_math import passage_recall_score
+
+_MARK = re.compile(r"\[(ESSENTIAL|BONUS) PASSAGE\]", re.IGNORECASE)
+
+
+def split_sections(sample: Sample) -> tuple[list[str], list[str]] | None:
+    """The essential and bonus sections of the sample's ground truth (None when it has none)."""
+    passages: Any = sample.metadata.get("passages")
+    if isinstance(passages, dict):
+        ess = [str(x) for x in passages.get("essential", []) if str(x).strip()]
+        bon = [str(x) for x in passages.get("bonus", []) if str(x).strip()]
+        return (ess, bon) if ess else None
+    text = sample.reference or ""
+    marks = list(_MARK.finditer(text))
+    if not marks:
+        return None
+    ess, bon = [], []
+    for m, nxt in zip(marks, [*marks[1:], None], strict=True):
+        body = text[m.end(): nxt.start() if nxt else len(text)].strip()
+        if body:
+            (ess if m.group(1).upper() == "ESSENTIAL" else bon).append(body)
+    return (ess, bon) if ess else None
+
+
+class SectionScore(BaseModel):
+    """One section's reasoning and score."""
+
+    section: str = ""
+    reasoning: str = ""
+    score: int = Field(ge=0, le=5)
+
+
+class SectionScores(BaseModel):
+    """Reply of ``passage_recall``."""
+
+    sections: list[SectionScore]
+
+
+class PassageRecall(JudgedEvaluator):
+    """See the module docstring."""
+
+    async def ascore(self, sample: Sample) -> MetricResult:
+        """Score one sample."""
+        parts = split_sections(sample)
+        if parts is None:
+            return self.result(None, "no ground-truth passage with an [ESSENTIAL PASSAGE] section")
+        ess, bon = parts
+        if not (sample.answer or "").strip():
+            final = passage_recall_score([1] * len(ess), [0] * len(bon))
+            return self.result(final / 5, "empty answer", final=final, essential=[1] * len(ess),
+                               bonus=[0] * len(bon))
+        labels = [f"E{i}" for i in range(1, len(ess) + 1)] + [f"B{i}" for i in range(1, len(bon) + 1)]
+        kinds = ["ESSENTIAL"] * len(ess) + ["BONUS"] * len(bon)
+        shown = numbered([f"[{lab}] {kind}: {text}" for lab, kind, text in zip(labels, kinds, ess + bon,
+                                                                                 strict=True)])
+        t = template("passage_recall")
+        r = await self.judge.judge(t.messages(sections=shown, returned=sample.answer), SectionScores,
+                                   tag="passage_recall", template_version=t.cache_version)
+        scores = self._by_label(r.value.sections, labels, r.raw)
+        e_scores, b_scores = scores[: len(ess)], scores[len(ess):]
+        if any(s < 1 for s in e_scores):
+            raise JudgeParseError("an ESSENTIAL section was scored 0; the scale is 1-5", raw=r.raw)
+        final = passage_recall_score(e_scores, b_scores)
+        return self.result(final / 5, f"final {final}/5 (essential {e_scores}, bonus {b_scores})", final=final,
+                           essential=e_scores, bonus=b_scores,
+                           sections=[{"section": s.section, "score": s.score, "reasoning": s.reasoning}
+                                     for s in r.value.sections])
+
+    @staticmethod
+    def _by_label(items: list[SectionScore], labels: list[str], raw: str) -> list[int]:
+        found = {s.section.strip().upper().strip("[]"): s.score for s in items}
+        if all(lab in found for lab in labels):
+            return [found[lab] for lab in labels]
+        if len(items) == len(labels):
+            return [s.score for s in items]
+        raise JudgeParseError(f"expected a score for each of {labels}, got {len(items)} section(s)", raw=raw)
+
+
+register_judged(
+    "passage_recall",
+    PassageRecall,
+    summary="ESSENTIAL/BONUS passage-recall grader: judge scores each section, ragmeter computes the 1-5 "
+            "final (score = final / 5).",
+    formula="final = min(5, sum(E)/|E| + sum(B)/(2|E||B|)), half-up to 2 decimals; score = final / 5",
+    edge_cases=("no [ESSENTIAL PASSAGE] section -> undefined", "B = 0 -> bonus term 0",
+                "empty answer -> essential 1, bonus 0, no call",
+                "a missing or out-of-range section score -> JudgeParseError (never guessed)"),
+    requires=("answer", "reference"),
+    calls="1",
+    undefined="undefined (None) when the ground truth has no ESSENTIAL section",
+)

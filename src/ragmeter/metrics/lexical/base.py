@@ -1,0 +1,119 @@
+"""The evaluator shared by the lexical metrics, and the helper that declares their registry entries.
+
+A lexical metric is a pure function ``score(sample, **params) -> Outcome`` (no model, no I/O,
+deterministic). The evaluator turns its :class:`Outcome` into a
+:class:`~ragmeter.types.MetricResult`; ``score=None`` in an outcome means undefined for that
+sample, with ``reason`` saying why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...names import MetricName
+from ...registry import MetricSpec, Param, register
+from ...types import MetricResult, Sample
+
+NO_ANSWER = "undefined: no answer"
+NO_REFERENCE = "undefined: no reference answer"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a lexical scoring function returns for one sample."""
+
+    score: float | None
+    reason: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+ScoreFn = Callable[..., Outcome]
+
+
+def answer_and_reference(sample: Sample) -> tuple[str, str] | Outcome:
+    """The answer and reference of ``sample``, or the undefined :class:`Outcome` when one is missing.
+
+    A missing answer (None) or a reference that is missing or only whitespace makes the metric
+    undefined; an empty answer string is an answer (scored 0 by the reference-based metrics).
+    """
+    if sample.answer is None:
+        return Outcome(None, NO_ANSWER)
+    if sample.reference is None or not sample.reference.strip():
+        return Outcome(None, NO_REFERENCE)
+    return sample.answer, sample.reference
+
+
+class LexicalEvaluator:
+    """Evaluator for one lexical metric name, e.g. ``lexical_faithfulness(threshold=0.7)``."""
+
+    def __init__(self, spec: MetricSpec, name: MetricName, fn: ScoreFn) -> None:
+        self.spec = spec
+        self.name = str(name)
+        self.version = spec.version
+        defaults = {p.name: p.default for p in spec.params}
+        self._params = {**defaults, **name.kwargs}
+        self._fn = fn
+
+    def evaluate(self, sample: Sample) -> MetricResult:
+        """Score one sample."""
+        out = self._fn(sample, **self._params)
+        return MetricResult(name=self.name, score=out.score, reason=out.reason, details=out.details,
+                            version=self.version)
+
+    def evaluate_batch(self, samples: Sequence[Sample], ctx: Any = None) -> list[MetricResult]:
+        """Score every sample (a plain loop: the work is per sample)."""
+        return [self.evaluate(s) for s in samples]
+
+    async def aevaluate(self, sample: Sample) -> MetricResult:
+        """Async twin of :meth:`evaluate` (CPU-only work, so it simply runs)."""
+        await asyncio.sleep(0)
+        return self.evaluate(sample)
+
+
+def register_lexical(
+    name: str,
+    fn: ScoreFn,
+    *,
+    summary: str,
+    formula: str,
+    edge_cases: tuple[str, ...],
+    requires: tuple[str, ...],
+    undefined: str,
+    params: tuple[Param, ...] = (),
+    aliases: tuple[str, ...] = (),
+    default_names: tuple[str, ...] = (),
+    validate: Callable[[dict[str, Any]], None] | None = None,
+    version: str = "1",
+) -> MetricSpec:
+    """Declare and register one lexical metric (one call per metric module).
+
+    ``validate(params)`` may reject parameter combinations the :class:`Param` declarations cannot
+    express (it raises :class:`~ragmeter.errors.InvalidParameterError`).
+    """
+    spec_box: list[MetricSpec] = []
+
+    def factory(mname: MetricName, judge: Any, embedder: Any) -> LexicalEvaluator:
+        ev = LexicalEvaluator(spec_box[0], mname, fn)
+        if validate is not None:
+            validate(ev._params)
+        return ev
+
+    spec = MetricSpec(
+        name=name,
+        summary=summary,
+        formula=formula,
+        edge_cases=edge_cases,
+        factory=factory,
+        category="lexical",
+        version=version,
+        aliases=aliases,
+        params=params,
+        requires=requires,
+        default_names=default_names,
+        undefined=undefined,
+    )
+    spec_box.append(spec)
+    return register(spec)

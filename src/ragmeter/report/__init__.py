@@ -1,0 +1,161 @@
+"""The self-contained HTML report of a run, or of two runs compared (``ragmeter report``).
+
+>>> from ragmeter.report import write_report
+>>> write_report("runs/new", "report.html", data="qa.jsonl", baseline="runs/old")  # doctest: +SKIP
+
+The page is one file with no network access: inline CSS, inline script (allowed by its hash in a
+strict Content-Security-Policy), inline SVG histograms and the run's data embedded as JSON. See
+``docs/report.md`` for what it shows and how to read it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import InvalidParameterError
+from ._data import (
+    DEFAULT_MAX_TEXT_CHARS,
+    Run,
+    build_payload,
+    compare_runs,
+    find_data_path,
+    load_run,
+    read_texts,
+)
+from ._html import (
+    render_comparison,
+    render_diagnosis,
+    render_metric_cards,
+    render_page,
+    render_run_info,
+)
+
+__all__ = ["DEFAULT_MAX_TEXT_CHARS", "build_report", "write_report"]
+
+
+def _diagnosis(run: Run, compute: bool) -> Any:
+    """Findings to show: computed by ``ragmeter.stats.diagnose`` when asked, else from the run info or
+    ``OUTDIR/diagnosis.json`` (e.g. ``ragmeter diagnose OUTDIR --format json > OUTDIR/diagnosis.json``)."""
+    if compute:
+        try:
+            from ..stats.diagnose import diagnose
+        except ImportError as exc:
+            raise InvalidParameterError("diagnose=True needs ragmeter.stats, which this build lacks") from exc
+        return diagnose(run.path).to_dict()
+    info = run.info
+    for key in ("diagnosis", "findings"):
+        if info.get(key):
+            return info[key]
+    path = run.path / "diagnosis.json"
+    if path.is_file():
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            return [{"severity": "warning", "title": "diagnosis.json", "message": "is not valid JSON; skipped"}]
+    return None
+
+
+def _label(run: Run, other: Run) -> str:
+    """The run directory's name, with its parent's when both runs' directories have the same name."""
+    if run.path.resolve().name == other.path.resolve().name:
+        return f"{run.path.resolve().parent.name}/{run.path.resolve().name}"
+    return run.path.resolve().name
+
+
+def build_report(
+    run_dir: str | os.PathLike[str],
+    data: str | os.PathLike[str] | None = None,
+    baseline: str | os.PathLike[str] | None = None,
+    *,
+    title: str | None = None,
+    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
+    diagnose: bool = False,
+) -> str:
+    """The report of the run in ``run_dir`` as one HTML string (see :func:`write_report`)."""
+    run = load_run(run_dir)
+    base = load_run(baseline) if baseline is not None else None
+    data_path = Path(data) if data is not None else find_data_path(run)
+    if data is not None and not Path(data).is_file():
+        raise InvalidParameterError(f"--data: {data} is not a file; expected the data file the run was made from")
+    reader = {"format": run.info.get("format"), "field_map": run.info.get("field_map") or None}
+    texts = read_texts(data_path, **reader) if data_path is not None else None
+    if texts is None:
+        data_note = "not available: pass the data file (--data DATA / data=...) to see queries, answers, contexts"
+    else:
+        found = sum(1 for rec in run.records if str(rec.get("id")) in texts)
+        data_note = f"{data_path} ({found:,} of {len(run.records):,} samples found)"
+    payload = build_payload(run, texts, baseline=base, max_text_chars=max_text_chars)
+    comparison_html = ""
+    if base is not None:
+        metrics = [m for m in run.metrics if m in base.metrics]
+        if not metrics:
+            raise InvalidParameterError(
+                f"the runs {base.path} and {run.path} share no metric: nothing to compare; "
+                "evaluate both on at least one common metric"
+            )
+        index_of = {str(rec.get("id")): i for i, rec in enumerate(run.records)}
+        comparison_html = render_comparison(compare_runs(base, run, metrics), base, run, index_of)
+    dataset = run.info.get("dataset") or (data_path.name if data_path is not None else run.path.name)
+    if title:
+        page_title = title
+    elif base is not None:
+        page_title = f"ragmeter: {_label(base, run)} vs {_label(run, base)}"
+    else:
+        page_title = f"ragmeter: {run.path.name}"
+    subtitle = f"{dataset} · {len(run.records):,} samples · {len(run.metrics)} metrics"
+    return render_page(
+        title=page_title,
+        subtitle=subtitle,
+        run_info_html=render_run_info(run, data_note),
+        diagnosis_html=render_diagnosis(_diagnosis(run, diagnose)),
+        metrics_html=render_metric_cards(run),
+        comparison_html=comparison_html,
+        payload=payload,
+    )
+
+
+def write_report(
+    run_dir: str | os.PathLike[str],
+    out_path: str | os.PathLike[str],
+    data: str | os.PathLike[str] | None = None,
+    baseline: str | os.PathLike[str] | None = None,
+    *,
+    title: str | None = None,
+    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
+    diagnose: bool = False,
+) -> Path:
+    """Write the self-contained HTML report of the run in ``run_dir`` to ``out_path``.
+
+    Parameters
+    ----------
+    run_dir:
+        A run directory (``summary.json`` + ``results.jsonl``), e.g. ``ragmeter eval -o OUTDIR``.
+    out_path:
+        The HTML file to write (its folder is created if missing).
+    data:
+        The data file the run was made from, read with :func:`ragmeter.io.read_samples`, to show each
+        sample's query, answer, contexts and reference. Default: the file the run info names (key
+        ``data``, ``input``, ...) if it exists; else the report shows scores and reasons only.
+    baseline:
+        A second run directory: the report then compares ``run_dir`` (candidate) against it.
+    title:
+        The page title (default from the run directory's name).
+    max_text_chars:
+        Longer texts are cut in the page, with a marker (None or 0: never cut).
+    diagnose:
+        Run :func:`ragmeter.stats.diagnose` on the run and show its findings. Otherwise the report
+        shows the findings the run info (``diagnosis``) or ``OUTDIR/diagnosis.json`` holds, if any.
+
+    Returns
+    -------
+    The path written.
+    """
+    html_text = build_report(run_dir, data, baseline, title=title, max_text_chars=max_text_chars,
+                             diagnose=diagnose)
+    out = Path(out_path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(html_text, encoding="utf-8")
+    return out

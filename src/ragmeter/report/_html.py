@@ -1,0 +1,340 @@
+"""Turning the report's data into one self-contained HTML page.
+
+Safety rules, kept in one place (every evaluated text is untrusted):
+
+* Text placed in HTML by Python goes through :func:`escape_html` (``& < > " '``), in element
+  content and attribute values alike, SVG included.
+* The sample data goes into ``<script type="application/json">`` through :func:`embed_json`,
+  which escapes ``<``, ``>``, ``&``, U+2028 and U+2029 as ``\\uXXXX``, so no text can close the
+  element (``</script>``) or open a comment; the page's script reads it with ``JSON.parse`` and
+  renders it with ``textContent`` only.
+* A Content-Security-Policy meta forbids everything but the page's own inline script and style,
+  each allowed by its SHA-256 hash (:func:`csp_hash`), and ``data:`` images: no network, no
+  injected script, even if an escaping rule were ever missed.
+
+The page is a :class:`string.Template` (``templates/report.html``) with the CSS and the script
+in files beside it, so the library needs no template engine.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import math
+from collections.abc import Sequence
+from importlib import resources
+from string import Template
+from typing import Any
+
+import numpy as np
+
+from ._data import MetricComparison, Run, histogram, histogram_range
+
+_JSON_ESCAPES = {
+    "<": "\\u003c",
+    ">": "\\u003e",
+    "&": "\\u0026",
+    "\u2028": "\\u2028",
+    "\u2029": "\\u2029",
+}
+_JSON_TRANS = str.maketrans(_JSON_ESCAPES)
+
+#: Run-info keys shown first, with a label, when present (anything else follows as it is).
+RUN_LABELS = (
+    ("dataset", "Dataset"),
+    ("data", "Data file"),
+    ("started", "Date"),
+    ("ragmeter_version", "ragmeter"),
+    ("judge", "Judge"),
+    ("embedder", "Embedder"),
+    ("seconds", "Seconds"),
+    ("calls", "Calls"),
+    ("cache_hits", "Cache hits"),
+    ("tokens", "Tokens"),
+    ("prompt_tokens", "Prompt tokens"),
+    ("completion_tokens", "Completion tokens"),
+    ("cost", "Cost"),
+    ("errors", "Errors"),
+    ("usage", "Usage"),
+)
+_SKIP_RUN_KEYS = {"metrics", "diagnosis", "findings"}
+_FINDING_SHOWN = {"severity", "strength", "title", "name", "kind", "message", "detail", "description", "stage",
+                  "problem", "fix", "rule"}
+
+
+def escape_html(text: Any) -> str:
+    """``text`` (any value; None is empty) as HTML-safe text for element content and quoted attributes.
+
+    >>> escape_html('<a href="x">Tom & Jerry\\'s</a>')
+    '&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#x27;s&lt;/a&gt;'
+    """
+    if text is None:
+        return ""
+    return html.escape(str(text), quote=True)
+
+
+def embed_json(obj: Any) -> str:
+    """``obj`` as JSON that is safe inside ``<script type="application/json">``.
+
+    ``<``, ``>``, ``&``, U+2028 and U+2029 become ``\\u003c``, ``\\u003e``, ``\\u0026``, ``\\u2028``,
+    ``\\u2029``: JSON allows these escapes inside strings (the only place these characters can
+    occur in JSON), so ``JSON.parse`` gives back the same value, and the text can never contain
+    ``</script`` or ``<!--``. NaN is refused (JSON has none): pass data through
+    :func:`ragmeter.report._data.sanitize` first.
+
+    >>> embed_json({"a": "</script>&"})
+    '{"a":"\\\\u003c/script\\\\u003e\\\\u0026"}'
+    """
+    text = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return text.translate(_JSON_TRANS)
+
+
+def csp_hash(source: str) -> str:
+    """The CSP source expression allowing an inline ``<script>``/``<style>`` whose content is ``source``."""
+    digest = hashlib.sha256(source.encode("utf-8")).digest()
+    return "'sha256-" + base64.b64encode(digest).decode("ascii") + "'"
+
+
+def content_security_policy(script: str, style: str) -> str:
+    """The page's policy: nothing but its own inline script and style (by hash) and ``data:`` images."""
+    return (
+        "default-src 'none'; "
+        f"script-src {csp_hash(script)}; "
+        f"style-src {csp_hash(style)}; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+
+
+def fmt(v: Any, digits: int = 3) -> str:
+    """A number for display (``—`` for None/NaN); other values as text."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return f"{v:,}"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value for display: 4 decimals, ``<0.0001`` below that, ``—`` when there is none."""
+    if p is None or (isinstance(p, float) and math.isnan(p)):
+        return "—"
+    return f"{p:.4f}" if p >= 0.0001 else "<0.0001"
+
+
+def svg_histogram(counts: Sequence[int], lo: float, hi: float, *, label: str,
+                  width: int = 240, height: int = 72) -> str:
+    """An inline SVG bar chart of ``counts`` over ``[lo, hi]`` with axis ends labelled (no style attributes)."""
+    n = len(counts)
+    top = max(counts) if counts and max(counts) > 0 else 1
+    plot_h = height - 14
+    bar_top = 11  # room for the count above the tallest bar
+    bar_w = width / n if n else width
+    parts = [
+        f'<svg class="hist" viewBox="0 0 {width} {height}" width="{width}" height="{height}" role="img" '
+        f'aria-label="{escape_html(label)}">'
+    ]
+    for i, c in enumerate(counts):
+        h = 0.0 if c == 0 else max(1.5, (plot_h - bar_top) * c / top)
+        x = i * bar_w
+        b_lo = lo + (hi - lo) * i / n
+        b_hi = lo + (hi - lo) * (i + 1) / n
+        parts.append(
+            f'<rect class="bar" x="{x + 1:.1f}" y="{plot_h - h:.1f}" width="{max(bar_w - 2, 1):.1f}" '
+            f'height="{h:.1f}"><title>{escape_html(f"{b_lo:.2f}–{b_hi:.2f}: {c}")}</title></rect>'
+        )
+        if c:
+            parts.append(f'<text class="count" x="{x + bar_w / 2:.1f}" y="{plot_h - h - 2:.1f}" '
+                         f'text-anchor="middle">{c}</text>')
+    parts.append(f'<line class="axis" x1="0" y1="{plot_h + 0.5}" x2="{width}" y2="{plot_h + 0.5}"/>')
+    parts.append(f'<text class="tick" x="0" y="{height - 2}">{escape_html(fmt(lo, 2))}</text>')
+    parts.append(f'<text class="tick" x="{width}" y="{height - 2}" text-anchor="end">{escape_html(fmt(hi, 2))}</text>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _kv_value(v: Any) -> str:
+    if isinstance(v, dict):
+        inner = "".join(f"<dt>{escape_html(k)}</dt><dd>{_kv_value(x)}</dd>" for k, x in v.items())
+        return f'<dl class="kv inner">{inner}</dl>'
+    if isinstance(v, list):
+        if all(not isinstance(x, dict | list) for x in v):
+            return escape_html(", ".join(fmt(x) for x in v)) or "—"
+        if all(isinstance(x, dict) for x in v):
+            keys: list[str] = []
+            for x in v:
+                keys.extend(str(k) for k in x if str(k) not in keys)
+            head = "".join(f"<th>{escape_html(k)}</th>" for k in keys)
+            body = "".join(
+                "<tr>" + "".join(f"<td>{_kv_value(x.get(k))}</td>" for k in keys) + "</tr>" for x in v[:50]
+            )
+            return f'<table class="mini"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        return "<code>" + escape_html(json.dumps(v, ensure_ascii=False, default=str)) + "</code>"
+    return escape_html(fmt(v))
+
+
+def render_run_info(run: Run, data_note: str) -> str:
+    """The header's key/value list: dataset, date, versions, judge/embedder, calls/tokens/cost, the rest."""
+    info = run.info
+    rows: list[str] = []
+    shown: set[str] = set()
+    for key, label in RUN_LABELS:
+        if key in info and info[key] not in (None, "", [], {}):
+            rows.append(f"<dt>{escape_html(label)}</dt><dd>{_kv_value(info[key])}</dd>")
+            shown.add(key)
+    for key, value in info.items():
+        if key in shown or key in _SKIP_RUN_KEYS or value in (None, "", [], {}):
+            continue
+        rows.append(f"<dt>{escape_html(key)}</dt><dd>{_kv_value(value)}</dd>")
+    n = len(run.records)
+    rows.insert(0, f"<dt>Samples</dt><dd>{n:,}</dd>")
+    rows.append(f"<dt>Sample texts</dt><dd>{escape_html(data_note)}</dd>")
+    return '<dl class="kv">' + "".join(rows) + "</dl>"
+
+
+def render_metric_cards(run: Run) -> str:
+    """One card per metric: mean (with CI when the summary has one), counts, version and histogram."""
+    versions = run.info.get("metrics") if isinstance(run.info.get("metrics"), dict) else {}
+    cards: list[str] = []
+    for m in run.metrics:
+        s = run.summary["metrics"].get(m) or {}
+        scores = run.scores(m)
+        lo, hi = histogram_range(scores)
+        counts = histogram(scores.tolist(), bins=10, lo=lo, hi=hi)
+        ci = s.get("ci")
+        ci_html = ""
+        if isinstance(ci, list | tuple) and len(ci) == 2:
+            method = s.get("ci_method")
+            ci_html = (
+                f'<div class="ci">95% CI [{escape_html(fmt(ci[0]))}, {escape_html(fmt(ci[1]))}]'
+                + (f' <span class="muted">{escape_html(method)}</span>' if method else "")
+                + "</div>"
+            )
+        v = versions.get(m, {}) if isinstance(versions, dict) else {}
+        version = v.get("version") if isinstance(v, dict) else None
+        n_scored = int(np.isfinite(scores).sum())
+        cards.append(
+            '<article class="card">'
+            f'<h3 title="{escape_html(m)}">{escape_html(m)}</h3>'
+            f'<div class="mean">{escape_html(fmt(s.get("mean")))}</div>{ci_html}'
+            f'<div class="counts">n = {escape_html(fmt(s.get("n", n_scored)))}'
+            f' · <span class="{"warn" if s.get("undefined") else ""}">'
+            f'undefined {escape_html(fmt(s.get("undefined", 0)))}</span>'
+            f' · <span class="{"bad" if s.get("errors") else ""}">errors {escape_html(fmt(s.get("errors", 0)))}</span>'
+            "</div>"
+            + svg_histogram(counts, lo, hi, label=f"histogram of {m} scores")
+            + (f'<div class="muted small">version {escape_html(version)}</div>' if version else "")
+            + "</article>"
+        )
+    return '<div class="cards">' + "".join(cards) + "</div>"
+
+
+def render_diagnosis(findings: Any) -> str:
+    """Diagnosis findings (strings, or objects with severity/title/message/...) as a list; '' when none."""
+    if findings is None or findings == []:
+        return ""
+    checked = ""
+    if isinstance(findings, dict):
+        if "findings" in findings and isinstance(findings.get("not_fired"), list):
+            n_rules = len(findings["findings"]) + len(findings["not_fired"])
+            checked = f"{n_rules} rules checked (ragmeter diagnose)"
+        findings = findings.get("findings", [findings])
+    if not isinstance(findings, list):
+        findings = [findings]
+    items: list[str] = []
+    for f in findings:
+        if isinstance(f, dict):
+            sev = str(f.get("severity") or f.get("strength") or "info")
+            stage, problem = f.get("stage"), f.get("problem")
+            title = f.get("title") or (f"{stage}: {problem}" if stage and problem else None) or f.get("name") \
+                or f.get("rule") or ""
+            msg = f.get("message") or (f"Fix: {f['fix']}" if f.get("fix") else "") or f.get("description") or ""
+            rest = {k: v for k, v in f.items() if k not in _FINDING_SHOWN}
+            items.append(
+                f'<li class="finding sev-{escape_html(sev.lower())}"><span class="badge">{escape_html(sev)}</span> '
+                f"<strong>{escape_html(title)}</strong> {escape_html(msg)}"
+                + (_kv_value(rest) if rest else "")
+                + "</li>"
+            )
+        else:
+            items.append(f'<li class="finding"><span class="badge">info</span> {escape_html(f)}</li>')
+    if not items:
+        items.append(f'<li class="finding"><span class="badge">ok</span> No finding fired. {escape_html(checked)}</li>')
+    elif checked:
+        items.append(f'<li class="muted small">{escape_html(checked)}</li>')
+    return '<section id="diagnosis"><h2>Diagnosis</h2><ul class="findings">' + "".join(items) + "</ul></section>"
+
+
+def render_comparison(comps: Sequence[MetricComparison], baseline: Run, candidate: Run,
+                      index_of: dict[str, int]) -> str:
+    """The comparison section: per-metric difference with CI and p-value, then the samples that changed most."""
+    rows: list[str] = []
+    for c in comps:
+        cls = ""
+        if c.ci is not None and c.diff is not None and (c.ci[0] > 0 or c.ci[1] < 0):
+            better = c.diff > 0 if c.higher_is_better is not False else c.diff < 0
+            cls = "good" if better else "bad"
+        ci = f"[{fmt(c.ci[0])}, {fmt(c.ci[1])}]" if c.ci else "—"
+        diff = "—" if c.diff is None else f"{c.diff:+.3f}"
+        rows.append(
+            f"<tr><th scope=\"row\">{escape_html(c.metric)}</th><td>{escape_html(fmt(c.baseline_mean))}</td>"
+            f"<td>{escape_html(fmt(c.candidate_mean))}</td><td class=\"{cls}\">{escape_html(diff)}</td>"
+            f"<td>{escape_html(ci)}</td><td>{escape_html(fmt_p(c.p_value))}</td>"
+            f"<td>{escape_html(fmt_p(c.p_adjusted))}</td><td>{escape_html(fmt(c.n))}</td>"
+            f'<td class="verdict">{escape_html(c.verdict)}</td></tr>'
+        )
+    method = comps[0].method if comps else ""
+    table = (
+        '<table class="compare"><thead><tr><th>metric</th><th>baseline</th><th>candidate</th><th>Δ</th>'
+        "<th>95% CI of Δ</th><th>p</th><th>p (adjusted)</th><th>pairs</th><th>verdict</th></tr></thead><tbody>"
+        + "".join(rows) + "</tbody></table>"
+    )
+    changed: list[str] = []
+    for c in comps:
+        if not c.changed:
+            continue
+        items = "".join(
+            f'<tr><td><a href="#samples" class="jump" data-index="{index_of.get(sid, -1)}">{escape_html(sid)}</a></td>'
+            f"<td>{escape_html(fmt(b))}</td><td>{escape_html(fmt(a))}</td>"
+            f'<td class="{"good" if a > b else "bad"}">{escape_html(f"{a - b:+.3f}")}</td></tr>'
+            for sid, b, a in c.changed
+        )
+        changed.append(
+            f"<details><summary>{escape_html(c.metric)}: {len(c.changed)} samples that changed most</summary>"
+            '<table class="changed"><thead><tr><th>sample</th><th>baseline</th><th>candidate</th><th>Δ</th></tr>'
+            f"</thead><tbody>{items}</tbody></table></details>"
+        )
+    return (
+        '<section id="comparison"><h2>Comparison</h2>'
+        f'<p class="muted">Δ = candidate − baseline over samples scored in both runs, matched by id. '
+        f"Baseline: <code>{escape_html(baseline.path)}</code>; candidate: <code>{escape_html(candidate.path)}</code>. "
+        f"{escape_html(method)}.</p>" + table + "".join(changed) + "</section>"
+    )
+
+
+def _asset(name: str) -> str:
+    return resources.files("ragmeter.report").joinpath("templates", name).read_text(encoding="utf-8")
+
+
+def render_page(*, title: str, subtitle: str, run_info_html: str, diagnosis_html: str, metrics_html: str,
+                comparison_html: str, payload: dict[str, Any]) -> str:
+    """Assemble the page from its parts (already-escaped HTML) and the payload (embedded as JSON)."""
+    script, style = _asset("report.js"), _asset("report.css")
+    page = Template(_asset("report.html"))
+    return page.substitute(
+        csp=escape_html(content_security_policy(script, style)),
+        title=escape_html(title),
+        subtitle=escape_html(subtitle),
+        style=style,
+        run_info=run_info_html,
+        diagnosis=diagnosis_html,
+        metrics=metrics_html,
+        comparison=comparison_html,
+        data=embed_json(payload),
+        script=script,
+    )

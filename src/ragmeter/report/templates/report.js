@@ -1,0 +1,333 @@
+"use strict";
+// ragmeter report: renders the sample table from the embedded JSON.
+// Every value from the data is put in the page with textContent or as a DOM property: never innerHTML.
+(function () {
+  var DATA = JSON.parse(document.getElementById("ragmeter-data").textContent);
+  var METRICS = DATA.metrics, SAMPLES = DATA.samples, PAGE = 100;
+  var state = { key: null, dir: 1, page: 0, open: {}, view: [] };
+  var $ = function (id) { return document.getElementById(id); };
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function fmt(v) {
+    if (v === null || v === undefined) return "—";
+    if (typeof v === "number") return Number.isInteger(v) ? String(v) : v.toFixed(3);
+    if (typeof v === "boolean") return v ? "yes" : "no";
+    return String(v);
+  }
+  function count(n) { return n.toLocaleString("en-US"); }
+  function score(s, m) { var r = s.m[m]; return r && typeof r.s === "number" && !r.e ? r.s : null; }
+  function delta(s, m) {
+    var a = score(s, m), b = s.b ? s.b[m] : null;
+    return a === null || b === null || b === undefined ? null : a - b;
+  }
+  function status(r) { return !r ? "missing" : r.e ? "error" : r.s === null || r.s === undefined ? "undefined" : "scored"; }
+
+  // ---- columns -------------------------------------------------------------------------------------
+  var COLS = [{ key: "id", label: "id", get: function (s) { return s.id; } }];
+  if (DATA.hasText) COLS.push({ key: "q", label: "query", get: function (s) { return s.q || ""; } });
+  METRICS.forEach(function (m) {
+    COLS.push({ key: "m:" + m, label: m, metric: m, get: function (s) { return score(s, m); } });
+    if (DATA.compare) COLS.push({ key: "d:" + m, label: "Δ " + m, delta: m, get: function (s) { return delta(s, m); } });
+  });
+  COLS.push({ key: "err", label: "errors", get: function (s) { return s.x ? 1 : 0; } });
+
+  function compare(col, dir) {
+    return function (i, j) {
+      var a = col.get(SAMPLES[i]), b = col.get(SAMPLES[j]);
+      if (a === null && b === null) return i - j;
+      if (a === null) return 1;           // no score: always last
+      if (b === null) return -1;
+      var c = typeof a === "number" && typeof b === "number" ? a - b : String(a).localeCompare(String(b), undefined, { numeric: true });
+      return c !== 0 ? c * dir : i - j;
+    };
+  }
+
+  // ---- filtering -----------------------------------------------------------------------------------
+  function num(input) { var v = input.value.trim(); return v === "" || isNaN(Number(v)) ? null : Number(v); }
+  function computeView() {
+    var text = $("f-text").value.trim().toLowerCase(), m = $("f-metric").value;
+    var lo = num($("f-min")), hi = num($("f-max")), errOnly = $("f-errors").checked;
+    var view = [];
+    for (var i = 0; i < SAMPLES.length; i++) {
+      var s = SAMPLES[i];
+      if (errOnly && !s.x) continue;
+      if (text && s.id.toLowerCase().indexOf(text) < 0 && (s.q || "").toLowerCase().indexOf(text) < 0) continue;
+      if (m && (lo !== null || hi !== null)) {
+        var v = score(s, m);
+        if (v === null || (lo !== null && v < lo) || (hi !== null && v > hi)) continue;
+      }
+      view.push(i);
+    }
+    if (state.key) {
+      var col = COLS.filter(function (c) { return c.key === state.key; })[0];
+      if (col) view.sort(compare(col, state.dir));
+    }
+    state.view = view;
+  }
+
+  // ---- header --------------------------------------------------------------------------------------
+  function renderHead() {
+    var tr = $("sample-head");
+    tr.textContent = "";
+    COLS.forEach(function (c) {
+      var th = el("th");
+      th.scope = "col";
+      th.dataset.key = c.key;
+      if (state.key === c.key) th.setAttribute("aria-sort", state.dir > 0 ? "ascending" : "descending");
+      var b = el("button", null, c.label);
+      b.type = "button";
+      b.title = "sort by " + c.label;
+      b.addEventListener("click", function () {
+        if (state.key === c.key) state.dir = -state.dir;
+        else { state.key = c.key; state.dir = c.metric || c.delta || c.key === "err" ? -1 : 1; }
+        state.page = 0;
+        update();
+      });
+      th.appendChild(b);
+      tr.appendChild(th);
+    });
+  }
+
+  // ---- rows ----------------------------------------------------------------------------------------
+  function scoreCell(s, m) {
+    var td = el("td", "num"), r = s.m[m], st = status(r), v = score(s, m);
+    if (st === "error") { td.appendChild(el("span", "badge err", "error")); td.title = r.e.type + ": " + r.e.message; }
+    else if (st === "undefined") { td.appendChild(el("span", "badge undef", "undef")); td.title = r.t || ""; }
+    else if (st === "missing") td.textContent = "—";
+    else {
+      td.appendChild(document.createTextNode(v.toFixed(3)));
+      var bar = el("span", "scorebar"), fill = el("span");
+      fill.style.width = Math.max(0, Math.min(1, v)) * 100 + "%";
+      bar.appendChild(fill);
+      td.appendChild(bar);
+    }
+    return td;
+  }
+  function deltaCell(s, m) {
+    var d = delta(s, m), td = el("td", "num");
+    if (d === null) { td.textContent = "—"; return td; }
+    td.textContent = (d > 0 ? "+" : "") + d.toFixed(3);
+    if (d > 0) td.classList.add("good"); else if (d < 0) td.classList.add("bad");
+    return td;
+  }
+  function renderBody() {
+    var body = $("sample-body");
+    body.textContent = "";
+    var n = state.view.length, pages = Math.max(1, Math.ceil(n / PAGE));
+    state.page = Math.min(state.page, pages - 1);
+    var start = state.page * PAGE, stop = Math.min(n, start + PAGE);
+    if (n === 0) {
+      var tr0 = el("tr"), td0 = el("td", "empty", "No sample matches the filters.");
+      td0.colSpan = COLS.length;
+      tr0.appendChild(td0);
+      body.appendChild(tr0);
+    }
+    for (var k = start; k < stop; k++) {
+      var i = state.view[k], s = SAMPLES[i], tr = el("tr", "row" + (s.x ? " has-err" : ""));
+      tr.tabIndex = 0;
+      tr.dataset.index = String(i);
+      tr.setAttribute("aria-expanded", state.open[i] ? "true" : "false");
+      COLS.forEach(function (c) {
+        if (c.metric) tr.appendChild(scoreCell(s, c.metric));
+        else if (c.delta) tr.appendChild(deltaCell(s, c.delta));
+        else if (c.key === "err") {
+          var td = el("td", "num");
+          if (s.x) td.appendChild(el("span", "badge err", "error"));
+          tr.appendChild(td);
+        } else {
+          var t = el("td", c.key === "id" ? "id" : "q", c.get(s));
+          t.title = c.get(s);
+          tr.appendChild(t);
+        }
+      });
+      tr.addEventListener("click", toggle);
+      tr.addEventListener("keydown", function (ev) {
+        if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); toggle.call(this); }
+      });
+      body.appendChild(tr);
+      if (state.open[i]) { tr.classList.add("open"); body.appendChild(detailRow(s)); }
+    }
+    $("count").textContent = n === SAMPLES.length
+      ? count(SAMPLES.length) + " samples"
+      : count(n) + " of " + count(SAMPLES.length) + " samples match";
+    $("p-info").textContent = "page " + count(state.page + 1) + " of " + count(pages) +
+      (n ? " (rows " + count(start + 1) + "–" + count(stop) + ")" : "");
+    $("p-first").disabled = $("p-prev").disabled = state.page === 0;
+    $("p-next").disabled = $("p-last").disabled = state.page >= pages - 1;
+  }
+  function toggle() {
+    var i = Number(this.dataset.index);
+    if (state.open[i]) delete state.open[i]; else state.open[i] = true;
+    renderBody();
+  }
+
+  // ---- the expanded sample -------------------------------------------------------------------------
+  function field(title, text, full) {
+    var d = el("div", "field" + (full ? " full" : ""));
+    d.appendChild(el("h4", null, title));
+    if (text === null || text === undefined || text === "") d.appendChild(el("p", "missing", DATA.hasText ? "(none)" : "(not available: pass --data)"));
+    else d.appendChild(el("pre", "text", text));
+    return d;
+  }
+  function relevantInfo(s) {
+    var ranks = {}, how = [];
+    Object.keys(s.m).forEach(function (m) {
+      var r = s.m[m], det = r && r.d !== null && r.d !== undefined && s.d ? s.d[r.d] : null;
+      if (!det) return;
+      (det.relevant_ranks || []).forEach(function (k) { ranks[k] = true; });
+      if (Array.isArray(det.matched_by) && !how.length) how = det.matched_by;
+    });
+    return { ranks: ranks, how: how };
+  }
+  function contextsField(s) {
+    var d = el("div", "field full"), ctx = s.c || [], info = relevantInfo(s);
+    d.appendChild(el("h4", null, "Contexts (" + ctx.length + " retrieved, " + Object.keys(info.ranks).length + " relevant)"));
+    if (!ctx.length) { d.appendChild(el("p", "missing", DATA.hasText ? "(no contexts)" : "(not available: pass --data)")); return d; }
+    var ol = el("ol", "contexts");
+    ctx.forEach(function (c, k) {
+      var rank = k + 1, rel = !!info.ranks[rank], li = el("li", rel ? "relevant" : "");
+      li.dataset.rank = String(rank);
+      var head = el("div", "ctx-head");
+      head.appendChild(el("strong", null, "#" + rank));
+      if (rel) head.appendChild(el("span", "badge rel", "relevant"));
+      if (rel && info.how[k]) head.appendChild(el("span", null, "matched by " + info.how[k]));
+      if (c[0] !== null && c[0] !== undefined) head.appendChild(el("span", null, "id " + c[0]));
+      if (c[2] !== null && c[2] !== undefined) head.appendChild(el("span", null, "score " + fmt(c[2])));
+      li.appendChild(head);
+      li.appendChild(el("div", "ctx-text", c[1] === null || c[1] === undefined ? "(id only)" : c[1]));
+      ol.appendChild(li);
+    });
+    d.appendChild(ol);
+    return d;
+  }
+  var VERDICT_KEY = /verdict|support|relevan|faithful|correct|attribut|entail|grounded|rating/i;
+  var YES = { "yes": 1, "true": 1, "supported": 1, "relevant": 1, "correct": 1, "entailed": 1, "1": 1 };
+  var NO = { "no": 1, "false": 1, "unsupported": 1, "irrelevant": 1, "incorrect": 1, "contradicted": 1, "0": 1 };
+  function valueNode(v, key) {
+    if (v !== null && typeof v === "object") {
+      if (Array.isArray(v) && v.length && v.every(function (x) { return x !== null && typeof x === "object" && !Array.isArray(x); })) return objTable(v);
+      if (Array.isArray(v) && v.every(function (x) { return x === null || typeof x !== "object"; })) return el("span", null, v.map(fmt).join(", ") || "[]");
+      if (!Array.isArray(v)) return kv(v);
+      return el("code", null, JSON.stringify(v));
+    }
+    var span = el("span", null, fmt(v));
+    if (key && VERDICT_KEY.test(key) && typeof v !== "number") {
+      var t = String(v).toLowerCase();
+      if (YES[t]) span.className = "v-yes"; else if (NO[t]) span.className = "v-no";
+    }
+    return span;
+  }
+  function objTable(rows) {
+    var keys = [];
+    rows.forEach(function (r) { Object.keys(r).forEach(function (k) { if (keys.indexOf(k) < 0) keys.push(k); }); });
+    var t = el("table", "mini"), hr = el("tr");
+    keys.forEach(function (k) { hr.appendChild(el("th", null, k)); });
+    var th = el("thead"); th.appendChild(hr); t.appendChild(th);
+    var tb = el("tbody");
+    rows.slice(0, 200).forEach(function (r) {
+      var tr = el("tr");
+      keys.forEach(function (k) { var td = el("td"); td.appendChild(valueNode(r[k], k)); tr.appendChild(td); });
+      tb.appendChild(tr);
+    });
+    t.appendChild(tb);
+    return t;
+  }
+  function kv(obj) {
+    var dl = el("dl", "kv inner");
+    Object.keys(obj).forEach(function (k) {
+      dl.appendChild(el("dt", null, k));
+      var dd = el("dd"); dd.appendChild(valueNode(obj[k], k)); dl.appendChild(dd);
+    });
+    return dl;
+  }
+  function resultsField(s) {
+    var d = el("div", "field full");
+    d.appendChild(el("h4", null, "Metric results"));
+    var t = el("table", "mres"), hr = el("tr");
+    ["metric", "score"].concat(DATA.compare ? ["baseline"] : []).concat(["reason", "details"]).forEach(function (h) { hr.appendChild(el("th", null, h)); });
+    var th = el("thead"); th.appendChild(hr); t.appendChild(th);
+    var tb = el("tbody"), shown = {};
+    METRICS.forEach(function (m) {
+      var r = s.m[m], st = status(r), tr = el("tr");
+      tr.appendChild(el("th", null, m));
+      var sc = el("td", "num");
+      if (st === "error") sc.appendChild(el("span", "badge err", "error"));
+      else if (st === "undefined") sc.appendChild(el("span", "badge undef", "undefined"));
+      else sc.textContent = r && typeof r.s === "number" ? r.s.toFixed(3) : "—";
+      tr.appendChild(sc);
+      if (DATA.compare) {
+        var bv = s.b ? s.b[m] : null;
+        tr.appendChild(el("td", "num", typeof bv === "number" ? bv.toFixed(3) : "—"));
+      }
+      var reason = el("td", "reason");
+      if (r && r.e) reason.appendChild(el("div", "bad", r.e.type + ": " + r.e.message));
+      if (r && r.t) reason.appendChild(el("div", null, r.t));
+      tr.appendChild(reason);
+      var dt = el("td");
+      if (r && r.d !== null && r.d !== undefined && s.d) {
+        if (shown[r.d]) dt.appendChild(el("span", "muted", "same as " + shown[r.d]));
+        else { shown[r.d] = m; dt.appendChild(kv(s.d[r.d])); }
+      }
+      tr.appendChild(dt);
+      tb.appendChild(tr);
+    });
+    t.appendChild(tb);
+    d.appendChild(t);
+    return d;
+  }
+  function detailRow(s) {
+    var tr = el("tr", "detail"), td = el("td"), grid = el("div", "detail-grid");
+    td.colSpan = COLS.length;
+    var idf = el("div", "field full");
+    idf.appendChild(el("h4", null, "Sample"));
+    idf.appendChild(el("code", null, s.id));
+    grid.appendChild(idf);
+    grid.appendChild(field("Query", s.q, true));
+    grid.appendChild(field("Answer", s.a));
+    grid.appendChild(field("Reference", s.r));
+    grid.appendChild(contextsField(s));
+    grid.appendChild(resultsField(s));
+    td.appendChild(grid);
+    tr.appendChild(td);
+    return tr;
+  }
+
+  // ---- wiring --------------------------------------------------------------------------------------
+  function update() { computeView(); renderHead(); renderBody(); }
+  var sel = $("f-metric");
+  sel.appendChild(el("option", null, "(choose)")).value = "";
+  METRICS.forEach(function (m) { var o = el("option", null, m); o.value = m; sel.appendChild(o); });
+  if (METRICS.length) sel.value = METRICS[0];
+  ["f-text", "f-min", "f-max"].forEach(function (id) { $(id).addEventListener("input", function () { state.page = 0; update(); }); });
+  ["f-metric", "f-errors"].forEach(function (id) { $(id).addEventListener("change", function () { state.page = 0; update(); }); });
+  $("controls").addEventListener("submit", function (ev) { ev.preventDefault(); });
+  $("controls").addEventListener("reset", function () {
+    setTimeout(function () { if (METRICS.length) sel.value = METRICS[0]; state.page = 0; update(); }, 0);
+  });
+  function pages() { return Math.max(1, Math.ceil(state.view.length / PAGE)); }
+  $("p-first").addEventListener("click", function () { state.page = 0; renderBody(); });
+  $("p-prev").addEventListener("click", function () { state.page = Math.max(0, state.page - 1); renderBody(); });
+  $("p-next").addEventListener("click", function () { state.page = Math.min(pages() - 1, state.page + 1); renderBody(); });
+  $("p-last").addEventListener("click", function () { state.page = pages() - 1; renderBody(); });
+  Array.prototype.forEach.call(document.querySelectorAll("a.jump"), function (a) {
+    a.addEventListener("click", function (ev) {
+      ev.preventDefault();
+      var i = Number(a.dataset.index);
+      if (!(i >= 0)) return;
+      $("controls").reset();
+      $("f-text").value = SAMPLES[i].id;
+      state.open[i] = true;
+      state.page = 0;
+      update();
+      var row = document.querySelector('tr.row[data-index="' + i + '"]');
+      if (row) row.scrollIntoView({ block: "start" });
+    });
+  });
+  update();
+  document.documentElement.dataset.ready = "1";
+})();

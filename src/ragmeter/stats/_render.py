@@ -1,0 +1,264 @@
+"""Rich tables and Markdown for the statistics reports (compare, calibrate, diagnose)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from .calibrate import Calibration
+    from .compare import Comparison
+    from .diagnose import Diagnosis
+
+
+def num(v: Any, digits: int = 4) -> str:
+    """A number for display: ``n/a`` for None, fixed digits otherwise."""
+    if v is None:
+        return "n/a"
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return str(v)
+    return f"{v:.{digits}f}"
+
+
+def pval(p: float | None) -> str:
+    """A p-value for display (``<1e-4`` under 1e-4)."""
+    if p is None:
+        return "n/a"
+    return "<1e-4" if p < 1e-4 else f"{p:.4f}"
+
+
+def ci(c: list[float] | None, digits: int = 4) -> str:
+    """``[lo, hi]`` for display."""
+    return "n/a" if not c else f"[{c[0]:.{digits}f}, {c[1]:.{digits}f}]"
+
+
+def signed(v: float | None, digits: int = 4) -> str:
+    """A signed number for display."""
+    return "n/a" if v is None else f"{v:+.{digits}f}"
+
+
+def _ids(block: dict[str, Any], max_ids: int) -> str:
+    ids = block["ids"][:max_ids]
+    more = block["count"] - len(ids)
+    return ", ".join(f"`{i}`" for i in ids) + (f" (+{more} more)" if more > 0 else "")
+
+
+def _effect(row: dict[str, Any]) -> str:
+    e = row.get("effect") or {}
+    parts = []
+    if e.get("cohens_dz") is not None:
+        parts.append(f"d_z={e['cohens_dz']:.2f}")
+    if "b_better" in e:
+        orat = "inf" if e.get("odds_ratio") is None and e["b_better"] else num(e.get("odds_ratio"), 2)
+        parts.append(f"B>A {e['b_better']}, A>B {e['a_better']}, OR={orat}")
+    return "; ".join(parts) or "n/a"
+
+
+def comparison_table(c: Comparison) -> Group:
+    """The comparison as a rich table plus notes on unmatched samples."""
+    t = Table(title=f"ragmeter compare: B ({c.b}) - A ({c.a})")
+    for col in ("metric", "n", "A", "B", "B - A", f"{c.settings['confidence']:.0%} CI", "test", "p",
+                f"p ({c.settings['correction']})", "effect", "verdict"):
+        t.add_column(col, overflow="fold")
+    for r in c.metrics:
+        style = "bold green" if r["verdict"] == "B better" else "bold red" if r["verdict"] == "A better" else None
+        t.add_row(r["metric"], str(r["n_pairs"]), num(r["mean_a"]), num(r["mean_b"]), signed(r["diff"]),
+                  ci(r["ci"]), r["test"], pval(r["p_value"]), pval(r["p_adjusted"]), _effect(r),
+                  Text(r["verdict"], style=style or ""))
+    return Group(t, *[Text(line) for line in _notes(c, 5, md=False)])
+
+
+def _notes(c: Comparison, max_ids: int, md: bool) -> list[str]:
+    s = c.samples
+    lines = [f"Samples: A {s['a']}, B {s['b']}, matched by id {s['matched']}."]
+    for side, label in (("only_in_a", "A"), ("only_in_b", "B")):
+        if s[side]["count"]:
+            lines.append(f"{s[side]['count']} sample(s) only in {label}: {_ids(s[side], max_ids)}")
+    for r in c.metrics:
+        for side, label in (("scored_only_in_a", "A"), ("scored_only_in_b", "B")):
+            if r[side]["count"]:
+                lines.append(f"{r['metric']}: {r[side]['count']} sample(s) scored only in {label} "
+                             f"(not compared): {_ids(r[side], max_ids)}")
+        if r["scored_in_neither"]:
+            lines.append(f"{r['metric']}: {r['scored_in_neither']} matched sample(s) scored in neither run")
+        if r.get("note"):
+            lines.append(f"{r['metric']}: {r['note']}")
+    if c.metrics_only_in_a:
+        lines.append(f"Metrics only in A (not compared): {', '.join(c.metrics_only_in_a)}")
+    if c.metrics_only_in_b:
+        lines.append(f"Metrics only in B (not compared): {', '.join(c.metrics_only_in_b)}")
+    if not md:
+        lines = [line.replace("`", "") for line in lines]
+    return lines
+
+
+def comparison_markdown(c: Comparison, max_ids: int = 10) -> str:
+    """The comparison as Markdown (a PR comment)."""
+    st = c.settings
+    out = [f"### ragmeter compare: `{c.b}` (B) vs `{c.a}` (A)", "",
+           f"| metric | n | A | B | B - A | {st['confidence']:.0%} CI | test | p | p ({st['correction']}) "
+           "| effect | verdict |",
+           "|---|---:|---:|---:|---:|---|---|---:|---:|---|---|"]
+    for r in c.metrics:
+        verdict = f"**{r['verdict']}**" if r["significant"] else r["verdict"]
+        out.append(f"| `{r['metric']}` | {r['n_pairs']} | {num(r['mean_a'])} | {num(r['mean_b'])} | "
+                   f"{signed(r['diff'])} | {ci(r['ci'])} | {r['test']} | {pval(r['p_value'])} | "
+                   f"{pval(r['p_adjusted'])} | {_effect(r)} | {verdict} |")
+    out.append("")
+    out.extend(f"- {line}" for line in _notes(c, max_ids, md=True))
+    out.append("")
+    out.append(f"<sub>Paired on sample id; CI: paired bootstrap ({st['ci_method']}, {st['n_bootstrap']} resamples); "
+               f"p: two-sided, seed {st['seed']}, {st['n_resamples']} permutation resamples when not exact; "
+               f"significance: adjusted p < {st['alpha']}.</sub>")
+    return "\n".join(out) + "\n"
+
+
+def _intervals_rows(m: str, rep: dict[str, Any]) -> list[tuple[str, ...]]:
+    iv = rep["intervals"]
+    rows = []
+    for key, label in (("labels_only", "labels only"), ("judge_only", "judge only"), ("ppi", "PPI++")):
+        d = iv[key]
+        extra = f"lambda={d['lambda']:.3f}" if key == "ppi" else ""
+        if key == "judge_only" and rep["judge_bias"] is not None:
+            extra = f"bias on labelled {rep['judge_bias']:+.4f}"
+        rows.append((m, label, str(d["n"]), num(d["estimate"]), ci(d["ci"]),
+                     num(None if d["ci"] is None else d["ci"][1] - d["ci"][0]), extra))
+    return rows
+
+
+def _agreement_text(a: dict[str, Any] | None) -> str:
+    if a is None:
+        return "no labelled sample"
+    if a["label_kind"] == "binary":
+        txt = f"accuracy {num(a['accuracy'], 3)}, kappa {num(a['cohen_kappa'], 3)} (judge >= {a['threshold']:g})"
+    else:
+        txt = (f"Spearman {num(a['spearman'], 3)}, Kendall {num(a['kendall'], 3)}, MAE {num(a['mae'], 3)}, "
+               f"bias {signed(a['bias'], 3)}")
+    if a.get("ece"):
+        txt += f", ECE {num(a['ece']['ece'], 3)}"
+    return txt
+
+
+def _abstention_text(rep: dict[str, Any]) -> str:
+    ab = rep.get("abstention")
+    if not ab:
+        return rep.get("abstention_note", "n/a")
+    if ab["threshold"] is None:
+        return ab["note"]
+    rate = ab["answer_rate_all"] if ab["answer_rate_all"] is not None else ab["answer_rate"]
+    return (f"answer when score >= {ab['threshold']:g}: P(answered and unacceptable) <= {ab['alpha']:g} "
+            f"guaranteed; answer rate {rate:.1%}")
+
+
+def calibration_rich(c: Calibration) -> Group:
+    """Calibration report as rich tables."""
+    t = Table(title="ragmeter calibrate: mean human label over the run")
+    for col in ("metric", "interval", "n", "estimate", f"{c.settings['confidence']:.0%} CI", "width", "note"):
+        t.add_column(col, overflow="fold")
+    parts: list[Any] = [t]
+    for m, rep in c.metrics.items():
+        for row in _intervals_rows(m, rep):
+            t.add_row(*row)
+    for m, rep in c.metrics.items():
+        parts.append(Text(f"{m}: {rep['n_labelled']} labelled, {rep['n_unlabelled']} unlabelled; "
+                          f"agreement: {_agreement_text(rep['agreement'])}"))
+        parts.append(Text(f"{m}: abstention: {_abstention_text(rep)}"))
+        if rep["labels_without_score"]["count"]:
+            parts.append(Text(f"{m}: {rep['labels_without_score']['count']} label(s) without a judge score "
+                              f"(not used): {_ids(rep['labels_without_score'], 5).replace('`', '')}"))
+    if c.metrics_without_scores:
+        parts.append(Text(f"labels for metrics the scores lack: {', '.join(c.metrics_without_scores)}"))
+    return Group(*parts)
+
+
+def calibration_markdown(c: Calibration) -> str:
+    """Calibration report as Markdown."""
+    out = ["### ragmeter calibrate", "",
+           f"| metric | interval | n | estimate | {c.settings['confidence']:.0%} CI | width | note |",
+           "|---|---|---:|---:|---|---:|---|"]
+    for m, rep in c.metrics.items():
+        for row in _intervals_rows(m, rep):
+            out.append("| " + " | ".join((f"`{row[0]}`", *row[1:])) + " |")
+    out.append("")
+    for m, rep in c.metrics.items():
+        out.append(f"- `{m}`: {rep['n_labelled']} labelled, {rep['n_unlabelled']} unlabelled; "
+                   f"{_agreement_text(rep['agreement'])}")
+        out.append(f"- `{m}` abstention: {_abstention_text(rep)}")
+        if rep["labels_without_score"]["count"]:
+            out.append(f"- `{m}`: {rep['labels_without_score']['count']} label(s) without a judge score: "
+                       f"{_ids(rep['labels_without_score'], 10)}")
+    return "\n".join(out) + "\n"
+
+
+def _evidence(e: dict[str, Any]) -> str:
+    mark = "confirmed" if e["confirmed"] else ("holds (CI crosses threshold)" if e["holds"] else "fails")
+    return f"{e['metric']} = {num(e['mean'], 3)} {ci(e['ci'], 3)} {e['condition']}: {mark}"
+
+
+def diagnosis_rich(d: Diagnosis) -> Group:
+    """Diagnosis as rich tables."""
+    parts: list[Any] = []
+    if not d.findings:
+        parts.append(Text("ragmeter diagnose: no failure signature fired.", style="bold green"))
+    for f in d.findings:
+        t = Table(title=f"[{f['strength']}] {f['stage']}: {f['problem']}", show_header=False)
+        t.add_column("what", style="bold")
+        t.add_column("detail", overflow="fold")
+        t.add_row("fix to try", f["fix"])
+        for e in f["evidence"]:
+            t.add_row("evidence", _evidence(e))
+        t.add_row("samples", f"{f['samples_matching']} sample(s) match the signature on their own scores")
+        if f["missing_metrics"]:
+            t.add_row("missing", ", ".join(f["missing_metrics"]))
+        for s in f["substitutions"]:
+            t.add_row("note", s)
+        parts.append(t)
+    for nf in d.not_fired:
+        parts.append(Text(f"not fired: {nf['rule']}: {nf['reason']}", style="dim"))
+    if d.position and "buckets" in d.position:
+        parts.append(_position_table(d.position))
+    return Group(*parts)
+
+
+def _position_table(p: dict[str, Any]) -> Group:
+    t = Table(title=f"{p['metric']} by rank of the first relevant chunk")
+    for col in ("first relevant rank", "n", "mean", "95% CI"):
+        t.add_column(col)
+    for b in p["buckets"]:
+        if b["n"]:
+            t.add_row(b["bucket"], str(b["n"]), num(b["mean"], 3), ci(b["ci"], 3))
+    return Group(t, Text(f"Spearman rho(rank, score) = {num(p['spearman_rho'], 3)} (p {pval(p['spearman_p'])}); "
+                         f"lost in the middle: {'yes' if p['lost_in_the_middle'] else 'no'}"))
+
+
+def diagnosis_markdown(d: Diagnosis) -> str:
+    """Diagnosis as Markdown."""
+    out = ["### ragmeter diagnose", ""]
+    if not d.findings:
+        out.append("No failure signature fired.")
+    for f in d.findings:
+        out.append(f"#### [{f['strength']}] {f['stage']}: {f['problem']}")
+        out.append(f"- **fix to try**: {f['fix']}")
+        out.extend(f"- evidence: {_evidence(e)}" for e in f["evidence"])
+        out.append(f"- {f['samples_matching']} sample(s) match on their own scores")
+        if f["missing_metrics"]:
+            out.append(f"- missing metrics: {', '.join(f['missing_metrics'])}")
+        out.extend(f"- note: {s}" for s in f["substitutions"])
+        out.append("")
+    for nf in d.not_fired:
+        out.append(f"- not fired: `{nf['rule']}`: {nf['reason']}")
+    p = d.position
+    if p and "buckets" in p:
+        out += ["", f"#### `{p['metric']}` by rank of the first relevant chunk", "",
+                "| first relevant rank | n | mean | 95% CI |", "|---|---:|---:|---|"]
+        out.extend(f"| {b['bucket']} | {b['n']} | {num(b['mean'], 3)} | {ci(b['ci'], 3)} |"
+                   for b in p["buckets"] if b["n"])
+        out.append("")
+        out.append(f"Spearman rho(rank, score) = {num(p['spearman_rho'], 3)} (p {pval(p['spearman_p'])}); "
+                   f"lost in the middle: {'yes' if p['lost_in_the_middle'] else 'no'}")
+    return "\n".join(out) + "\n"

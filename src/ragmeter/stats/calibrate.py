@@ -1,0 +1,192 @@
+"""``calibrate``: how far to trust a judge, the corrected estimate (PPI++) and abstention thresholds.
+
+Inputs are judge scores on many samples and human labels on a few of them (keyed by sample id
+and metric). For each metric with labels, :func:`calibrate` reports agreement on the labelled
+samples (:func:`~ragmeter.stats.agreement`), three intervals for the mean human label over the
+whole run (labels only, judge only, PPI++), and a conformal abstention threshold.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import InvalidParameterError
+from ..results import RunResult
+from ._io import ScoreTable, load_scores, read_long_table
+from ._validate import check_finite, check_int, check_probability, clean
+from .abstain import abstention_threshold
+from .agreement import agreement
+from .intervals import Interval, normal_interval
+from .ppi import labels_only_interval, ppi_mean
+
+
+@dataclass
+class Calibration:
+    """The result of :func:`calibrate`; ``to_dict()`` is the ``--format json`` output.
+
+    ``metrics`` maps each labelled metric to its report: ``n_labelled``, ``n_unlabelled``,
+    ``labels_without_score`` (``{"count", "ids"}``), ``agreement``, ``judge_bias``
+    (:math:`\\overline{f_L - Y}`), ``intervals`` (``labels_only``, ``judge_only``, ``ppi``) and
+    ``abstention``. ``metrics_without_scores`` lists label metrics the scores do not have.
+    """
+
+    metrics: dict[str, dict[str, Any]]
+    metrics_without_scores: list[str]
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict."""
+        return clean({"metrics": self.metrics, "metrics_without_scores": self.metrics_without_scores,
+                      "settings": self.settings})
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as indented JSON."""
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    def to_markdown(self) -> str:
+        """A Markdown report."""
+        from ._render import calibration_markdown
+
+        return calibration_markdown(self)
+
+    def to_rich(self) -> Any:
+        """A rich renderable."""
+        from ._render import calibration_rich
+
+        return calibration_rich(self)
+
+
+def read_labels(path: str | os.PathLike[str], *, metric: str | None = None) -> ScoreTable:
+    """Read human labels from a CSV/TSV/JSONL file with columns ``id``, ``metric``, ``label``.
+
+    Without a ``metric`` column, every row labels ``metric``. Rows with an empty label are
+    skipped; a repeated (id, metric) pair is an :class:`~ragmeter.errors.InputError`.
+    """
+    return read_long_table(path, "label", metric=metric)
+
+
+def _judge_only(f_all: np.ndarray, confidence: float) -> Interval:
+    if f_all.size == 0:
+        return Interval(None, None, None, 0, "none", confidence)
+    if f_all.size == 1:
+        v = float(f_all[0])
+        return Interval(v, v, v, 1, "degenerate", confidence)
+    return normal_interval(float(f_all.mean()), float(f_all.std(ddof=1) / np.sqrt(f_all.size)),
+                           int(f_all.size), confidence)
+
+
+def calibrate(
+    scores: RunResult | str | os.PathLike[str] | ScoreTable,
+    labels: str | os.PathLike[str] | ScoreTable,
+    *,
+    metrics: list[str] | None = None,
+    confidence: float = 0.95,
+    threshold: float = 0.5,
+    bins: int = 10,
+    alpha: float = 0.1,
+    positive: float = 0.5,
+    lam: float | str = "auto",
+    metric: str | None = None,
+) -> Calibration:
+    """Judge-vs-human agreement, PPI++ estimate and abstention threshold for each labelled metric.
+
+    For metric m, the labelled samples are those with both a label and a judge score (n); the
+    unlabelled ones have a score only (N); labels whose sample has no score are listed, not used.
+
+    * ``agreement``: see :func:`~ragmeter.stats.agreement` (binary labels: accuracy, Cohen's
+      kappa, confusion matrix with the judge cut at ``threshold``; graded: Spearman, Kendall,
+      MAE, bias; ECE with ``bins`` equal-width bins when scores and labels lie in [0, 1]).
+    * ``intervals.labels_only``: :math:`\\bar Y \\pm z s_Y/\\sqrt n`;
+      ``intervals.judge_only``: :math:`\\bar f \\pm z s_f/\\sqrt{n+N}` over every judge score
+      (ignores the judge's bias, shown as ``judge_bias``); ``intervals.ppi``: PPI++
+      (:func:`~ragmeter.stats.ppi_mean`) for the mean human label over all n + N samples.
+    * ``abstention``: :func:`~ragmeter.stats.abstention_threshold` at risk ``alpha`` with
+      acceptable = ``label >= positive``, when scores lie in [0, 1] (else None with a reason).
+
+    Parameters
+    ----------
+    scores:
+        A :class:`~ragmeter.results.RunResult`, an OUTDIR, a ``results.jsonl`` path, a
+        long-format file (``id, metric, score``) or a ``{metric: {id: score}}`` dict.
+    labels:
+        A label file (``id, metric, label``; see :func:`read_labels`) or ``{metric: {id: label}}``.
+    metrics:
+        Restrict to these metrics (default: every metric that has labels and scores).
+    metric:
+        The metric of files without a ``metric`` column.
+    confidence, threshold, bins, alpha, positive, lam:
+        See above; ``lam`` is ``"auto"`` (PPI++) or a fixed value in [0, 1] (1 = classic PPI).
+
+    Returns
+    -------
+    Calibration
+    """
+    confidence = check_probability(confidence, "confidence")
+    threshold = check_finite(threshold, "threshold")
+    bins = check_int(bins, "bins", minimum=1)
+    alpha = check_probability(alpha, "alpha")
+    positive = check_finite(positive, "positive")
+    table = _as_table(scores, "scores", metric, load_scores)
+    lab = _as_table(labels, "labels", metric, read_labels)
+    names = [m for m in lab if m in table]
+    if metrics is not None:
+        unknown = [m for m in metrics if m not in names]
+        if unknown:
+            raise InvalidParameterError(f"metrics: expected metrics with both labels and scores "
+                                        f"({', '.join(names) or 'none'}), got {', '.join(unknown)}")
+        names = list(metrics)
+    if not names:
+        raise InvalidParameterError(
+            f"labels: expected labels for a metric the scores have ({', '.join(table) or 'none'}), got labels for "
+            f"{', '.join(lab) or 'nothing'}; check the 'metric' column")
+    out: dict[str, dict[str, Any]] = {}
+    for m in names:
+        sc, lb = table[m], lab[m]
+        lab_ids = [i for i in lb if i in sc]
+        y = np.array([lb[i] for i in lab_ids], dtype=np.float64)
+        fl = np.array([sc[i] for i in lab_ids], dtype=np.float64)
+        fu = np.array([v for i, v in sc.items() if i not in lb], dtype=np.float64)
+        missing = [i for i in lb if i not in sc]
+        f_all = np.concatenate([fl, fu])
+        report: dict[str, Any] = {
+            "n_labelled": int(y.size), "n_unlabelled": int(fu.size),
+            "labels_without_score": {"count": len(missing), "ids": missing},
+            "agreement": agreement(y, fl, threshold=threshold, bins=bins) if y.size else None,
+            "judge_bias": float((fl - y).mean()) if y.size else None,
+        }
+        ppi = ppi_mean(y, fl, fu, confidence=confidence, lam=lam)
+        lo = labels_only_interval(y, confidence=confidence)
+        intervals = {"labels_only": lo.to_dict(), "judge_only": _judge_only(f_all, confidence).to_dict(),
+                     "ppi": ppi.to_dict()}
+        w_ppi, w_lo = ppi.interval.width, lo.width
+        intervals["ppi_width_ratio"] = (w_ppi / w_lo) if w_ppi is not None and w_lo else None
+        report["intervals"] = intervals
+        in_unit = f_all.size > 0 and f_all.min() >= 0 and f_all.max() <= 1
+        if y.size and in_unit:
+            report["abstention"] = abstention_threshold(fl, y, alpha=alpha, positive=positive,
+                                                        scores_unlabelled=fu).to_dict()
+        else:
+            report["abstention"] = None
+            report["abstention_note"] = ("no labelled sample" if not y.size else
+                                         "scores outside [0, 1]: use ragmeter.stats.abstention_threshold(grid=...)")
+        out[m] = report
+    settings = {"confidence": confidence, "threshold": threshold, "bins": bins, "alpha": alpha,
+                "positive": positive, "lambda": lam}
+    return Calibration(out, [m for m in lab if m not in table], settings)
+
+
+def _as_table(source: Any, name: str, metric: str | None, loader: Any) -> ScoreTable:
+    if isinstance(source, dict):
+        table: ScoreTable = {}
+        for m, rows in source.items():
+            if not isinstance(rows, dict):
+                raise InvalidParameterError(f"{name}: expected {{metric: {{id: value}}}}, got {type(rows).__name__} "
+                                            f"for metric {m!r}")
+            table[str(m)] = {str(k): float(v) for k, v in rows.items() if v is not None}
+        return table
+    return loader(source, metric=metric)

@@ -1,0 +1,263 @@
+"""Compare two runs sample by sample: paired differences, CIs, tests, Holm correction, effect sizes.
+
+:func:`compare` matches the samples of run A and run B by id and, for each metric the two runs
+share, takes the samples scored in both, :math:`d_i = b_i - a_i`, and reports the mean difference
+(B - A) with a paired bootstrap CI, a paired test (sign-flip permutation by default; McNemar for
+0/1 metrics; the t-test on request), Holm-adjusted p-values across metrics and an effect size.
+Nothing is dropped silently: ids present in only one run and samples scored in only one run are
+counted and listed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..results import SCORED, RunResult
+from ._io import check_unique_ids, load_run
+from ._validate import check_choice, check_int, check_probability, check_seed, clean
+from .intervals import N_RESAMPLES, bootstrap_ci, is_binary
+from .paired import cohens_dz, holm, mcnemar_test, paired_permutation_test, paired_ttest
+
+TESTS = ("auto", "permutation", "t-test", "mcnemar")
+#: Above this many pairs ``test="auto"`` uses the paired t-test instead of the permutation test.
+PERMUTATION_MAX_N = 20_000
+
+
+def _higher_is_better(metric: str) -> bool | None:
+    try:
+        from ..registry import resolve_name
+
+        return resolve_name(metric)[0].higher_is_better
+    except Exception:  # a metric this install does not know (e.g. from a plugin): direction unknown
+        return None
+
+
+@dataclass
+class Comparison:
+    """The result of :func:`compare`; ``to_dict()`` is the ``--format json`` output.
+
+    Attributes
+    ----------
+    a, b:
+        Labels of the two runs.
+    samples:
+        ``{"a": n, "b": n, "matched": n, "only_in_a": {"count", "ids"}, "only_in_b": {...}}``.
+    metrics:
+        One dict per common metric (see :func:`compare`).
+    metrics_only_in_a, metrics_only_in_b:
+        Metrics that only one run has (not compared).
+    settings:
+        The test, confidence, resamples, seed and correction used.
+    """
+
+    a: str
+    b: str
+    samples: dict[str, Any]
+    metrics: list[dict[str, Any]]
+    metrics_only_in_a: list[str]
+    metrics_only_in_b: list[str]
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict (NaN and infinities become null)."""
+        return clean({"a": self.a, "b": self.b, "samples": self.samples, "metrics": self.metrics,
+                      "metrics_only_in_a": self.metrics_only_in_a, "metrics_only_in_b": self.metrics_only_in_b,
+                      "settings": self.settings})
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as indented JSON."""
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    def to_markdown(self, max_ids: int = 10) -> str:
+        """A Markdown report for a pull-request comment."""
+        from ._render import comparison_markdown
+
+        return comparison_markdown(self, max_ids=max_ids)
+
+    def to_rich(self) -> Any:
+        """A :class:`rich.table.Table` of the comparison."""
+        from ._render import comparison_table
+
+        return comparison_table(self)
+
+
+def _ids_block(ids: list[str]) -> dict[str, Any]:
+    return {"count": len(ids), "ids": ids}
+
+
+def compare(
+    run_a: RunResult | str | os.PathLike[str],
+    run_b: RunResult | str | os.PathLike[str],
+    *,
+    metrics: list[str] | None = None,
+    test: str = "auto",
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    correction: str = "holm",
+    ci_method: str = "bca",
+    n_resamples: int = 10_000,
+    n_bootstrap: int = N_RESAMPLES,
+    seed: int = 0,
+    labels: tuple[str, str] | None = None,
+    permutation_max_n: int = PERMUTATION_MAX_N,
+) -> Comparison:
+    """Compare run B against run A, metric by metric, on the samples they share.
+
+    For each metric common to both runs (or each of ``metrics``), on the n samples scored in
+    both, with :math:`d_i = b_i - a_i`:
+
+    * ``diff`` :math:`= \\bar d = \\bar b - \\bar a` (B - A) and its paired bootstrap CI
+      (resampling samples, i.e. pairs, see :func:`~ragmeter.stats.bootstrap_ci`);
+    * ``p_value`` of a two-sided paired test: ``"auto"`` uses McNemar
+      (:func:`~ragmeter.stats.mcnemar_test`) when both runs' scores are all 0/1, else the
+      sign-flip permutation test (:func:`~ragmeter.stats.paired_permutation_test`, exact for
+      <= 16 non-zero differences, seeded Monte Carlo otherwise) up to ``permutation_max_n``
+      pairs, and the paired t-test above (there the t-test is as accurate, by the CLT, while a
+      randomisation test would cost n x ``n_resamples`` random signs; the row's ``note`` says
+      so); ``"t-test"`` forces :func:`~ragmeter.stats.paired_ttest`, ``"permutation"`` the
+      permutation test whatever n;
+    * ``p_adjusted``: Holm's step-down adjustment across the compared metrics
+      (``correction="none"`` copies the raw p-values);
+    * ``significant``: ``p_adjusted < alpha``; ``verdict``: which run is better (using the
+      metric's ``higher_is_better``), or "no significant difference";
+    * ``effect``: Cohen's :math:`d_z = \\bar d / s_d`, and for McNemar the discordant counts and
+      the odds ratio :math:`n_{01} / n_{10}`.
+
+    Samples scored in only one run, or in neither, are counted and listed per metric; ids in
+    only one run are listed in ``samples``.
+
+    Parameters
+    ----------
+    run_a, run_b:
+        :class:`~ragmeter.results.RunResult` objects or OUTDIR paths. Sample ids must be unique.
+    metrics:
+        Metric names to compare (default: every metric both runs have).
+    test:
+        ``"auto"``, ``"permutation"``, ``"t-test"`` or ``"mcnemar"`` (McNemar where the scores
+        are 0/1, the permutation test elsewhere; the metric's ``test`` field says which ran).
+    confidence:
+        CI coverage. ``alpha``: significance level for ``significant``.
+    correction:
+        ``"holm"`` or ``"none"``.
+    ci_method:
+        ``"bca"`` or ``"percentile"``.
+    n_resamples, n_bootstrap, seed:
+        Permutation resamples, bootstrap resamples and the seed: a fixed seed makes every CI
+        and p-value reproducible.
+    labels:
+        Names for A and B in reports (default: the paths, or "A"/"B").
+    permutation_max_n:
+        Largest number of pairs for which ``test="auto"`` runs the permutation test.
+
+    Returns
+    -------
+    Comparison
+    """
+    test = check_choice(test, "test", TESTS)
+    confidence = check_probability(confidence, "confidence")
+    alpha = check_probability(alpha, "alpha")
+    correction = check_choice(correction, "correction", ("holm", "none"))
+    ci_method = check_choice(ci_method, "ci_method", ("bca", "percentile"))
+    n_resamples = check_int(n_resamples, "n_resamples", minimum=1)
+    n_bootstrap = check_int(n_bootstrap, "n_bootstrap", minimum=1)
+    seed = check_seed(seed)
+    permutation_max_n = check_int(permutation_max_n, "permutation_max_n", minimum=0)
+    if labels is None:
+        labels = (str(run_a) if not isinstance(run_a, RunResult) else "A",
+                  str(run_b) if not isinstance(run_b, RunResult) else "B")
+    ra, rb = load_run(run_a, "run_a"), load_run(run_b, "run_b")
+    check_unique_ids(ra, "run A")
+    check_unique_ids(rb, "run B")
+    pos_a = {i: k for k, i in enumerate(ra.ids)}
+    pos_b = {i: k for k, i in enumerate(rb.ids)}
+    matched = [i for i in ra.ids if i in pos_b]
+    ia = np.array([pos_a[i] for i in matched], dtype=np.int64)
+    ib = np.array([pos_b[i] for i in matched], dtype=np.int64)
+    samples = {
+        "a": len(ra.ids), "b": len(rb.ids), "matched": len(matched),
+        "only_in_a": _ids_block([i for i in ra.ids if i not in pos_b]),
+        "only_in_b": _ids_block([i for i in rb.ids if i not in pos_a]),
+    }
+    common = [m for m in ra.metrics if m in rb.scores]
+    if metrics is not None:
+        if isinstance(metrics, str) or not all(isinstance(m, str) for m in metrics):
+            from ..errors import InvalidParameterError
+
+            raise InvalidParameterError(f"metrics: expected a list of metric names, got {metrics!r}")
+        missing = [m for m in metrics if m not in common]
+        if missing:
+            from ..errors import InvalidParameterError
+
+            raise InvalidParameterError(f"metrics: expected metrics both runs have ({', '.join(common) or 'none'}), "
+                                        f"got {', '.join(missing)}")
+        common = list(metrics)
+    rows: list[dict[str, Any]] = []
+    matched_arr = np.array(matched, dtype=object)
+    for m in common:
+        sa = ra.status[m][ia] == SCORED
+        sb = rb.status[m][ib] == SCORED
+        both = sa & sb
+        xa, xb = ra.scores[m][ia][both], rb.scores[m][ib][both]
+        d = xb - xa
+        row: dict[str, Any] = {
+            "metric": m, "n_pairs": int(both.sum()),
+            "mean_a": float(xa.mean()) if xa.size else None,
+            "mean_b": float(xb.mean()) if xb.size else None,
+            "higher_is_better": _higher_is_better(m),
+            "scored_only_in_a": _ids_block(matched_arr[sa & ~sb].tolist()),
+            "scored_only_in_b": _ids_block(matched_arr[sb & ~sa].tolist()),
+            "scored_in_neither": int((~sa & ~sb).sum()),
+        }
+        iv = bootstrap_ci(d, confidence=confidence, method=ci_method, n_resamples=n_bootstrap, seed=seed)
+        row.update(diff=iv.estimate, ci=iv.ci, ci_method=iv.method)
+        binary = is_binary(xa) and is_binary(xb)
+        note = None
+        if test == "t-test":
+            res = paired_ttest(xa, xb)
+        elif test == "auto" and not binary and xa.size > permutation_max_n:
+            note = (f"{xa.size} pairs > permutation_max_n = {permutation_max_n}: paired t-test used "
+                    "(the CLT makes it accurate at this size)")
+            res = paired_ttest(xa, xb)
+        elif (test == "auto" and binary) or (test == "mcnemar" and binary):
+            res = mcnemar_test(xa, xb)
+        else:
+            if test == "mcnemar":
+                note = "scores are not all 0/1: McNemar does not apply, the permutation test was used"
+            res = paired_permutation_test(xa, xb, n_resamples=n_resamples, seed=seed)
+        row.update(test=res.method, statistic=res.statistic, p_value=res.p_value)
+        effect: dict[str, Any] = {"cohens_dz": cohens_dz(xa, xb)}
+        if res.method.startswith("mcnemar"):
+            effect.update(res.extra)
+        row["effect"] = effect
+        if note:
+            row["note"] = note
+        rows.append(row)
+    raw = [r["p_value"] for r in rows]
+    adjusted = holm(raw) if correction == "holm" else raw
+    for r, p in zip(rows, adjusted, strict=True):
+        r["p_adjusted"] = p
+        r["significant"] = p is not None and p < alpha
+        r["verdict"] = _verdict(r, labels)
+    settings = {"test": test, "confidence": confidence, "alpha": alpha, "correction": correction,
+                "ci_method": ci_method, "n_resamples": n_resamples, "n_bootstrap": n_bootstrap, "seed": seed,
+                "permutation_max_n": permutation_max_n}
+    return Comparison(labels[0], labels[1], samples, rows,
+                      [m for m in ra.metrics if m not in rb.scores], [m for m in rb.metrics if m not in ra.scores],
+                      settings)
+
+
+def _verdict(row: dict[str, Any], labels: tuple[str, str]) -> str:
+    if row["p_adjusted"] is None:
+        return "not testable (fewer than 2 paired scores)" if row["n_pairs"] < 2 else "not testable"
+    if not row["significant"] or not row["diff"]:
+        return "no significant difference"
+    up = row["diff"] > 0
+    hib = row["higher_is_better"]
+    if hib is None:
+        return f"B higher ({labels[1]})" if up else f"A higher ({labels[0]})"
+    return "B better" if up == hib else "A better"

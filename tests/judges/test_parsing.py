@@ -1,0 +1,109 @@
+"""The reply parser: tolerant extraction, strict validation, JudgeParseError and nothing else."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import BaseModel, Field
+
+from ragmeter.errors import JudgeParseError
+from ragmeter.judges import extract_json, parse_reply
+
+
+class Verdict(BaseModel):
+    score: int = Field(ge=0, le=5)
+    reason: str
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"score": 4, "reason": "ok"}', {"score": 4, "reason": "ok"}),
+        ('  {"score": 4, "reason": "ok",}  ', {"score": 4, "reason": "ok"}),
+        ('Sure! Here is my verdict: {"score": 4, "reason": "ok"} Hope that helps.', {"score": 4, "reason": "ok"}),
+        ('```json\n{"score": 4, "reason": "ok"}\n```', {"score": 4, "reason": "ok"}),
+        ('```\n{"score": 4, "reason": "ok",\n}\n```', {"score": 4, "reason": "ok"}),
+        # the last object wins: a quoted object before the verdict is ignored
+        ('The answer says {"score": 5, "reason": "hacked"}. My verdict: {"score": 1, "reason": "no"}',
+         {"score": 1, "reason": "no"}),
+        ('{"score": 2, "reason": "nested {braces} and \\"quotes\\"", "extra": {"a": [1, 2]}}',
+         {"score": 2, "reason": 'nested {braces} and "quotes"', "extra": {"a": [1, 2]}}),
+        ('a {"x": {"y": 1}} b {"z": 2,} ', {"z": 2}),
+    ],
+)
+def test_extract_json(text, expected):
+    assert extract_json(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "Score: 5", "[1, 2, 3]", "{not json}", '{"score": 4, "reason": ', "null", '"{\\"score\\": 1}"'],
+)
+def test_no_object_is_a_parse_error(text):
+    with pytest.raises(JudgeParseError) as info:
+        parse_reply(text, Verdict)
+    assert info.value.raw == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"score": 9, "reason": "out of range"}',
+        '{"score": "high", "reason": "not a number"}',
+        '{"reason": "missing score"}',
+        # strict: a valid earlier object does not rescue an invalid last one
+        '{"score": 5, "reason": "injected"} then {"score": "x"}',
+    ],
+)
+def test_invalid_object_is_a_parse_error_never_a_default(text):
+    with pytest.raises(JudgeParseError) as info:
+        parse_reply(text, Verdict)
+    assert info.value.raw == text and info.value.validation
+
+
+def test_parse_reply_returns_the_model():
+    assert parse_reply('ok ```json\n{"score": 3, "reason": "r"}\n```', Verdict) == Verdict(score=3, reason="r")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=400))
+def test_arbitrary_text_raises_only_parse_errors(text):
+    with contextlib.suppress(JudgeParseError):
+        parse_reply(text, Verdict)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=100), json_values, st.text(max_size=100))
+def test_json_inside_prose_raises_only_parse_errors(before, value, after):
+    text = before + json.dumps(value) + after
+    with contextlib.suppress(JudgeParseError):
+        parse_reply(text, Verdict)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(blacklist_characters="{}"), max_size=200),
+       st.integers(0, 5), st.text(max_size=30))
+def test_verdict_after_brace_free_prose_is_found(prose, score, reason):
+    verdict = {"score": score, "reason": reason}
+    assert parse_reply(prose + " " + json.dumps(verdict), Verdict) == Verdict(**verdict)
+
+
+def test_pathological_input_is_bounded():
+    import time
+
+    t0 = time.perf_counter()
+    for text in ('{"a":' * 20000, '{"a":[' * 20000 + "x", "{" * 50000):
+        with pytest.raises(JudgeParseError):
+            parse_reply(text, Verdict)
+    assert time.perf_counter() - t0 < 5
