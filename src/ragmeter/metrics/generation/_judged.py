@@ -32,10 +32,10 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 from weakref import WeakKeyDictionary
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, Field
 
 from ...judges import PromptTemplate
 from ...names import MetricName
@@ -67,17 +67,16 @@ def _yes_no(v: Any) -> bool:
     raise ValueError(f'expected "yes" or "no", got {v!r}')
 
 
+#: A yes/no field that accepts ``"Yes"``, ``true``, ``"no."``... and nothing else.
+YesNo = Annotated[bool, BeforeValidator(_yes_no)]
+
+
 class AnswerAnalysis(BaseModel):
     """Reply of ``analyse_answer``."""
 
     claims: list[str] = Field(default_factory=list)
     questions: list[str] = Field(default_factory=list)
-    noncommittal: bool = False
-
-    @field_validator("noncommittal", mode="before")
-    @classmethod
-    def _flag(cls, v: Any) -> bool:
-        return _yes_no(v)
+    noncommittal: YesNo = False
 
 
 class Claims(BaseModel):
@@ -90,12 +89,7 @@ class Questions(BaseModel):
     """Reply of ``generate_questions``."""
 
     questions: list[str] = Field(default_factory=list)
-    noncommittal: bool = False
-
-    @field_validator("noncommittal", mode="before")
-    @classmethod
-    def _flag(cls, v: Any) -> bool:
-        return _yes_no(v)
+    noncommittal: YesNo = False
 
 
 class Verdict(BaseModel):
@@ -103,12 +97,7 @@ class Verdict(BaseModel):
 
     statement: int | None = None
     reason: str = ""
-    supported: bool
-
-    @field_validator("supported", mode="before")
-    @classmethod
-    def _flag(cls, v: Any) -> bool:
-        return _yes_no(v)
+    supported: YesNo
 
 
 class Verdicts(BaseModel):
