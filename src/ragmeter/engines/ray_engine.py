@@ -1,0 +1,409 @@
+"""The Ray engine: the same evaluators and judge layer, on the workers of a Ray cluster.
+
+::
+
+    from ragmeter.engines.ray_engine import evaluate_ray
+
+    run = evaluate_ray("s3://bucket/rag.parquet", ["faithfulness", "mrr"],
+                       judge_spec="openai:qwen2.5@http://vllm-host:8000/v1",
+                       judge_options={"concurrency": 64}, out_dir="out", address="auto")
+
+How it runs:
+
+1. **Reading.** Parquet (a file, a directory or any URI Ray Data reads, e.g. ``s3://``) is read with
+   ``ray.data.read_parquet`` in file order; every other local file with
+   :func:`ragmeter.io.read_samples`; a JSONL URI with ``ray.data.read_json``. Each row goes through
+   the reader's own :class:`~ragmeter.io._records.RowConverter`, so ids (a missing id is the row
+   number), duplicate-id and validation errors are exactly those of the local engine.
+2. **Scoring.** Good samples are cut into chunks of ``batch_size`` and sent to Ray tasks, at most
+   ``num_workers`` running at once. A task builds its evaluators, and the judge from its spec and
+   options (judge objects hold connections, so they are never shipped), then scores the chunk with
+   :func:`ragmeter.evaluator._score_chunk`, exactly as the local engine does: retrieval metrics
+   vectorised over the chunk, every judged metric x sample of the chunk awaited together under the
+   judge's own bounded ``concurrency`` (per task, so the cluster's bound is workers x concurrency).
+   A task whose worker dies is retried by Ray (``max_retries``); a chunk's results are taken once,
+   whichever attempt produced them.
+3. **Writing.** With ``out_dir``, each task writes its chunk to ``out_dir/parts/part-NNNNNN.jsonl``
+   (atomically: a retry rewrites it), and the driver writes ``results.jsonl`` in input order and
+   ``summary.json``, the files the local engine writes. Bad rows (``on_error="skip"``) are recorded
+   by the driver as errored samples, as locally.
+
+The judge cache: with ``cache=True`` (the default) the cache directory is resolved on the driver
+(``$RAGMETER_CACHE_DIR`` or the user cache dir) and passed to every task, so a single-machine
+cluster shares one SQLite cache; on several machines point it at shared storage
+(``judge_options={"cache": "/shared/ragmeter-cache"}``) or give each worker its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import os
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..errors import InputError, InvalidParameterError, MissingBackendError
+from ..evaluator import errored, present_fields
+from ..registry import default_metric_names, get_evaluator, skipped_metrics
+from ..results import RunResult, RunWriter, _json_default
+from ..types import MetricResult, Sample
+from .columnar import bad_row_id
+
+INSTALL_HINT = 'pip install "ragmeter[ray]"'
+#: Samples per Ray task.
+DEFAULT_BATCH_SIZE = 512
+
+
+def require_ray() -> Any:
+    """Import and return :mod:`ray`, or raise :class:`MissingBackendError` saying how to install it."""
+    try:
+        import ray
+        import ray.data
+    except ImportError as exc:
+        raise MissingBackendError(
+            f"the ray engine needs Ray Data, which is not installed ({exc}): {INSTALL_HINT}"
+        ) from exc
+    return ray
+
+
+# ---- worker side --------------------------------------------------------------------------------
+
+
+def score_chunk_on_worker(
+    samples: list[Sample],
+    metrics: list[str],
+    judge_spec: str | None,
+    judge_options: dict[str, Any],
+    embedder_spec: str | None,
+    embedder_options: dict[str, Any],
+    metric_modules: Sequence[str],
+    part_path: str | None,
+) -> tuple[list[dict[str, dict[str, Any]]], dict[str, Any] | None]:
+    """Score ``samples`` on ``metrics`` in this process (what each Ray task runs).
+
+    Returns one ``{metric: results.jsonl record}`` per sample, in order, and the judge's stats.
+    """
+    from ..evaluator import _score_chunk
+
+    for module in metric_modules:
+        importlib.import_module(module)  # plugin metrics register on import
+    judge = None
+    if judge_spec:
+        from ..judges import from_spec as judge_from_spec
+
+        judge = judge_from_spec(judge_spec, **judge_options)
+    embedder = None
+    if embedder_spec:
+        from ..embedders import from_spec as embedder_from_spec
+
+        embedder = embedder_from_spec(embedder_spec, **embedder_options)
+    evaluators = [get_evaluator(m, judge=judge, embedder=embedder) for m in metrics]
+
+    async def run() -> dict[str, list[MetricResult]]:
+        try:
+            return await _score_chunk(evaluators, samples)
+        finally:
+            if judge is not None:
+                await judge.aclose()
+
+    try:
+        scored = asyncio.run(run())
+        stats = judge.stats() if judge is not None else None
+    finally:
+        if judge is not None:
+            judge.close()
+    names = [ev.name for ev in evaluators]
+    records = [{m: scored[m][i].to_record() for m in names} for i in range(len(samples))]
+    if part_path is not None:
+        tmp = f"{part_path}.tmp-{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for s, rec in zip(samples, records, strict=True):
+                fh.write(json.dumps({"id": s.id, "metrics": rec}, ensure_ascii=False, default=_json_default) + "\n")
+        os.replace(tmp, part_path)
+    return records, stats
+
+
+# ---- driver side --------------------------------------------------------------------------------
+
+
+def _is_uri(path: str) -> bool:
+    return "://" in path
+
+
+def _rows_from_ray_parquet(ray: Any, path: str, field_map: dict[str, str] | None,
+                           on_error: str) -> Iterator[Sample | InputError]:
+    """Rows of a Parquet file/dir/URI read with Ray Data in file order, converted as the local reader does."""
+    import pyarrow as pa
+
+    from ..io._records import RowConverter, check_columns, check_field_map
+
+    fmap = check_field_map(field_map)
+    ctx = ray.data.DataContext.get_current()
+    ctx.execution_options.preserve_order = True
+    ds = ray.data.read_parquet(path)
+    conv = RowConverter(path, fmap, unit="row")
+    pos = 0
+    checked = False
+    for batch in ds.iter_batches(batch_format="pyarrow", batch_size=4096):
+        if not checked:
+            check_columns(list(batch.schema.names), fmap, path=path)
+            checked = True
+        map_cols = [f.name for f in batch.schema if pa.types.is_map(f.type)]
+        for record in batch.to_pylist():
+            pos += 1
+            for c in map_cols:
+                if record.get(c) is not None:
+                    record[c] = dict(record[c])
+            item = conv.convert(record, pos)
+            if isinstance(item, InputError) and on_error == "raise":
+                raise item
+            yield item
+    if pos == 0:
+        from ..errors import EmptyInputError
+
+        raise EmptyInputError("the data holds no samples: expected at least one row", path=path)
+
+
+def _rows_from_ray_json(ray: Any, path: str, field_map: dict[str, str] | None,
+                        on_error: str) -> Iterator[Sample | InputError]:
+    from ..io._records import RowConverter, check_field_map
+
+    ctx = ray.data.DataContext.get_current()
+    ctx.execution_options.preserve_order = True
+    conv = RowConverter(path, check_field_map(field_map), unit="line")
+    for pos, record in enumerate(ray.data.read_json(path, lines=True).iter_rows(), start=1):
+        item = conv.convert(dict(record), pos)
+        if isinstance(item, InputError) and on_error == "raise":
+            raise item
+        yield item
+
+
+def read_items(ray: Any, data: str | os.PathLike[str] | Iterable[Any], *, on_error: str = "raise",
+               field_map: dict[str, str] | None = None,
+               format: str | None = None) -> Iterator[Sample | InputError]:
+    """The samples of ``data`` (a path, a URI, or samples / dicts), as the engine reads them."""
+    if isinstance(data, str | os.PathLike):
+        spath = os.fspath(data)
+        lower = spath.lower()
+        is_parquet = format == "parquet" or lower.endswith((".parquet", ".pq")) or (
+            format is None and os.path.isdir(spath))
+        if is_parquet:
+            if not _is_uri(spath) and not os.path.isdir(spath):
+                from ..io import read_samples
+
+                read_samples(spath, on_error=on_error, field_map=field_map, format="parquet")  # type: ignore[arg-type]  # file checks
+            return _rows_from_ray_parquet(ray, spath, field_map, on_error)
+        if _is_uri(spath):
+            return _rows_from_ray_json(ray, spath, field_map, on_error)
+        from ..io import read_samples
+
+        return read_samples(spath, on_error=on_error, field_map=field_map, format=format)  # type: ignore[arg-type]
+
+    def normalise() -> Iterator[Sample | InputError]:
+        for i, s in enumerate(data):  # type: ignore[union-attr]
+            yield Sample.from_record(s, default_id=str(i)) if isinstance(s, dict) else s
+
+    return normalise()
+
+
+def _merge_stats(total: dict[str, Any] | None, part: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Add the numbers of ``part`` into ``total`` (recursively; other values: the first one seen)."""
+    if part is None:
+        return total
+    if total is None:
+        return json.loads(json.dumps(part, default=_json_default))
+    for key, value in part.items():
+        if isinstance(value, bool) or value is None:
+            total.setdefault(key, value)
+        elif isinstance(value, int | float):
+            prev = total.get(key)
+            total[key] = value if prev is None else prev + value
+        elif isinstance(value, dict):
+            total[key] = _merge_stats(total.get(key) or {}, value)
+        else:
+            total.setdefault(key, value)
+    return total
+
+
+def evaluate_ray(
+    data: str | os.PathLike[str] | Iterable[Sample | InputError | dict[str, Any]],
+    metrics: Sequence[str] | None = None,
+    *,
+    judge_spec: str | None = None,
+    judge_options: dict[str, Any] | None = None,
+    embedder_spec: str | None = None,
+    embedder_options: dict[str, Any] | None = None,
+    out_dir: str | os.PathLike[str] | None = None,
+    address: str | None = None,
+    num_workers: int | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    on_error: str = "raise",
+    field_map: dict[str, str] | None = None,
+    format: str | None = None,
+    keep_records: bool = True,
+    metric_modules: Sequence[str] = (),
+    max_retries: int = 3,
+    progress: Callable[[int], None] | None = None,
+    on_bad_row: Callable[[InputError], None] | None = None,
+    run_info: dict[str, Any] | None = None,
+) -> RunResult:
+    """Evaluate ``data`` on a Ray cluster; the result and files equal :func:`ragmeter.evaluate`'s.
+
+    Parameters
+    ----------
+    data:
+        A Parquet / JSONL / JSON / CSV path, a Parquet directory or URI Ray Data reads, or an
+        iterable of samples / dicts (as :func:`ragmeter.evaluate` takes).
+    metrics:
+        Metric names; None picks the defaults the data's first ``batch_size`` rows and the given
+        judge / embedder allow.
+    judge_spec, judge_options:
+        ``ragmeter.judges.from_spec(judge_spec, **judge_options)`` is built in every task;
+        ``concurrency`` is per task. ``cache=True`` (default) is resolved to the driver's cache dir.
+    embedder_spec, embedder_options:
+        The same for ``ragmeter.embedders.from_spec``.
+    address:
+        The cluster to join when Ray is not initialised yet (``"auto"``, ``"ray://host:10001"``);
+        None starts a local one (shut down at the end).
+    num_workers:
+        Tasks running at once (default: the cluster's CPUs); each gets an equal share of the CPUs.
+    metric_modules:
+        Modules the workers import before building evaluators (where plugin metrics register).
+    max_retries:
+        Ray's retries of a task whose worker died.
+
+    Raises
+    ------
+    MissingBackendError
+        Ray is not installed (``pip install "ragmeter[ray]"``).
+    """
+    ray = require_ray()
+    if on_error not in ("raise", "skip"):
+        raise InvalidParameterError(f"on_error: expected 'raise' or 'skip', got {on_error!r}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise InvalidParameterError(f"batch_size: expected an integer >= 1, got {batch_size!r}")
+    judge_options = dict(judge_options or {})
+    embedder_options = dict(embedder_options or {})
+    if judge_spec and judge_options.get("cache", True) is True:
+        from ..judges import default_cache_dir
+
+        judge_options["cache"] = str(default_cache_dir())
+    for module in metric_modules:
+        importlib.import_module(module)
+    # the driver's judge / embedder only decide default metrics and validate names: never called
+    driver_judge = None
+    driver_embedder = None
+    if judge_spec:
+        from ..judges import from_spec as judge_from_spec
+
+        driver_judge = judge_from_spec(judge_spec, **{**judge_options, "cache": False})
+    if embedder_spec:
+        from ..embedders import from_spec as embedder_from_spec
+
+        driver_embedder = embedder_from_spec(embedder_spec, **embedder_options)
+    started_here = False
+    if not ray.is_initialized():
+        ray.init(address=address, include_dashboard=False, ignore_reinit_error=True,
+                 log_to_driver=False, configure_logging=False)
+        started_here = True
+    try:
+        items = read_items(ray, data, on_error=on_error, field_map=field_map, format=format)
+        head: list[Sample | InputError] = []
+        skipped: list[str] = []
+        if metrics is None:
+            for item in items:
+                head.append(item)
+                if len(head) >= batch_size:
+                    break
+            fields = present_fields(s for s in head if isinstance(s, Sample))
+            metrics = default_metric_names(fields, judge=driver_judge, embedder=driver_embedder)
+            skipped = [s.name for s in skipped_metrics(fields, judge=driver_judge, embedder=driver_embedder)]
+            if not metrics:
+                raise InvalidParameterError(
+                    "no metric can be computed from this data: the rows need retrieved contexts with "
+                    "relevance labels or a reference answer (or configure a judge/embedder)")
+        evaluators = [get_evaluator(m, judge=driver_judge, embedder=driver_embedder) for m in metrics]
+        names = [ev.name for ev in evaluators]
+        if len(set(names)) != len(names):
+            raise InvalidParameterError(f"the same metric was asked for twice: {names}")
+        versions = {ev.name: ev.version for ev in evaluators}
+        info: dict[str, Any] = {
+            "ragmeter_version": __version__,
+            "metrics": {n: {"version": v} for n, v in versions.items()},
+            "skipped_metrics": skipped,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            **(run_info or {}),
+        }
+        writer = RunWriter(names, out_dir=out_dir, keep_records=keep_records)
+        parts_dir = None
+        if out_dir is not None:
+            parts_dir = Path(out_dir) / "parts"
+            parts_dir.mkdir(parents=True, exist_ok=True)
+        cpus = float(ray.cluster_resources().get("CPU", 1.0))
+        workers = num_workers or max(1, int(cpus))
+        remote = ray.remote(score_chunk_on_worker).options(
+            num_cpus=max(cpus / workers, 0.01), max_retries=max_retries, retry_exceptions=False)
+        judge_stats: dict[str, Any] | None = None
+        pending: deque[tuple[list[Sample | InputError], Any]] = deque()
+        t0 = time.perf_counter()
+
+        def drain_one() -> None:
+            nonlocal judge_stats
+            chunk, ref = pending.popleft()
+            records, stats = ray.get(ref) if ref is not None else ([], None)
+            judge_stats = _merge_stats(judge_stats, stats)
+            gi = 0
+            for item in chunk:
+                if isinstance(item, Sample):
+                    rec = records[gi]
+                    gi += 1
+                    writer.add(item.id, {m: MetricResult.model_validate({"name": m, **rec[m]}) for m in names})
+                else:
+                    if on_bad_row is not None:
+                        on_bad_row(item)
+                    writer.add(bad_row_id(item), {m: errored(m, versions[m], item) for m in names})
+            if progress is not None:
+                progress(len(chunk))
+
+        def all_items() -> Iterator[Sample | InputError]:
+            yield from head
+            yield from items
+
+        chunk: list[Sample | InputError] = []
+        index = 0
+
+        def submit(chunk: list[Sample | InputError]) -> None:
+            nonlocal index
+            good = [s for s in chunk if isinstance(s, Sample)]
+            part = str(parts_dir / f"part-{index:06d}.jsonl") if parts_dir is not None else None
+            ref = remote.remote(good, list(names), judge_spec, judge_options, embedder_spec, embedder_options,
+                                list(metric_modules), part) if good else None
+            index += 1
+            pending.append((chunk, ref))
+            while len(pending) > workers * 2:  # keep every worker busy with one chunk queued behind
+                drain_one()
+
+        for item in all_items():
+            chunk.append(item)
+            if len(chunk) >= batch_size:
+                submit(chunk)
+                chunk = []
+        if chunk:
+            submit(chunk)
+        while pending:
+            drain_one()
+        info["seconds"] = round(time.perf_counter() - t0, 3)
+        info["engine"] = {"name": "ray", "workers": workers, "batch_size": batch_size}
+        if judge_stats is not None:
+            info["judge"] = judge_stats
+        return writer.finish(info)
+    finally:
+        if driver_judge is not None:
+            driver_judge.close()
+        if started_here:
+            ray.shutdown()

@@ -1,0 +1,174 @@
+"""The columnar fast path equals the Sample path line for line (``results.jsonl``) and number for
+number (``summary.json``), on hand-checked and on random data."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ragmeter import evaluate
+from ragmeter.engines.columnar import IdLabels, columnar_supported, evaluate_parquet, id_relevance
+from ragmeter.errors import InputError, InvalidParameterError
+from ragmeter.io import read_samples
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+METRICS = ["mrr", "ndcg@5", "map", "recall@3", "precision@2", "hit_rate", "r_precision", "context_precision",
+           "context_recall", "ndcg(rel_level=2)@3", "ndcg(gain='linear')"]
+CTX = pa.list_(pa.struct([("id", pa.string()), ("text", pa.string()), ("score", pa.float64())]))
+
+
+def _both(tmp_path: Path, table, metrics=METRICS, on_error="raise", batch_rows=64, **kw):
+    path = tmp_path / "d.parquet"
+    pq.write_table(table, path)
+    bad_fast: list[InputError] = []
+    fast = evaluate_parquet(path, metrics, out_dir=tmp_path / "fast", batch_rows=batch_rows, on_error=on_error,
+                            on_bad_row=bad_fast.append, **kw)
+    slow = evaluate(read_samples(path, on_error=on_error, **kw), metrics, out_dir=str(tmp_path / "slow"),
+                    keep_records=False)
+    return fast, slow, bad_fast
+
+
+def _assert_same_files(tmp_path: Path) -> None:
+    a = (tmp_path / "fast" / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    b = (tmp_path / "slow" / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(a) == len(b)
+    for x, y in zip(a, b, strict=True):
+        assert x == y
+    sa = json.loads((tmp_path / "fast" / "summary.json").read_text())
+    sb = json.loads((tmp_path / "slow" / "summary.json").read_text())
+    assert sa["metrics"] == sb["metrics"]
+
+
+def test_hand_checked_scores(tmp_path):
+    table = pa.table({
+        "id": ["a", "b", "c", "d"],
+        "contexts": pa.array([[{"id": "x"}, {"id": "y"}, {"id": "y"}], [], [{"id": "z"}], [{"id": "x"}]],
+                             pa.list_(pa.struct([("id", pa.string())]))),
+        "relevant": pa.array([["y", "w"], ["x"], None, []], pa.list_(pa.string())),
+    })
+    fast, _, _ = _both(tmp_path, table, ["mrr", "recall", "hit_rate"])
+    # a: first relevant at rank 2 (the duplicate y counts once); 1 of 2 labels found
+    # b: nothing retrieved -> 0; c: no labels -> undefined; d: no labelled relevant -> mrr 0, recall 0
+    assert fast.scores["mrr"][[0, 1, 3]].tolist() == [0.5, 0.0, 0.0]
+    assert fast.scores["recall"][[0, 1, 3]].tolist() == [0.5, 0.0, 0.0]
+    assert np.isnan(fast.scores["mrr"][2]) and fast.status["mrr"].tolist() == [0, 0, 1, 0]
+    line = json.loads((tmp_path / "fast" / "results.jsonl").read_text().splitlines()[0])
+    assert line["metrics"]["mrr"]["details"]["matched_by"] == [None, "id", None]
+    assert fast.run["engine"]["columnar_rows"] == 4
+    _assert_same_files(tmp_path)
+
+
+def _random_table(seed: int, n: int = 700, with_text: bool = False, graded: bool = False):
+    rng = random.Random(seed)
+    ids, ctxs, rels, refs = [], [], [], []
+    for i in range(n):
+        k = rng.choice([0, 0, 1, 3, 5, 8])
+        ctx = []
+        for _ in range(k):
+            cid = f"d{rng.randint(0, 9)}" if rng.random() > 0.05 else None
+            text = None
+            if with_text and rng.random() < 0.3:
+                text = f"passage about d{rng.randint(0, 9)}"
+            if cid is None and text is None:
+                text = "" if rng.random() < 0.5 else None  # None/None: a bad row
+            ctx.append({"id": cid, "text": text, "score": rng.random()})
+        r = rng.random()
+        if r < 0.1:
+            rel = None
+        elif graded:
+            rel = [(f"d{rng.randint(0, 12)}", float(rng.choice([-1, 0, 1, 2, 3, 0.5])))
+                   for _ in range(rng.randint(0, 4))]
+            if rng.random() < 0.03:
+                rel.append((rel[0][0] if rel else "d1", float("nan")))  # NaN grade: a bad row
+        else:
+            rel = [f"d{rng.randint(0, 12)}" for _ in range(rng.randint(0, 4))]  # duplicates included
+            if with_text and rel and rng.random() < 0.2:
+                rel.append("passage about d3")
+        ids.append(None if rng.random() < 0.05 else (f"q{i}" if rng.random() > 0.01 else "q0"))
+        ctxs.append(None if rng.random() < 0.03 else ctx)
+        rels.append(rel)
+        refs.append("passage about d2" if (rel is None and rng.random() < 0.5) else None)
+    rel_type = pa.map_(pa.string(), pa.float64()) if graded else pa.list_(pa.string())
+    return pa.table({"id": pa.array(ids, pa.string()), "contexts": pa.array(ctxs, CTX),
+                     "relevant": pa.array(rels, rel_type), "reference": pa.array(refs, pa.string())})
+
+
+@pytest.mark.parametrize(("seed", "with_text", "graded"), [(1, False, False), (2, True, False), (3, False, True),
+                                                           (4, True, True)])
+def test_random_data_equals_the_sample_path(tmp_path, seed, with_text, graded):
+    table = _random_table(seed, with_text=with_text, graded=graded)
+    fast, slow, bad = _both(tmp_path, table, on_error="skip", batch_rows=97)
+    assert fast.ids == slow.ids
+    for m in slow.metrics:
+        np.testing.assert_array_equal(fast.status[m], slow.status[m])
+        np.testing.assert_array_equal(fast.scores[m], slow.scores[m])  # NaN == NaN, else bit-for-bit
+    assert bad and all(isinstance(e, InputError) for e in bad)  # duplicate ids, empty contexts...
+    assert fast.run["engine"]["columnar_rows"] > len(fast) // 2  # most rows really took the fast path
+    _assert_same_files(tmp_path)
+
+
+def test_int_ids_field_map_and_map_with_a_repeated_key(tmp_path):
+    table = pa.table({
+        "qid": pa.array([7, 8, 9], pa.int64()),
+        "docs": pa.array([[{"id": 1}, {"id": 2}], [{"id": 2}], [{"id": 3}]],
+                         pa.list_(pa.struct([("id", pa.int64())]))),
+        "labels": pa.array([[(2, 3.0)], [(2, 1.0), (2, 0.0)], [(3, 2.0)]], pa.map_(pa.int64(), pa.float64())),
+    })
+    fmap = {"qid": "id", "docs": "contexts", "labels": "relevant"}
+    fast, _, _ = _both(tmp_path, table, ["ndcg", "mrr"], field_map=fmap)
+    assert fast.ids == ["7", "8", "9"]
+    assert fast.scores["mrr"].tolist() == [0.5, 0.0, 1.0]  # row 8: the last grade of d2 (0) wins
+    _assert_same_files(tmp_path)
+
+
+def test_bad_row_raises_like_the_reader(tmp_path):
+    table = pa.table({"id": ["a", "a"], "contexts": pa.array([[{"id": "x"}], [{"id": "x"}]],
+                                                             pa.list_(pa.struct([("id", pa.string())]))),
+                      "relevant": pa.array([["x"], ["x"]])})
+    pq.write_table(table, tmp_path / "d.parquet")
+    with pytest.raises(InputError, match="duplicate sample id 'a'"):
+        evaluate_parquet(tmp_path / "d.parquet", ["mrr"], out_dir=tmp_path / "o")
+
+
+def test_id_relevance_on_arrays():
+    # row 0: contexts [5, 7, 5, -] labels {7: 2, 5: 0, 9: 1}; row 1: no contexts, labels {5: 1}
+    x = IdLabels(ctx_len=np.array([4, 0]), ctx_code=np.array([5, 7, 5, -1]), lab_len=np.array([3, 1]),
+                 lab_code=np.array([7, 5, 9, 5]), lab_grade=np.array([2.0, 0.0, 1.0, 1.0]),
+                 rel_none=np.array([False, False]))
+    r = id_relevance(x, 1.0)
+    assert r.gain.tolist() == [0.0, 2.0, 0.0, 0.0]
+    assert r.rel.tolist() == [False, True, False, False] and r.covered.tolist() == [0.0, 1.0, 0.0, 0.0]
+    assert r.num_rel.tolist() == [2.0, 1.0] and r.label_found.tolist() == [True, True, False, False]
+    assert r.ideal_row.tolist() == [0, 0, 1] and r.ideal.tolist() == [2.0, 1.0, 1.0]
+
+
+def test_only_retrieval_metrics_take_the_fast_path(tmp_path):
+    assert columnar_supported(["mrr", "ndcg@10"])
+    assert not columnar_supported(["mrr", "faithfulness"]) and not columnar_supported(None)
+    assert not columnar_supported(["no_such_metric"])
+    with pytest.raises(InvalidParameterError):
+        evaluate_parquet(tmp_path / "x.parquet", ["rouge_l"], out_dir=tmp_path / "o")
+
+
+def test_cli_takes_the_fast_path_for_parquet_and_retrieval_metrics(tmp_path):
+    from click.testing import CliRunner
+
+    from ragmeter.cli import main
+
+    pq.write_table(_random_table(5, n=300), tmp_path / "d.parquet")
+    res = CliRunner().invoke(main, ["eval", str(tmp_path / "d.parquet"), "-m", "mrr", "-m", "ndcg@5", "-o",
+                                    str(tmp_path / "fast"), "-q", "--no-report", "--on-error", "skip"],
+                             catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert "bad row(s)" in res.output  # the bad rows are counted as on the Sample path
+    summary = json.loads((tmp_path / "fast" / "summary.json").read_text())
+    assert summary["run"]["engine"]["path"] == "columnar"
+    evaluate(read_samples(tmp_path / "d.parquet", on_error="skip"), ["mrr", "ndcg@5"],
+             out_dir=str(tmp_path / "slow"), keep_records=False)
+    _assert_same_files(tmp_path)

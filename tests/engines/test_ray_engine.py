@@ -1,0 +1,182 @@
+"""The Ray engine against the local engine, on a real local Ray cluster: same files, same scores,
+judged metrics through the loopback server, and a worker killed mid-task."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from ragmeter import evaluate, registry
+from ragmeter.errors import MissingBackendError
+from ragmeter.io import read_samples
+from tests.metrics.generation.rules import judge_rule
+
+ray_engine = pytest.importorskip("ragmeter.engines.ray_engine")
+
+RETRIEVAL = ["mrr", "ndcg@3", "recall@2", "map"]
+
+
+def _rows(n: int = 60) -> list[dict]:
+    """Hand-made rows: ids or texts, graded labels, empty contexts, no labels, a reference."""
+    rows = []
+    for i in range(n):
+        ctx = [{"id": f"d{(i + j) % 7}", "text": f"passage {(i + j) % 7} [rating {(i + j) % 11}]"}
+               for j in range(i % 5)]
+        row = {"id": f"q{i}", "query": f"question {i}?", "answer": f"Answer {i}. passage {i % 7}.",
+               "contexts": ctx}
+        if i % 4 == 0:
+            row["relevant"] = {f"d{i % 7}": 2, f"d{(i + 3) % 7}": 1}
+        elif i % 4 == 1:
+            row["relevant"] = [f"d{(i + 1) % 7}"]
+        elif i % 4 == 2:
+            row["reference"] = f"passage {(i + 1) % 7}"
+        rows.append(row)
+    return rows
+
+
+def _write_jsonl(path: Path, rows: list[dict], extra_lines: dict[int, str] | None = None) -> Path:
+    lines = [json.dumps(r) for r in rows]
+    for at, text in sorted((extra_lines or {}).items()):
+        lines.insert(at, text)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _lines(out: Path) -> list[dict]:
+    return [json.loads(x) for x in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def test_retrieval_metrics_equal_local_with_bad_rows(ray_cluster, tmp_path):
+    data = _write_jsonl(tmp_path / "d.jsonl", _rows(),
+                        {5: "{not json", 17: json.dumps({"id": "q3", "contexts": []})})  # bad + duplicate id
+    local = evaluate(read_samples(data, on_error="skip"), RETRIEVAL, out_dir=str(tmp_path / "local"),
+                     keep_records=False)
+    bad: list[str] = []
+    run = ray_engine.evaluate_ray(data, RETRIEVAL, out_dir=tmp_path / "ray", on_error="skip", batch_size=7,
+                                  on_bad_row=lambda e: bad.append(str(e)))
+    assert (tmp_path / "ray" / "results.jsonl").read_bytes() == (tmp_path / "local" / "results.jsonl").read_bytes()
+    assert run.ids == local.ids and len(run) == 62
+    assert run.ids[5] == f"{data}:6"  # the malformed line, recorded where it was
+    assert len(bad) == 2 and "duplicate sample id 'q3'" in bad[1]
+    ray_summary = json.loads((tmp_path / "ray" / "summary.json").read_text())
+    local_summary = json.loads((tmp_path / "local" / "summary.json").read_text())
+    assert ray_summary["metrics"] == local_summary["metrics"]
+    assert ray_summary["metrics"]["mrr"]["errors"] == 2
+    # every task also wrote its partition
+    parts = sorted((tmp_path / "ray" / "parts").glob("part-*.jsonl"))
+    assert len(parts) == 9 and sum(len(p.read_text().splitlines()) for p in parts) == 60
+
+
+def test_parquet_read_with_ray_data(ray_cluster, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    rows = [{"contexts": [{"id": "a"}, {"id": "b"}], "relevant": ["b"]},
+            {"contexts": [{"id": "b"}], "relevant": ["c"]},
+            {"contexts": [], "relevant": ["a"]}]
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    run = ray_engine.evaluate_ray(path, ["mrr", "recall"], out_dir=tmp_path / "ray", batch_size=2)
+    assert run.ids == ["1", "2", "3"]  # no id column: the row number, as the local reader gives
+    assert run.scores["mrr"].tolist() == [0.5, 0.0, 0.0]
+    local = evaluate(read_samples(path), ["mrr", "recall"], out_dir=str(tmp_path / "local"), keep_records=False)
+    assert (tmp_path / "ray" / "results.jsonl").read_text() == (tmp_path / "local" / "results.jsonl").read_text()
+    assert local.ids == run.ids
+
+
+def test_judged_metric_equal_local_from_the_same_cache(ray_cluster, fake_llm, judge_cache_dir, make_judge,
+                                                       tmp_path):
+    fake_llm.rule = judge_rule
+    rows = [r for r in _rows(24) if r["contexts"]]
+    data = _write_jsonl(tmp_path / "d.jsonl", rows)
+    metrics = ["context_relevancy", "faithfulness", "mrr"]
+    judge = make_judge(cache=True)
+    local = evaluate(read_samples(data), metrics, judge=judge, out_dir=str(tmp_path / "local"), keep_records=False)
+    served = len(fake_llm.log)
+    assert served > 0 and local.status["context_relevancy"].tolist().count(0) == len(rows)
+    run = ray_engine.evaluate_ray(data, metrics, judge_spec=f"openai:fake-model@{fake_llm.url}",
+                                  judge_options={"timeout": 5.0, "concurrency": 4}, out_dir=tmp_path / "ray",
+                                  batch_size=5)
+    assert len(fake_llm.log) == served  # every judgement came from the shared cache
+    assert (tmp_path / "ray" / "results.jsonl").read_text() == (tmp_path / "local" / "results.jsonl").read_text()
+    assert run.run["judge"]["cache_hits"] >= served and run.run["judge"]["calls"] == local.run["judge"]["calls"]
+    # a hand check of one judged score: ratings come from "[rating N]" in each passage (0-10 -> /10)
+    i = next(k for k, r in enumerate(rows) if len(r["contexts"]) == 2)
+    ratings = [int(c["text"].split("[rating ")[1].rstrip("]")) for c in rows[i]["contexts"]]
+    assert run.scores["context_relevancy"][i] == pytest.approx(sum(ratings) / 2 / 10)
+
+
+def test_judged_metric_live_on_workers(ray_cluster, fake_llm, tmp_path):
+    fake_llm.rule = judge_rule
+    rows = [r for r in _rows(12) if r["contexts"]]
+    run = ray_engine.evaluate_ray(rows, ["context_relevancy"], judge_spec=f"openai:fake-model@{fake_llm.url}",
+                                  judge_options={"timeout": 5.0, "cache": False}, batch_size=4, num_workers=2)
+    assert len(fake_llm.log) == len(rows)  # one rate_chunks call per sample, made by the workers
+    assert run.run["judge"]["calls"] == len(rows) and run.run["engine"]["workers"] == 2
+    assert [r["id"] for r in run.records] == [r["id"] for r in rows]
+
+
+def test_a_killed_worker_is_retried_without_losing_or_duplicating_samples(ray_cluster, tmp_path, monkeypatch):
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    monkeypatch.setattr(registry, "_ALIASES", dict(registry._ALIASES))
+    sys.modules.pop("tests.engines.crash_metric", None)
+    importlib.import_module("tests.engines.crash_metric")  # registers crash_once in the patched registry
+    marker = tmp_path / "crashed"
+    rows = [{"id": f"s{i}", "contexts": [{"id": f"d{j}"} for j in range(i % 4)], "relevant": ["d1"],
+             **({"metadata": {"crash_marker": str(marker)}} if i == 13 else {})} for i in range(30)]
+    run = ray_engine.evaluate_ray(rows, ["crash_once", "hit_rate"], out_dir=tmp_path / "out", batch_size=4,
+                                  metric_modules=["tests.engines.crash_metric"], max_retries=2)
+    assert marker.exists()  # a worker really died on sample s13
+    assert run.ids == [f"s{i}" for i in range(30)]
+    assert run.scores["crash_once"].tolist() == [float(i % 4) for i in range(30)]
+    assert run.scores["hit_rate"].tolist() == [1.0 if i % 4 >= 2 else 0.0 for i in range(30)]
+    assert len((tmp_path / "out" / "results.jsonl").read_text().splitlines()) == 30
+
+
+def test_without_ray_the_engine_says_how_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # what an environment without the extra looks like
+    with pytest.raises(MissingBackendError, match=r'pip install "ragmeter\[ray\]"'):
+        ray_engine.evaluate_ray([{"id": "a", "contexts": [{"id": "x"}], "relevant": ["x"]}], ["mrr"])
+
+
+def test_cli_engine_ray_writes_what_the_local_engine_writes(ray_cluster, tmp_path):
+    from click.testing import CliRunner
+
+    from ragmeter.cli import main
+
+    data = _write_jsonl(tmp_path / "d.jsonl", _rows(30))
+    runner = CliRunner()
+    a = runner.invoke(main, ["eval", str(data), "-m", "mrr", "-m", "ndcg@3", "-o", str(tmp_path / "l"), "-q",
+                             "--no-report"], catch_exceptions=False)
+    b = runner.invoke(main, ["eval", str(data), "-m", "mrr", "-m", "ndcg@3", "-o", str(tmp_path / "r"), "-q",
+                             "--no-report", "--engine", "ray"], catch_exceptions=False)
+    assert a.exit_code == 0 and b.exit_code == 0, (a.output, b.output)
+    assert (tmp_path / "r" / "results.jsonl").read_text() == (tmp_path / "l" / "results.jsonl").read_text()
+    assert json.loads((tmp_path / "r" / "summary.json").read_text())["run"]["engine"]["name"] == "ray"
+
+
+def test_cli_engine_ray_without_ray_is_a_usage_error(monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    from ragmeter.cli import main
+
+    data = _write_jsonl(tmp_path / "d.jsonl", _rows(3))
+    monkeypatch.setitem(sys.modules, "ray", None)
+    res = CliRunner().invoke(main, ["eval", str(data), "-m", "mrr", "-o", str(tmp_path / "o"), "--engine", "ray"])
+    assert res.exit_code == 2
+    assert 'pip install "ragmeter[ray]"' in res.output
+
+
+def test_jsonl_uri_read_with_ray_data(ray_cluster, tmp_path):
+    rows = [{"id": f"u{i}", "contexts": [{"id": f"d{j}"} for j in range(i % 3 + 1)], "relevant": [f"d{i % 3}"]}
+            for i in range(9)]
+    data = _write_jsonl(tmp_path / "d.jsonl", rows)
+    run = ray_engine.evaluate_ray(data.as_uri(), ["mrr"], out_dir=tmp_path / "ray", batch_size=4)
+    assert run.ids == [f"u{i}" for i in range(9)]
+    assert run.scores["mrr"].tolist() == [1.0, 0.5, 1 / 3] * 3  # label d(i%3) sits at rank i%3+1
+    local = evaluate(read_samples(data), ["mrr"], out_dir=str(tmp_path / "local"), keep_records=False)
+    assert local.ids == run.ids
+    assert (tmp_path / "ray" / "results.jsonl").read_text() == (tmp_path / "local" / "results.jsonl").read_text()
