@@ -17,6 +17,7 @@ from .metrics.generation.passage_recall_math import passage_recall_score
 from .names import MetricName, parse_name
 from .registry import canonical_name, get_evaluator, list_metrics
 from .results import RunResult
+from .trec import trec_evaluate
 from .types import Context, MetricResult, Sample
 
 __all__ = [
@@ -42,5 +43,6 @@ __all__ = [
     "parse_name",
     "passage_recall_score",
     "read_samples",
+    "trec_evaluate",
     "write_samples",
 ]

@@ -26,7 +26,8 @@ def recall_single(ranked: RankedList, k: int | None = None) -> float:
 
 def recall(batch: RelevanceBatch, k: int | None = None) -> FloatArray:
     """Vectorised :func:`recall_single`."""
-    found = batch.seg_sum(batch.covered, batch.within(k))
+    covers = batch.covered != 0  # sum only the positions that cover something (cheaper, same sum)
+    found = batch.seg_sum(batch.covered, covers if k is None else covers & (batch.rank <= k))
     return safe_div(found, batch.num_rel)
 
 register_retrieval(

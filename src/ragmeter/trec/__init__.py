@@ -1,0 +1,30 @@
+"""The TREC side of ragmeter: trec_eval's measures and semantics over TREC qrels and runs.
+
+* :mod:`ragmeter.trec.io` -- :class:`Qrels` and :class:`Run` (columnar numpy arrays, symmetric I/O
+  with TREC files, ``.gz``, dicts, pandas and pyarrow);
+* :mod:`ragmeter.trec.engine` -- trec_eval's ranking and judging rules, building the
+  :class:`~ragmeter.metrics.retrieval._batch.RelevanceBatch` every kernel reads;
+* :mod:`ragmeter.trec.measures` -- measure names (trec_eval's and ragmeter's) and their kernels;
+* :mod:`ragmeter.trec.api` -- :func:`trec_evaluate` and :func:`evaluate_trec`.
+
+The command line twin is ``ragmeter trec QRELS RUN`` (a drop-in for trec_eval); see docs/trec.md.
+"""
+
+from .api import TrecResult, evaluate_trec, trec_evaluate
+from .engine import TrecBatch, build_batch
+from .io import Qrels, Run, as_qrels, as_run
+from .measures import Measure, resolve_measures
+
+__all__ = [
+    "Measure",
+    "Qrels",
+    "Run",
+    "TrecBatch",
+    "TrecResult",
+    "as_qrels",
+    "as_run",
+    "build_batch",
+    "evaluate_trec",
+    "resolve_measures",
+    "trec_evaluate",
+]

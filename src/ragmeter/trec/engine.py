@@ -1,0 +1,417 @@
+"""Turn a :class:`~ragmeter.trec.io.Qrels` and a :class:`~ragmeter.trec.io.Run` into a
+:class:`~ragmeter.metrics.retrieval._batch.RelevanceBatch`, with trec_eval's semantics, fully vectorised.
+
+trec_eval's rules, as reproduced here (trec_eval 10.0, ``form_res_rels.c`` and ``trec_eval.c``):
+
+* **Ranking**: by score descending, ties broken by docid descending in ``strcmp`` order (Python's
+  ``str`` order is code-point order, which equals UTF-8 byte order, so it is ``strcmp``'s). The
+  rank column of a run file is ignored. ``max_ret`` (``-M``) cuts every ranking after sorting.
+* **Relevance**: a retrieved document is relevant when it is judged with a grade ``>= rel_level``
+  and ``>= 0``. Negative grades are "judged non-relevant" (trec_eval's "unjudged in pool"), never
+  relevant and never a gain. Unjudged documents are non-relevant. ``num_rel`` counts the
+  judgements with grade ``>= max(rel_level, 0)``. nDCG gains are the grades themselves (``> 0``),
+  independent of ``rel_level``, and the ideal ranking is every positive judgement sorted.
+* **Queries**: a run query absent from the qrels is ignored. A qrels query absent from the run is
+  scored 0 on every measure and counted in the mean when ``missing="zero"`` (trec_eval ``-c``),
+  dropped when ``missing="skip"`` (trec_eval's default), an error when ``missing="error"``. A qrels
+  query without any relevant judgement is evaluated like any other (its recall, AP, nDCG... are 0
+  by the kernels' edge-case rules) and counts in the mean, as in trec_eval.
+* **Duplicates**: a docid retrieved twice for one query (within the first ``max_ret``) or judged
+  twice for one query is an error, as in trec_eval ("duplicate docs").
+
+Work per row is numpy only (plus one C-level ``map(hash, docids)``): query ids are mapped to
+integer codes, rows are ordered with one 2-d ``argsort`` over the (padded) score matrix, or a
+``lexsort``, ties are fixed with a second small sort of the tied rows only, and run rows are joined
+to the judgements on 64-bit (query, docid-hash) keys with ``searchsorted``, every match confirmed
+on the strings (a hash collision can never join the wrong document).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+
+from ..errors import InputError, InvalidParameterError
+from ..metrics.retrieval._batch import RelevanceBatch
+from .io import CategoricalIds, Qrels, Run
+
+Missing = Literal["zero", "skip", "error"]
+MISSING_POLICIES = ("zero", "skip", "error")
+_HASH_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+@dataclass(frozen=True)
+class TrecBatch:
+    """A :class:`RelevanceBatch` plus its query ids (batch order: run order, then absent qrels queries)."""
+
+    batch: RelevanceBatch
+    qids: NDArray[Any]
+    runid: str
+
+    @property
+    def num_ret(self) -> NDArray[np.int64]:
+        """Documents retrieved per query (after ``max_ret``)."""
+        return self.batch.lengths
+
+    @property
+    def num_rel(self) -> NDArray[np.float64]:
+        """Relevant judgements per query."""
+        return self.batch.num_rel
+
+    @property
+    def num_rel_ret(self) -> NDArray[np.float64]:
+        """Relevant documents retrieved per query."""
+        return self.batch.seg_sum(self.batch.rel.astype(np.float64))
+
+
+# ---- ranking -----------------------------------------------------------------------------------
+def _group_perm(q: NDArray[np.int64]) -> NDArray[np.int64]:
+    """A permutation that sorts rows by ``q``, keeping the input order within a query.
+
+    When each query's rows are contiguous (every real run file), only the blocks are reordered.
+    """
+    n = len(q)
+    if n < 2 or bool((q[1:] >= q[:-1]).all()):
+        return np.arange(n, dtype=np.int64)
+    starts = np.concatenate(([0], np.flatnonzero(q[1:] != q[:-1]) + 1))
+    heads = q[starts]
+    if len(np.unique(heads)) != len(heads):  # interleaved queries
+        return np.argsort(q, kind="stable").astype(np.int64)
+    lengths = np.diff(np.concatenate((starts, [n])))
+    order = np.argsort(heads, kind="stable")
+    new_lengths = lengths[order]
+    new_starts = np.concatenate(([0], np.cumsum(new_lengths)[:-1]))
+    return np.arange(n, dtype=np.int64) + np.repeat(starts[order] - new_starts, new_lengths)
+
+
+def _break_ties(perm: NDArray[np.int64], tie: NDArray[np.bool_], docids: NDArray[Any]) -> NDArray[np.int64]:
+    """Reorder every run of equal scores (``tie[i]``: positions i and i+1 tie) by docid descending."""
+    n = len(perm)
+    member = np.zeros(n, dtype=bool)
+    member[:-1] |= tie
+    member[1:] |= tie
+    pos = np.flatnonzero(member)
+    starts = np.ones(len(pos), dtype=bool)
+    starts[1:] = ~tie[pos[1:] - 1]
+    group = np.cumsum(starts)
+    _, strrank = np.unique(docids[perm[pos]], return_inverse=True)  # str order == strcmp order
+    order = np.lexsort((-strrank.ravel(), group))
+    perm = perm.copy()
+    perm[pos] = perm[pos][order]
+    return perm
+
+
+def rank_rows(q: NDArray[np.int64], scores: NDArray[np.float64], docids: NDArray[Any]) -> NDArray[np.int64]:
+    """Row permutation ordering by query code, then trec_eval's ranking (score desc, docid desc)."""
+    n = len(q)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    identity = n < 2 or bool((q[1:] >= q[:-1]).all())
+    perm = np.arange(0) if identity else _group_perm(q)  # identity: rows already grouped in order
+    qs = q if identity else q[perm]
+    starts = np.concatenate(([0], np.flatnonzero(qs[1:] != qs[:-1]) + 1))
+    lengths = np.diff(np.concatenate((starts, [n])))
+    nseg, width = len(starts), int(lengths.max())
+    if nseg * width == n:  # every query has the same depth (the usual run): a plain 2-d sort
+        mat = (scores if identity else scores[perm]).reshape(nseg, width)
+        order = np.argsort(mat, axis=1)[:, ::-1]  # descending; ties are reordered by docid below
+        order = order + starts[:, None]
+        flat = order.ravel()
+        srt = mat.ravel()[flat]
+        del mat, order
+        tie = np.empty(n - 1, dtype=bool)
+        np.equal(srt[1:], srt[:-1], out=tie)
+        tie[width - 1 :: width] = False  # the last of a query never ties with the next query's first
+        del srt
+        perm = flat if identity else perm[flat]
+    else:
+        if nseg * width <= 4 * n + 4096:
+            # one row per query, padded with NaN (argsort puts NaN last); scores are never NaN
+            mat = np.full((nseg, width), np.nan)
+            seg = np.repeat(np.arange(nseg), lengths)
+            col = np.arange(n) - np.repeat(starts, lengths)
+            mat[seg, col] = -(scores if identity else scores[perm])
+            order = np.argsort(mat, axis=1)
+            valid = np.arange(width)[None, :] < lengths[:, None]
+            flat = (order + starts[:, None])[valid]
+            perm = flat if identity else perm[flat]
+        else:
+            flat = np.lexsort((-(scores if identity else scores[perm]), qs))
+            perm = flat if identity else perm[flat]
+        s = scores[perm]
+        qs = q[perm]
+        tie = (s[1:] == s[:-1]) & (qs[1:] == qs[:-1])
+    if tie.any():
+        perm = _break_ties(perm, tie, docids)
+    return perm
+
+
+def _lookup(table: dict[str, int], values: NDArray[Any]) -> NDArray[np.int64]:
+    """``table[v]`` for every value, -1 when absent (a C-level loop over Python's dict)."""
+    return np.fromiter(map(table.get, values, itertools.repeat(-1)), dtype=np.int64, count=len(values))
+
+
+def _hashes(values: NDArray[Any]) -> NDArray[np.uint64]:
+    """Python's hash of every id (cached inside each str object, so cheap to read again)."""
+    return np.fromiter(map(hash, values), dtype=np.int64, count=len(values)).view(np.uint64)
+
+
+def _pair_keys(q: NDArray[np.int64], h: NDArray[np.uint64], nq: int) -> NDArray[np.uint64]:
+    """One 64-bit key per (query, docid): the query index in the top 24 bits, 40 bits of the docid hash.
+
+    ``h`` (the docid hashes) is overwritten with the keys.
+
+    Keys sort by query first, so the ranked rows (grouped by query) search a narrow, cache-friendly
+    range of the sorted judgements. Equal pairs have equal keys; two docids of one query collide
+    with probability 2**-40, and every match is confirmed on the strings, so a collision can never
+    join the wrong document (and a collision between two judgements switches to an exact dict join).
+    With ``nq`` >= 2**24 queries, the query is mixed into the hash instead.
+    """
+    if nq >= 1 << 24:
+        return (h * _HASH_MIX) ^ q.astype(np.uint64)
+    h &= np.uint64((1 << 40) - 1)  # in place: callers pass a fresh array they no longer need
+    qk = q.astype(np.uint64)
+    qk <<= np.uint64(40)
+    h |= qk
+    return h
+
+
+def _check_duplicates(q: NDArray[np.int64], docids: NDArray[Any], rows: NDArray[np.int64],
+                      keys: NDArray[np.uint64], qids: NDArray[Any], what: str) -> None:
+    """Raise InputError when a (query, docid) pair occurs twice (keys first, strings to confirm)."""
+    if len(keys) < 2:
+        return
+    ks = np.sort(keys)
+    dup = ks[1:][ks[1:] == ks[:-1]]
+    if not dup.size:
+        return
+    seen: set[tuple[int, str]] = set()
+    for i in np.flatnonzero(np.isin(keys, dup)).tolist():
+        pair = (int(q[i]), docids[rows[i]])
+        if pair in seen:
+            raise InputError(
+                f"query {qids[pair[0]]!r}: docid {pair[1]!r} appears twice in the {what}; trec_eval refuses "
+                "duplicate documents in a query (\"duplicate docs\"): keep one line per (qid, docid)",
+                field="docid",
+            )
+        seen.add(pair)
+
+
+def _grades_from_dicts(qrels: Mapping[str, Any], run: Mapping[str, Any], n: int) -> NDArray[np.float64]:
+    """The grade of every run row in dict order (NaN when unjudged): per query, ``map(qd.get, docids)``."""
+    nan = float("nan")
+
+    def per_query() -> Any:
+        for q, docs in run.items():
+            judged = qrels.get(q)
+            yield itertools.repeat(nan, len(docs)) if judged is None else map(judged.get, docs,
+                                                                             itertools.repeat(nan))
+
+    return np.fromiter(itertools.chain.from_iterable(per_query()), dtype=np.float64, count=n)
+
+
+# ---- qrels preparation (cached on the Qrels object) ---------------------------------------------
+@dataclass(frozen=True)
+class _PreparedQrels:
+    qids: NDArray[Any]  # distinct qids in strcmp order
+    qid_index: dict[str, int]  # qid -> rank in ``qids``
+    keys: NDArray[np.uint64]  # sorted pair keys (see _pair_keys)
+    docids: NDArray[Any]  # docids aligned with keys
+    rels: NDArray[np.float64]  # grades aligned with keys
+    key_query: NDArray[np.int64]  # query rank aligned with keys
+    unique_keys: bool  # False only after a 64-bit collision between two judgements: join by dict then
+
+
+def _prepare(qrels: Qrels, keys_needed: bool = True) -> _PreparedQrels:
+    cached = qrels._index.get("prepared") or (None if keys_needed else qrels._index.get("prepared_nokeys"))
+    if cached is not None:
+        return cached
+    nq = qrels.num_queries
+    order = np.argsort(qrels.qids)
+    rank_of_code = np.empty(nq, dtype=np.int64)
+    rank_of_code[order] = np.arange(nq)
+    rq = rank_of_code[qrels.qid_codes]
+    qids = qrels.qids[order]
+    if not keys_needed:  # judgements joined through the source dicts: no keys (a dict has no duplicates)
+        prepared = _PreparedQrels(qids, dict(zip(qids.tolist(), itertools.count())), np.zeros(0, np.uint64),
+                                  qrels.docids, qrels.values, rq, unique_keys=True)
+        qrels._index["prepared_nokeys"] = prepared
+        return prepared
+    key = _pair_keys(rq, _hashes(qrels.docids), nq)
+    o = np.argsort(key, kind="stable")
+    keys = key[o]
+    docids, rq = qrels.docids[o], rq[o]
+    same = np.flatnonzero(keys[1:] == keys[:-1])
+    real = same[(rq[same] == rq[same + 1]) & (docids[same] == docids[same + 1])]
+    if real.size:
+        i = o[real[0]]
+        raise InputError(
+            f"query {qrels.qid[i]!r}: docid {qrels.docids[i]!r} is judged twice in the qrels; trec_eval refuses "
+            "duplicate judgements (\"duplicate docs\"): keep one line per (qid, docid)",
+            field="docid",
+        )
+    prepared = _PreparedQrels(qids, dict(zip(qids.tolist(), itertools.count())), keys, docids,
+                              qrels.values[o], rq, unique_keys=not same.size)
+    qrels._index["prepared"] = prepared
+    return prepared
+
+
+def _join(pq: _PreparedQrels, q: NDArray[np.int64], keys: NDArray[np.uint64], docids: NDArray[Any],
+          rows: NDArray[np.int64]) -> NDArray[np.int64]:
+    """Index into the prepared judgements of every ranked row (``docids[rows]``), -1 when unjudged."""
+    if not pq.unique_keys:  # a hash collision among the judgements: exact dict join (never in practice)
+        table = {(int(a), b): i for i, (a, b) in enumerate(zip(pq.key_query.tolist(), pq.docids.tolist(),
+                                                                strict=True))}
+        pairs = zip(q.tolist(), np.asarray(docids[rows]).tolist(), strict=True)
+        return np.fromiter((table.get(p, -1) for p in pairs), dtype=np.int64, count=len(q))
+    pos = np.searchsorted(pq.keys, keys)
+    np.minimum(pos, len(pq.keys) - 1, out=pos)
+    hit = np.flatnonzero(pq.keys[pos] == keys)
+    ok = (pq.key_query[pos[hit]] == q[hit]) & (pq.docids[pos[hit]] == docids[rows[hit]])
+    out = np.full(len(q), -1, dtype=np.int64)
+    out[hit[ok]] = pos[hit[ok]]
+    return out
+
+
+# ---- the batch -----------------------------------------------------------------------------------
+def build_batch(qrels: Qrels, run: Run, *, rel_level: float = 1.0, max_ret: int | None = None,
+                missing: Missing = "zero", sources: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None
+                ) -> TrecBatch:
+    """Rank ``run``, judge it against ``qrels`` and pack the result as a :class:`TrecBatch`.
+
+    Parameters follow trec_eval: ``rel_level`` is ``-l``, ``max_ret`` is ``-M``, ``missing="zero"``
+    is ``-c`` and ``missing="skip"`` its default. Raises :class:`InputError` for duplicates, for
+    ``missing="error"`` with a qrels query absent from the run, and when no query has both results
+    and judgements.
+
+    ``sources`` -- the ``(qrels, run)`` dicts that ``qrels`` and ``run`` were just built from
+    (:func:`~ragmeter.trec.api.evaluate_trec` passes them): each run row's grade is then read with
+    one C-level ``dict.get`` per row from the query's (small) qrels dict, which is cheaper than
+    hashing every docid and joining on keys. The result is identical.
+    """
+    if missing not in MISSING_POLICIES:
+        raise InvalidParameterError(f"missing: expected one of {', '.join(MISSING_POLICIES)}, got {missing!r}")
+    if max_ret is not None and (isinstance(max_ret, bool) or not isinstance(max_ret, int | np.integer)
+                                or max_ret < 1):
+        raise InvalidParameterError(f"max_ret: expected a positive integer or None, got {max_ret!r}")
+    try:
+        rel_level = float(rel_level)
+    except (TypeError, ValueError):
+        raise InvalidParameterError(f"rel_level: expected a number, got {rel_level!r}") from None
+    if len(qrels) == 0:
+        raise InputError("the qrels hold no judgements; expected at least one 'qid 0 docid rel' line")
+    via_dicts = sources is not None and qrels._plain and run._plain
+    pq = _prepare(qrels, keys_needed=not via_dicts)
+    nq = len(pq.qids)
+
+    # run queries -> qrels query ranks (-1: not judged, ignored)
+    qmap = _lookup(pq.qid_index, run.qids)
+    judged = qmap >= 0
+    present = np.zeros(nq, dtype=bool)
+    present[qmap[judged]] = True
+    # batch query order: the judged run queries in run order, then (missing="zero") the absent ones
+    if missing == "error" and not present.all():
+        absent = pq.qids[~present]
+        shown = ", ".join(repr(x) for x in absent[:5].tolist())
+        raise InputError(
+            f"{len(absent)} qrels queries have no results in the run ({shown}"
+            f"{', ...' if len(absent) > 5 else ''}); pass missing='zero' to score them 0 "
+            "or missing='skip' to leave them out",
+            field="qid",
+        )
+    order_q = qmap[judged]
+    if missing == "zero":
+        order_q = np.concatenate((order_q, np.flatnonzero(~present)))
+    if not len(order_q):
+        raise InputError(
+            "no query has both results and relevance judgements: check that the run's qids match the qrels' "
+            f"(qrels: {', '.join(map(repr, pq.qids[:3].tolist()))}; run: "
+            f"{', '.join(map(repr, run.qids[:3].tolist()))})",
+            field="qid",
+        )
+    nb = len(order_q)
+    seg_of_code = np.cumsum(judged) - 1
+
+    rq = qmap[run.qid_codes]
+    docids = run.docids
+    if (rq >= 0).all():
+        codes, scores, rows = run.qid_codes, run.values, None
+    else:
+        rows = np.flatnonzero(rq >= 0)
+        codes, scores = run.qid_codes[rows], run.values[rows]
+    del rq
+    if np.isnan(scores).any():
+        raise InputError("run scores must be numbers, got NaN", field="score")
+    subset = docids if rows is None else (docids.take(rows) if isinstance(docids, CategoricalIds) else docids[rows])
+    # rank within each run query (rows stay grouped by run query code) in a worker thread: numpy's
+    # sorts release the GIL, so it overlaps with hashing the docids, which holds it
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        ranking = pool.submit(rank_rows, codes, scores, subset)
+        if via_dicts:
+            grades = _grades_from_dicts(*sources, len(run.values))  # type: ignore[misc]
+            hashes = None if rows is None else grades[rows]
+        # categorical ids: hash each distinct docid once, gather by code; else in input order
+        elif isinstance(subset, CategoricalIds):
+            hashes = _hashes(subset.categories)[subset.codes]
+        else:
+            hashes = _hashes(subset)
+        perm = ranking.result()
+    del subset
+    if via_dicts and hashes is None:
+        hashes = grades
+    if len(codes) > 1 and not bool((codes[1:] >= codes[:-1]).all()):
+        codes = codes[perm]  # (already grouped rows: perm only moves rows within a query)
+    if max_ret is not None and len(codes):
+        starts = np.concatenate(([True], codes[1:] != codes[:-1]))
+        first = np.maximum.accumulate(np.where(starts, np.arange(len(codes)), 0))
+        cut = (np.arange(len(codes)) - first) < max_ret
+        if not cut.all():
+            perm, codes = perm[cut], codes[cut]
+    offsets = np.zeros(nb + 1, dtype=np.int64)
+    np.cumsum(np.bincount(seg_of_code[codes], minlength=nb), out=offsets[1:])
+
+    q = qmap[codes]  # qrels query rank of every ranked row
+    del codes
+    src = perm if rows is None else rows[perm]  # row of run.docids behind every ranked position
+    if via_dicts:  # ``hashes`` holds every row's grade (NaN: unjudged)
+        graded = hashes[perm]
+        found = np.flatnonzero(~np.isnan(graded))
+        grade = graded[found]
+        del hashes, graded, src, perm, q
+    else:
+        hashes = hashes[perm]
+        keys = _pair_keys(q, hashes, nq)
+        del hashes
+        if not run.unique:
+            _check_duplicates(q, docids, src, keys, pq.qids, "run")
+        # join to the judgements by integer key
+        pos = _join(pq, q, keys, docids, src)
+        del keys, src, perm, q
+        found = np.flatnonzero(pos >= 0)
+        grade = pq.rels[pos[found]]
+        del pos
+    rel = np.zeros(offsets[-1], dtype=bool)
+    rel[found] = (grade >= rel_level) & (grade >= 0)
+    gain = np.zeros(offsets[-1], dtype=np.float64)
+    gain[found] = np.maximum(grade, 0.0)
+    del found, grade
+
+    # per query: relevant judgements (num_rel) and the ideal ranking (positive grades, descending)
+    judged_rel = (pq.rels >= rel_level) & (pq.rels >= 0)
+    num_rel = np.bincount(pq.key_query, weights=judged_rel.astype(np.float64), minlength=nq)[order_q]
+    batch_of_rank = np.full(nq, -1, dtype=np.int64)
+    batch_of_rank[order_q] = np.arange(nb)
+    positive = pq.rels > 0
+    ib, ivals = batch_of_rank[pq.key_query[positive]], pq.rels[positive]
+    ivals, ib = ivals[ib >= 0], ib[ib >= 0]
+    io_ = np.lexsort((-ivals, ib))
+    ioffsets = np.zeros(nb + 1, dtype=np.int64)
+    np.cumsum(np.bincount(ib, minlength=nb), out=ioffsets[1:])
+    batch = RelevanceBatch(offsets, rel, gain, rel.astype(np.float64), num_rel, ioffsets, ivals[io_])
+    return TrecBatch(batch, pq.qids[order_q], run.name)

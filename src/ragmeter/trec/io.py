@@ -1,0 +1,499 @@
+"""TREC qrels and runs as columnar numpy arrays, with symmetric I/O.
+
+File formats (whitespace separated, one judgement or one retrieved document per line, ``.gz``
+read and written transparently):
+
+* **qrels**: ``qid iter docid rel`` (``iter`` is ignored, usually ``0``). ``rel`` is a number;
+  fractional grades are kept as they are (trec_eval would truncate them with ``atol``), negative
+  grades mean "judged non-relevant".
+* **run**: ``qid Q0 docid rank score tag``. ``rank`` is ignored (the ranking is by score, as in
+  trec_eval); fields after ``tag`` are ignored; the run's name is the tag of the last line.
+
+Blank lines and lines starting with ``#`` are skipped, as trec_eval does. A bad line raises
+:class:`~ragmeter.errors.InputError` naming the file, the 1-based line, the field and what was
+expected.
+
+:class:`Qrels` and :class:`Run` hold one row per line in four arrays: ``qid_codes`` (int64 index
+into ``qids``, the distinct query ids in first-seen order), ``docids`` (object array of str) and
+``rels`` / ``scores`` (float64). They are built from files, from the dict-of-dicts form
+(``{qid: {docid: value}}``), from pandas DataFrames or pyarrow Tables with columns ``qid``,
+``docid`` and ``rel`` / ``score``; and written back to any of those forms.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import os
+from collections.abc import Mapping
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import NDArray
+
+from ..errors import EmptyInputError, InputError, InvalidParameterError
+
+PathLike = str | os.PathLike[str]
+QRELS_FIELDS = ("qid", "iter", "docid", "rel")
+RUN_FIELDS = ("qid", "Q0", "docid", "rank", "score", "tag")
+DEFAULT_RUN_NAME = "ragmeter"
+
+
+# ---- helpers -------------------------------------------------------------------------------------
+def _read_bytes(path: PathLike) -> bytes:
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"no such file; check the path (got {str(p)!r})", path=str(p))
+    data = p.read_bytes()
+    if p.suffix == ".gz" or data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as exc:
+            raise InputError(f"not a valid gzip file ({exc})", path=str(p)) from None
+    return data
+
+
+def _open_write(path: PathLike) -> Any:
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    if p.suffix == ".gz":
+        return gzip.open(p, "wt", encoding="utf-8", newline="\n", compresslevel=6)
+    return open(p, "w", encoding="utf-8", newline="\n")
+
+
+def _factorize_grouped(values: NDArray[Any]) -> tuple[NDArray[np.int64], NDArray[Any]]:
+    """Factorize ``values`` cheaply when equal values come in runs (a sorted or grouped qid column).
+
+    Only the first value of every run is hashed; the codes are repeated over the run. Correct for
+    any order (a value in two separate runs gets one code).
+    """
+    n = len(values)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.asarray([], dtype=object)
+    change = np.flatnonzero(values[1:] != values[:-1]) + 1
+    starts = np.concatenate(([0], change))
+    heads = values[starts]
+    codes, uniques = pd.factorize(heads)
+    lengths = np.diff(np.concatenate((starts, [n])))
+    return np.repeat(codes.astype(np.int64), lengths), np.asarray(uniques, dtype=object)
+
+
+def _as_str_array(values: Any, what: str) -> NDArray[Any]:
+    """An object array of str; non-str ids (ints, numpy scalars) are converted with ``str``."""
+    arr = np.asarray(values, dtype=object)
+    if arr.ndim != 1:
+        raise InvalidParameterError(f"{what}: expected a 1-d column, got shape {arr.shape}")
+    if len(arr) and pd.api.types.infer_dtype(arr, skipna=False) != "string":
+        arr = np.asarray([str(x) for x in arr.tolist()], dtype=object)
+    return arr
+
+
+def _fmt_number(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() and abs(v) < 2**53 else repr(float(v))
+
+
+class CategoricalIds:
+    """A dictionary-encoded id column: ``codes`` (int) into ``categories`` (object array of str).
+
+    Indexes like an object array (``ids[rows]`` gives the strings) without holding one string
+    reference per row; the engine hashes the categories once and gathers by code, so a categorical
+    docid column (pandas ``category``, Arrow ``dictionary``) costs no per-row string work.
+    """
+
+    __slots__ = ("categories", "codes")
+
+    def __init__(self, codes: NDArray[np.integer], categories: NDArray[Any]) -> None:
+        self.codes = np.asarray(codes)
+        self.categories = np.asarray(categories, dtype=object)
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, idx: Any) -> Any:
+        return self.categories[self.codes[idx]]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> NDArray[Any]:
+        return self.categories[self.codes]
+
+    def take(self, rows: NDArray[np.integer]) -> CategoricalIds:
+        """The ids of ``rows``, still encoded."""
+        return CategoricalIds(self.codes[rows], self.categories)
+
+
+class _Table:
+    """Shared columnar storage of :class:`Qrels` and :class:`Run` (see the module docstring)."""
+
+    _value_name = "value"
+    __slots__ = ("_index", "_plain", "docids", "qid_codes", "qids", "values")
+
+    def __init__(self, qid_codes: NDArray[np.int64], qids: NDArray[Any], docids: NDArray[Any],
+                 values: NDArray[np.float64]) -> None:
+        self.qid_codes = np.asarray(qid_codes, dtype=np.int64)
+        self.qids = np.asarray(qids, dtype=object)
+        self.docids = docids if isinstance(docids, CategoricalIds) else np.asarray(docids, dtype=object)
+        self.values = np.asarray(values, dtype=np.float64)
+        if not (len(self.qid_codes) == len(self.docids) == len(self.values)):
+            raise InvalidParameterError(
+                f"columns must have equal lengths, got qid={len(self.qid_codes)}, "
+                f"docid={len(self.docids)}, {self._value_name}={len(self.values)}"
+            )
+        self._index: dict[str, Any] = {}
+        self._plain = False  # built from a dict whose qids and docids were all str already
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    @property
+    def qid(self) -> NDArray[Any]:
+        """The query id of every row (object array of str)."""
+        return self.qids[self.qid_codes]
+
+    @property
+    def num_queries(self) -> int:
+        """Number of distinct query ids."""
+        return len(self.qids)
+
+    # ---- constructors shared by both kinds ------------------------------------------------------
+    @classmethod
+    def _from_mapping(cls, data: Mapping[Any, Mapping[Any, Any]], **kw: Any) -> Any:
+        if not isinstance(data, Mapping):
+            raise InvalidParameterError(f"expected a dict {{qid: {{docid: value}}}}, got {type(data).__name__}")
+        inner = list(data.values())
+        for q, d in zip(data, inner, strict=True):
+            if type(d) is not dict and not isinstance(d, Mapping):
+                raise InvalidParameterError(
+                    f"query {q!r}: expected a dict {{docid: {cls._value_name}}}, got {type(d).__name__}"
+                )
+        lengths = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
+        total = int(lengths.sum())
+        raw_qids = np.asarray(list(data), dtype=object)
+        raw_docids = np.fromiter(chain.from_iterable(inner), dtype=object, count=total)
+        qids, docids = _as_str_array(raw_qids, "qid"), _as_str_array(raw_docids, "docid")
+        try:
+            values = np.fromiter(chain.from_iterable(d.values() for d in inner), dtype=np.float64, count=total)
+        except (TypeError, ValueError):
+            bad = next((q, k, v) for q, d in data.items() for k, v in d.items() if not _is_number(v))
+            raise InputError(
+                f"query {bad[0]!r}, docid {bad[1]!r}: expected a number, got {bad[2]!r}",
+                field=cls._value_name,
+            ) from None
+        codes = np.repeat(np.arange(len(qids), dtype=np.int64), lengths)
+        table = cls(codes, qids, docids, values, **kw)
+        table._plain = qids is raw_qids and docids is raw_docids
+        return table
+
+    @classmethod
+    def _from_frame(cls, df: Any, **kw: Any) -> Any:
+        value = cls._value_name
+        if _is_arrow(df):
+            missing = [c for c in ("qid", "docid", value) if c not in df.column_names]
+            if missing:
+                raise InputError(f"expected columns qid, docid, {value}; missing {', '.join(missing)}",
+                                 field=missing[0])
+            cols = {c: df.column(c) for c in ("qid", "docid", value)}
+            qcol = _arrow_to_numpy(cols["qid"])
+            dcol = _arrow_to_numpy(cols["docid"])
+            vcol = cols[value].to_numpy()
+        elif isinstance(df, pd.DataFrame):
+            missing = [c for c in ("qid", "docid", value) if c not in df.columns]
+            if missing:
+                raise InputError(f"expected columns qid, docid, {value}; missing {', '.join(missing)}",
+                                 field=missing[0])
+            qcol, dcol, vcol = df["qid"], df["docid"], df[value]
+        else:
+            raise InvalidParameterError(f"expected a pandas DataFrame or pyarrow Table, got {type(df).__name__}")
+        if isinstance(getattr(qcol, "dtype", None), pd.CategoricalDtype):
+            codes = np.asarray(qcol.cat.codes, dtype=np.int64)
+            qids = _as_str_array(np.asarray(qcol.cat.categories), "qid")
+        else:
+            codes, qids = _factorize_grouped(_as_str_array(np.asarray(qcol), "qid"))
+            qids = _as_str_array(qids, "qid")
+        if (codes < 0).any():
+            raise InputError("expected a query id on every row, got a missing value", field="qid")
+        if cls is Run and isinstance(getattr(dcol, "dtype", None), pd.CategoricalDtype):
+            cats = _as_str_array(np.asarray(dcol.cat.categories, dtype=object), "docid")
+            dcodes = np.asarray(dcol.cat.codes)
+            if (dcodes < 0).any():
+                raise InputError("expected a docid on every row, got a missing value", field="docid")
+            docids: Any = CategoricalIds(dcodes, cats)
+        else:
+            docids = _as_str_array(np.asarray(dcol, dtype=object), "docid")
+        try:
+            values = np.asarray(vcol, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise InputError(f"expected numbers in column {value!r}", field=value) from None
+        if np.isnan(values).any():
+            row = int(np.flatnonzero(np.isnan(values))[0]) + 1
+            raise InputError("expected a number, got a missing value (NaN)", line=row, field=value)
+        return cls(codes, qids, docids, values, **kw)
+
+    def _frame(self) -> pd.DataFrame:
+        return pd.DataFrame({"qid": self.qid, "docid": np.asarray(self.docids), self._value_name: self.values})
+
+    def _nested(self, cast: Any) -> dict[str, dict[str, Any]]:
+        order = np.argsort(self.qid_codes, kind="stable")
+        counts = np.bincount(self.qid_codes, minlength=len(self.qids))
+        ends = np.cumsum(counts)
+        docs = self.docids[order].tolist()
+        vals = [cast(v) for v in self.values[order].tolist()]
+        out: dict[str, dict[str, Any]] = {}
+        start = 0
+        for q, end in zip(self.qids.tolist(), ends.tolist(), strict=True):
+            out[q] = dict(zip(docs[start:end], vals[start:end], strict=True))
+            start = end
+        return out
+
+
+def _is_number(v: Any) -> bool:
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _is_arrow(obj: Any) -> bool:
+    return type(obj).__module__.startswith("pyarrow") and hasattr(obj, "column_names")
+
+
+def _arrow_to_numpy(col: Any) -> Any:
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(col.type):
+        col = col.combine_chunks() if hasattr(col, "combine_chunks") else col
+        cats = pd.Index(np.asarray(col.dictionary.to_pylist(), dtype=object), dtype=object)
+        return pd.Series(pd.Categorical.from_codes(col.indices.to_numpy(zero_copy_only=False), categories=cats))
+    return col.to_numpy(zero_copy_only=False)
+
+
+# ---- file parsing ---------------------------------------------------------------------------------
+def _fast_parse(data: bytes, names: tuple[str, ...], keep: tuple[str, ...], value: str) -> pd.DataFrame | None:
+    """Parse with pandas' C tokenizer; None when the file needs the careful line-by-line parser."""
+    if b"#" in data or b'"' in data or b"\r" in data:
+        return None
+    try:
+        df = pd.read_csv(
+            io.BytesIO(data), sep=r"\s+", header=None, names=list(names), usecols=list(keep),
+            dtype={"qid": object, "docid": object, "tag": object, value: np.float64}, na_filter=False,
+            quoting=csv.QUOTE_NONE, engine="c", skip_blank_lines=True,
+        )
+    except Exception:  # any parser complaint: fall back to the exact line parser
+        return None
+    if df[value].isna().any() or (names[-1] in keep and (df[names[-1]] == "").any()):
+        return None
+    return df
+
+
+def _slow_parse(data: bytes, path: str, names: tuple[str, ...], value_field: str, exact: bool
+                ) -> tuple[list[str], list[str], list[float], str | None]:
+    """Line-by-line parser that reports the first bad line precisely."""
+    qids: list[str] = []
+    docids: list[str] = []
+    values: list[float] = []
+    last_tag: str | None = None
+    n = len(names)
+    value_pos = names.index(value_field)
+    layout = " ".join(names)
+    text = data.decode("utf-8", errors="strict")
+    for lineno, line in enumerate(text.split("\n"), start=1):
+        parts = line.split()
+        if not parts or parts[0].startswith("#"):
+            continue
+        if len(parts) < n or (exact and len(parts) > n):
+            raise InputError(
+                f"expected {n} whitespace-separated fields ({layout}), got {len(parts)}: {line.strip()[:80]!r}",
+                path=path, line=lineno, field=names[min(len(parts), n - 1)] if len(parts) < n else None,
+            )
+        try:
+            v = float(parts[value_pos])
+        except ValueError:
+            raise InputError(f"expected a number, got {parts[value_pos]!r}", path=path, line=lineno,
+                             field=value_field) from None
+        if v != v:
+            raise InputError(f"expected a number, got {parts[value_pos]!r}", path=path, line=lineno,
+                             field=value_field)
+        qids.append(parts[0])
+        docids.append(parts[2])
+        values.append(v)
+        if n == 6:
+            last_tag = parts[5]
+    return qids, docids, values, last_tag
+
+
+def _parse_file(path: PathLike, names: tuple[str, ...], value: str, exact: bool
+                ) -> tuple[NDArray[np.int64], NDArray[Any], NDArray[Any], NDArray[np.float64], str | None]:
+    data = _read_bytes(path)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise InputError(f"expected UTF-8 text, got byte 0x{data[exc.start]:02x}", path=str(path),
+                         line=line) from None
+    keep = ("qid", "docid", value) + (("tag",) if "tag" in names else ())
+    df = _fast_parse(data, names, keep, value)
+    tag: str | None
+    if df is not None:
+        qcol = df["qid"].to_numpy(dtype=object)
+        dcol = df["docid"].to_numpy(dtype=object)
+        vcol = df[value].to_numpy(dtype=np.float64)
+        tag = str(df["tag"].iat[-1]) if "tag" in keep and len(df) else None
+    else:
+        q, d, v, tag = _slow_parse(data, str(path), names, value, exact)
+        qcol, dcol, vcol = np.asarray(q, dtype=object), np.asarray(d, dtype=object), np.asarray(v, dtype=np.float64)
+    if len(vcol) == 0:
+        raise EmptyInputError("the file holds no lines; expected " + " ".join(names), path=str(path))
+    codes, uniques = _factorize_grouped(qcol)
+    return codes, uniques, dcol, vcol, tag
+
+
+# ---- public classes --------------------------------------------------------------------------------
+class Qrels(_Table):
+    """Relevance judgements: one row per ``(qid, docid, rel)``.
+
+    Build with :meth:`from_file`, :meth:`from_dict`, :meth:`from_pandas` (also a pyarrow Table)
+    or :func:`as_qrels`; write with :meth:`save`, :meth:`to_dataframe`, :meth:`to_dict`.
+    """
+
+    _value_name = "rel"
+    __slots__ = ()
+
+    @property
+    def rels(self) -> NDArray[np.float64]:
+        """The relevance grade of every row."""
+        return self.values
+
+    @classmethod
+    def from_file(cls, path: PathLike) -> Qrels:
+        """Read a TREC qrels file (``qid iter docid rel``; ``.gz`` allowed)."""
+        codes, qids, docids, rels, _ = _parse_file(path, QRELS_FIELDS, "rel", exact=True)
+        return cls(codes, qids, docids, rels)
+
+    @classmethod
+    def from_dict(cls, qrels: Mapping[Any, Mapping[Any, Any]]) -> Qrels:
+        """Build from ``{qid: {docid: rel}}``."""
+        return cls._from_mapping(qrels)
+
+    @classmethod
+    def from_pandas(cls, df: Any) -> Qrels:
+        """Build from a DataFrame (or pyarrow Table) with columns ``qid``, ``docid``, ``rel``."""
+        return cls._from_frame(df)
+
+    from_arrow = from_pandas
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """Columns ``qid``, ``docid``, ``rel``, one row per judgement."""
+        return self._frame()
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """The ``{qid: {docid: rel}}`` form (integral grades as int)."""
+        return self._nested(lambda v: int(v) if float(v).is_integer() else v)
+
+    def save(self, path: PathLike) -> None:
+        """Write a TREC qrels file (gzipped when ``path`` ends in ``.gz``)."""
+        q, d = self.qid.tolist(), self.docids.tolist()
+        r = [_fmt_number(v) for v in self.values.tolist()]
+        with _open_write(path) as fh:
+            fh.writelines(f"{a} 0 {b} {c}\n" for a, b, c in zip(q, d, r, strict=True))
+
+
+class Run(_Table):
+    """A ranked run: one row per ``(qid, docid, score)``, plus the run's ``name`` (TREC tag).
+
+    ``unique`` is True when the builder guarantees no docid repeats within a query (the dict
+    form), which lets the engine skip the duplicate check.
+    """
+
+    _value_name = "score"
+    __slots__ = ("name", "unique")
+
+    def __init__(self, qid_codes: NDArray[np.int64], qids: NDArray[Any], docids: NDArray[Any],
+                 values: NDArray[np.float64], *, name: str = DEFAULT_RUN_NAME, unique: bool = False) -> None:
+        super().__init__(qid_codes, qids, docids, values)
+        self.name = name
+        self.unique = unique
+
+    @property
+    def scores(self) -> NDArray[np.float64]:
+        """The score of every row."""
+        return self.values
+
+    @classmethod
+    def from_file(cls, path: PathLike) -> Run:
+        """Read a TREC run file (``qid Q0 docid rank score tag``; ``.gz`` allowed)."""
+        codes, qids, docids, scores, tag = _parse_file(path, RUN_FIELDS, "score", exact=False)
+        return cls(codes, qids, docids, scores, name=tag or DEFAULT_RUN_NAME)
+
+    @classmethod
+    def from_dict(cls, run: Mapping[Any, Mapping[Any, Any]], *, name: str = DEFAULT_RUN_NAME) -> Run:
+        """Build from ``{qid: {docid: score}}``."""
+        return cls._from_mapping(run, name=name, unique=True)
+
+    @classmethod
+    def from_pandas(cls, df: Any, *, name: str = DEFAULT_RUN_NAME) -> Run:
+        """Build from a DataFrame (or pyarrow Table) with columns ``qid``, ``docid``, ``score``."""
+        return cls._from_frame(df, name=name)
+
+    from_arrow = from_pandas
+
+    def to_dataframe(self) -> pd.DataFrame:
+        """Columns ``qid``, ``docid``, ``score``, one row per retrieved document."""
+        return self._frame()
+
+    def to_dict(self) -> dict[str, dict[str, float]]:
+        """The ``{qid: {docid: score}}`` form."""
+        return self._nested(float)
+
+    def ranked_order(self) -> NDArray[np.int64]:
+        """Row order of a TREC listing: qid as read, then trec_eval's ranking (score desc, docid desc)."""
+        from .engine import rank_rows
+
+        return rank_rows(self.qid_codes, self.values, self.docids)
+
+    def save(self, path: PathLike) -> None:
+        """Write a TREC run file, ranks numbered in trec_eval's order (gzipped for ``.gz``)."""
+        order = self.ranked_order()
+        codes = self.qid_codes[order]
+        start = np.concatenate(([True], codes[1:] != codes[:-1]))
+        first = np.maximum.accumulate(np.where(start, np.arange(len(codes)), 0))
+        ranks = (np.arange(len(codes)) - first + 1).tolist()
+        q, d = self.qids[codes].tolist(), self.docids[order].tolist()
+        s = [repr(v) for v in self.values[order].tolist()]
+        tag = self.name
+        with _open_write(path) as fh:
+            fh.writelines(f"{a} Q0 {b} {r} {c} {tag}\n" for a, b, r, c in zip(q, d, ranks, s, strict=True))
+
+
+def as_qrels(obj: Any) -> Qrels:
+    """Coerce a :class:`Qrels`, a dict, a DataFrame / pyarrow Table or a path into :class:`Qrels`."""
+    if isinstance(obj, Qrels):
+        return obj
+    if isinstance(obj, str | os.PathLike):
+        return Qrels.from_file(obj)
+    if isinstance(obj, Mapping):
+        return Qrels.from_dict(obj)
+    if isinstance(obj, pd.DataFrame) or _is_arrow(obj):
+        return Qrels.from_pandas(obj)
+    raise InvalidParameterError(
+        f"qrels: expected a dict {{qid: {{docid: rel}}}}, a DataFrame, a pyarrow Table, a Qrels or a path, "
+        f"got {type(obj).__name__}"
+    )
+
+
+def as_run(obj: Any) -> Run:
+    """Coerce a :class:`Run`, a dict, a DataFrame / pyarrow Table or a path into :class:`Run`."""
+    if isinstance(obj, Run):
+        return obj
+    if isinstance(obj, str | os.PathLike):
+        return Run.from_file(obj)
+    if isinstance(obj, Mapping):
+        return Run.from_dict(obj)
+    if isinstance(obj, pd.DataFrame) or _is_arrow(obj):
+        return Run.from_pandas(obj)
+    raise InvalidParameterError(
+        f"run: expected a dict {{qid: {{docid: score}}}}, a DataFrame, a pyarrow Table, a Run or a path, "
+        f"got {type(obj).__name__}"
+    )

@@ -1,0 +1,134 @@
+"""TREC file I/O: round trips (plain and gzipped), every input form, and bad lines reported precisely."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from ragmeter.errors import EmptyInputError, InputError
+from ragmeter.trec import Qrels, Run
+
+QRELS = {"301": {"FT-1": 1, "FT-2": 0, "FT-3": 2.5, "FT-4": -1}, "302": {"LA-9": 1}}
+RUN = {"301": {"FT-1": 2.5, "FT-3": 2.5, "XX": -0.125}, "302": {"LA-9": 1e-300, "LA-1": 0.1 + 0.2}}
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".txt.gz"])
+def test_qrels_round_trip(tmp_path, suffix):
+    path = tmp_path / f"qrels{suffix}"
+    Qrels.from_dict(QRELS).save(path)
+    if suffix.endswith(".gz"):
+        assert gzip.decompress(path.read_bytes()).startswith(b"301 0 FT-1 1\n")
+    else:
+        assert path.read_text().splitlines()[:3] == ["301 0 FT-1 1", "301 0 FT-2 0", "301 0 FT-3 2.5"]
+    back = Qrels.from_file(path)
+    assert back.to_dict() == QRELS
+    assert back.rels.dtype == np.float64 and back.qid_codes.dtype == np.int64
+
+
+@pytest.mark.parametrize("suffix", [".run", ".run.gz"])
+def test_run_round_trip_is_exact_and_ranked(tmp_path, suffix):
+    path = tmp_path / f"r{suffix}"
+    Run.from_dict(RUN, name="myrun").save(path)
+    text = gzip.decompress(path.read_bytes()).decode() if suffix.endswith(".gz") else path.read_text()
+    lines = text.splitlines()
+    # ranks follow trec_eval's order: score descending, ties by docid descending (FT-3 before FT-1)
+    assert lines[:3] == ["301 Q0 FT-3 1 2.5 myrun", "301 Q0 FT-1 2 2.5 myrun", "301 Q0 XX 3 -0.125 myrun"]
+    back = Run.from_file(path)
+    assert back.name == "myrun"
+    assert back.to_dict() == RUN  # scores survive exactly (repr round-trips floats)
+
+
+def test_dataframe_and_arrow_round_trip():
+    run = Run.from_dict(RUN)
+    df = run.to_dataframe()
+    assert list(df.columns) == ["qid", "docid", "score"]
+    assert Run.from_pandas(df).to_dict() == RUN
+    assert Run.from_pandas(pa.Table.from_pandas(df)).to_dict() == RUN
+    qdf = Qrels.from_dict(QRELS).to_dataframe()
+    assert list(qdf.columns) == ["qid", "docid", "rel"]
+    assert Qrels.from_pandas(pa.Table.from_pandas(qdf)).to_dict() == QRELS
+
+
+def test_reads_trec_eval_quirks(tmp_path):
+    path = tmp_path / "run"
+    path.write_text("# a comment\n\n301\tQ0  d1 1   0.5 tagA extra junk\n301 Q0 d2 2 0.25 tagB\n")
+    run = Run.from_file(path)
+    assert run.docids.tolist() == ["d1", "d2"]
+    assert run.scores.tolist() == [0.5, 0.25]
+    assert run.name == "tagB"  # the tag of the last line, as trec_eval
+
+
+def test_ids_are_kept_as_text(tmp_path):
+    path = tmp_path / "qrels"
+    path.write_text("007 0 NA 1\n007 0 null 0\n")
+    qrels = Qrels.from_file(path)
+    assert qrels.qid.tolist() == ["007", "007"]
+    assert qrels.docids.tolist() == ["NA", "null"]
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "field", "fragment"),
+    [
+        ("1 0 d1 1\n1 0 d2 x\n", 2, "rel", "expected a number, got 'x'"),
+        ("1 0 d1 1\n1 0 d2\n", 2, "rel", "expected 4 whitespace-separated fields"),
+        ("1 0 d1 1 extra\n", 1, None, "got 5"),
+        ("1 0 d1 nan\n", 1, "rel", "expected a number"),
+    ],
+)
+def test_bad_qrels_line(tmp_path, content, line, field, fragment):
+    path = tmp_path / "bad.qrels"
+    path.write_text(content)
+    with pytest.raises(InputError) as err:
+        Qrels.from_file(path)
+    e = err.value
+    assert (e.path, e.line, e.field) == (str(path), line, field)
+    assert fragment in str(e)
+    assert str(e).startswith(f"{path}:{line}: ")
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "field"),
+    [
+        ("1 Q0 d1 1 0.5 t\n1 Q0 d2 2 high t\n", 2, "score"),
+        ("1 Q0 d1 1 0.5 t\n\n1 Q0 d2 2 0.4\n", 3, "tag"),
+        ("1 Q0 d1\n", 1, "rank"),
+    ],
+)
+def test_bad_run_line(tmp_path, content, line, field):
+    path = tmp_path / "bad.run.gz"
+    path.write_bytes(gzip.compress(content.encode()))
+    with pytest.raises(InputError) as err:
+        Run.from_file(path)
+    assert (err.value.path, err.value.line, err.value.field) == (str(path), line, field)
+    assert f":{line}: field '{field}'" in str(err.value)
+
+
+def test_missing_empty_and_binary_files(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        Qrels.from_file(tmp_path / "nope")
+    (tmp_path / "empty").write_text("\n")
+    with pytest.raises(EmptyInputError):
+        Run.from_file(tmp_path / "empty")
+    (tmp_path / "bin").write_bytes(b"1 0 d\xff 1\n")
+    with pytest.raises(InputError, match="UTF-8") as err:
+        Qrels.from_file(tmp_path / "bin")
+    assert err.value.line == 1
+
+
+def test_bad_columns_and_values():
+    with pytest.raises(InputError, match="missing score"):
+        Run.from_pandas(pd.DataFrame({"qid": ["1"], "docid": ["d"]}))
+    with pytest.raises(InputError, match="expected a number"):
+        Run.from_dict({"1": {"d": "high"}})
+    with pytest.raises(InputError) as err:
+        Qrels.from_pandas(pd.DataFrame({"qid": ["1", "1"], "docid": ["a", "b"], "rel": [1.0, None]}))
+    assert (err.value.line, err.value.field) == (2, "rel")
+
+
+def test_non_string_ids_are_converted():
+    run = Run.from_dict({1: {2: 0.5}})
+    assert run.qids.tolist() == ["1"] and run.docids.tolist() == ["2"]
