@@ -22,6 +22,8 @@ default are dropped from the canonical name. Every result records the metric's v
 
 def _needs(spec: MetricSpec) -> str:
     needs = [x for x, on in (("judge", spec.needs_judge), ("embedder", spec.needs_embedder)) if on]
+    if spec.extra.get("needs"):
+        needs.append(str(spec.extra["needs"]))
     return ", ".join(needs) or "nothing (no model)"
 
 

@@ -11,6 +11,7 @@ from . import (  # noqa: F401  (importing registers the metrics)
     context_relevancy,
     correctness,
     faithfulness,
+    faithfulness_nli,
     hallucination_rate,
     passage_recall,
 )
