@@ -106,3 +106,20 @@ def test_init_writes_a_valid_config(tmp_path):
     assert run("init", path).exit_code == 0
     assert "preset: retrieval" in path.read_text()
     assert CliRunner().invoke(main, ["init", str(path)]).exit_code == 2  # exists without --force
+
+
+def test_judge_status_line():
+    from ragmeter.cli.eval_cmd import judge_status
+
+    stats = {"calls": 1200, "cache_hits": 40, "errors": {"JudgeTimeout": 2, "JudgeParseError": 1},
+             "prompt_tokens": 50_000, "completion_tokens": 1_200, "cost": 0.01234}
+    assert judge_status(stats) == "judge: 1,200 calls, 40 cached, 3 errors, 51,200 tokens, $0.0123"
+    assert judge_status({"calls": 1, "cost": None}).endswith("0 tokens, cost unknown")
+
+
+def test_run_prints_judge_counters(data, tmp_path, fake_llm):
+    fake_llm.rule = judge_rule
+    res = run("eval", data, "-m", "faithfulness", "--judge", f"openai:fake@{fake_llm.url}",
+              "-o", tmp_path / "o", "--no-report")
+    # 2 samples x (analysis + verdicts) = 4 calls, nothing cached, no errors; the fake model has no price
+    assert "judge: 4 calls, 0 cached, 0 errors" in res.output and "cost unknown, 0 retries" in res.output

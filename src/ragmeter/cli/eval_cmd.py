@@ -42,6 +42,28 @@ class _RateColumn(ProgressColumn):
         return Text(f"{speed:,.0f} rows/s" if speed else "- rows/s", style="progress.data.speed")
 
 
+class JudgeColumn(ProgressColumn):
+    """Live judge counters: calls done, cache hits, errors, tokens and cost so far (read from
+    ``judge.stats()`` at every refresh, so the bar moves while a chunk is being judged)."""
+
+    def __init__(self, judge: Any) -> None:
+        super().__init__()
+        self.judge = judge
+
+    def render(self, task: Task) -> Text:
+        return Text(judge_status(self.judge.stats()), style="progress.data.speed")
+
+
+def judge_status(stats: dict[str, Any]) -> str:
+    """One line of judge counters, e.g. ``judge: 120 calls, 40 cached, 2 errors, 51,200 tokens, $0.0123``."""
+    errors = sum((stats.get("errors") or {}).values())
+    tokens = (stats.get("prompt_tokens") or 0) + (stats.get("completion_tokens") or 0)
+    cost = stats.get("cost")
+    cost_s = "cost unknown" if cost is None else f"${cost:.4f}"
+    return (f"judge: {stats.get('calls', 0):,} calls, {stats.get('cache_hits', 0):,} cached, {errors:,} errors, "
+            f"{tokens:,} tokens, {cost_s}")
+
+
 class BadRowCounter:
     """Passes samples through, counting the InputError items (bad rows) and keeping the first few."""
 
@@ -227,8 +249,8 @@ def eval_cmd(data: Path, metrics: tuple[str, ...], out_dir: Path | None, config_
     samples = BadRowCounter(iter(()))  # the engine reads DATA and reports bad rows to samples.note
     progress = Progress(
         SpinnerColumn(), TextColumn("evaluating"), TextColumn("{task.completed:,.0f} rows"),
-        _RateColumn(), TimeElapsedColumn(), console=err, transient=True,
-        disable=quiet or not err.is_terminal,  # no bar in logs and pipes
+        _RateColumn(), TimeElapsedColumn(), *([JudgeColumn(judge)] if judge is not None else []),
+        console=err, transient=True, disable=quiet or not err.is_terminal,  # no bar in logs and pipes
     )
     run_info: dict[str, Any] = {"data": str(data), "on_error": cfg.on_error, "format": fmt, "field_map": fields}
     if cfg.judge:
@@ -330,6 +352,11 @@ def _report(run: RunResult, out_dir: Path, samples: BadRowCounter, *, quiet: boo
     if not quiet:
         info.print(f"{len(run)} samples -> {out_dir / 'results.jsonl'} and {summary_path}",
                    highlight=False, soft_wrap=True)
+        jstats = run.run.get("judge")
+        if jstats:
+            by_type = ", ".join(f"{k} {v}" for k, v in sorted((jstats.get("errors") or {}).items()))
+            info.print(f"{judge_status(jstats)}, {jstats.get('retries', 0):,} retries"
+                       + (f" (errors: {by_type})" if by_type else ""), highlight=False, soft_wrap=True)
         skipped: list[Any] = run.run.get("skipped_metrics") or []
         message = None if chose_metrics else skipped_message([str(s) for s in skipped])
         if message:
