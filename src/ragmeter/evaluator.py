@@ -76,6 +76,20 @@ def present_fields(samples: Iterable[Sample]) -> set[str]:
     return fields
 
 
+def choose_metrics(head: Iterable[Sample | InputError], *, judge: Any = None,
+                   embedder: Any = None) -> tuple[list[str], list[str]]:
+    """The default metrics for data whose first rows are ``head``, and the metrics skipped for want
+    of a judge or an embedder. Raises when the data allows no metric at all."""
+    fields = present_fields(s for s in head if isinstance(s, Sample))
+    metrics = default_metric_names(fields, judge=judge, embedder=embedder)
+    if not metrics:
+        raise InvalidParameterError(
+            "no metric can be computed from this data: the rows need retrieved contexts with "
+            "relevance labels or a reference answer (or configure a judge/embedder)"
+        )
+    return metrics, [s.name for s in skipped_metrics(fields, judge=judge, embedder=embedder)]
+
+
 def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
     chunk: list[Any] = []
     for item in items:
@@ -138,14 +152,7 @@ async def aevaluate(
             head.append(item)
             if len(head) >= chunk_size:
                 break
-        fields = present_fields(s for s in head if isinstance(s, Sample))
-        metrics = default_metric_names(fields, judge=judge, embedder=embedder)
-        skipped = [s.name for s in skipped_metrics(fields, judge=judge, embedder=embedder)]
-        if not metrics:
-            raise InvalidParameterError(
-                "no metric can be computed from this data: the rows need retrieved contexts with "
-                "relevance labels or a reference answer (or configure a judge/embedder)"
-            )
+        metrics, skipped = choose_metrics(head, judge=judge, embedder=embedder)
     else:
         skipped = []
     evaluators = [get_evaluator(m, judge=judge, embedder=embedder) for m in metrics]

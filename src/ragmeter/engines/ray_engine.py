@@ -48,8 +48,8 @@ from typing import Any
 
 from .. import __version__
 from ..errors import InputError, InvalidParameterError, MissingBackendError
-from ..evaluator import errored, present_fields
-from ..registry import default_metric_names, get_evaluator, skipped_metrics
+from ..evaluator import choose_metrics, errored
+from ..registry import get_evaluator
 from ..results import RunResult, RunWriter, _json_default
 from ..types import MetricResult, Sample
 from .columnar import bad_row_id
@@ -320,13 +320,7 @@ def evaluate_ray(
                 head.append(item)
                 if len(head) >= batch_size:
                     break
-            fields = present_fields(s for s in head if isinstance(s, Sample))
-            metrics = default_metric_names(fields, judge=driver_judge, embedder=driver_embedder)
-            skipped = [s.name for s in skipped_metrics(fields, judge=driver_judge, embedder=driver_embedder)]
-            if not metrics:
-                raise InvalidParameterError(
-                    "no metric can be computed from this data: the rows need retrieved contexts with "
-                    "relevance labels or a reference answer (or configure a judge/embedder)")
+            metrics, skipped = choose_metrics(head, judge=driver_judge, embedder=driver_embedder)
         evaluators = [get_evaluator(m, judge=driver_judge, embedder=driver_embedder) for m in metrics]
         names = [ev.name for ev in evaluators]
         if len(set(names)) != len(names):
