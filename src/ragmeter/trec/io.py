@@ -467,33 +467,27 @@ class Run(_Table):
             fh.writelines(f"{a} Q0 {b} {r} {c} {tag}\n" for a, b, r, c in zip(q, d, ranks, s, strict=True))
 
 
-def as_qrels(obj: Any) -> Qrels:
-    """Coerce a :class:`Qrels`, a dict, a DataFrame / pyarrow Table or a path into :class:`Qrels`."""
-    if isinstance(obj, Qrels):
+def _coerce(cls: Any, obj: Any, what: str, value: str) -> Any:
+    """``obj`` as ``cls`` (Qrels or Run), from itself, a path, a dict or a DataFrame / pyarrow Table."""
+    if isinstance(obj, cls):
         return obj
     if isinstance(obj, str | os.PathLike):
-        return Qrels.from_file(obj)
+        return cls.from_file(obj)
     if isinstance(obj, Mapping):
-        return Qrels.from_dict(obj)
+        return cls.from_dict(obj)
     if isinstance(obj, pd.DataFrame) or _is_arrow(obj):
-        return Qrels.from_pandas(obj)
+        return cls.from_pandas(obj)
     raise InvalidParameterError(
-        f"qrels: expected a dict {{qid: {{docid: rel}}}}, a DataFrame, a pyarrow Table, a Qrels or a path, "
-        f"got {type(obj).__name__}"
+        f"{what}: expected a dict {{qid: {{docid: {value}}}}}, a DataFrame, a pyarrow Table, a {cls.__name__} "
+        f"or a path, got {type(obj).__name__}"
     )
+
+
+def as_qrels(obj: Any) -> Qrels:
+    """Coerce a :class:`Qrels`, a dict, a DataFrame / pyarrow Table or a path into :class:`Qrels`."""
+    return _coerce(Qrels, obj, "qrels", "rel")
 
 
 def as_run(obj: Any) -> Run:
     """Coerce a :class:`Run`, a dict, a DataFrame / pyarrow Table or a path into :class:`Run`."""
-    if isinstance(obj, Run):
-        return obj
-    if isinstance(obj, str | os.PathLike):
-        return Run.from_file(obj)
-    if isinstance(obj, Mapping):
-        return Run.from_dict(obj)
-    if isinstance(obj, pd.DataFrame) or _is_arrow(obj):
-        return Run.from_pandas(obj)
-    raise InvalidParameterError(
-        f"run: expected a dict {{qid: {{docid: score}}}}, a DataFrame, a pyarrow Table, a Run or a path, "
-        f"got {type(obj).__name__}"
-    )
+    return _coerce(Run, obj, "run", "score")
