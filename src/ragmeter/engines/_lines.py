@@ -58,7 +58,7 @@ class LineMaker:
         prefix = f'{name}: {{"score": '
         suffix = (f', "reason": {json.dumps(reason, ensure_ascii=False)}, "error": null, '
                   f'"details": {details}, "version": {ver}}}')
-        undefined = self._part(ev, "null", json.dumps(ev._undefined_reason, ensure_ascii=False), details)
+        undefined = self._part(ev, "null", json.dumps(ev.undefined_reason, ensure_ascii=False), details)
         got = (prefix, suffix, undefined)
         self._memo[key] = got
         if len(self._memo) > 200_000:

@@ -484,7 +484,7 @@ def _run_batch(batch: Any, row0: int, cols: _Columns, conv: RowConverter, revs: 
             b = select_batch(x, rels[lvl], fast)
             for ev in revs:
                 if ev.rel_level == lvl:
-                    values[ev.name] = np.asarray(ev._kernel(b, **ev._kwargs), dtype=np.float64)
+                    values[ev.name] = np.asarray(ev.kernel_scores(b), dtype=np.float64)
     # the Sample path for the rest
     good = [it for it in slow_items.values() if isinstance(it, Sample)]
     scored = asyncio.run(_score_chunk(revs, good)) if good else {}

@@ -42,7 +42,7 @@ class RetrievalEvaluator:
             self._kwargs["k"] = name.cutoff
         self._kernel = kernel
         self._needs_labels = needs_labels
-        self._undefined_reason = undefined_reason
+        self.undefined_reason = undefined_reason
 
     def _relevance(self, samples: Sequence[Sample], ctx: Any) -> list[Relevance | None]:
         if ctx is None:
@@ -50,11 +50,16 @@ class RetrievalEvaluator:
         return [ctx.get(("relevance", id(s), self.rel_level), lambda s=s: judge_relevance(s, self.rel_level))
                 for s in samples]
 
+    def kernel_scores(self, batch: RelevanceBatch) -> np.ndarray:
+        """The metric's raw per-query values on a prepared batch (NaN where undefined); the columnar
+        engine builds the batch itself and calls this."""
+        return self._kernel(batch, **self._kwargs)
+
     def evaluate_batch(self, samples: Sequence[Sample], ctx: Any = None) -> list[MetricResult]:
         """Score every sample at once with the vectorised kernel."""
         rels = self._relevance(samples, ctx)
         batch = RelevanceBatch.from_lists([r.ranked if r is not None else _EMPTY for r in rels])
-        values = self._kernel(batch, **self._kwargs)
+        values = self.kernel_scores(batch)
         return [self._result(s, r, float(v)) for s, r, v in zip(samples, rels, values, strict=True)]
 
     def evaluate(self, sample: Sample) -> MetricResult:
@@ -80,7 +85,7 @@ class RetrievalEvaluator:
         if rel.mode == "labels":
             details["labelled_relevant"] = int(ranked.num_rel)
         if math.isnan(value) or (self._needs_labels and rel.mode != "labels"):
-            return MetricResult(name=self.name, score=None, reason=self._undefined_reason,
+            return MetricResult(name=self.name, score=None, reason=self.undefined_reason,
                                 details=details, version=self.version)
         if not ranked.rel:
             reason = "no contexts retrieved: scored 0"
