@@ -6,12 +6,16 @@ mean score of the positive and negative rows (the gap). AUROC 0.5 is chance, 1.0
 separation. Labels: ``faithful`` for faithfulness / hallucination_rate (reversed),
 ``relevant`` for answer_relevancy, per-chunk ``context_relevance`` for context_relevancy's chunk
 ratings, and ``correct >= 4`` for correctness and answer_grade (plus Spearman's rho against the
-1-5 grade).
+1-5 grade). passage_recall runs on ``passage_recall_validation.jsonl`` (``--data``): label
+``complete`` (every essential section fully present), plus Spearman's rho and the mean absolute
+error between the judged 1-5 final and the final computed from the human section scores.
 
 Usage::
 
     python bench/judge_quality.py --judge "openai:qwen@http://127.0.0.1:8080/v1" [--embedder st:all-MiniLM-L6-v2]
         [--limit N] [--concurrency 2] [--out bench/results/judge_quality_qwen0.5b.json]
+    python bench/judge_quality.py --judge ... --metrics passage_recall \
+        --data examples/validation/passage_recall_validation.jsonl
 """
 
 from __future__ import annotations
@@ -27,12 +31,14 @@ import numpy as np
 from scipy import stats
 
 import ragmeter
+from ragmeter import passage_recall_score
 from ragmeter.io import read_samples
 from ragmeter.judges import from_spec
 
 DATA = Path(__file__).resolve().parents[1] / "examples" / "validation" / "judge_validation.jsonl"
+PASSAGES = DATA.with_name("passage_recall_validation.jsonl")
 METRICS = ["faithfulness", "hallucination_rate", "answer_relevancy", "context_relevancy", "correctness",
-           "answer_grade"]
+           "answer_grade", "passage_recall"]
 
 
 def auroc(pos: list[float], neg: list[float]) -> float:
@@ -46,13 +52,14 @@ def auroc(pos: list[float], neg: list[float]) -> float:
 def separation(records: list[dict[str, Any]], labels: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per metric: n scored, errors, AUROC, mean of positives and negatives."""
     rows = []
-    for metric in METRICS:
-        if metric not in records[0]["metrics"]:
+    for name in records[0]["metrics"]:
+        metric = name.split("(")[0].split("@")[0]
+        if metric not in METRICS:
             continue
         pos, neg, errors = [], [], 0
         graded: list[tuple[float, int]] = []
         for rec, lab in zip(records, labels, strict=True):
-            r = rec["metrics"][metric]
+            r = rec["metrics"][name]
             if r["error"]:
                 errors += 1
                 continue
@@ -68,18 +75,37 @@ def separation(records: list[dict[str, Any]], labels: list[dict[str, Any]]) -> l
             elif metric == "context_relevancy":
                 for chunk, rel in zip(r["details"]["chunks"], lab["context_relevance"], strict=True):
                     (pos if rel else neg).append(chunk["rating"] if chunk["rating"] is not None else 0.0)
+            elif metric == "passage_recall":
+                (pos if lab["complete"] else neg).append(score)
+                human = passage_recall_score(lab["essential_covered"], lab["bonus_covered"])
+                graded.append((r["details"]["final"], human))
             else:
                 (pos if lab["correct"] >= 4 else neg).append(score)
                 graded.append((score, lab["correct"]))
-        row = {"metric": metric, "n": len(pos) + len(neg), "errors": errors, "auroc": auroc(pos, neg),
+        row = {"metric": name, "n": len(pos) + len(neg), "errors": errors, "auroc": auroc(pos, neg),
                "mean_pos": float(np.mean(pos)) if pos else math.nan,
                "mean_neg": float(np.mean(neg)) if neg else math.nan}
         if metric == "hallucination_rate":
             row["mean_pos"], row["mean_neg"] = -row["mean_pos"], -row["mean_neg"]
         if graded:
             row["spearman"] = float(stats.spearmanr([g[0] for g in graded], [g[1] for g in graded]).statistic)
+        if metric == "passage_recall" and graded:
+            row["mae_final"] = float(np.mean([abs(g[0] - g[1]) for g in graded]))
         rows.append(row)
     return rows
+
+
+def split_names(text: str) -> list[str]:
+    """Split a comma-separated metric list, keeping commas inside parentheses."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += (ch == "(") - (ch == ")")
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return [n for n in [*out, cur.strip()] if n]
 
 
 def main() -> None:
@@ -88,13 +114,15 @@ def main() -> None:
     ap.add_argument("--judge", required=True)
     ap.add_argument("--embedder", default=None)
     ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--data", default=None, help=f"labelled rows (default {DATA.name}; for passage_recall: "
+                    f"{PASSAGES.name})")
     ap.add_argument("--concurrency", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--metrics", default=",".join(METRICS))
     ap.add_argument("--out", default=None, help="write the table and per-row results as JSON here")
     args = ap.parse_args()
 
-    samples = [s for s in read_samples(DATA)][: args.limit]
+    samples = [s for s in read_samples(args.data or DATA)][: args.limit]
     labels = [s.metadata["labels"] for s in samples]
     judge = from_spec(args.judge, concurrency=args.concurrency, timeout=args.timeout,
                                       temperature=0.0)
@@ -104,16 +132,16 @@ def main() -> None:
 
         embedder = emb_spec(args.embedder)
     t0 = time.perf_counter()
-    run = ragmeter.evaluate(samples, args.metrics.split(","), judge=judge, embedder=embedder)
+    run = ragmeter.evaluate(samples, split_names(args.metrics), judge=judge, embedder=embedder)
     seconds = time.perf_counter() - t0
     rows = separation(run.records, labels)
     stats_ = run.run.get("judge", {})
     print(f"judge: {args.judge}  embedder: {args.embedder}  rows: {len(samples)}  "
           f"seconds: {seconds:.0f}  requests: {stats_.get('requests')}")
-    print(f"{'metric':<20}{'n':>5}{'errors':>8}{'AUROC':>8}{'mean+':>8}{'mean-':>8}{'rho':>7}")
+    print(f"{'metric':<34}{'n':>5}{'errors':>8}{'AUROC':>8}{'mean+':>8}{'mean-':>8}{'rho':>7}")
     for r in rows:
         rho = f"{r['spearman']:.2f}" if "spearman" in r else ""
-        print(f"{r['metric']:<20}{r['n']:>5}{r['errors']:>8}{r['auroc']:>8.3f}{r['mean_pos']:>8.3f}"
+        print(f"{r['metric']:<34}{r['n']:>5}{r['errors']:>8}{r['auroc']:>8.3f}{r['mean_pos']:>8.3f}"
               f"{r['mean_neg']:>8.3f}{rho:>7}")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -4,8 +4,12 @@ Deterministic rules (so tests can compute expected scores by hand):
 - analyse_answer: claims = the answer's sentences; questions = ["Q: <first claim>?"];
   noncommittal = the answer contains "don't know".
 - verify_claims: a statement is supported when its lower-cased text occurs in the context.
-- rate_chunks: a passage's rating is given by the number in "[rating N]" inside it, else 0.
-- answer_match / correctness: rating given by "[rating N]" inside the answer, else 0.
+- rate_chunks (graded): a passage's rating is given by the number in "[rating N]" inside it, else 0.
+- chunk_relevance (binary): a passage is relevant when its "[rating N]" has N >= 5.
+- answer_match / correctness (graded): rating given by "[rating N]" inside the answer, else 0.
+- answer_addresses (binary): responds when the answer's "[rating N]" has N >= 5.
+- answer_agrees (binary): same_answer when the answer contains "[same]", conflicts when it
+  contains "[conflict]".
 - answer_grade: grade given by "[grade N]" inside the answer.
 - passage_recall: a section scores 5 when its text occurs in the returned passage, else
   1 (essential) or 0 (bonus).
@@ -52,6 +56,15 @@ def judge_rule(call: ChatCall) -> Reply | dict:
     if "For each numbered passage, rate" in u:
         return {"ratings": [{"passage": i, "reason": "r", "rating": number(p, "rating") or 0}
                             for i, p in enumerate(items(block(u, "passages")), start=1)]}
+    if "For each numbered passage, decide whether it is relevant" in u:
+        return {"passages": [{"passage": i, "reason": "r", "relevant": "yes" if (number(p, "rating") or 0) >= 5
+                              else "no"} for i, p in enumerate(items(block(u, "passages")), start=1)]}
+    if "Decide whether the answer responds" in u:
+        return {"reason": "rule", "responds": "yes" if (number(block(u, "answer"), "rating") or 0) >= 5 else "no"}
+    if '"same_answer"' in u:
+        answer = block(u, "answer")
+        return {"reason": "rule", "same_answer": "yes" if "[same]" in answer else "no",
+                "conflicts": "yes" if "[conflict]" in answer else "no"}
     if "Rate how directly the answer responds" in u or "agrees with the reference answer" in u:
         return {"reason": "rule", "rating": number(block(u, "answer"), "rating") or 0}
     if "Grade the factual accuracy" in u:

@@ -10,12 +10,18 @@ step                          reads                      used by
 ``analyse_answer``            query, answer              faithfulness, hallucination_rate (claims),
                                                          answer_relevancy (questions, noncommittal)
 ``verify_claims``             claims, contexts           faithfulness, hallucination_rate
-``rate_chunks``               query, contexts            context_relevancy, context_precision_llm
+``chunk_relevance``           query, contexts            context_relevancy, context_precision_llm
+(``rate_chunks`` if graded)                              (yes/no per chunk; 0-10 with scale=graded)
 ============================  =========================  ==========================================
 
 So the canonical set ``faithfulness, answer_relevancy, context_relevancy, context_recall`` costs 3
 judge calls per sample (context_recall is text matched). ``steps=separate`` on faithfulness /
 answer_relevancy uses one prompt per task instead (4 calls).
+
+``scale=binary`` (the default of context_relevancy, context_precision_llm, correctness and
+answer_relevancy without an embedder) asks the judge for yes/no decisions and derives the 0-10
+rating; ``scale=graded`` asks for the 0-10 rating itself. Small judges answer nearly every 0-10
+request with the same number but make usable yes/no decisions (docs/generation.md).
 
 Reply schemas are lenient about *form* (``"Yes"``, ``true`` and ``"yes"`` are one verdict; ``"7"``
 is 7) but strict about *content*: a verdict that is neither yes nor no, or a rating outside its
@@ -45,6 +51,8 @@ from ...types import MetricResult, Sample
 PROMPTS = Path(__file__).with_name("prompts")
 STEPS = Param("steps", str, "shared", "shared: one call reads query+answer for several tasks; separate: one "
               "call per task", choices=("shared", "separate"))
+SCALE = Param("scale", str, "binary", "binary: one yes/no decision per item, rating 0 or 10 (holds up with small "
+              "judges); graded: the judge rates 0-10 directly", choices=("binary", "graded"))
 
 
 @cache
@@ -118,6 +126,35 @@ class Ratings(BaseModel):
     """Reply of ``rate_chunks``."""
 
     ratings: list[Rating]
+
+
+class ChunkVerdict(BaseModel):
+    """One passage's yes/no relevance decision."""
+
+    passage: int | None = None
+    reason: str = ""
+    relevant: YesNo
+
+
+class ChunkVerdicts(BaseModel):
+    """Reply of ``chunk_relevance``."""
+
+    passages: list[ChunkVerdict]
+
+
+class Responds(BaseModel):
+    """Reply of ``answer_addresses``: does the answer respond to the question?"""
+
+    reason: str = ""
+    responds: YesNo
+
+
+class Agreement(BaseModel):
+    """Reply of ``answer_agrees``: two decisions against the reference answer."""
+
+    reason: str = ""
+    same_answer: YesNo
+    conflicts: YesNo
 
 
 class Graded(BaseModel):
@@ -205,16 +242,28 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str) -> lis
     return await shared(judge, t.cache_version, (context, claims), run)
 
 
-async def rate_chunks(judge: Any, sample: Sample, tag: str) -> tuple[list[float | None], list[str]]:
-    """A 0-10 rating per retrieved chunk (None where the judge gave none), in one call."""
-    t = template("rate_chunks")
+async def rate_chunks(judge: Any, sample: Sample, tag: str,
+                      scale: str = "binary") -> tuple[list[float | None], list[str]]:
+    """A 0-10 rating per retrieved chunk (None where the judge gave none), in one call.
+
+    ``scale="binary"`` asks one yes/no relevance decision per chunk (rating 10 or 0);
+    ``scale="graded"`` asks for a 0-10 rating directly.
+    """
+    binary = scale == "binary"
+    t = template("chunk_relevance" if binary else "rate_chunks")
     texts = sample.context_texts
 
     async def run() -> tuple[list[float | None], list[str]]:
-        r = await judge.judge(t.messages(question=sample.query, passages=numbered(texts)), Ratings,
-                              tag=tag, template_version=t.cache_version)
-        ratings = align(r.value.ratings, len(texts), "passage", lambda x: x.rating)
-        reasons = align(r.value.ratings, len(texts), "passage", lambda x: x.reason)
+        messages = t.messages(question=sample.query, passages=numbered(texts))
+        if binary:
+            v = await judge.judge(messages, ChunkVerdicts, tag=tag, template_version=t.cache_version)
+            items: Sequence[Any] = v.value.passages
+            ratings = align(items, len(texts), "passage", lambda x: 10.0 if x.relevant else 0.0)
+        else:
+            r = await judge.judge(messages, Ratings, tag=tag, template_version=t.cache_version)
+            items = r.value.ratings
+            ratings = align(items, len(texts), "passage", lambda x: x.rating)
+        reasons = align(items, len(texts), "passage", lambda x: x.reason)
         return ratings, ["" if x is None else x for x in reasons]
 
     return await shared(judge, t.cache_version, (sample.query, texts), run)

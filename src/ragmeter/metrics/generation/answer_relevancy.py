@@ -6,7 +6,9 @@ answer) and flags a noncommittal answer;
 
 .. math:: \\mathrm{AnswerRelevancy} = \\frac{1}{|Q|} \\sum_{q_i \\in Q} \\cos(e(q), e(q_i))
 
-clipped at 0. Without an embedder, the judge rates the match 0-10 and the score is rating / 10.
+clipped at 0. Without an embedder, the judge decides whether the answer responds to the
+question: with ``scale=binary`` (the default) one yes/no decision, score 1 or 0; with
+``scale=graded`` a 0-10 rating, score rating / 10.
 Edge cases: a noncommittal answer -> 0 (whatever the similarity); an empty answer -> 0 (no call);
 no generated question -> 0, flagged. Raw cosine similarities of sentence embeddings run high even
 for loosely related questions (see the semantic_similarity metric's baseline normalisation).
@@ -17,7 +19,17 @@ from __future__ import annotations
 import numpy as np
 
 from ...types import MetricResult, Sample
-from ._judged import STEPS, Graded, JudgedEvaluator, analyse_answer, register_judged, shared, template
+from ._judged import (
+    SCALE,
+    STEPS,
+    Graded,
+    JudgedEvaluator,
+    Responds,
+    analyse_answer,
+    register_judged,
+    shared,
+    template,
+)
 
 
 class AnswerRelevancy(JudgedEvaluator):
@@ -59,6 +71,14 @@ class AnswerRelevancy(JudgedEvaluator):
         return await shared(self.judge, t.cache_version, (sample.answer,), run)
 
     async def _graded(self, sample: Sample) -> MetricResult:
+        if self.params["scale"] == "binary":
+            t = template("answer_addresses")
+            v = await self.judge.judge(t.messages(question=sample.query, answer=sample.answer or ""), Responds,
+                                       tag="answer_relevancy", template_version=t.cache_version)
+            ok = v.value.responds
+            return self.result(1.0 if ok else 0.0,
+                               v.value.reason or ("responds to the question" if ok else "does not respond"),
+                               responds=ok, method="judge decision (no embedder)")
         t = template("answer_match")
         r = await self.judge.judge(t.messages(question=sample.query, answer=sample.answer or ""), Graded,
                                    tag="answer_relevancy", template_version=t.cache_version)
@@ -70,11 +90,12 @@ register_judged(
     "answer_relevancy",
     AnswerRelevancy,
     summary="How directly the answer responds to the query: back-generated questions vs the query "
-            "(embeddings), or a 0-10 judge rating without an embedder.",
+            "(embeddings), or a judged yes/no (binary) or 0-10 rating (graded) without an embedder.",
     formula="answer_relevancy = mean_i cos(e(query), e(q_i)) over <= 3 generated questions; "
-            "without embedder: rating / 10",
+            "without embedder: 1 if the judge says the answer responds else 0 (binary), rating / 10 (graded)",
     edge_cases=("noncommittal answer -> 0", "empty answer -> 0", "no generated question -> 0"),
     requires=("query", "answer"),
     calls="1, shared with faithfulness's claim decomposition (plus 1 embedding batch)",
-    params=(STEPS,),
+    params=(STEPS, SCALE),
+    version="2",
 )

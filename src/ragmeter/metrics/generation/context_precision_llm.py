@@ -3,8 +3,10 @@
 .. math:: \\mathrm{CP@k} = \\frac{\\sum_{i \\le k} \\mathrm{Precision@}i \\cdot rel_i}{\\sum_{i \\le k} rel_i},
    \\qquad rel_i = [r_i \\ge \\tau]
 
-where r_i is the judge's 0-10 rating of chunk i (the same single call as context_relevancy) and τ the
-``threshold`` parameter (default 5: "on topic and at least partly answering"). RAGAS makes one
+where r_i is the judge's rating of chunk i (the same single call as context_relevancy: 10 or 0
+from a yes/no decision with ``scale=binary``, the default, or 0-10 with ``scale=graded``) and τ
+the ``threshold`` parameter (default 5: with graded ratings, "on topic and at least partly
+answering"). RAGAS makes one
 call per chunk for this; ragmeter makes one for all. Edge cases: empty context list -> 0.0; no
 relevant chunk in the top k -> 0.0; an unrated chunk is not relevant (flagged).
 """
@@ -15,7 +17,7 @@ from ...registry import Param
 from ...types import MetricResult, Sample
 from ..retrieval._batch import RankedList
 from ..retrieval.context_precision import context_precision_single
-from ._judged import JudgedEvaluator, rate_chunks, register_judged
+from ._judged import SCALE, JudgedEvaluator, rate_chunks, register_judged
 
 
 class ContextPrecisionLLM(JudgedEvaluator):
@@ -25,7 +27,7 @@ class ContextPrecisionLLM(JudgedEvaluator):
         """Score one sample."""
         if not sample.contexts:
             return self.result(0.0, "no contexts retrieved")
-        ratings, _ = await rate_chunks(self.judge, sample, "context_precision_llm")
+        ratings, _ = await rate_chunks(self.judge, sample, "context_precision_llm", self.params["scale"])
         tau = self.params["threshold"]
         rel = [r is not None and r >= tau for r in ratings]
         ranked = RankedList(rel, [float(x) for x in rel], [int(x) for x in rel], float("nan"))
@@ -45,6 +47,8 @@ register_judged(
                 "an unrated chunk is not relevant and is flagged"),
     requires=("query", "contexts"),
     calls="1 for all chunks, shared with context_relevancy (RAGAS: 1 per chunk)",
-    params=(Param("threshold", float, 5.0, "rating (0-10) at or above which a chunk is relevant", minimum=0),),
+    params=(Param("threshold", float, 5.0, "rating (0-10) at or above which a chunk is relevant", minimum=0),
+            SCALE),
+    version="2",
     cutoff="optional",
 )

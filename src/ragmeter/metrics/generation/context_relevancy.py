@@ -1,15 +1,19 @@
-"""Context relevancy: how useful each retrieved chunk is for the query, rated by the judge.
+"""Context relevancy: how useful each retrieved chunk is for the query, judged per chunk.
 
 .. math:: \\mathrm{ContextRelevancy} = \\frac{1}{K} \\sum_{i=1}^{K} \\frac{r_i}{10}, \\quad r_i \\in [0, 10]
 
-One call rates every chunk. Edge cases: empty context list -> 0.0 (no call); a chunk the judge did
-not rate counts as 0 and is listed in ``details.unrated``.
+One call judges every chunk. With ``scale=binary`` (the default) the judge makes one yes/no
+relevance decision per chunk and r_i is 10 or 0, so the score is the share of relevant chunks;
+with ``scale=graded`` it rates each chunk 0-10 directly. Binary is the default because it
+separates relevant from irrelevant chunks with small judges, where direct 0-10 ratings collapse
+to one value (measured: docs/generation.md). Edge cases: empty context list -> 0.0 (no call);
+a chunk the judge did not rate counts as 0 and is listed in ``details.unrated``.
 """
 
 from __future__ import annotations
 
 from ...types import MetricResult, Sample
-from ._judged import JudgedEvaluator, rate_chunks, register_judged
+from ._judged import SCALE, JudgedEvaluator, rate_chunks, register_judged
 
 
 class ContextRelevancy(JudgedEvaluator):
@@ -19,13 +23,16 @@ class ContextRelevancy(JudgedEvaluator):
         """Score one sample."""
         if not sample.contexts:
             return self.result(0.0, "no contexts retrieved")
-        ratings, reasons = await rate_chunks(self.judge, sample, "context_relevancy")
+        ratings, reasons = await rate_chunks(self.judge, sample, "context_relevancy", self.params["scale"])
         unrated = [i + 1 for i, r in enumerate(ratings) if r is None]
         values = [0.0 if r is None else r / 10 for r in ratings]
-        reason = f"mean chunk rating {10 * sum(values) / len(values):.1f}/10 over {len(values)} chunks"
+        if self.params["scale"] == "binary":
+            reason = f"{sum(v == 1.0 for v in values)} of {len(values)} chunks judged relevant"
+        else:
+            reason = f"mean chunk rating {10 * sum(values) / len(values):.1f}/10 over {len(values)} chunks"
         if unrated:
             reason += f"; {len(unrated)} unrated counted as 0"
-        return self.result(sum(values) / len(values), reason, unrated=unrated,
+        return self.result(sum(values) / len(values), reason, unrated=unrated, scale=self.params["scale"],
                            chunks=[{"rank": i + 1, "rating": r, "reason": why}
                                    for i, (r, why) in enumerate(zip(ratings, reasons, strict=True))])
 
@@ -33,9 +40,12 @@ class ContextRelevancy(JudgedEvaluator):
 register_judged(
     "context_relevancy",
     ContextRelevancy,
-    summary="Mean 0-10 judge rating of every retrieved chunk's usefulness for the query, / 10.",
-    formula="context_relevancy = mean_i rating_i / 10",
+    summary="Mean judged relevance of the retrieved chunks: share judged relevant (binary, default) or "
+            "mean 0-10 rating / 10 (graded).",
+    formula="context_relevancy = mean_i rating_i / 10; binary: rating_i = 10 if judged relevant else 0",
     edge_cases=("empty context list -> 0.0", "an unrated chunk counts as 0 and is flagged"),
     requires=("query", "contexts"),
     calls="1 for all chunks (shared with context_precision_llm); 0 without contexts",
+    params=(SCALE,),
+    version="2",
 )

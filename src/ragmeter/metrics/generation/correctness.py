@@ -1,6 +1,12 @@
-"""Correctness: the judge rates the answer 0-10 against the reference answer.
+"""Correctness: the judge compares the answer with the reference answer.
 
 .. math:: \\mathrm{Correctness} = \\frac{r}{10}, \\quad r \\in [0, 10]
+
+With ``scale=binary`` (the default) the judge makes two yes/no decisions and ragmeter derives
+the rating: ``same_answer`` (does the answer give the reference's answer to the question?) and
+``conflicts`` (does it state anything contradicting the reference?);
+r = 10 when same and no conflict, 5 when same but with a conflicting statement, 0 otherwise.
+With ``scale=graded`` the judge rates 0-10 directly.
 
 Edge cases: no reference answer -> undefined (None, reason "no reference answer"), never a fake 0;
 an empty answer -> 0.0 (no call).
@@ -9,7 +15,14 @@ an empty answer -> 0.0 (no call).
 from __future__ import annotations
 
 from ...types import MetricResult, Sample
-from ._judged import Graded, JudgedEvaluator, register_judged, template
+from ._judged import SCALE, Agreement, Graded, JudgedEvaluator, register_judged, template
+
+
+def agreement_rating(same_answer: bool, conflicts: bool) -> float:
+    """The 0-10 rating derived from the two binary decisions (10 / 5 / 0, see the module docstring)."""
+    if not same_answer:
+        return 0.0
+    return 5.0 if conflicts else 10.0
 
 
 class Correctness(JudgedEvaluator):
@@ -21,21 +34,34 @@ class Correctness(JudgedEvaluator):
             return self.result(None, "no reference answer")
         if not (sample.answer or "").strip():
             return self.result(0.0, "empty answer")
-        t = template("correctness")
-        r = await self.judge.judge(
-            t.messages(question=sample.query, reference=sample.reference, answer=sample.answer),
-            Graded, tag="correctness", template_version=t.cache_version)
-        return self.result(r.value.rating / 10, r.value.reason or f"judge rating {r.value.rating:g}/10",
-                           rating=r.value.rating)
+        fields = {"question": sample.query, "reference": sample.reference, "answer": sample.answer}
+        if self.params["scale"] == "graded":
+            t = template("correctness")
+            r = await self.judge.judge(t.messages(**fields), Graded, tag="correctness",
+                                       template_version=t.cache_version)
+            return self.result(r.value.rating / 10, r.value.reason or f"judge rating {r.value.rating:g}/10",
+                               rating=r.value.rating, scale="graded")
+        t = template("answer_agrees")
+        a = await self.judge.judge(t.messages(**fields), Agreement, tag="correctness",
+                                   template_version=t.cache_version)
+        rating = agreement_rating(a.value.same_answer, a.value.conflicts)
+        why = a.value.reason or (f"same answer: {'yes' if a.value.same_answer else 'no'}; "
+                                 f"conflicts: {'yes' if a.value.conflicts else 'no'}")
+        return self.result(rating / 10, why, rating=rating, same_answer=a.value.same_answer,
+                           conflicts=a.value.conflicts, scale="binary")
 
 
 register_judged(
     "correctness",
     Correctness,
-    summary="Judge's 0-10 rating of the answer against the reference answer, / 10.",
-    formula="correctness = rating / 10",
+    summary="Agreement of the answer with the reference answer: two judged yes/no decisions (binary, "
+            "default) or a 0-10 rating (graded), / 10.",
+    formula="correctness = rating / 10; binary: rating = 10 if same_answer and not conflicts, 5 if "
+            "same_answer and conflicts, else 0",
     edge_cases=("no reference -> undefined (None), reason 'no reference answer'", "empty answer -> 0.0"),
     requires=("answer", "reference"),
     calls="1",
     undefined="undefined (None) when the sample has no reference answer",
+    params=(SCALE,),
+    version="2",
 )

@@ -1,0 +1,61 @@
+"""The arithmetic behind the judge-quality numbers in docs/generation.md (bench/judge_quality.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+
+import pytest
+
+_PATH = Path(__file__).resolve().parents[2] / "bench" / "judge_quality.py"
+_spec = importlib.util.spec_from_file_location("judge_quality", _PATH)
+assert _spec and _spec.loader
+jq = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(jq)
+
+
+def test_auroc_by_hand():
+    # pairs (pos, neg): (0.9 > 0.1), (0.9 > 0.5), (0.5 = 0.5 -> 1/2), (0.5 > 0.1) -> 3.5 / 4
+    assert jq.auroc([0.9, 0.5], [0.1, 0.5]) == pytest.approx(3.5 / 4)
+    assert jq.auroc([1.0], [0.0]) == 1.0 and jq.auroc([0.0], [1.0]) == 0.0
+    assert math.isnan(jq.auroc([], [0.3]))
+
+
+def _rec(name, score, error=None, **details):
+    return {"metrics": {name: {"score": score, "error": error, "details": details}}}
+
+
+def test_separation_per_chunk_and_errors_counted():
+    records = [_rec("context_relevancy", 0.5, chunks=[{"rating": 10.0}, {"rating": 0.0}]),
+               _rec("context_relevancy", 0.0, chunks=[{"rating": None}]),
+               _rec("context_relevancy", None, error={"type": "JudgeParseError"})]
+    labels = [{"context_relevance": [1, 0]}, {"context_relevance": [1]}, {"context_relevance": [0]}]
+    (row,) = jq.separation(records, labels)
+    # positives: 10, 0 (unrated counts 0); negatives: 0 -> pairs: win, tie -> 1.5 / 2
+    assert row["n"] == 3 and row["errors"] == 1 and row["auroc"] == pytest.approx(0.75)
+    assert row["mean_pos"] == 5.0 and row["mean_neg"] == 0.0
+
+
+def test_separation_hallucination_is_reversed_and_parameterised_names_kept():
+    records = [_rec("hallucination_rate", 0.0), _rec("hallucination_rate", 1.0),
+               _rec("faithfulness(steps=separate)", 1.0)]
+    recs = [{"metrics": {**a["metrics"], **records[2]["metrics"]}} for a in records[:2]]
+    rows = {r["metric"]: r for r in jq.separation(recs, [{"faithful": True}, {"faithful": False}])}
+    assert rows["hallucination_rate"]["auroc"] == 1.0
+    assert rows["hallucination_rate"]["mean_pos"] == 0.0 and rows["hallucination_rate"]["mean_neg"] == 1.0
+    assert rows["faithfulness(steps=separate)"]["auroc"] == 0.5
+
+
+def test_separation_passage_recall_against_human_final():
+    # human finals: [5] -> 5.0; [3, 1] + bonus [5] -> 2 + 5/(2*2*1) = 3.25
+    records = [_rec("passage_recall", 0.9, final=4.5), _rec("passage_recall", 0.5, final=2.5)]
+    labels = [{"complete": True, "essential_covered": [5], "bonus_covered": []},
+              {"complete": False, "essential_covered": [3, 1], "bonus_covered": [5]}]
+    (row,) = jq.separation(records, labels)
+    assert row["auroc"] == 1.0 and row["spearman"] == pytest.approx(1.0)
+    assert row["mae_final"] == pytest.approx((0.5 + 0.75) / 2)
+
+
+def test_split_names_keeps_parameter_commas():
+    assert jq.split_names("a, b(x=1,y=2),c@3") == ["a", "b(x=1,y=2)", "c@3"]
