@@ -39,6 +39,9 @@ DATA = Path(__file__).resolve().parents[1] / "examples" / "validation" / "judge_
 PASSAGES = DATA.with_name("passage_recall_validation.jsonl")
 METRICS = ["faithfulness", "hallucination_rate", "answer_relevancy", "context_relevancy", "correctness",
            "answer_grade", "passage_recall"]
+#: offline metrics scored against the same labels, for comparison (no judge: ``--judge none``)
+OFFLINE = {"lexical_faithfulness": "faithful", "token_f1": "correct", "rouge_l": "correct",
+           "semantic_similarity": "correct"}
 
 
 def auroc(pos: list[float], neg: list[float]) -> float:
@@ -54,7 +57,7 @@ def separation(records: list[dict[str, Any]], labels: list[dict[str, Any]]) -> l
     rows = []
     for name in records[0]["metrics"]:
         metric = name.split("(")[0].split("@")[0]
-        if metric not in METRICS:
+        if metric not in METRICS and metric not in OFFLINE:
             continue
         pos, neg, errors = [], [], 0
         graded: list[tuple[float, int]] = []
@@ -66,7 +69,7 @@ def separation(records: list[dict[str, Any]], labels: list[dict[str, Any]]) -> l
             if r["score"] is None:
                 continue
             score = r["score"]
-            if metric == "faithfulness":
+            if metric == "faithfulness" or OFFLINE.get(metric) == "faithful":
                 (pos if lab["faithful"] else neg).append(score)
             elif metric == "hallucination_rate":
                 (pos if lab["faithful"] else neg).append(-score)
@@ -111,7 +114,7 @@ def split_names(text: str) -> list[str]:
 def main() -> None:
     """Run the judged metrics on the validation set and print the separation table."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--judge", required=True)
+    ap.add_argument("--judge", required=True, help='a judge spec, or "none" for offline metrics only')
     ap.add_argument("--embedder", default=None)
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--data", default=None, help=f"labelled rows (default {DATA.name}; for passage_recall: "
@@ -124,8 +127,9 @@ def main() -> None:
 
     samples = [s for s in read_samples(args.data or DATA)][: args.limit]
     labels = [s.metadata["labels"] for s in samples]
-    judge = from_spec(args.judge, concurrency=args.concurrency, timeout=args.timeout,
-                                      temperature=0.0)
+    judge = None
+    if args.judge != "none":
+        judge = from_spec(args.judge, concurrency=args.concurrency, timeout=args.timeout, temperature=0.0)
     embedder = None
     if args.embedder:
         from ragmeter.embedders import from_spec as emb_spec
@@ -138,10 +142,10 @@ def main() -> None:
     stats_ = run.run.get("judge", {})
     print(f"judge: {args.judge}  embedder: {args.embedder}  rows: {len(samples)}  "
           f"seconds: {seconds:.0f}  requests: {stats_.get('requests')}")
-    print(f"{'metric':<34}{'n':>5}{'errors':>8}{'AUROC':>8}{'mean+':>8}{'mean-':>8}{'rho':>7}")
+    print(f"{'metric':<42}{'n':>5}{'errors':>8}{'AUROC':>8}{'mean+':>8}{'mean-':>8}{'rho':>7}")
     for r in rows:
         rho = f"{r['spearman']:.2f}" if "spearman" in r else ""
-        print(f"{r['metric']:<34}{r['n']:>5}{r['errors']:>8}{r['auroc']:>8.3f}{r['mean_pos']:>8.3f}"
+        print(f"{r['metric']:<42}{r['n']:>5}{r['errors']:>8}{r['auroc']:>8.3f}{r['mean_pos']:>8.3f}"
               f"{r['mean_neg']:>8.3f}{rho:>7}")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)

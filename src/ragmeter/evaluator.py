@@ -2,7 +2,9 @@
 
 An :class:`Evaluator` scores one metric on one sample (``evaluate`` / async ``aevaluate``).
 Evaluators that can work on many samples at once (the vectorised retrieval metrics) also offer
-``evaluate_batch(samples, ctx)``; the runner prefers it. Whatever an evaluator raises on a sample
+``evaluate_batch(samples, ctx)``; the runner prefers it. An async evaluator whose score depends on
+the whole chunk (answer_relevancy with a batch baseline) offers ``aevaluate_batch(samples)``,
+awaited alongside the per-sample calls. Whatever an evaluator raises on a sample
 is recorded as that sample's error for that metric: a failure is never a 0 and never dropped.
 """
 
@@ -123,12 +125,24 @@ async def _score_chunk(
         except Exception as exc:
             return errored(ev.name, ev.version, exc)
 
-    # every metric x sample of the chunk in one gather, so a judge's concurrency is kept busy
-    flat = await asyncio.gather(*(one(s, ev) for ev in pending for s in samples))
+    async def whole(ev: Any) -> list[MetricResult]:
+        try:
+            return list(await ev.aevaluate_batch(samples))
+        except Exception as exc:
+            return [errored(ev.name, ev.version, exc)] * len(samples)
+
+    # every metric x sample of the chunk in one gather, so a judge's concurrency is kept busy;
+    # evaluators with ``aevaluate_batch`` (a score that depends on the whole chunk) take the chunk
+    single = [ev for ev in pending if getattr(ev, "aevaluate_batch", None) is None]
+    batched = [ev for ev in pending if getattr(ev, "aevaluate_batch", None) is not None]
+    flat, *whole_results = await asyncio.gather(
+        asyncio.gather(*(one(s, ev) for ev in single for s in samples)), *(whole(ev) for ev in batched))
     n = len(samples)
-    for i, ev in enumerate(pending):
+    for i, ev in enumerate(single):
         out[ev.name] = list(flat[i * n : (i + 1) * n])
-    return out
+    for ev, res in zip(batched, whole_results, strict=True):
+        out[ev.name] = res
+    return {ev.name: out[ev.name] for ev in evaluators}
 
 
 async def aevaluate(

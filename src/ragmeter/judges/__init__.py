@@ -41,7 +41,7 @@ from .cache import ResponseCache, cache_key, default_cache_dir
 from .judge import Judge, JudgeResult
 from .parsing import extract_json, parse_reply
 from .pricing import PRICES, lookup_price
-from .prompts import DATA_NOTICE, PromptTemplate, delimit, escape_tags
+from .prompts import DATA_NOTICE, PromptTemplate, ReplyShape, delimit, escape_tags
 from .registry import BackendInfo, backend_from_spec, list_backends, parse_spec, register_backend
 
 #: Keyword options of :class:`Judge`; :func:`from_spec` sends every other option to the backend.
@@ -88,6 +88,7 @@ __all__ = [
     "JudgeTimeout",
     "Message",
     "PromptTemplate",
+    "ReplyShape",
     "ResponseCache",
     "Usage",
     "backend_from_spec",

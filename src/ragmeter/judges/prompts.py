@@ -45,6 +45,16 @@ def delimit(tag: str, text: str) -> str:
     return f"<{tag}>\n{escape_tags(text, tag)}\n</{tag}>"
 
 
+class ReplyShape(str):
+    """A reply skeleton that ragmeter builds with :func:`json.dumps` (so any evaluated text inside is
+    JSON-escaped): :meth:`PromptTemplate.messages` inserts it as is, not as a delimited data block.
+
+    Small judges copy the shape they are shown; a skeleton with one entry per item, the item's own
+    text filled in and only the decisions left as ``<...>`` slots, keeps them from copying a
+    fixed-length example (docs/generation.md).
+    """
+
+
 @dataclass(frozen=True)
 class PromptTemplate:
     """A versioned judge prompt.
@@ -71,8 +81,10 @@ class PromptTemplate:
         return f"{self.name}@{self.version}"
 
     def messages(self, **fields: Any) -> list[Message]:
-        """The rendered system and user messages, every field delimited as data."""
-        values = {k: delimit(k, "" if v is None else str(v)) for k, v in fields.items()}
+        """The rendered system and user messages, every field delimited as data (a
+        :class:`ReplyShape` is inserted as is)."""
+        values = {k: v if isinstance(v, ReplyShape) else delimit(k, "" if v is None else str(v))
+                  for k, v in fields.items()}
         try:
             system = string.Template(self.system).substitute(values)
             user = string.Template(self.user).substitute(values)

@@ -42,14 +42,14 @@ def judge_rule(call: ChatCall) -> Reply | dict:
         answer = block(u, "answer")
         claims = [s.strip() for s in re.split(r"(?<=\.)\s+", answer) if s.strip()]
         return {"claims": claims, "questions": [f"Q: {claims[0]}?"] if claims else [],
-                "noncommittal": "don't know" in answer}
+                "evasive": "yes" if "don't know" in answer else "no"}
     if "Split the answer into short" in u:
         answer = block(u, "answer")
         return {"claims": [s.strip() for s in re.split(r"(?<=\.)\s+", answer) if s.strip()]}
-    if "Write up to 3 different questions" in u:
+    if "Do two things with the answer" in u:
         answer = block(u, "answer")
-        return {"questions": [f"Q: {answer}?"], "noncommittal": "don't know" in answer}
-    if "decide whether the context supports it" in u:
+        return {"questions": [f"Q: {answer}?"], "evasive": "yes" if "don't know" in answer else "no"}
+    if "decide whether the context supports the statement" in u:
         ctx = block(u, "context").lower()
         return {"verdicts": [{"statement": i, "reason": "r", "supported": "yes" if s.lower() in ctx else "no"}
                              for i, s in enumerate(items(block(u, "statements")), start=1)]}

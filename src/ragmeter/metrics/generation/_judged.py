@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import Annotated, Any
 from weakref import WeakKeyDictionary
 
-from pydantic import BaseModel, BeforeValidator, Field
+from pydantic import AliasChoices, BaseModel, BeforeValidator, Field
 
-from ...judges import PromptTemplate
+from ...judges import PromptTemplate, ReplyShape
 from ...names import MetricName
 from ...registry import MetricSpec, Param
 from ...types import MetricResult, Sample
@@ -80,11 +80,11 @@ YesNo = Annotated[bool, BeforeValidator(_yes_no)]
 
 
 class AnswerAnalysis(BaseModel):
-    """Reply of ``analyse_answer``."""
+    """Reply of ``analyse_answer`` (the prompt calls the noncommittal flag ``evasive``)."""
 
     claims: list[str] = Field(default_factory=list)
     questions: list[str] = Field(default_factory=list)
-    noncommittal: YesNo = False
+    noncommittal: YesNo = Field(False, validation_alias=AliasChoices("evasive", "noncommittal"))
 
 
 class Claims(BaseModel):
@@ -94,16 +94,18 @@ class Claims(BaseModel):
 
 
 class Questions(BaseModel):
-    """Reply of ``generate_questions``."""
+    """Reply of ``generate_questions`` (``evasive`` in the prompt)."""
 
     questions: list[str] = Field(default_factory=list)
-    noncommittal: YesNo = False
+    noncommittal: YesNo = Field(False, validation_alias=AliasChoices("evasive", "noncommittal"))
 
 
 class Verdict(BaseModel):
     """One claim's verdict."""
 
     statement: int | None = None
+    text: str = ""
+    evidence: str = ""
     reason: str = ""
     supported: YesNo
 
@@ -132,6 +134,7 @@ class ChunkVerdict(BaseModel):
     """One passage's yes/no relevance decision."""
 
     passage: int | None = None
+    starts: str = ""
     reason: str = ""
     relevant: YesNo
 
@@ -193,6 +196,17 @@ async def shared(judge: Any, step: str, content: tuple[Any, ...], compute: Calla
     return await fut
 
 
+def reply_shape(key: str, entries: Sequence[dict[str, Any]]) -> ReplyShape:
+    """The reply skeleton ``{key: [entry, ...]}``, one entry per item (see :class:`ReplyShape`)."""
+    return ReplyShape(json.dumps({key: list(entries)}, ensure_ascii=False))
+
+
+def opening(text: str, words: int = 8) -> str:
+    """The first ``words`` words of ``text`` (with an ellipsis when cut): how a passage is named in a shape."""
+    parts = text.split()
+    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
+
+
 def numbered(items: Sequence[str]) -> str:
     """``1. a\\n2. b`` (how claims and passages are shown to the judge)."""
     return "\n".join(f"{i}. {' '.join(t.split())}" for i, t in enumerate(items, start=1))
@@ -235,7 +249,10 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str) -> lis
     context = joined_context(sample)
 
     async def run() -> list[bool | None]:
-        r = await judge.judge(t.messages(context=context, statements=numbered(claims)), Verdicts,
+        shape = reply_shape("verdicts", [{"statement": i, "text": " ".join(c.split()),
+                                          "evidence": "<sentence from the context, or none>",
+                                          "supported": "<yes or no>"} for i, c in enumerate(claims, start=1)])
+        r = await judge.judge(t.messages(context=context, statements=numbered(claims), shape=shape), Verdicts,
                               tag=tag, template_version=t.cache_version)
         return align(r.value.verdicts, len(claims), "statement", lambda v: v.supported)
 
@@ -254,12 +271,15 @@ async def rate_chunks(judge: Any, sample: Sample, tag: str,
     texts = sample.context_texts
 
     async def run() -> tuple[list[float | None], list[str]]:
-        messages = t.messages(question=sample.query, passages=numbered(texts))
         if binary:
+            messages = t.messages(question=sample.query, passages=numbered(texts), shape=reply_shape(
+                "passages", [{"passage": i, "starts": opening(x), "reason": "<short reason>", "relevant": "<yes or no>"}
+                             for i, x in enumerate(texts, start=1)]))
             v = await judge.judge(messages, ChunkVerdicts, tag=tag, template_version=t.cache_version)
             items: Sequence[Any] = v.value.passages
             ratings = align(items, len(texts), "passage", lambda x: 10.0 if x.relevant else 0.0)
         else:
+            messages = t.messages(question=sample.query, passages=numbered(texts))
             r = await judge.judge(messages, Ratings, tag=tag, template_version=t.cache_version)
             items = r.value.ratings
             ratings = align(items, len(texts), "passage", lambda x: x.rating)

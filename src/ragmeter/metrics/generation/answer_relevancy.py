@@ -10,15 +10,37 @@ clipped at 0. Without an embedder, the judge decides whether the answer responds
 question: with ``scale=binary`` (the default) one yes/no decision, score 1 or 0; with
 ``scale=graded`` a 0-10 rating, score rating / 10.
 Edge cases: a noncommittal answer -> 0 (whatever the similarity); an empty answer -> 0 (no call);
-no generated question -> 0, flagged. Raw cosine similarities of sentence embeddings run high even
-for loosely related questions (see the semantic_similarity metric's baseline normalisation).
+no generated question -> 0, flagged.
+
+**Baseline normalisation** (``normalize=baseline``, needs an embedder). Raw cosines of sentence
+embeddings run high even for unrelated questions on the same topic, so a raw 0.8 says little.
+As for semantic_similarity, the raw score is rescaled against the mean cosine b of negative pairs
+drawn from the same batch, the query of one row against the generated questions of the others:
+
+.. math:: b = \\operatorname{mean}_{(x, y) \\in N} \\cos(e(\\mathrm{query}_x), e(\\mathrm{question}_y)),
+   \\qquad s = \\mathrm{clip}\\Big(\\frac{\\mathrm{raw} - b}{1 - b}, 0, 1\\Big)
+
+over pairs of generated questions x, y (each with its row's query) whose rows' queries differ
+(after trimming and case-folding); a noncommittal answer, an empty answer and an answer without
+questions stay 0 and do not enter the baseline. 0 means "no closer to its own query than to a
+random query of this dataset". Both numbers are in the details (``cosine``, ``normalized``,
+``baseline_mean``, ``baseline_pairs``, ``score_is``). The batch is the runner's chunk (2,048
+rows by default); fewer than 5 rows with generated questions, or no negative pair, leave the
+normalised score undefined (a single :meth:`evaluate` call is therefore undefined).
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
+from ...errors import InvalidParameterError
+from ...registry import Param
 from ...types import MetricResult, Sample
+from ..embedding.semantic_similarity import MIN_BASELINE_ROWS, baseline_mean, normalise
 from ._judged import (
     SCALE,
     STEPS,
@@ -35,8 +57,76 @@ from ._judged import (
 class AnswerRelevancy(JudgedEvaluator):
     """See the module docstring."""
 
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        if self.params["normalize"] == "baseline" and self.embedder is None:
+            raise InvalidParameterError(f"metric {self.name!r}: normalize=baseline compares embeddings; pass an "
+                                        "embedder (--embedder st:all-MiniLM-L6-v2)")
+        self._vectors: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    async def aevaluate(self, sample: Sample) -> MetricResult:
+        """Score ``sample`` alone (with ``normalize=baseline`` a single row has no baseline: undefined)."""
+        return (await self.aevaluate_batch([sample]))[0]
+
+    async def aevaluate_batch(self, samples: Sequence[Sample]) -> list[MetricResult]:
+        """Score every sample (judge calls concurrent); with ``normalize=baseline`` rescale against the
+        batch's negative pairs. A sample whose scoring raised gets that error as its result."""
+        from ...evaluator import errored
+
+        async def one(i: int, sample: Sample) -> MetricResult:
+            try:
+                return await self._score(i, sample)
+            except Exception as exc:
+                return errored(self.name, self.version, exc)
+
+        try:
+            results = list(await asyncio.gather(*(one(i, s) for i, s in enumerate(samples))))
+            if self.params["normalize"] != "baseline":
+                return results
+            return self._normalised(samples, results)
+        finally:
+            self._vectors.clear()
+
+    def _normalised(self, samples: Sequence[Sample], results: list[MetricResult]) -> list[MetricResult]:
+        rows = sorted(self._vectors)
+        queries, questions, groups = [], [], []
+        group_of: dict[str, int] = {}
+        for i in rows:
+            q, qs = self._vectors[i]
+            g = group_of.setdefault(" ".join(samples[i].query.split()).casefold(), len(group_of))
+            queries += [q] * len(qs)
+            questions += list(qs)
+            groups += [g] * len(qs)
+        b, pairs = (float("nan"), 0)
+        if len(rows) >= MIN_BASELINE_ROWS:
+            b, pairs = baseline_mean(np.asarray(queries), np.asarray(questions), groups)
+        defined = bool(np.isfinite(b)) and b < 1.0
+        out = []
+        for i, r in enumerate(results):
+            if r.error is not None or r.score is None:
+                out.append(r)
+                continue
+            base = {"cosine": r.score, "baseline_mean": b if defined else None, "baseline_pairs": pairs,
+                    "score_is": "normalized"}
+            if i not in self._vectors:  # noncommittal / empty / no question: 0 either way
+                out.append(r.model_copy(update={"details": {**r.details, **base, "normalized": 0.0}}))
+            elif not defined:
+                why = (f"undefined: the baseline needs >= {MIN_BASELINE_ROWS} rows with generated questions and "
+                       f"a pair of rows with different queries ({len(rows)} rows here)")
+                out.append(r.model_copy(update={"score": None, "reason": why,
+                                                "details": {**r.details, **base, "normalized": None}}))
+            else:
+                n = float(normalise(r.score, b))
+                out.append(r.model_copy(update={
+                    "score": n, "reason": f"{r.reason}: {r.score:.3f}, {n:.3f} against the batch baseline {b:.3f}",
+                    "details": {**r.details, **base, "normalized": n}}))
+        return out
+
     async def ascore(self, sample: Sample) -> MetricResult:
-        """Score one sample."""
+        """Score one sample (raw cosine; see :meth:`aevaluate_batch` for the normalised score)."""
+        return await self._score(-1, sample)
+
+    async def _score(self, i: int, sample: Sample) -> MetricResult:
         if not (sample.answer or "").strip():
             return self.result(0.0, "empty answer")
         if self.embedder is None:
@@ -47,8 +137,10 @@ class AnswerRelevancy(JudgedEvaluator):
         if not questions:
             return self.result(0.0, "the judge generated no question from the answer", questions=[],
                                noncommittal=False)
-        vectors = await self.embedder.aembed([sample.query, *questions])
+        vectors = np.asarray(await self.embedder.aembed([sample.query, *questions]), dtype=np.float64)
         sims = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
+        if i >= 0:
+            self._vectors[i] = (vectors[0], vectors[1:])
         return self.result(float(sims.mean()),
                            f"mean similarity of {len(questions)} generated question(s) to the query",
                            questions=[{"question": q, "similarity": float(s)} for q, s in zip(questions, sims,
@@ -96,6 +188,7 @@ register_judged(
     edge_cases=("noncommittal answer -> 0", "empty answer -> 0", "no generated question -> 0"),
     requires=("query", "answer"),
     calls="1, shared with faithfulness's claim decomposition (plus 1 embedding batch)",
-    params=(STEPS, SCALE),
+    params=(STEPS, SCALE, Param("normalize", str, "none", "none: raw mean cosine; baseline: rescaled against "
+                                "negative pairs of the batch (needs an embedder)", choices=("none", "baseline"))),
     version="2",
 )
