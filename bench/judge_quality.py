@@ -98,6 +98,31 @@ def separation(records: list[dict[str, Any]], labels: list[dict[str, Any]]) -> l
     return rows
 
 
+def position_profile(records: list[dict[str, Any]], labels: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """Share of "yes" per item position (claim 1, 2, 3+; chunk 1, 2, 3+), against the human rate
+    for chunks: a judge that copies a pattern answers by position, not by content."""
+    out: dict[str, list[Any]] = {}
+    for name in records[0]["metrics"]:
+        base = name.split("(")[0]
+        if base not in ("faithfulness", "context_relevancy"):
+            continue
+        yes: list[list[float]] = [[], [], []]
+        human: list[list[float]] = [[], [], []]
+        for rec, lab in zip(records, labels, strict=True):
+            d = rec["metrics"][name]["details"] or {}
+            if base == "faithfulness":
+                for i, c in enumerate(d.get("claims", [])):
+                    yes[min(i, 2)].append(float(c["supported"] is True))
+            else:
+                for i, (c, h) in enumerate(zip(d.get("chunks", []), lab["context_relevance"], strict=False)):
+                    yes[min(i, 2)].append(float((c["rating"] or 0) >= 5))
+                    human[min(i, 2)].append(float(h))
+        out[name] = [{"position": ("1", "2", "3+")[k], "n": len(yes[k]),
+                      "judged_yes": float(np.mean(yes[k])) if yes[k] else None,
+                      "human_yes": float(np.mean(human[k])) if human[k] else None} for k in range(3)]
+    return out
+
+
 def split_names(text: str) -> list[str]:
     """Split a comma-separated metric list, keeping commas inside parentheses."""
     out, depth, cur = [], 0, ""
@@ -147,10 +172,16 @@ def main() -> None:
         rho = f"{r['spearman']:.2f}" if "spearman" in r else ""
         print(f"{r['metric']:<42}{r['n']:>5}{r['errors']:>8}{r['auroc']:>8.3f}{r['mean_pos']:>8.3f}"
               f"{r['mean_neg']:>8.3f}{rho:>7}")
+    profile = position_profile(run.records, labels)
+    for name, prof in profile.items():
+        cells = "  ".join(f"#{p['position']}: {p['judged_yes']:.2f}" + (f" (human {p['human_yes']:.2f})"
+                                                                        if p["human_yes"] is not None else "")
+                          + f" n={p['n']}" for p in prof if p["n"])
+        print(f"yes-rate by position, {name}: {cells}")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps({"judge": args.judge, "embedder": args.embedder, "rows": rows,
-                                              "seconds": seconds, "judge_stats": stats_,
+                                              "positions": profile, "seconds": seconds, "judge_stats": stats_,
                                               "records": run.records}, indent=1, default=str))
 
 

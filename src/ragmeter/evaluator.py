@@ -182,6 +182,7 @@ async def aevaluate(
     }
     writer = RunWriter(names, out_dir=out_dir, keep_records=keep_records)
     t0 = time.perf_counter()
+    judge_before = _judge_stats(judge)  # a judge reused across runs: report this run's counts only
 
     def all_items() -> Iterator[Sample | InputError]:
         yield from head
@@ -207,19 +208,27 @@ async def aevaluate(
     except BaseException as exc:
         # never lose what was computed: close results.jsonl and write a summary marked incomplete
         info["aborted"] = error_info(exc)
-        _finish_run(info, t0, judge, input_errors)
+        _finish_run(info, t0, judge, input_errors, judge_before)
         writer.finish(info)
         raise
     await _aclose_judge(judge)
-    _finish_run(info, t0, judge, input_errors)
+    _finish_run(info, t0, judge, input_errors, judge_before)
     return writer.finish(info)
 
 
-def _finish_run(info: dict[str, Any], t0: float, judge: Any, input_errors: int) -> None:
+def _judge_stats(judge: Any) -> dict[str, Any] | None:
+    return judge.stats() if judge is not None and callable(getattr(judge, "stats", None)) else None
+
+
+def _finish_run(info: dict[str, Any], t0: float, judge: Any, input_errors: int,
+                before: dict[str, Any] | None) -> None:
+    from .judges._stats import stats_delta
+
     info["seconds"] = round(time.perf_counter() - t0, 3)
     info["input_errors"] = input_errors
-    if judge is not None and callable(getattr(judge, "stats", None)):
-        info["judge"] = judge.stats()  # calls, cache hits, retries, errors by type, tokens, cost
+    now = _judge_stats(judge)
+    if now is not None:  # this run's calls, cache hits, retries, errors by type, tokens, cost
+        info["judge"] = stats_delta(now, before)
 
 
 async def _aclose_judge(judge: Any) -> None:

@@ -59,3 +59,22 @@ def test_separation_passage_recall_against_human_final():
 
 def test_split_names_keeps_parameter_commas():
     assert jq.split_names("a, b(x=1,y=2),c@3") == ["a", "b(x=1,y=2)", "c@3"]
+
+
+def test_position_profile_counts_yes_by_position():
+    records = [
+        {"metrics": {"faithfulness": {"details": {"claims": [{"supported": True}, {"supported": False},
+                                                            {"supported": None}, {"supported": True}]}},
+                     "context_relevancy": {"details": {"chunks": [{"rating": 10.0}, {"rating": None}]}}}},
+        {"metrics": {"faithfulness": {"details": {"claims": [{"supported": False}]}},
+                     "context_relevancy": {"details": {"chunks": [{"rating": 0.0}, {"rating": 10.0}]}}}},
+    ]
+    labels = [{"context_relevance": [1, 0]}, {"context_relevance": [0, 1]}]
+    prof = jq.position_profile(records, labels)
+    f = {p["position"]: p for p in prof["faithfulness"]}
+    assert (f["1"]["n"], f["1"]["judged_yes"]) == (2, 0.5)
+    assert (f["2"]["n"], f["2"]["judged_yes"]) == (1, 0.0)
+    assert (f["3+"]["n"], f["3+"]["judged_yes"]) == (2, 0.5)  # None counts as not yes
+    c = {p["position"]: p for p in prof["context_relevancy"]}
+    assert (c["1"]["judged_yes"], c["1"]["human_yes"]) == (0.5, 0.5)
+    assert (c["2"]["judged_yes"], c["2"]["human_yes"]) == (0.5, 0.5) and c["3+"]["n"] == 0

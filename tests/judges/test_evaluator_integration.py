@@ -73,6 +73,25 @@ def test_evaluate_with_a_judge(judged_metric, fake_llm, make_judge):
     # a second evaluate() (a new event loop) reuses the judge and its cache
     again = evaluate(rows[:1], ["judged_test"], judge=judge)
     assert again.records[0]["metrics"]["judged_test"]["details"]["cached"] is True
+    # ... and its run info counts that run only: one call, a cache hit, no request, no error
+    s2 = again.run["judge"]
+    assert (s2["calls"], s2["cache_hits"], s2["requests"], s2["errors"]) == (1, 1, 0, {})
+    assert s2["by_tag"]["judged_test"]["calls"] == 1 and s2["model"] == stats["model"]
+    assert judge.stats()["calls"] == 3  # the judge itself keeps its lifetime totals
+
+
+def test_stats_delta_by_hand():
+    from ragmeter.judges._stats import stats_delta
+
+    before = {"model": "m", "calls": 5, "cost": 0.5, "errors": {"JudgeParseError": 1},
+              "by_tag": {"a": {"calls": 5, "errors": {}}}}
+    now = {"model": "m", "calls": 8, "cost": 0.75, "errors": {"JudgeParseError": 1, "JudgeTimeoutError": 2},
+           "by_tag": {"a": {"calls": 5, "errors": {}}, "b": {"calls": 3, "errors": {"JudgeTimeoutError": 2}}}}
+    assert stats_delta(now, before) == {"model": "m", "calls": 3, "cost": 0.25,
+                                        "errors": {"JudgeTimeoutError": 2},
+                                        "by_tag": {"b": {"calls": 3, "errors": {"JudgeTimeoutError": 2}}}}
+    assert stats_delta({"cost": None, "calls": 2}, {"cost": None, "calls": 1}) == {"cost": None, "calls": 1}
+    assert stats_delta(now, None) is now
 
 
 class _Barrier:

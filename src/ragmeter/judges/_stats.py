@@ -82,3 +82,32 @@ class Stats:
                 t.errors[kind] += 1
             else:
                 t.attempt_errors[kind] += 1
+
+
+def stats_delta(now: dict[str, Any], before: dict[str, Any] | None) -> dict[str, Any]:
+    """``now - before`` for two :meth:`Judge.stats` snapshots: the counts of what happened in between.
+
+    Numbers are subtracted, nested dicts (``errors``, ``by_tag``) recursively, with zero entries
+    dropped from counters; other values (model, backend...) are taken from ``now``. ``cost`` is
+    None when the price is unknown (a judge's cost, once unknown, stays unknown). With
+    ``before=None``, ``now`` is returned unchanged.
+    """
+    if before is None:
+        return now
+    out: dict[str, Any] = {}
+    for key, value in now.items():
+        old = before.get(key)
+        if isinstance(value, bool) or value is None:
+            out[key] = value
+        elif key == "cost":
+            out[key] = round(value - (old or 0.0), 8)
+        elif isinstance(value, int | float) and isinstance(old, int | float) and not isinstance(old, bool):
+            out[key] = value - old
+        elif isinstance(value, dict):
+            sub = stats_delta(value, old if isinstance(old, dict) else {})
+            out[key] = {k: v for k, v in sub.items() if v != 0 and v != {}}
+            if key == "by_tag":  # a tag with no call in between is dropped
+                out[key] = {k: v for k, v in sub.items() if isinstance(v, dict) and v.get("calls", 0)}
+        else:
+            out[key] = value
+    return out
