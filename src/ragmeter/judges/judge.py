@@ -105,8 +105,40 @@ def _messages(messages: MessagesLike) -> tuple[Message, ...]:
 
 @functools.lru_cache(maxsize=256)
 def _json_schema(schema: type[BaseModel]) -> dict[str, Any]:
-    """``schema.model_json_schema()``, computed once per model class (it is not cheap)."""
-    return schema.model_json_schema()
+    """The JSON schema sent with a request: :func:`request_schema`, computed once per model class."""
+    return request_schema(schema)
+
+
+def request_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """``schema.model_json_schema()`` with every property of every object required, in declared
+    order, no defaults, and no other property allowed.
+
+    Servers that enforce the schema with a grammar (llama.cpp, vLLM, Ollama) let the model skip an
+    optional property, and a small model skips every one it can: asked for ``{"statement",
+    "evidence", "supported"}`` with only ``supported`` required, a 0.5B judge wrote
+    ``{"supported": true}`` entries alternating true/false, whatever the claims said. Requiring
+    every field makes the model write the item and its evidence before the verdict, in that
+    order. Parsing stays lenient (defaults still apply when a server ignores the schema).
+    """
+    out = schema.model_json_schema()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            props = node.get("properties")
+            if isinstance(props, dict) and node.get("type") == "object":
+                node["required"] = list(props)
+                node["additionalProperties"] = False
+                for prop in props.values():  # a required property has no default
+                    if isinstance(prop, dict):
+                        prop.pop("default", None)
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(out)
+    return out
 
 
 _SCHEMA_JSON: dict[int, tuple[dict[str, Any], str]] = {}

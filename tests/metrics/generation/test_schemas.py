@@ -39,3 +39,19 @@ def test_align_by_index_or_order():
     dup = [Verdict(statement=1, supported=True), Verdict(statement=1, supported=False)]
     assert align(dup, 2, "statement", lambda v: v.supported) == [True, False]
     assert align([Verdict(statement=9, supported=True)], 1, "statement", lambda v: v.supported) == [True]
+
+
+def test_request_schema_requires_every_field_in_order_with_yes_no_words():
+    from ragmeter.judges.judge import request_schema
+    from ragmeter.metrics.generation._judged import AnswerAnalysis, Verdicts
+
+    s = request_schema(Verdicts)
+    verdict = s["$defs"]["Verdict"]
+    assert verdict["required"] == ["statement", "text", "evidence", "supported"]
+    assert verdict["additionalProperties"] is False and s["required"] == ["verdicts"]
+    assert verdict["properties"]["supported"] == {"enum": ["yes", "no"], "title": "Supported", "type": "string"}
+    assert all("default" not in p for p in verdict["properties"].values())
+    a = request_schema(AnswerAnalysis)
+    assert a["required"] == ["claims", "questions", "evasive"]  # the alias the prompt uses
+    # parsing stays lenient: a reply without the optional fields still validates
+    assert Verdicts.model_validate({"verdicts": [{"supported": "Yes."}]}).verdicts[0].supported is True

@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Annotated, Any
 from weakref import WeakKeyDictionary
 
-from pydantic import AliasChoices, BaseModel, BeforeValidator, Field
+from pydantic import AliasChoices, BaseModel, BeforeValidator, Field, WithJsonSchema
 
 from ...judges import PromptTemplate, ReplyShape
 from ...names import MetricName
@@ -75,8 +75,10 @@ def _yes_no(v: Any) -> bool:
     raise ValueError(f'expected "yes" or "no", got {v!r}')
 
 
-#: A yes/no field that accepts ``"Yes"``, ``true``, ``"no."``... and nothing else.
-YesNo = Annotated[bool, BeforeValidator(_yes_no)]
+#: A yes/no field that accepts ``"Yes"``, ``true``, ``"no."``... and nothing else. Its JSON schema
+#: (what a grammar-enforcing server lets the model write) is the string ``"yes"`` or ``"no"``, the
+#: words the prompts use.
+YesNo = Annotated[bool, BeforeValidator(_yes_no), WithJsonSchema({"type": "string", "enum": ["yes", "no"]})]
 
 
 class AnswerAnalysis(BaseModel):
@@ -106,7 +108,6 @@ class Verdict(BaseModel):
     statement: int | None = None
     text: str = ""
     evidence: str = ""
-    reason: str = ""
     supported: YesNo
 
 
