@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from ragmeter import MissingBackendError, Sample, evaluate, get_evaluator
+from ragmeter.registry import canonical_name
 from tests.judges.fake_server import Reply
 
 from .rules import judge_rule
@@ -195,7 +196,7 @@ def test_answer_relevancy_baseline_keeps_per_sample_errors(judge, fake_llm):
 
 
 def test_answer_relevancy_without_embedder_is_one_decision(judge, fake_llm):
-    ev = get_evaluator("answer_relevancy", judge=judge)
+    ev = get_evaluator("answer_relevancy(scale=binary)", judge=judge)
     yes = ev.evaluate(s(answer="Paris. [rating 7]"))
     no = ev.evaluate(s(answer="Cheese. [rating 2]"))
     assert (yes.score, no.score) == (1.0, 0.0)
@@ -211,33 +212,36 @@ def test_answer_relevancy_graded_uses_rating(judge):
 
 def test_context_relevancy_and_precision_share_one_call(judge, fake_llm):
     smp = s(answer="x", contexts=[CTX[1], CTX[0], CTX[2]])  # binary rule: no, yes, yes
-    run = evaluate([smp], ["context_relevancy", "context_precision_llm", "context_precision_llm@2"],
-                   judge=judge)
+    names = ["context_relevancy(scale=binary)", "context_precision_llm(scale=binary)",
+             "context_precision_llm(scale=binary)@2"]
+    run = evaluate([smp], names, judge=judge)
     rec = run.records[0]["metrics"]
-    assert rec["context_relevancy"]["score"] == pytest.approx(2 / 3)
-    assert rec["context_relevancy"]["details"]["scale"] == "binary"
-    assert [c["rating"] for c in rec["context_relevancy"]["details"]["chunks"]] == [0.0, 10.0, 10.0]
+    cr, cp, cp2 = (rec[canonical_name(n)] for n in names)
+    assert cr["score"] == pytest.approx(2 / 3)
+    assert cr["details"]["scale"] == "binary"
+    assert [c["rating"] for c in cr["details"]["chunks"]] == [0.0, 10.0, 10.0]
     # relevant at ranks 2 and 3 -> (1/2 + 2/3) / 2; in the top 2 only rank 2 -> 1/2
-    assert rec["context_precision_llm"]["score"] == pytest.approx((1 / 2 + 2 / 3) / 2)
-    assert rec["context_precision_llm@2"]["score"] == pytest.approx(1 / 2)
+    assert cp["score"] == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert cp2["score"] == pytest.approx(1 / 2)
     assert len(fake_llm.log) == 1
 
 
 def test_graded_context_relevancy_and_precision_share_one_call(judge, fake_llm):
     smp = s(answer="x", contexts=[CTX[1], CTX[0], CTX[2]])  # ratings 0, 10, 5
-    run = evaluate([smp], ["context_relevancy(scale=graded)", "context_precision_llm(scale=graded)",
-                           "context_precision_llm(threshold=6, scale=graded)"], judge=judge)
+    run = evaluate([smp], ["context_relevancy", "context_precision_llm", "context_precision_llm(threshold=6)"],
+                   judge=judge)  # graded is the default scale
     rec = run.records[0]["metrics"]
-    assert rec["context_relevancy(scale=graded)"]["score"] == pytest.approx((0 + 1 + 0.5) / 3)
+    assert rec["context_relevancy"]["score"] == pytest.approx((0 + 1 + 0.5) / 3)
+    assert rec["context_relevancy"]["details"]["scale"] == "graded"
     # threshold 5: relevant at ranks 2 and 3 -> (1/2 + 2/3) / 2
-    assert rec["context_precision_llm(scale=graded)"]["score"] == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert rec["context_precision_llm"]["score"] == pytest.approx((1 / 2 + 2 / 3) / 2)
     # threshold 6: relevant at rank 2 only -> 1/2
-    assert rec["context_precision_llm(scale=graded,threshold=6.0)"]["score"] == pytest.approx(1 / 2)
+    assert rec["context_precision_llm(threshold=6.0)"]["score"] == pytest.approx(1 / 2)
     assert len(fake_llm.log) == 1
 
 
 def test_binary_and_graded_chunk_steps_are_distinct_calls(judge, fake_llm):
-    evaluate([s(contexts=CTX)], ["context_relevancy", "context_relevancy(scale=graded)"], judge=judge)
+    evaluate([s(contexts=CTX)], ["context_relevancy(scale=binary)", "context_relevancy"], judge=judge)
     assert len(fake_llm.log) == 2
 
 
@@ -259,7 +263,7 @@ def test_binary_missing_chunk_verdict_is_zero_and_flagged(judge, fake_llm):
         return judge_rule(call)
 
     fake_llm.rule = rule
-    r = get_evaluator("context_relevancy", judge=judge).evaluate(s(contexts=["a", "b", "c"]))
+    r = get_evaluator("context_relevancy(scale=binary)", judge=judge).evaluate(s(contexts=["a", "b", "c"]))
     assert r.score == pytest.approx(1 / 3) and r.details["unrated"] == [1, 3]
     assert "2 unrated counted as 0" in r.reason
 
@@ -271,7 +275,7 @@ def test_binary_missing_chunk_verdict_is_zero_and_flagged(judge, fake_llm):
     ("Lyon [conflict]", 0.0, False, True),
 ])
 def test_correctness_binary_decisions(judge, answer, score, same, conflicts):
-    r = get_evaluator("correctness", judge=judge).evaluate(s(answer=answer, reference="Paris"))
+    r = get_evaluator("correctness(scale=binary)", judge=judge).evaluate(s(answer=answer, reference="Paris"))
     assert r.score == score
     assert (r.details["same_answer"], r.details["conflicts"], r.details["scale"]) == (same, conflicts, "binary")
 
@@ -286,10 +290,15 @@ def test_correctness_and_undefined_without_reference(judge, fake_llm):
 
 def test_binary_verdict_that_is_not_yes_or_no_is_a_parse_error(judge, fake_llm):
     fake_llm.rule = lambda call: {"reason": "r", "same_answer": "mostly", "conflicts": "no"}
-    run = evaluate([s(answer="Paris", reference="Paris")], ["correctness"], judge=judge)
-    rec = run.records[0]["metrics"]["correctness"]
+    run = evaluate([s(answer="Paris", reference="Paris")], ["correctness(scale=binary)"], judge=judge)
+    rec = run.records[0]["metrics"]["correctness(scale=binary)"]
     assert rec["score"] is None and rec["error"]["type"] == "JudgeParseError"
     assert len(fake_llm.log) == 2  # the reply and one repair attempt
+
+
+def test_default_scale_is_the_specified_0_to_10_rating(judge):
+    for name in ("context_relevancy", "context_precision_llm", "correctness", "answer_relevancy"):
+        assert get_evaluator(name, judge=judge).params["scale"] == "graded"
 
 
 def test_answer_grade_maps_1_to_5(judge):

@@ -18,10 +18,10 @@ So the canonical set ``faithfulness, answer_relevancy, context_relevancy, contex
 judge calls per sample (context_recall is text matched). ``steps=separate`` on faithfulness /
 answer_relevancy uses one prompt per task instead (4 calls).
 
-``scale=binary`` (the default of context_relevancy, context_precision_llm, correctness and
-answer_relevancy without an embedder) asks the judge for yes/no decisions and derives the 0-10
-rating; ``scale=graded`` asks for the 0-10 rating itself. Small judges answer nearly every 0-10
-request with the same number but make usable yes/no decisions (docs/generation.md).
+``scale=graded`` (the default of context_relevancy, context_precision_llm, correctness and
+answer_relevancy without an embedder) asks the judge for the 0-10 rating itself;
+``scale=binary`` asks for yes/no decisions and derives the rating. Neither separated good from
+bad with a 0.5B judge (docs/generation.md), so the default is the specified 0-10 rating.
 
 Reply schemas are lenient about *form* (``"Yes"``, ``true`` and ``"yes"`` are one verdict; ``"7"``
 is 7) but strict about *content*: a verdict that is neither yes nor no, or a rating outside its
@@ -51,8 +51,8 @@ from ...types import MetricResult, Sample
 PROMPTS = Path(__file__).with_name("prompts")
 STEPS = Param("steps", str, "shared", "shared: one call reads query+answer for several tasks; separate: one "
               "call per task", choices=("shared", "separate"))
-SCALE = Param("scale", str, "binary", "binary: one yes/no decision per item, rating 0 or 10 (holds up with small "
-              "judges); graded: the judge rates 0-10 directly", choices=("binary", "graded"))
+SCALE = Param("scale", str, "graded", "graded: the judge rates 0-10 directly; binary: yes/no decisions per item, "
+              "from which ragmeter derives the 0-10 rating", choices=("graded", "binary"))
 
 
 @cache
@@ -261,7 +261,7 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str) -> lis
 
 
 async def rate_chunks(judge: Any, sample: Sample, tag: str,
-                      scale: str = "binary") -> tuple[list[float | None], list[str]]:
+                      scale: str = "graded") -> tuple[list[float | None], list[str]]:
     """A 0-10 rating per retrieved chunk (None where the judge gave none), in one call.
 
     ``scale="binary"`` asks one yes/no relevance decision per chunk (rating 10 or 0);

@@ -7,8 +7,8 @@ answer) and flags a noncommittal answer;
 .. math:: \\mathrm{AnswerRelevancy} = \\frac{1}{|Q|} \\sum_{q_i \\in Q} \\cos(e(q), e(q_i))
 
 clipped at 0. Without an embedder, the judge decides whether the answer responds to the
-question: with ``scale=binary`` (the default) one yes/no decision, score 1 or 0; with
-``scale=graded`` a 0-10 rating, score rating / 10.
+question: with ``scale=graded`` (the default) a 0-10 rating, score rating / 10; with
+``scale=binary`` one yes/no decision, score 1 or 0.
 Edge cases: a noncommittal answer -> 0 (whatever the similarity); an empty answer -> 0 (no call);
 no generated question -> 0, flagged.
 
@@ -62,10 +62,12 @@ class AnswerRelevancy(JudgedEvaluator):
         if self.params["normalize"] == "baseline" and self.embedder is None:
             raise InvalidParameterError(f"metric {self.name!r}: normalize=baseline compares embeddings; pass an "
                                         "embedder (--embedder st:all-MiniLM-L6-v2)")
-        self._vectors: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     async def aevaluate(self, sample: Sample) -> MetricResult:
-        """Score ``sample`` alone (with ``normalize=baseline`` a single row has no baseline: undefined)."""
+        """Score ``sample`` alone (with ``normalize=baseline`` a single row has no baseline: undefined).
+        A judge error propagates, as from every judged metric."""
+        if self.params["normalize"] != "baseline":
+            return await self._score(sample, {}, -1)
         return (await self.aevaluate_batch([sample]))[0]
 
     async def aevaluate_batch(self, samples: Sequence[Sample]) -> list[MetricResult]:
@@ -75,24 +77,23 @@ class AnswerRelevancy(JudgedEvaluator):
 
         async def one(i: int, sample: Sample) -> MetricResult:
             try:
-                return await self._score(i, sample)
+                return await self._score(sample, vectors, i)
             except Exception as exc:
                 return errored(self.name, self.version, exc)
 
-        try:
-            results = list(await asyncio.gather(*(one(i, s) for i, s in enumerate(samples))))
-            if self.params["normalize"] != "baseline":
-                return results
-            return self._normalised(samples, results)
-        finally:
-            self._vectors.clear()
+        vectors: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # row -> (query, questions), this call only
+        results = list(await asyncio.gather(*(one(i, s) for i, s in enumerate(samples))))
+        if self.params["normalize"] != "baseline":
+            return results
+        return self._normalised(samples, results, vectors)
 
-    def _normalised(self, samples: Sequence[Sample], results: list[MetricResult]) -> list[MetricResult]:
-        rows = sorted(self._vectors)
+    def _normalised(self, samples: Sequence[Sample], results: list[MetricResult],
+                    vectors: dict[int, tuple[np.ndarray, np.ndarray]]) -> list[MetricResult]:
+        rows = sorted(vectors)
         queries, questions, groups = [], [], []
         group_of: dict[str, int] = {}
         for i in rows:
-            q, qs = self._vectors[i]
+            q, qs = vectors[i]
             g = group_of.setdefault(" ".join(samples[i].query.split()).casefold(), len(group_of))
             queries += [q] * len(qs)
             questions += list(qs)
@@ -108,7 +109,7 @@ class AnswerRelevancy(JudgedEvaluator):
                 continue
             base = {"cosine": r.score, "baseline_mean": b if defined else None, "baseline_pairs": pairs,
                     "score_is": "normalized"}
-            if i not in self._vectors:  # noncommittal / empty / no question: 0 either way
+            if i not in vectors:  # noncommittal / empty / no question: 0 either way
                 out.append(r.model_copy(update={"details": {**r.details, **base, "normalized": 0.0}}))
             elif not defined:
                 why = (f"undefined: the baseline needs >= {MIN_BASELINE_ROWS} rows with generated questions and "
@@ -124,9 +125,9 @@ class AnswerRelevancy(JudgedEvaluator):
 
     async def ascore(self, sample: Sample) -> MetricResult:
         """Score one sample (raw cosine; see :meth:`aevaluate_batch` for the normalised score)."""
-        return await self._score(-1, sample)
+        return await self._score(sample, {}, -1)
 
-    async def _score(self, i: int, sample: Sample) -> MetricResult:
+    async def _score(self, sample: Sample, sink: dict[int, tuple[np.ndarray, np.ndarray]], i: int) -> MetricResult:
         if not (sample.answer or "").strip():
             return self.result(0.0, "empty answer")
         if self.embedder is None:
@@ -139,8 +140,7 @@ class AnswerRelevancy(JudgedEvaluator):
                                noncommittal=False)
         vectors = np.asarray(await self.embedder.aembed([sample.query, *questions]), dtype=np.float64)
         sims = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
-        if i >= 0:
-            self._vectors[i] = (vectors[0], vectors[1:])
+        sink[i] = (vectors[0], vectors[1:])
         return self.result(float(sims.mean()),
                            f"mean similarity of {len(questions)} generated question(s) to the query",
                            questions=[{"question": q, "similarity": float(s)} for q, s in zip(questions, sims,
@@ -182,9 +182,9 @@ register_judged(
     "answer_relevancy",
     AnswerRelevancy,
     summary="How directly the answer responds to the query: back-generated questions vs the query "
-            "(embeddings), or a judged yes/no (binary) or 0-10 rating (graded) without an embedder.",
+            "(embeddings), or a judged 0-10 rating (graded) or yes/no (binary) without an embedder.",
     formula="answer_relevancy = mean_i cos(e(query), e(q_i)) over <= 3 generated questions; "
-            "without embedder: 1 if the judge says the answer responds else 0 (binary), rating / 10 (graded)",
+            "without embedder: rating / 10 (graded), 1 if the judge says the answer responds else 0 (binary)",
     edge_cases=("noncommittal answer -> 0", "empty answer -> 0", "no generated question -> 0"),
     requires=("query", "answer"),
     calls="1, shared with faithfulness's claim decomposition (plus 1 embedding batch)",

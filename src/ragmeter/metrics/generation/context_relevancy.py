@@ -2,12 +2,11 @@
 
 .. math:: \\mathrm{ContextRelevancy} = \\frac{1}{K} \\sum_{i=1}^{K} \\frac{r_i}{10}, \\quad r_i \\in [0, 10]
 
-One call judges every chunk. With ``scale=binary`` (the default) the judge makes one yes/no
-relevance decision per chunk and r_i is 10 or 0, so the score is the share of relevant chunks;
-with ``scale=graded`` it rates each chunk 0-10 directly. Binary is the default because it
-separates relevant from irrelevant chunks with small judges, where direct 0-10 ratings collapse
-to one value (measured: docs/generation.md). Edge cases: empty context list -> 0.0 (no call);
-a chunk the judge did not rate counts as 0 and is listed in ``details.unrated``.
+One call judges every chunk. With ``scale=graded`` (the default) the judge rates each chunk 0-10;
+with ``scale=binary`` it makes one yes/no relevance decision per chunk and r_i is 10 or 0, so the
+score is the share of relevant chunks (measured side by side in docs/generation.md).
+Edge cases: empty context list -> 0.0 (no call); a chunk the judge did not rate counts as 0 and
+is listed in ``details.unrated``.
 """
 
 from __future__ import annotations
@@ -40,8 +39,8 @@ class ContextRelevancy(JudgedEvaluator):
 register_judged(
     "context_relevancy",
     ContextRelevancy,
-    summary="Mean judged relevance of the retrieved chunks: share judged relevant (binary, default) or "
-            "mean 0-10 rating / 10 (graded).",
+    summary="Mean judged relevance of the retrieved chunks: mean 0-10 rating / 10 (graded, default) or "
+            "share judged relevant (binary).",
     formula="context_relevancy = mean_i rating_i / 10; binary: rating_i = 10 if judged relevant else 0",
     edge_cases=("empty context list -> 0.0", "an unrated chunk counts as 0 and is flagged"),
     requires=("query", "contexts"),

@@ -2,11 +2,11 @@
 
 .. math:: \\mathrm{Correctness} = \\frac{r}{10}, \\quad r \\in [0, 10]
 
-With ``scale=binary`` (the default) the judge makes two yes/no decisions and ragmeter derives
-the rating: ``same_answer`` (does the answer give the reference's answer to the question?) and
-``conflicts`` (does it state anything contradicting the reference?);
-r = 10 when same and no conflict, 5 when same but with a conflicting statement, 0 otherwise.
-With ``scale=graded`` the judge rates 0-10 directly.
+With ``scale=graded`` (the default) the judge rates 0-10 directly. With ``scale=binary`` the
+judge makes two yes/no decisions and ragmeter derives the rating: ``same_answer`` (does the
+answer give the reference's answer to the question?) and ``conflicts`` (does it state anything
+contradicting the reference?); r = 10 when same and no conflict, 5 when same but with a
+conflicting statement, 0 otherwise.
 
 Edge cases: no reference answer -> undefined (None, reason "no reference answer"), never a fake 0;
 an empty answer -> 0.0 (no call).
@@ -54,8 +54,8 @@ class Correctness(JudgedEvaluator):
 register_judged(
     "correctness",
     Correctness,
-    summary="Agreement of the answer with the reference answer: two judged yes/no decisions (binary, "
-            "default) or a 0-10 rating (graded), / 10.",
+    summary="Agreement of the answer with the reference answer: the judge's 0-10 rating (graded, default) "
+            "or two yes/no decisions (binary), / 10.",
     formula="correctness = rating / 10; binary: rating = 10 if same_answer and not conflicts, 5 if "
             "same_answer and conflicts, else 0",
     edge_cases=("no reference -> undefined (None), reason 'no reference answer'", "empty answer -> 0.0"),
