@@ -378,3 +378,23 @@ def test_unreadable_judge_output_is_recorded_not_zero(judge, fake_llm):
     assert summ["faithfulness"]["errors"] == 1 and summ["faithfulness"]["n"] == 0
     assert summ["context_relevancy"]["errors"] == 1
     assert math.isnan(run.scores["faithfulness"][0])
+
+
+def test_passage_recall_asks_for_exactly_one_score_per_section(judge, fake_llm):
+    ref = "[ESSENTIAL PASSAGE] alpha. [ESSENTIAL PASSAGE] beta. [BONUS PASSAGE] gamma."
+    fake_llm.rule = lambda call: {"sections": [{"section": "E1", "reasoning": "r", "score": 5},
+                                               {"section": "E2", "reasoning": "r", "score": 4}]}
+    run = evaluate([s(answer="alpha beta", reference=ref)], ["passage_recall"], judge=judge)
+    rec = run.records[0]["metrics"]["passage_recall"]
+    assert rec["score"] is None and rec["error"]["type"] == "JudgeParseError"
+    assert len(fake_llm.log) == 2  # the short reply, then one repair request
+    # the schema sent says so (a grammar-enforcing server cannot stop after two entries) ...
+    from ragmeter.judges.judge import request_schema
+    from ragmeter.metrics.generation.passage_recall import scores_for
+
+    schema = request_schema(scores_for(3))
+    assert (schema["properties"]["sections"]["minItems"], schema["properties"]["sections"]["maxItems"]) == (3, 3)
+    # ... and so does the reply skeleton, one entry per section with its own scale
+    user = fake_llm.log[0].user_text
+    assert '"section": "E2"' in user
+    assert '"section": "B1", "reasoning": "<step by step>", "score": "<whole number 0-5>"' in user

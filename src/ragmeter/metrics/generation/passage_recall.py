@@ -17,13 +17,14 @@ range, is unreadable output (one repair, then a recorded JudgeParseError) — ne
 from __future__ import annotations
 
 import re
+from functools import cache
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from ...errors import JudgeParseError
 from ...types import MetricResult, Sample
-from ._judged import JudgedEvaluator, numbered, register_judged, template
+from ._judged import JudgedEvaluator, numbered, register_judged, reply_shape, template
 from .passage_recall_math import passage_recall_score
 
 _MARK = re.compile(r"\[(ESSENTIAL|BONUS) PASSAGE\]", re.IGNORECASE)
@@ -62,6 +63,14 @@ class SectionScores(BaseModel):
     sections: list[SectionScore]
 
 
+@cache
+def scores_for(n: int) -> type[SectionScores]:
+    """The reply model for ``n`` sections: exactly ``n`` entries, so a grammar-enforcing server
+    cannot stop early and any other server's short reply gets the judge layer's repair request."""
+    return create_model(f"SectionScores{n}", __base__=SectionScores,
+                        sections=(list[SectionScore], Field(min_length=n, max_length=n)))
+
+
 class PassageRecall(JudgedEvaluator):
     """See the module docstring."""
 
@@ -80,8 +89,12 @@ class PassageRecall(JudgedEvaluator):
         shown = numbered([f"[{lab}] {kind}: {text}" for lab, kind, text in zip(labels, kinds, ess + bon,
                                                                                  strict=True)])
         t = template("passage_recall")
-        r = await self.judge.judge(t.messages(sections=shown, returned=sample.answer), SectionScores,
-                                   tag="passage_recall", template_version=t.cache_version)
+        shape = reply_shape("sections", [
+            {"section": lab, "reasoning": "<step by step>",
+             "score": "<whole number 1-5>" if kind == "ESSENTIAL" else "<whole number 0-5>"}
+            for lab, kind in zip(labels, kinds, strict=True)])
+        r = await self.judge.judge(t.messages(sections=shown, returned=sample.answer, shape=shape),
+                                   scores_for(len(labels)), tag="passage_recall", template_version=t.cache_version)
         scores = self._by_label(r.value.sections, labels, r.raw)
         e_scores, b_scores = scores[: len(ess)], scores[len(ess):]
         if any(s < 1 for s in e_scores):
