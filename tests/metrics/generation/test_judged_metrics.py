@@ -398,3 +398,22 @@ def test_passage_recall_asks_for_exactly_one_score_per_section(judge, fake_llm):
     user = fake_llm.log[0].user_text
     assert '"section": "E2"' in user
     assert '"section": "B1", "reasoning": "<step by step>", "score": "<whole number 0-5>"' in user
+
+
+def test_passage_recall_essential_scored_0_is_asked_again_then_an_error(judge, fake_llm):
+    ref = "[ESSENTIAL PASSAGE] alpha. [BONUS PASSAGE] gamma."
+    replies = iter([{"sections": [{"section": "E1", "reasoning": "r", "score": 0},
+                                  {"section": "B1", "reasoning": "r", "score": 0}]},
+                    {"sections": [{"section": "E1", "reasoning": "r", "score": 2},
+                                  {"section": "B1", "reasoning": "r", "score": 4}]}])
+    fake_llm.rule = lambda call: next(replies)
+    r = get_evaluator("passage_recall", judge=judge).evaluate(s(answer="alpha", reference=ref))
+    # the repaired reply: E = [2], B = [4] -> 2 + 4 / (2 * 1 * 1) = 4.0
+    assert r.details["final"] == 4.0 and r.score == pytest.approx(0.8)
+    assert len(fake_llm.log) == 2 and fake_llm.log[1].is_repair
+    fake_llm.clear_log()
+    fake_llm.rule = lambda call: {"sections": [{"section": "E1", "reasoning": "r", "score": 0},
+                                               {"section": "B1", "reasoning": "r", "score": 0}]}
+    run = evaluate([s(answer="alpha!", reference=ref)], ["passage_recall"], judge=judge)
+    rec = run.records[0]["metrics"]["passage_recall"]
+    assert rec["score"] is None and rec["error"]["type"] == "JudgeParseError" and len(fake_llm.log) == 2

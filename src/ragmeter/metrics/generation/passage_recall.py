@@ -20,7 +20,7 @@ import re
 from functools import cache
 from typing import Any
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field, create_model, model_validator
 
 from ...errors import JudgeParseError
 from ...types import MetricResult, Sample
@@ -64,10 +64,24 @@ class SectionScores(BaseModel):
 
 
 @cache
-def scores_for(n: int) -> type[SectionScores]:
+def scores_for(n: int, n_essential: int | None = None) -> type[SectionScores]:
     """The reply model for ``n`` sections: exactly ``n`` entries, so a grammar-enforcing server
-    cannot stop early and any other server's short reply gets the judge layer's repair request."""
+    cannot stop early and any other server's short reply gets the judge layer's repair request.
+    With ``n_essential``, an ESSENTIAL section (label ``E...``, else one of the first
+    ``n_essential`` entries) scored below 1 is invalid too, and likewise asked again once."""
+
+    def essential_at_least_1(value: SectionScores) -> SectionScores:
+        if n_essential is not None:
+            for i, item in enumerate(value.sections):
+                label = item.section.strip().upper().strip("[]")
+                essential = label.startswith("E") if label[:1] in ("E", "B") else i < n_essential
+                if essential and item.score < 1:
+                    raise ValueError(f"section {item.section or i + 1} is ESSENTIAL: its score is 1-5, got "
+                                     f"{item.score}")
+        return value
+
     return create_model(f"SectionScores{n}", __base__=SectionScores,
+                        __validators__={"essential": model_validator(mode="after")(essential_at_least_1)},
                         sections=(list[SectionScore], Field(min_length=n, max_length=n)))
 
 
@@ -94,7 +108,8 @@ class PassageRecall(JudgedEvaluator):
              "score": "<whole number 1-5>" if kind == "ESSENTIAL" else "<whole number 0-5>"}
             for lab, kind in zip(labels, kinds, strict=True)])
         r = await self.judge.judge(t.messages(sections=shown, returned=sample.answer, shape=shape),
-                                   scores_for(len(labels)), tag="passage_recall", template_version=t.cache_version)
+                                   scores_for(len(labels), len(ess)), tag="passage_recall",
+                                   template_version=t.cache_version)
         scores = self._by_label(r.value.sections, labels, r.raw)
         e_scores, b_scores = scores[: len(ess)], scores[len(ess):]
         if any(s < 1 for s in e_scores):
