@@ -121,6 +121,7 @@ class Rating(BaseModel):
     """One passage's 0-10 rating."""
 
     passage: int | None = None
+    starts: str = ""
     reason: str = ""
     rating: float = Field(ge=0, le=10)
 
@@ -280,7 +281,9 @@ async def rate_chunks(judge: Any, sample: Sample, tag: str,
             items: Sequence[Any] = v.value.passages
             ratings = align(items, len(texts), "passage", lambda x: 10.0 if x.relevant else 0.0)
         else:
-            messages = t.messages(question=sample.query, passages=numbered(texts))
+            messages = t.messages(question=sample.query, passages=numbered(texts), shape=reply_shape(
+                "ratings", [{"passage": i, "starts": opening(x), "reason": "<short reason>",
+                             "rating": "<whole number 0-10>"} for i, x in enumerate(texts, start=1)]))
             r = await judge.judge(messages, Ratings, tag=tag, template_version=t.cache_version)
             items = r.value.ratings
             ratings = align(items, len(texts), "passage", lambda x: x.rating)
