@@ -3,7 +3,8 @@
 Deterministic rules (so tests can compute expected scores by hand):
 - analyse_answer: claims = the answer's sentences; questions = ["Q: <first claim>?"];
   noncommittal = the answer contains "don't know".
-- verify_claims: a statement is supported when its lower-cased text occurs in the context.
+- verify_claims: a statement is supported when its lower-cased text occurs in the context (its
+  evidence is then the statement itself, else "none").
 - rate_chunks (graded): a passage's rating is given by the number in "[rating N]" inside it, else 0.
 - chunk_relevance (binary): a passage is relevant when its "[rating N]" has N >= 5.
 - answer_match / correctness (graded): rating given by "[rating N]" inside the answer, else 0.
@@ -51,7 +52,8 @@ def judge_rule(call: ChatCall) -> Reply | dict:
         return {"questions": [f"Q: {answer}?"], "evasive": "yes" if "don't know" in answer else "no"}
     if "decide whether the context supports the statement" in u:
         ctx = block(u, "context").lower()
-        return {"verdicts": [{"statement": i, "reason": "r", "supported": "yes" if s.lower() in ctx else "no"}
+        return {"verdicts": [{"statement": i, "evidence": s if s.lower() in ctx else "none",
+                              "supported": "yes" if s.lower() in ctx else "no"}
                              for i, s in enumerate(items(block(u, "statements")), start=1)]}
     if "For each numbered passage, rate" in u:
         return {"ratings": [{"passage": i, "reason": "r", "rating": number(p, "rating") or 0}

@@ -245,18 +245,28 @@ def joined_context(sample: Sample) -> str:
     return "\n\n".join(t for t in sample.context_texts if t.strip())
 
 
-async def verify(judge: Any, sample: Sample, claims: list[str], tag: str) -> list[bool | None]:
-    """One verdict per claim (None where the judge gave none), all claims in one call."""
+EVIDENCE_SLOT = "<sentence from the context, or none>"
+
+
+def _evidence(text: str) -> str:
+    """The evidence a verdict quotes; "" for none or for the unfilled slot copied from the skeleton."""
+    t = text.strip()
+    return "" if t.lower() in ("none", "<none>", "", EVIDENCE_SLOT) else t
+
+
+async def verify(judge: Any, sample: Sample, claims: list[str],
+                 tag: str) -> list[tuple[bool, str] | None]:
+    """One (verdict, evidence) per claim (None where the judge gave none), all claims in one call."""
     t = template("verify_claims")
     context = joined_context(sample)
 
-    async def run() -> list[bool | None]:
+    async def run() -> list[tuple[bool, str] | None]:
         shape = reply_shape("verdicts", [{"statement": i, "text": " ".join(c.split()),
-                                          "evidence": "<sentence from the context, or none>",
+                                          "evidence": EVIDENCE_SLOT,
                                           "supported": "<yes or no>"} for i, c in enumerate(claims, start=1)])
         r = await judge.judge(t.messages(context=context, statements=numbered(claims), shape=shape), Verdicts,
                               tag=tag, template_version=t.cache_version)
-        return align(r.value.verdicts, len(claims), "statement", lambda v: v.supported)
+        return align(r.value.verdicts, len(claims), "statement", lambda v: (v.supported, _evidence(v.evidence)))
 
     return await shared(judge, t.cache_version, (context, claims), run)
 

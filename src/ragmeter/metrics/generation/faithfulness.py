@@ -19,20 +19,24 @@ from ...types import MetricResult, Sample
 from ._judged import STEPS, JudgedEvaluator, decompose, register_judged, verify
 
 
-async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> tuple[list[str], list[bool | None]] | None:
-    """The answer's claims and their verdicts; None when the answer is empty or there is no context."""
+async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> tuple[list[str], list[bool | None],
+                                                                         list[str]] | None:
+    """The answer's claims, their verdicts and the evidence each verdict quotes ("" when none);
+    None when the answer is empty or there is no context."""
     if not (sample.answer or "").strip() or not any(t.strip() for t in sample.context_texts):
         return None
     claims = await decompose(ev.judge, sample, "faithfulness", ev.params["steps"])
     if not claims:
-        return [], []
-    return claims, await verify(ev.judge, sample, claims, "faithfulness")
+        return [], [], []
+    pairs = await verify(ev.judge, sample, claims, "faithfulness")
+    return claims, [None if p is None else p[0] for p in pairs], ["" if p is None else p[1] for p in pairs]
 
 
-def claim_details(claims: list[str], verdicts: list[bool | None]) -> dict[str, Any]:
-    """Per-claim verdicts for the report."""
+def claim_details(claims: list[str], verdicts: list[bool | None], evidence: list[str]) -> dict[str, Any]:
+    """Per-claim verdicts (with the context sentence the judge quoted, if any) for the report."""
     return {
-        "claims": [{"claim": c, "supported": v} for c, v in zip(claims, verdicts, strict=True)],
+        "claims": [{"claim": c, "supported": v, "evidence": e}
+                   for c, v, e in zip(claims, verdicts, evidence, strict=True)],
         "missing_verdicts": [i + 1 for i, v in enumerate(verdicts) if v is None],
     }
 
@@ -47,11 +51,11 @@ class Faithfulness(JudgedEvaluator):
         cv = await claim_verdicts(self, sample)
         if cv is None:
             return self.result(0.0, "no retrieved context: no claim can be supported")
-        claims, verdicts = cv
+        claims, verdicts, evidence = cv
         if not claims:
             return self.result(1.0, "the answer states no factual claim", claims=[], missing_verdicts=[])
         supported = sum(v is True for v in verdicts)
-        details = claim_details(claims, verdicts)
+        details = claim_details(claims, verdicts, evidence)
         reason = f"{supported} of {len(claims)} claims supported by the context"
         if details["missing_verdicts"]:
             reason += f"; {len(details['missing_verdicts'])} without a verdict counted as unsupported"

@@ -24,12 +24,12 @@ class HallucinationRate(JudgedEvaluator):
         cv = await claim_verdicts(self, sample)
         if cv is None:
             return self.result(1.0, "no retrieved context: every claim is unsupported")
-        claims, verdicts = cv
+        claims, verdicts, evidence = cv
         if not claims:
             return self.result(0.0, "the answer states no factual claim", claims=[], missing_verdicts=[])
         unsupported = sum(v is not True for v in verdicts)
         return self.result(unsupported / len(claims), f"{unsupported} of {len(claims)} claims not supported",
-                           **claim_details(claims, verdicts))
+                           **claim_details(claims, verdicts, evidence))
 
 
 register_judged(
