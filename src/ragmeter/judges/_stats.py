@@ -105,9 +105,10 @@ def stats_delta(now: dict[str, Any], before: dict[str, Any] | None) -> dict[str,
             out[key] = value - old
         elif isinstance(value, dict):
             sub = stats_delta(value, old if isinstance(old, dict) else {})
-            out[key] = {k: v for k, v in sub.items() if v != 0 and v != {}}
             if key == "by_tag":  # a tag with no call in between is dropped
                 out[key] = {k: v for k, v in sub.items() if isinstance(v, dict) and v.get("calls", 0)}
+            else:
+                out[key] = {k: v for k, v in sub.items() if v != 0 and v != {}}
         else:
             out[key] = value
     return out

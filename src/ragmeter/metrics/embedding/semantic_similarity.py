@@ -70,6 +70,11 @@ def _unit(rows: np.ndarray) -> np.ndarray:
     return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
 
 
+def same_text_key(text: str | None) -> str:
+    """Rows whose texts give the same key are not negative pairs (trimmed, case-folded)."""
+    return (text or "").strip().casefold()
+
+
 def pair_cosines(answers: np.ndarray, references: np.ndarray) -> np.ndarray:
     """Row-wise cosine of two ``(n, d)`` arrays of embeddings."""
     return np.clip(np.einsum("ij,ij->i", _unit(answers), _unit(references)), -1.0, 1.0)
@@ -201,7 +206,7 @@ class SemanticSimilarityEvaluator:
             cos = pair_cosines(a, r)
             if len(rows) >= MIN_BASELINE_ROWS:
                 keys: dict[str, int] = {}
-                groups = [keys.setdefault((samples[i].reference or "").strip().casefold(), len(keys)) for i in rows]
+                groups = [keys.setdefault(same_text_key(samples[i].reference), len(keys)) for i in rows]
                 baseline, pairs = baseline_mean(a, r, groups)
         norm = normalise(cos, baseline)
         position = {i: k for k, i in enumerate(rows)}

@@ -10,8 +10,9 @@ step                          reads                      used by
 ``analyse_answer``            query, answer              faithfulness, hallucination_rate (claims),
                                                          answer_relevancy (questions, noncommittal)
 ``verify_claims``             claims, contexts           faithfulness, hallucination_rate
-``chunk_relevance``           query, contexts            context_relevancy, context_precision_llm
-(``rate_chunks`` if graded)                              (yes/no per chunk; 0-10 with scale=graded)
+``rate_chunks``               query, contexts            context_relevancy, context_precision_llm
+(``chunk_relevance`` if                                  (0-10 per chunk; yes/no with scale=binary)
+binary)
 ============================  =========================  ==========================================
 
 So the canonical set ``faithfulness, answer_relevancy, context_relevancy, context_recall`` costs 3
@@ -278,25 +279,22 @@ async def rate_chunks(judge: Any, sample: Sample, tag: str,
     ``scale="binary"`` asks one yes/no relevance decision per chunk (rating 10 or 0);
     ``scale="graded"`` asks for a 0-10 rating directly.
     """
-    binary = scale == "binary"
-    t = template("chunk_relevance" if binary else "rate_chunks")
+    if scale == "binary":
+        t, model, key = template("chunk_relevance"), ChunkVerdicts, "passages"
+        slot: dict[str, str] = {"relevant": "<yes or no>"}
+        value: Callable[[Any], float] = lambda x: 10.0 if x.relevant else 0.0  # noqa: E731
+    else:
+        t, model, key = template("rate_chunks"), Ratings, "ratings"
+        slot, value = {"rating": "<whole number 0-10>"}, lambda x: x.rating
     texts = sample.context_texts
 
     async def run() -> tuple[list[float | None], list[str]]:
-        if binary:
-            messages = t.messages(question=sample.query, passages=numbered(texts), shape=reply_shape(
-                "passages", [{"passage": i, "starts": opening(x), "reason": "<short reason>", "relevant": "<yes or no>"}
-                             for i, x in enumerate(texts, start=1)]))
-            v = await judge.judge(messages, ChunkVerdicts, tag=tag, template_version=t.cache_version)
-            items: Sequence[Any] = v.value.passages
-            ratings = align(items, len(texts), "passage", lambda x: 10.0 if x.relevant else 0.0)
-        else:
-            messages = t.messages(question=sample.query, passages=numbered(texts), shape=reply_shape(
-                "ratings", [{"passage": i, "starts": opening(x), "reason": "<short reason>",
-                             "rating": "<whole number 0-10>"} for i, x in enumerate(texts, start=1)]))
-            r = await judge.judge(messages, Ratings, tag=tag, template_version=t.cache_version)
-            items = r.value.ratings
-            ratings = align(items, len(texts), "passage", lambda x: x.rating)
+        shape = reply_shape(key, [{"passage": i, "starts": opening(x), "reason": "<short reason>", **slot}
+                                  for i, x in enumerate(texts, start=1)])
+        r = await judge.judge(t.messages(question=sample.query, passages=numbered(texts), shape=shape), model,
+                              tag=tag, template_version=t.cache_version)
+        items = getattr(r.value, key)
+        ratings = align(items, len(texts), "passage", value)
         reasons = align(items, len(texts), "passage", lambda x: x.reason)
         return ratings, ["" if x is None else x for x in reasons]
 

@@ -40,7 +40,7 @@ import numpy as np
 from ...errors import InvalidParameterError
 from ...registry import Param
 from ...types import MetricResult, Sample
-from ..embedding.semantic_similarity import MIN_BASELINE_ROWS, baseline_mean, normalise
+from ..embedding.semantic_similarity import MIN_BASELINE_ROWS, baseline_mean, normalise, same_text_key
 from ._judged import (
     SCALE,
     STEPS,
@@ -67,7 +67,7 @@ class AnswerRelevancy(JudgedEvaluator):
         """Score ``sample`` alone (with ``normalize=baseline`` a single row has no baseline: undefined).
         A judge error propagates, as from every judged metric."""
         if self.params["normalize"] != "baseline":
-            return await self._score(sample, {}, -1)
+            return await self.ascore(sample)
         return (await self.aevaluate_batch([sample]))[0]
 
     async def aevaluate_batch(self, samples: Sequence[Sample]) -> list[MetricResult]:
@@ -94,7 +94,7 @@ class AnswerRelevancy(JudgedEvaluator):
         group_of: dict[str, int] = {}
         for i in rows:
             q, qs = vectors[i]
-            g = group_of.setdefault(" ".join(samples[i].query.split()).casefold(), len(group_of))
+            g = group_of.setdefault(same_text_key(samples[i].query), len(group_of))
             queries += [q] * len(qs)
             questions += list(qs)
             groups += [g] * len(qs)

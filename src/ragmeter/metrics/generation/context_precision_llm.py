@@ -3,10 +3,10 @@
 .. math:: \\mathrm{CP@k} = \\frac{\\sum_{i \\le k} \\mathrm{Precision@}i \\cdot rel_i}{\\sum_{i \\le k} rel_i},
    \\qquad rel_i = [r_i \\ge \\tau]
 
-where r_i is the judge's rating of chunk i (the same single call as context_relevancy: 10 or 0
-0-10 with ``scale=graded``, the default, or 10 / 0 from a yes/no decision with ``scale=binary``)
-and τ the ``threshold`` parameter (default 5: "on topic and at least partly answering"). RAGAS makes one
-call per chunk for this; ragmeter makes one for all. Edge cases: empty context list -> 0.0; no
+where r_i is the judge's rating of chunk i, from the same single call as context_relevancy (0-10
+with ``scale=graded``, the default, or 10 / 0 from a yes/no decision with ``scale=binary``), and
+τ the ``threshold`` parameter (default 5: "on topic and at least partly answering"). RAGAS makes
+one call per chunk for this; ragmeter makes one for all. Edge cases: empty context list -> 0.0; no
 relevant chunk in the top k -> 0.0; an unrated chunk is not relevant (flagged).
 """
 
