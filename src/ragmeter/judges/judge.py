@@ -118,7 +118,9 @@ def request_schema(schema: type[BaseModel]) -> dict[str, Any]:
     "evidence", "supported"}`` with only ``supported`` required, a 0.5B judge wrote
     ``{"supported": true}`` entries alternating true/false, whatever the claims said. Requiring
     every field makes the model write the item and its evidence before the verdict, in that
-    order. Parsing stays lenient (defaults still apply when a server ignores the schema).
+    order. ragmeter's reply models declare no default either, so validation is exactly as strict
+    as the schema: a reply that lacks a field (``{"score": 5}`` to every prompt) fails, gets one
+    repair request, then is a :class:`~ragmeter.errors.JudgeParseError`, never a default value.
     """
     out = schema.model_json_schema()
 
@@ -429,8 +431,9 @@ class Judge:
                 f"{exc2} (after one repair attempt; first reply: {error.validation})",
                 raw=second.text, validation=exc2.validation,
             ) from None
-        new = [(k, c) for k, c, h in ((key, first, hit), (fix_key, second, hit2)) if not h]
-        await self._store(new, tag)
+        # only a reply that validated is stored, under the original request's key: the next run
+        # reads it back in one lookup; the reply that failed validation is never written
+        await self._store([(key, second)], tag)
         return JudgeResult(value, second.text, first.usage + second.usage, hit and hit2, True, key, sample)
 
     async def _fetch(self, request: ChatRequest, key: str, tag: str, repair: bool = False) -> tuple[Completion, bool]:
