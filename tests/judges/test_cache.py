@@ -130,7 +130,7 @@ def test_repair_replies_are_cached_so_a_rerun_sends_nothing(tmp_path):
 
 def test_a_reply_that_failed_validation_is_never_cached(tmp_path):
     # before: after a successful repair the invalid first reply was stored under the request's key
-    backend, calls = _counting_backend(lambda n: '{"other": 5}' if n == 1 else '{"score": 2}')
+    backend, _calls = _counting_backend(lambda n: '{"other": 5}' if n == 1 else '{"score": 2}')
     judge = Judge(backend, cache=tmp_path)
     r = asyncio.run(judge.judge("q", Verdict))
     assert r.repaired and r.value.score == 2

@@ -26,6 +26,7 @@ from rich.text import Text
 from ..engines.local import evaluate_file
 from ..errors import InputError, InvalidParameterError, RagmeterError
 from ..io import FORMATS
+from ..judges.masking import mask_secrets
 from ..results import RunResult
 from ..types import Sample
 from ._app import main
@@ -254,7 +255,7 @@ def eval_cmd(data: Path, metrics: tuple[str, ...], out_dir: Path | None, config_
     )
     run_info: dict[str, Any] = {"data": str(data), "on_error": cfg.on_error, "format": fmt, "field_map": fields}
     if cfg.judge:
-        run_info["judge_spec"] = cfg.judge
+        run_info["judge_spec"] = mask_secrets(cfg.judge)  # credentials in a URL never reach the outputs
     if embedder is not None:
         run_info["embedder_spec"] = getattr(embedder, "model_id", cfg.embedder)
     with progress:

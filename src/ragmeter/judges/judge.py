@@ -36,6 +36,7 @@ from ..errors import (
 from ._stats import Stats
 from .base import ChatRequest, Completion, JudgeBackend, Message, Usage
 from .cache import CacheEntry, ResponseCache, canonical_json
+from .masking import mask_url
 from .parsing import parse_reply, repair_message
 from .pricing import Price, check_prices, cost_of, lookup_price
 
@@ -355,8 +356,9 @@ class Judge:
         return out
 
     def describe(self) -> dict[str, Any]:
-        """Backend, model and base URL (never the key)."""
-        return {"backend": self.backend.name, "model": self.backend.model, "base_url": self.backend.base_url}
+        """Backend, model and base URL (never the key; credentials in the URL masked)."""
+        return {"backend": self.backend.name, "model": self.backend.model,
+                "base_url": mask_url(self.backend.base_url)}
 
     async def aclose(self) -> None:
         """Close the backend's connections for the running loop (the cache stays usable)."""
@@ -395,7 +397,7 @@ class Judge:
         key = judge_cache_key(
             backend=self.backend.name,
             model=self.backend.model,
-            base_url=self.backend.base_url,
+            base_url=mask_url(self.backend.base_url),
             messages=request.message_dicts(),
             temperature=request.temperature,
             max_tokens=request.max_tokens,

@@ -15,14 +15,16 @@ validated by the judge whatever the mode.
 from __future__ import annotations
 
 import asyncio
+import base64
 import ipaddress
 import json
 import os
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse, urlsplit, urlunsplit
 
 from ...errors import JudgeAuthError, JudgeBadRequest, JudgeError, JudgeServerError
 from ..base import ChatRequest, Completion, Message, Usage
+from ..masking import mask_url, url_secrets
 from ..registry import BackendInfo, register_backend
 from ._errors import map_openai_error
 
@@ -42,6 +44,17 @@ def is_local_url(url: str | None) -> bool:
     except ValueError:
         return False
     return ip.is_loopback or ip.is_private or ip.is_unspecified
+
+
+def _split_userinfo(url: str) -> tuple[str, str | None]:
+    """``(url without user info, "Basic ..." header value or None)``."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, _, pw = userinfo.partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(pw)}".encode()).decode()
+    return urlunsplit((parts.scheme, hostport, parts.path, parts.query, parts.fragment)), f"Basic {token}"
 
 
 def schema_instruction(schema: dict[str, Any]) -> str:
@@ -99,11 +112,19 @@ class OpenAIBackend:
             )
         self.name = name
         self.model = model
-        url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        self.base_url: str | None = url.rstrip("/")
-        key = api_key or os.environ.get(key_env_var)
+        url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
+        #: the URL as shown and stored (stats, summary.json, cache key): credentials masked
+        self.base_url: str | None = mask_url(url)
+        self._secrets = url_secrets(url)
+        # user:pw in the URL is HTTP basic auth (as curl and httpx read it): the client gets the URL
+        # without them and an Authorization header instead of the API key's bearer token
+        self._url, basic = _split_userinfo(url)
+        if basic is not None:
+            default_headers = {**(default_headers or {}), "Authorization": basic}
+            self._secrets.append(basic.partition(" ")[2])
+        key = api_key or os.environ.get(key_env_var) or ("url-credentials" if basic is not None else None)
         if not key:
-            if not is_local_url(self.base_url):
+            if not is_local_url(url):
                 raise JudgeAuthError(
                     f"the {name} judge needs an API key for {self.base_url}: set {key_env_var} "
                     f"(export {key_env_var}=...) or pass api_key=...; a local server such as "
@@ -136,7 +157,7 @@ class OpenAIBackend:
         except (ImportError, RuntimeError):
             pass
         return self._openai.AsyncOpenAI(
-            api_key=self._api_key, base_url=self.base_url, max_retries=0, http_client=http_client,
+            api_key=self._api_key, base_url=self._url, max_retries=0, http_client=http_client,
             **self._client_kwargs,
         )
 
@@ -207,7 +228,7 @@ class OpenAIBackend:
                 "/chat/completions", body=body, cast_to=object, options={"timeout": request.timeout}
             )
         except self._openai.OpenAIError as exc:
-            raise map_openai_error(exc, backend=self.name, secrets=[self._api_key]) from exc
+            raise map_openai_error(exc, backend=self.name, secrets=[self._api_key, *self._secrets]) from exc
         except ValueError as exc:  # a 200 whose body is not JSON
             raise JudgeServerError(f"{self.name} judge: the server's reply is not JSON: {exc}") from exc
         return _completion_from(resp, self.name)
