@@ -56,13 +56,19 @@ class JudgeColumn(ProgressColumn):
 
 
 def judge_status(stats: dict[str, Any]) -> str:
-    """One line of judge counters, e.g. ``judge: 120 calls, 40 cached, 2 errors, 51,200 tokens, $0.0123``."""
+    """One line of judge counters, e.g. ``judge: 120 calls, 40 cached, 2 errors, 51,200 tokens, $0.0123``
+    (plus ``, 1 format fallbacks (json_schema->json_object 1)`` when the server refused a format)."""
     errors = sum((stats.get("errors") or {}).values())
     tokens = (stats.get("prompt_tokens") or 0) + (stats.get("completion_tokens") or 0)
     cost = stats.get("cost")
     cost_s = "cost unknown" if cost is None else f"${cost:.4f}"
-    return (f"judge: {stats.get('calls', 0):,} calls, {stats.get('cache_hits', 0):,} cached, {errors:,} errors, "
+    line = (f"judge: {stats.get('calls', 0):,} calls, {stats.get('cache_hits', 0):,} cached, {errors:,} errors, "
             f"{tokens:,} tokens, {cost_s}")
+    fallbacks = stats.get("format_fallbacks") or 0
+    if fallbacks:  # structured output the server refused for some requests: never silent
+        paths = ", ".join(f"{k} {v}" for k, v in sorted((stats.get("format_fallback_paths") or {}).items()))
+        line += f", {fallbacks:,} format fallbacks" + (f" ({paths})" if paths else "")
+    return line
 
 
 class BadRowCounter:

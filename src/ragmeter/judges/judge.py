@@ -343,12 +343,14 @@ class Judge:
     def stats(self) -> dict[str, Any]:
         """Counters so far: ``calls`` (judgements asked), ``cache_hits``/``cache_misses`` (lookups),
         ``requests`` (sent to the backend, retries and repairs included), ``retries``, ``repairs``,
-        ``format_fallbacks`` (structured-output downgrades, extra HTTP requests), ``errors``
+        ``format_fallbacks`` (structured-output downgrades, extra HTTP requests) and
+        ``format_fallback_paths`` (``{"json_schema->json_object": n}``), ``errors``
         (final failures by type), ``attempt_errors`` (every failed request by type),
         ``prompt_tokens``/``completion_tokens`` (spent, cache hits excluded), ``cost`` (USD, None
         when the price is unknown), dry-run counts, and the same per tag in ``by_tag``."""
         out: dict[str, Any] = {**self.describe(), **self._stats.total.as_dict()}
         out["format_fallbacks"] = int(getattr(self.backend, "format_fallbacks", 0))
+        out["format_fallback_paths"] = dict(getattr(self.backend, "format_fallback_paths", None) or {})
         if self.dry_run:
             est = cost_of(Usage(self._stats.total.estimated_prompt_tokens, 0), self.price)
             out["estimated_prompt_cost"] = None if est is None else round(est, 8)
