@@ -25,24 +25,39 @@ from pydantic import BaseModel
 
 from ..errors import (
     InvalidParameterError,
+    JudgeAuthError,
+    JudgeBadRequest,
     JudgeBudgetExceeded,
+    JudgeConnectionError,
     JudgeDryRun,
     JudgeError,
     JudgeParseError,
     JudgeRateLimited,
     JudgeTimeout,
+    JudgeUnreachable,
     MissingBackendError,
 )
 from ._stats import Stats
 from .base import ChatRequest, Completion, JudgeBackend, Message, Usage
 from .cache import CacheEntry, ResponseCache, canonical_json
-from .masking import mask_url
+from .masking import mask_secrets, mask_url
 from .parsing import parse_reply, repair_message
 from .pricing import Price, check_prices, cost_of, lookup_price
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 logger = logging.getLogger("ragmeter.judges")
+
+#: Consecutive connection / authentication failures, before any request ever succeeded, after
+#: which the judge is declared unreachable and every further call raises JudgeUnreachable at once.
+UNREACHABLE_AFTER = 3
+
+
+def _cannot_reach(error: JudgeError) -> bool:
+    """A failure that says the judge cannot be used at all: no connection, a rejected key (401/403)
+    or a wrong URL (404)."""
+    return isinstance(error, JudgeConnectionError | JudgeAuthError) or (
+        isinstance(error, JudgeBadRequest) and error.status_code == 404)
 
 MessagesLike = str | Sequence[Message | dict[str, str]]
 
@@ -278,6 +293,10 @@ class Judge:
         self._stats = Stats()
         self._state: _LoopState | None = None
         self._spent = 0.0
+        self._reached = False  # a request ever succeeded
+        self._cannot_reach = 0  # consecutive connection/auth failures while never reached
+        #: set once the judge is declared unreachable (see :data:`UNREACHABLE_AFTER`)
+        self.unreachable: JudgeUnreachable | None = None
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -499,7 +518,9 @@ class Judge:
             await state.finalizer.__anext__()
         attempt = 0
         while True:
+            self._raise_if_unreachable()
             async with state.slots:
+                self._raise_if_unreachable()
                 await self._wait_turn(state, request)
                 self._stats.bump(tag, "requests")
                 try:
@@ -514,9 +535,11 @@ class Judge:
                 except JudgeError as exc:
                     error = exc
                 else:
+                    self._reached = True
                     self._account(tag, completion.usage)
                     return completion
             self._stats.error(tag, type(error).__name__, final=False)
+            self._note_unreachable(error)
             if not error.retryable or attempt >= self.max_retries:
                 raise error
             delay = self._delay(error, attempt)
@@ -527,6 +550,28 @@ class Judge:
             logger.info("judge %s: %s; retry %d in %.2f s", self.backend.model, type(error).__name__,
                         attempt, delay)
             await asyncio.sleep(delay)
+
+    def _note_unreachable(self, error: JudgeError) -> None:
+        """Count a failed request; declare the judge unreachable after :data:`UNREACHABLE_AFTER`
+        connection/auth failures in a row with no success ever, and raise."""
+        if self._reached or self.unreachable is not None:
+            return
+        if not _cannot_reach(error):
+            self._cannot_reach = 0
+            return
+        self._cannot_reach += 1
+        if self._cannot_reach >= UNREACHABLE_AFTER:
+            cause = " ".join(str(error).split())
+            self.unreachable = JudgeUnreachable(
+                f"judge {self.backend.name}:{self.backend.model} at {mask_url(self.backend.base_url) or '-'} is "
+                f"unreachable: {self._cannot_reach} requests in a row failed and none ever succeeded "
+                f"({type(error).__name__}: {mask_secrets(cause)}); check the URL, that the server runs, and the "
+                "API key", status_code=error.status_code)
+            self._raise_if_unreachable()
+
+    def _raise_if_unreachable(self) -> None:
+        if self.unreachable is not None:
+            raise JudgeUnreachable(str(self.unreachable), status_code=self.unreachable.status_code)
 
     async def _close_with_loop(self) -> AsyncIterator[None]:
         try:
