@@ -106,9 +106,12 @@ def test_fewer_or_more_verdicts_than_claims_is_an_error(judge, fake_llm):
     for n, answer in ((1, "A one. B two."), (3, "A one. B too.")):  # 2 claims each
         verdicts = [{"statement": i, "evidence": "none", "supported": "yes"} for i in range(1, n + 1)]
         fake_llm.rule = _with("decide whether the context supports the statement", {"verdicts": verdicts})
+        fake_llm.clear_log()
         r = evaluate([s(answer=answer, contexts=["a one. b two."])], ["faithfulness"],
                      judge=judge).records[0]["metrics"]["faithfulness"]
         assert r["score"] is None and r["error"]["type"] == "JudgeParseError"
+        verify = [c for c in fake_llm.log if "supports the statement" in c.user_text]
+        assert len(verify) == 2 and verify[1].is_repair  # the verdicts were asked, then repaired once
 
 
 def test_exact_count_is_in_the_schema_sent(judge, fake_llm):
