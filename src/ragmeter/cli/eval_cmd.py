@@ -267,7 +267,7 @@ def eval_cmd(data: Path, metrics: tuple[str, ...], out_dir: Path | None, config_
     if cfg.judge:
         run_info["judge_spec"] = mask_secrets(cfg.judge)  # credentials in a URL never reach the outputs
     if embedder is not None:
-        run_info["embedder_spec"] = getattr(embedder, "model_id", cfg.embedder)
+        run_info["embedder_spec"] = mask_secrets(getattr(embedder, "model_id", cfg.embedder))
     with progress, _stop_if_unreachable(err, out_dir):
         task = progress.add_task("eval", total=None)
         run = evaluate_file(
