@@ -20,6 +20,8 @@
         ├── JudgeParseError           the reply is not the expected JSON even after one repair;
         │                             carries ``raw`` (the reply) and ``validation`` (what failed)
         ├── JudgeBudgetExceeded       ``max_cost`` reached: no new call is sent
+        ├── JudgeUnreachable          the first requests all failed to connect or authenticate:
+        │                             the judge stops and the run stops (CLI exit 3)
         └── JudgeDryRun               ``dry_run=True``: the call was counted, not sent
 
 Every message says what was expected, what was found, and what to do next.
@@ -176,6 +178,12 @@ class JudgeParseError(JudgeError):
 
 class JudgeBudgetExceeded(JudgeError):
     """The run reached ``max_cost``: calls already sent finish, new ones raise this. Raise the budget."""
+
+
+class JudgeUnreachable(JudgeError):
+    """The judge's first few requests in a row failed to connect or to authenticate, before any
+    reply ever came back (wrong URL, server down, bad key): every further call raises this at once,
+    and the run stops (results computed so far are kept; ``ragmeter eval`` exits 3)."""
 
 
 class JudgeDryRun(JudgeError):

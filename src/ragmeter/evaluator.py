@@ -205,6 +205,8 @@ async def aevaluate(
                                         for n, ev in zip(names, evaluators, strict=True)})
             if progress is not None:
                 progress(len(chunk))
+            if getattr(judge, "unreachable", None) is not None:
+                raise judge.unreachable  # stop the run: no later sample can be judged (rows so far kept)
     except BaseException as exc:
         # never lose what was computed: close results.jsonl and write a summary marked incomplete
         info["aborted"] = error_info(exc)

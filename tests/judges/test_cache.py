@@ -123,7 +123,18 @@ def test_repair_replies_are_cached_so_a_rerun_sends_nothing(tmp_path):
     r = asyncio.run(judge.judge("q", Verdict))
     assert r.repaired and len(calls) == 2
     again = asyncio.run(judge.judge("q", Verdict))
-    assert again.cached and again.repaired and again.value == r.value and len(calls) == 2
+    assert again.cached and again.value == r.value and len(calls) == 2
+    # only the reply that validated is stored (under the request's key); "Score: 1" never is
+    assert len(judge.cache) == 1 and judge.cache.get(r.key).response == '{"score": 1}'
+
+
+def test_a_reply_that_failed_validation_is_never_cached(tmp_path):
+    # before: after a successful repair the invalid first reply was stored under the request's key
+    backend, _calls = _counting_backend(lambda n: '{"other": 5}' if n == 1 else '{"score": 2}')
+    judge = Judge(backend, cache=tmp_path)
+    r = asyncio.run(judge.judge("q", Verdict))
+    assert r.repaired and r.value.score == 2
+    assert [e.response for e in map(judge.cache.get, judge.cache.keys())] == ['{"score": 2}']
 
 
 def test_cache_reads_are_fast(tmp_path):

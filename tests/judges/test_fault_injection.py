@@ -108,3 +108,65 @@ def test_thousand_calls_with_faults(fake_llm, make_judge):
     assert all(v == 1 for v in ok_ids.values())
     # ~15-30 s on a 2-core machine under load; the bound only catches a hang
     assert elapsed < 90, f"took {elapsed:.1f} s"
+
+
+# ---- issue #11: a judge that answers every prompt with valid JSON of the wrong shape --------------
+
+JUDGED = ["faithfulness", "hallucination_rate", "answer_relevancy", "context_relevancy", "context_precision_llm",
+          "correctness", "answer_grade", "passage_recall", "answer_relevancy(steps=separate)",
+          "faithfulness(steps=separate)", "context_relevancy(scale=binary)", "correctness(scale=binary)"]
+
+
+def _wrong_shape_samples(n: int) -> list:
+    from ragmeter import Sample
+
+    return [Sample.model_validate({
+        "id": f"s{i}", "query": f"What is fact {i}?", "answer": f"Fact {i} is true. It was found in {1900 + i}.",
+        "contexts": [f"Fact {i} is true.", "Unrelated text."],
+        "reference": f"[ESSENTIAL PASSAGE] Fact {i} is true. [BONUS PASSAGE] Found in {1900 + i}."})
+        for i in range(n)]
+
+
+def test_wrong_shape_judge_scores_nothing_and_caches_nothing(fake_llm, make_judge):
+    # before: faithfulness 1.0, hallucination_rate 0.0, answer_relevancy 0.0 on every sample, cached
+    from ragmeter import evaluate
+    from tests.metrics.generation.test_judged_metrics import BagOfWordsEmbedder
+
+    fake_llm.rule = lambda call: Reply.json({"score": 5})
+    judge = make_judge(cache=True)
+    samples = _wrong_shape_samples(50)
+    run = evaluate(samples, JUDGED, judge=judge, embedder=BagOfWordsEmbedder())
+    summary = run.summary()
+    for name in summary:
+        assert summary[name]["n"] == 0 and summary[name]["undefined"] == 0, (name, summary[name])
+        assert summary[name]["errors"] == 50, (name, summary[name])
+    types = {rec["metrics"][m]["error"]["type"] for rec in run.records for m in rec["metrics"]}
+    assert types == {"JudgeParseError"}
+    assert len(judge.cache) == 0
+    # every judgement was asked once and repaired once: requests come in pairs
+    assert len(fake_llm.log) % 2 == 0 and sum(e.is_repair for e in fake_llm.log) == len(fake_llm.log) // 2
+    # a second run reads nothing from the cache: the wrong reply was never stored
+    fake_llm.clear_log()
+    evaluate(samples[:2], ["faithfulness"], judge=judge)
+    assert judge.stats()["cache_hits"] == 0 and len(fake_llm.log) == 4
+
+
+def test_wrong_shape_judge_fails_the_cli_run(tmp_path, fake_llm):
+    import json
+
+    from click.testing import CliRunner
+
+    from ragmeter.cli import main
+
+    fake_llm.rule = lambda call: Reply.json({"score": 5})
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps({"id": s.id, "query": s.query, "answer": s.answer,
+                                        "contexts": s.context_texts}) + "\n" for s in _wrong_shape_samples(50)))
+    out = tmp_path / "o"
+    res = CliRunner().invoke(main, ["eval", str(data), "-m", "faithfulness", "-m", "hallucination_rate", "--judge",
+                                    f"openai:m@{fake_llm.url}", "-o", str(out), "--no-report"],
+                             catch_exceptions=False)
+    assert res.exit_code == 3, res.output  # before: exit 0 with faithfulness 1.0
+    summary = json.loads((out / "summary.json").read_text())["metrics"]
+    assert summary["faithfulness"]["n"] == 0 and summary["faithfulness"]["errors"] == 50
+    assert summary["hallucination_rate"]["n"] == 0 and summary["hallucination_rate"]["errors"] == 50

@@ -135,8 +135,11 @@ def test_x_ratelimit_reset_header_is_honoured(fake_llm, make_judge):
     ],
 )
 def test_transient_errors_are_retried_then_typed(fake_llm, make_judge, reply, error, kind):
-    fake_llm.rule = lambda call: reply
     judge = make_judge(max_retries=2, timeout=0.8, backoff=0.01)
+    fake_llm.rule = lambda call: {"score": 1, "reason": "x"}
+    run(ask(judge, "reach the server once"))  # a judge that never worked stops early (test_unreachable.py)
+    fake_llm.clear_log()
+    fake_llm.rule = lambda call: reply
     with pytest.raises(error):
         run(ask(judge))
     assert [e.kind for e in fake_llm.log] == [kind] * 3

@@ -107,3 +107,32 @@ def test_pathological_input_is_bounded():
         with pytest.raises(JudgeParseError):
             parse_reply(text, Verdict)
     assert time.perf_counter() - t0 < 5
+
+
+@pytest.mark.parametrize("wrap", ["{}", "Here is my verdict:\n{}\nThanks.", "```json\n{}\n```"])
+def test_a_long_valid_reply_is_not_cut_into_a_parse_error(wrap):
+    # before: only the first 20,000 characters were read, so a long reasoning field made any
+    # valid reply unparseable
+    verdict = {"score": 3, "reason": "step " * 8000}  # ~40,000 characters
+    text = wrap.replace("{}", json.dumps(verdict))
+    assert len(text) > 20_000
+    assert parse_reply(text, Verdict) == Verdict(**verdict)
+
+
+def test_a_long_reply_through_the_judge_needs_no_repair(fake_llm, make_judge):
+    import asyncio
+
+    verdict = {"score": 2, "reason": "because " * 5000}
+    fake_llm.rule = lambda call: "My reasoning first.\n" + json.dumps(verdict)
+    r = asyncio.run(make_judge().judge("q", Verdict))
+    assert r.value.score == 2 and not r.repaired and len(fake_llm.log) == 1
+
+
+def test_failed_starts_are_bounded_in_a_long_reply():
+    import time
+
+    text = "{ not json " * 300_000 + '{"score": 1, "reason": "x"}'  # 3.3 M characters
+    t0 = time.perf_counter()
+    with contextlib.suppress(JudgeParseError):
+        parse_reply(text, Verdict)
+    assert time.perf_counter() - t0 < 5

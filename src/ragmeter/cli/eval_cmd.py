@@ -11,8 +11,11 @@ path for a Parquet file with only retrieval metrics), followed by printing ``Run
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,8 +27,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ..engines.local import evaluate_file
-from ..errors import InputError, InvalidParameterError, RagmeterError
+from ..errors import InputError, InvalidParameterError, JudgeUnreachable, RagmeterError
 from ..io import FORMATS
+from ..judges.masking import mask_secrets
 from ..results import RunResult
 from ..types import Sample
 from ._app import main
@@ -55,13 +59,19 @@ class JudgeColumn(ProgressColumn):
 
 
 def judge_status(stats: dict[str, Any]) -> str:
-    """One line of judge counters, e.g. ``judge: 120 calls, 40 cached, 2 errors, 51,200 tokens, $0.0123``."""
+    """One line of judge counters, e.g. ``judge: 120 calls, 40 cached, 2 errors, 51,200 tokens, $0.0123``
+    (plus ``, 1 format fallbacks (json_schema->json_object 1)`` when the server refused a format)."""
     errors = sum((stats.get("errors") or {}).values())
     tokens = (stats.get("prompt_tokens") or 0) + (stats.get("completion_tokens") or 0)
     cost = stats.get("cost")
     cost_s = "cost unknown" if cost is None else f"${cost:.4f}"
-    return (f"judge: {stats.get('calls', 0):,} calls, {stats.get('cache_hits', 0):,} cached, {errors:,} errors, "
+    line = (f"judge: {stats.get('calls', 0):,} calls, {stats.get('cache_hits', 0):,} cached, {errors:,} errors, "
             f"{tokens:,} tokens, {cost_s}")
+    fallbacks = stats.get("format_fallbacks") or 0
+    if fallbacks:  # structured output the server refused for some requests: never silent
+        paths = ", ".join(f"{k} {v}" for k, v in sorted((stats.get("format_fallback_paths") or {}).items()))
+        line += f", {fallbacks:,} format fallbacks" + (f" ({paths})" if paths else "")
+    return line
 
 
 class BadRowCounter:
@@ -242,7 +252,8 @@ def eval_cmd(data: Path, metrics: tuple[str, ...], out_dir: Path | None, config_
     # with no embedder configured, the offline MiniLM model (when installed) serves the embedding
     # metrics that the automatic selection would otherwise skip; --no-embedder opts out
     embedder = build_embedder(cfg, default=not no_embedder and cfg.metric_names() is None)
-    out_dir = Path(cfg.output)
+    # a dry run writes no results: the engine's output goes to a temporary directory, removed after
+    out_dir = Path(tempfile.mkdtemp(prefix="ragmeter-dry-run-")) if dry_run else Path(cfg.output)
     err = Console(stderr=True)
     out = Console()
     fields = {**cfg.fields, **parse_field_map(field_map)}
@@ -254,10 +265,10 @@ def eval_cmd(data: Path, metrics: tuple[str, ...], out_dir: Path | None, config_
     )
     run_info: dict[str, Any] = {"data": str(data), "on_error": cfg.on_error, "format": fmt, "field_map": fields}
     if cfg.judge:
-        run_info["judge_spec"] = cfg.judge
+        run_info["judge_spec"] = mask_secrets(cfg.judge)  # credentials in a URL never reach the outputs
     if embedder is not None:
-        run_info["embedder_spec"] = getattr(embedder, "model_id", cfg.embedder)
-    with progress:
+        run_info["embedder_spec"] = mask_secrets(getattr(embedder, "model_id", cfg.embedder))
+    with progress, _stop_if_unreachable(err, out_dir):
         task = progress.add_task("eval", total=None)
         run = evaluate_file(
             data,
@@ -278,10 +289,12 @@ def eval_cmd(data: Path, metrics: tuple[str, ...], out_dir: Path | None, config_
             on_bad_row=samples.note,
             run_info=run_info,
         )
+    if dry_run:
+        shutil.rmtree(out_dir, ignore_errors=True)
+        _dry_run_report(run, judge, out=out, as_json=as_json)
+        return
     _report(run, out_dir, samples, quiet=quiet, as_json=as_json, chose_metrics=bool(cfg.metric_names()),
             out=out, err=err)
-    if dry_run and not quiet:
-        _dry_run_line(run, err)
     if report:
         from ..report import write_report
 
@@ -298,17 +311,43 @@ def eval_cmd(data: Path, metrics: tuple[str, ...], out_dir: Path | None, config_
         raise SystemExit(code)
 
 
+@contextlib.contextmanager
+def _stop_if_unreachable(err: Console, out_dir: Path) -> Iterator[None]:
+    """An unreachable judge stops the run: one line with the cause and the (masked) URL, exit 3."""
+    try:
+        yield
+    except JudgeUnreachable as exc:
+        err.print(f"error: {exc}. Stopped; the rows finished so far are in {out_dir / 'results.jsonl'}",
+                  style="red", highlight=False, soft_wrap=True, markup=False)
+        raise SystemExit(3) from None
+
+
 def _price(price: tuple[float, float]) -> Any:
     from ..config import Price
 
     return Price(input=price[0], output=price[1])
 
 
-def _dry_run_line(run: RunResult, err: Console) -> None:
+def _dry_run_report(run: RunResult, judge: Any, *, out: Console, as_json: bool) -> None:
+    """What a dry run prints (nothing is sent, nothing written): per metric, the judge calls that
+    would be sent, their prompt tokens and the cost range (prompt only .. with max_tokens output)."""
+    from ..judges._stats import dry_run_estimate
+
     stats = run.run.get("judge") or {}
-    err.print(f"dry run: {stats.get('dry_run_calls', 0)} judge call(s) would be sent, "
-              f"~{stats.get('estimated_prompt_tokens', 0):,} prompt tokens, estimated prompt cost "
-              f"{stats.get('estimated_prompt_cost')} USD", highlight=False, soft_wrap=True)
+    rows = dry_run_estimate(stats, getattr(judge, "price", None), int(getattr(judge, "max_tokens", 0) or 0))
+    if as_json:
+        click.echo(json.dumps({"dry_run": True, "samples": len(run), "estimate": rows}, indent=2))
+        return
+    table = Table(title=f"dry run: nothing sent, nothing written ({len(run)} samples)")
+    for col in ("metric", "calls", "cached", "prompt tokens", "cost USD"):
+        table.add_column(col, justify="left" if col == "metric" else "right")
+    for r in rows:
+        cost = "unknown price" if r["cost_low"] is None else f"{r['cost_low']:.4f} - {r['cost_high']:.4f}"
+        table.add_row(r["metric"], f"{r['calls']:,}", f"{r['cache_hits']:,}", f"{r['prompt_tokens']:,}", cost)
+    out.print(table)
+    out.print("cost: prompt tokens only - with every reply at max_tokens. Calls that need an earlier reply "
+              "(faithfulness's claim verification) are not counted: add up to one per sample.",
+              highlight=False, soft_wrap=True)
 
 
 def _gate(run: RunResult, cfg: Any, *, judge_used: bool, junit: Path | None, markdown: Path | None,

@@ -35,6 +35,7 @@ from ..errors import (
     JudgeRateLimited,
     JudgeServerError,
     JudgeTimeout,
+    JudgeUnreachable,
 )
 from .base import ChatRequest, Completion, FunctionBackend, JudgeBackend, Message, Usage
 from .cache import ResponseCache, cache_key, default_cache_dir
@@ -48,6 +49,10 @@ from .registry import BackendInfo, backend_from_spec, list_backends, parse_spec,
 JUDGE_OPTIONS = frozenset(p for p in inspect.signature(Judge.__init__).parameters if p not in ("self", "backend"))
 
 
+#: The API key placeholder of a dry-run judge built without a key (never sent: a dry run sends nothing).
+DRY_RUN_KEY = "dry-run-sends-nothing"
+
+
 def from_spec(spec: str, **options: Any) -> Judge:
     """Build a :class:`Judge` from a spec string such as ``openai:gpt-4o-mini``.
 
@@ -55,14 +60,22 @@ def from_spec(spec: str, **options: Any) -> Judge:
     ``timeout``, ``max_retries``, ``max_cost``, ``prices``, ``dry_run``, ``repeat``,
     ``temperature``, ``max_tokens``, ``seed``...) configure the judge; the rest go to the backend
     (``api_key``, ``base_url``, ``structured_output``...). A missing API key raises
-    :class:`~ragmeter.errors.JudgeAuthError` here, naming the environment variable to set.
+    :class:`~ragmeter.errors.JudgeAuthError` here, naming the environment variable to set,
+    except with ``dry_run=True``, which sends nothing and so needs no key.
 
     Examples: ``openai:gpt-4o-mini``, ``openai:qwen2.5@http://127.0.0.1:8080/v1``,
     ``ollama:llama3.1``, ``litellm:anthropic/claude-3-5-haiku``, ``llamacpp:/models/judge.gguf``.
     """
     judge_opts = {k: v for k, v in options.items() if k in JUDGE_OPTIONS}
     backend_opts = {k: v for k, v in options.items() if k not in JUDGE_OPTIONS}
-    return Judge(backend_from_spec(spec, **backend_opts), **judge_opts)
+    try:
+        backend = backend_from_spec(spec, **backend_opts)
+    except JudgeAuthError:
+        if not judge_opts.get("dry_run") or "api_key" in backend_opts:
+            raise
+        # a dry run sends nothing, so it needs no key: the placeholder is never used
+        backend = backend_from_spec(spec, **backend_opts, api_key=DRY_RUN_KEY)
+    return Judge(backend, **judge_opts)
 
 
 __all__ = [
@@ -86,6 +99,7 @@ __all__ = [
     "JudgeResult",
     "JudgeServerError",
     "JudgeTimeout",
+    "JudgeUnreachable",
     "Message",
     "PromptTemplate",
     "ReplyShape",

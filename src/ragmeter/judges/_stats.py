@@ -112,3 +112,27 @@ def stats_delta(now: dict[str, Any], before: dict[str, Any] | None) -> dict[str,
         else:
             out[key] = value
     return out
+
+
+def dry_run_estimate(stats: dict[str, Any], price: tuple[float, float] | None,
+                     max_tokens: int) -> list[dict[str, Any]]:
+    """Per tag (metric) of a dry-run judge's :meth:`~ragmeter.judges.Judge.stats`: the calls that
+    would be sent, their estimated prompt tokens, and the cost range in USD: ``cost_low`` counts
+    the prompt tokens only, ``cost_high`` adds ``max_tokens`` output tokens per call (the most a
+    reply can cost). Costs are None when the model's price is unknown. A last row ``total``
+    sums them."""
+    rows: list[dict[str, Any]] = []
+    for tag, t in sorted((stats.get("by_tag") or {}).items()):
+        calls, tokens = int(t.get("dry_run_calls", 0)), int(t.get("estimated_prompt_tokens", 0))
+        if calls or t.get("cache_hits"):
+            rows.append({"metric": tag or "-", "calls": calls, "cache_hits": int(t.get("cache_hits", 0)),
+                         "prompt_tokens": tokens})
+    total = {"metric": "total", "calls": sum(r["calls"] for r in rows),
+             "cache_hits": sum(r["cache_hits"] for r in rows), "prompt_tokens": sum(r["prompt_tokens"] for r in rows)}
+    for r in [*rows, total]:
+        if price is None:
+            r["cost_low"] = r["cost_high"] = None
+        else:
+            r["cost_low"] = round(r["prompt_tokens"] * price[0] / 1e6, 6)
+            r["cost_high"] = round(r["cost_low"] + r["calls"] * max_tokens * price[1] / 1e6, 6)
+    return [*rows, total]

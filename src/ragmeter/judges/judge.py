@@ -25,23 +25,39 @@ from pydantic import BaseModel
 
 from ..errors import (
     InvalidParameterError,
+    JudgeAuthError,
+    JudgeBadRequest,
     JudgeBudgetExceeded,
+    JudgeConnectionError,
     JudgeDryRun,
     JudgeError,
     JudgeParseError,
     JudgeRateLimited,
     JudgeTimeout,
+    JudgeUnreachable,
     MissingBackendError,
 )
 from ._stats import Stats
 from .base import ChatRequest, Completion, JudgeBackend, Message, Usage
 from .cache import CacheEntry, ResponseCache, canonical_json
+from .masking import mask_secrets, mask_url
 from .parsing import parse_reply, repair_message
 from .pricing import Price, check_prices, cost_of, lookup_price
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 logger = logging.getLogger("ragmeter.judges")
+
+#: Consecutive connection / authentication failures, before any request ever succeeded, after
+#: which the judge is declared unreachable and every further call raises JudgeUnreachable at once.
+UNREACHABLE_AFTER = 3
+
+
+def _cannot_reach(error: JudgeError) -> bool:
+    """A failure that says the judge cannot be used at all: no connection, a rejected key (401/403)
+    or a wrong URL (404)."""
+    return isinstance(error, JudgeConnectionError | JudgeAuthError) or (
+        isinstance(error, JudgeBadRequest) and error.status_code == 404)
 
 MessagesLike = str | Sequence[Message | dict[str, str]]
 
@@ -118,7 +134,9 @@ def request_schema(schema: type[BaseModel]) -> dict[str, Any]:
     "evidence", "supported"}`` with only ``supported`` required, a 0.5B judge wrote
     ``{"supported": true}`` entries alternating true/false, whatever the claims said. Requiring
     every field makes the model write the item and its evidence before the verdict, in that
-    order. Parsing stays lenient (defaults still apply when a server ignores the schema).
+    order. ragmeter's reply models declare no default either, so validation is exactly as strict
+    as the schema: a reply that lacks a field (``{"score": 5}`` to every prompt) fails, gets one
+    repair request, then is a :class:`~ragmeter.errors.JudgeParseError`, never a default value.
     """
     out = schema.model_json_schema()
 
@@ -275,6 +293,10 @@ class Judge:
         self._stats = Stats()
         self._state: _LoopState | None = None
         self._spent = 0.0
+        self._reached = False  # a request ever succeeded
+        self._cannot_reach = 0  # consecutive connection/auth failures while never reached
+        #: set once the judge is declared unreachable (see :data:`UNREACHABLE_AFTER`)
+        self.unreachable: JudgeUnreachable | None = None
 
     # -- public API ---------------------------------------------------------------------------
 
@@ -340,12 +362,14 @@ class Judge:
     def stats(self) -> dict[str, Any]:
         """Counters so far: ``calls`` (judgements asked), ``cache_hits``/``cache_misses`` (lookups),
         ``requests`` (sent to the backend, retries and repairs included), ``retries``, ``repairs``,
-        ``format_fallbacks`` (structured-output downgrades, extra HTTP requests), ``errors``
+        ``format_fallbacks`` (structured-output downgrades, extra HTTP requests) and
+        ``format_fallback_paths`` (``{"json_schema->json_object": n}``), ``errors``
         (final failures by type), ``attempt_errors`` (every failed request by type),
         ``prompt_tokens``/``completion_tokens`` (spent, cache hits excluded), ``cost`` (USD, None
         when the price is unknown), dry-run counts, and the same per tag in ``by_tag``."""
         out: dict[str, Any] = {**self.describe(), **self._stats.total.as_dict()}
         out["format_fallbacks"] = int(getattr(self.backend, "format_fallbacks", 0))
+        out["format_fallback_paths"] = dict(getattr(self.backend, "format_fallback_paths", None) or {})
         if self.dry_run:
             est = cost_of(Usage(self._stats.total.estimated_prompt_tokens, 0), self.price)
             out["estimated_prompt_cost"] = None if est is None else round(est, 8)
@@ -353,8 +377,9 @@ class Judge:
         return out
 
     def describe(self) -> dict[str, Any]:
-        """Backend, model and base URL (never the key)."""
-        return {"backend": self.backend.name, "model": self.backend.model, "base_url": self.backend.base_url}
+        """Backend, model and base URL (never the key; credentials in the URL masked)."""
+        return {"backend": self.backend.name, "model": self.backend.model,
+                "base_url": mask_url(self.backend.base_url)}
 
     async def aclose(self) -> None:
         """Close the backend's connections for the running loop (the cache stays usable)."""
@@ -393,7 +418,7 @@ class Judge:
         key = judge_cache_key(
             backend=self.backend.name,
             model=self.backend.model,
-            base_url=self.backend.base_url,
+            base_url=mask_url(self.backend.base_url),
             messages=request.message_dicts(),
             temperature=request.temperature,
             max_tokens=request.max_tokens,
@@ -429,8 +454,9 @@ class Judge:
                 f"{exc2} (after one repair attempt; first reply: {error.validation})",
                 raw=second.text, validation=exc2.validation,
             ) from None
-        new = [(k, c) for k, c, h in ((key, first, hit), (fix_key, second, hit2)) if not h]
-        await self._store(new, tag)
+        # only a reply that validated is stored, under the original request's key: the next run
+        # reads it back in one lookup; the reply that failed validation is never written
+        await self._store([(key, second)], tag)
         return JudgeResult(value, second.text, first.usage + second.usage, hit and hit2, True, key, sample)
 
     async def _fetch(self, request: ChatRequest, key: str, tag: str, repair: bool = False) -> tuple[Completion, bool]:
@@ -492,7 +518,9 @@ class Judge:
             await state.finalizer.__anext__()
         attempt = 0
         while True:
+            self._raise_if_unreachable()
             async with state.slots:
+                self._raise_if_unreachable()
                 await self._wait_turn(state, request)
                 self._stats.bump(tag, "requests")
                 try:
@@ -507,9 +535,11 @@ class Judge:
                 except JudgeError as exc:
                     error = exc
                 else:
+                    self._reached = True
                     self._account(tag, completion.usage)
                     return completion
             self._stats.error(tag, type(error).__name__, final=False)
+            self._note_unreachable(error)
             if not error.retryable or attempt >= self.max_retries:
                 raise error
             delay = self._delay(error, attempt)
@@ -520,6 +550,28 @@ class Judge:
             logger.info("judge %s: %s; retry %d in %.2f s", self.backend.model, type(error).__name__,
                         attempt, delay)
             await asyncio.sleep(delay)
+
+    def _note_unreachable(self, error: JudgeError) -> None:
+        """Count a failed request; declare the judge unreachable after :data:`UNREACHABLE_AFTER`
+        connection/auth failures in a row with no success ever, and raise."""
+        if self._reached or self.unreachable is not None:
+            return
+        if not _cannot_reach(error):
+            self._cannot_reach = 0
+            return
+        self._cannot_reach += 1
+        if self._cannot_reach >= UNREACHABLE_AFTER:
+            cause = " ".join(str(error).split())
+            self.unreachable = JudgeUnreachable(
+                f"judge {self.backend.name}:{self.backend.model} at {mask_url(self.backend.base_url) or '-'} is "
+                f"unreachable: {self._cannot_reach} requests in a row failed and none ever succeeded "
+                f"({type(error).__name__}: {mask_secrets(cause)}); check the URL, that the server runs, and the "
+                "API key", status_code=error.status_code)
+            self._raise_if_unreachable()
+
+    def _raise_if_unreachable(self) -> None:
+        if self.unreachable is not None:
+            raise JudgeUnreachable(str(self.unreachable), status_code=self.unreachable.status_code)
 
     async def _close_with_loop(self) -> AsyncIterator[None]:
         try:

@@ -24,8 +24,12 @@ T = TypeVar("T", bound=BaseModel)
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n?(.*?)```", re.DOTALL)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 _DECODER = json.JSONDecoder()
-_MAX_SCAN = 20_000  # characters of a reply we look at; longer replies are cut (never a hang)
+#: Characters of a reply that are read. A valid reply of any realistic length (a long reasoning
+#: field, 100 verdicts) is parsed whole: the whole-text parse is linear. Only beyond this is a
+#: reply cut, so a runaway reply can never hang the run.
+_MAX_REPLY = 2_000_000
 _MAX_FAILED_STARTS = 500  # '{' that open no valid object before we give up (bounds the work)
+_MAX_FAILED_WORK = 4_000_000  # characters read by failed attempts before we give up
 
 
 def _loads_lenient(text: str) -> Any:
@@ -41,13 +45,14 @@ def _loads_lenient(text: str) -> Any:
 
 def _scan(text: str) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
-    failures = 0
+    failures = work = 0
     i = text.find("{")
-    while i != -1 and failures < _MAX_FAILED_STARTS:
+    while i != -1 and failures < _MAX_FAILED_STARTS and work < _MAX_FAILED_WORK:
         try:
             obj, end = _DECODER.raw_decode(text, i)
-        except (ValueError, RecursionError):
+        except (ValueError, RecursionError) as exc:
             failures += 1
+            work += max(1, getattr(exc, "pos", len(text)) - i)  # how far the failed attempt read
             i = text.find("{", i + 1)
             continue
         if isinstance(obj, dict):
@@ -74,7 +79,7 @@ def extract_json(text: str) -> dict[str, Any]:
     """
     if not isinstance(text, str):
         raise JudgeParseError(f"expected the reply as text, got {type(text).__name__}", raw=repr(text))
-    body = text[:_MAX_SCAN].strip()
+    body = text[:_MAX_REPLY].strip()
     try:
         whole = _loads_lenient(body)
     except (ValueError, RecursionError):
@@ -101,7 +106,7 @@ def parse_reply(text: str, schema: type[T]) -> T:
     Raises :class:`~ragmeter.errors.JudgeParseError` (and nothing else) when the reply holds no
     JSON object or the object does not validate; ``.validation`` says what failed.
     """
-    if isinstance(text, str) and text[:1] == "{" and len(text) <= _MAX_SCAN:
+    if isinstance(text, str) and text[:1] == "{" and len(text) <= _MAX_REPLY:
         try:  # the common case, a bare JSON object: parsed and validated in one step by pydantic-core
             return schema.model_validate_json(text)
         except ValidationError:

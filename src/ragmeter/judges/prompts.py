@@ -1,8 +1,10 @@
 """Prompt helpers that keep evaluated content as data.
 
 Text under evaluation (an answer, a context, a question) goes into the prompt between tags, e.g.
-``<answer>...</answer>``, with any opening or closing tag of the same name inside the text
-escaped, so the content cannot close its own block and pose as instructions. The prompt tells
+``<answer>...</answer>``, with any opening or closing tag of *any* data tag name inside the text
+escaped, so the content can neither close its own block and pose as instructions nor forge
+another block (an answer writing ``<reference>...</reference>``). Evaluated text never appears
+outside its data block: reply skeletons name items by number only. The prompt tells
 the judge that tagged blocks are data. Parsing never looks at the prompt: only the judge's reply
 is parsed (see :mod:`ragmeter.judges.parsing`), and from it only the last JSON object.
 
@@ -12,8 +14,10 @@ Templates are versioned: :class:`PromptTemplate` ``.version`` goes into every ca
 
 from __future__ import annotations
 
+import functools
 import re
 import string
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,20 +33,37 @@ DATA_NOTICE = (
 )
 
 
-def escape_tags(text: str, tag: str) -> str:
-    """Neutralise ``<tag ...>`` and ``</tag>`` (any case, any spacing) inside ``text``.
+#: Tag names of every data block ragmeter's prompts use. Text in any field has every one of
+#: these escaped (plus the template's own field names), so an answer cannot forge a
+#: ``<reference>`` or ``<context>`` block, nor close the block it sits in.
+DATA_TAGS = frozenset({
+    "question", "query", "answer", "context", "contexts", "passages", "passage", "statements", "statement",
+    "claims", "reference", "ground_truth", "sections", "returned", "evidence",
+})
+
+
+def escape_tags(text: str, tag: str | Iterable[str]) -> str:
+    """Neutralise ``<tag ...>`` and ``</tag>`` (any case, any spacing) inside ``text``, for one tag
+    name or several.
 
     ``<`` of such a tag becomes ``&lt;``, so ``</answer>`` reads ``&lt;/answer>``.
     """
-    pattern = re.compile(rf"<(\s*/?\s*{re.escape(tag)}\b)", re.IGNORECASE)
-    return pattern.sub(r"&lt;\1", text)
+    names = frozenset([tag] if isinstance(tag, str) else tag)
+    return _tag_pattern(names).sub(r"&lt;\1", text) if names else text
 
 
-def delimit(tag: str, text: str) -> str:
-    """Wrap ``text`` as data: ``<tag>\\n...\\n</tag>`` with inner ``<tag>``/``</tag>`` escaped."""
+@functools.lru_cache(maxsize=64)
+def _tag_pattern(names: frozenset[str]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(n) for n in sorted(names, key=lambda n: (-len(n), n)))
+    return re.compile(rf"<(\s*/?\s*(?:{alternatives})\b)", re.IGNORECASE)
+
+
+def delimit(tag: str, text: str, escape: Iterable[str] = ()) -> str:
+    """Wrap ``text`` as data: ``<tag>\\n...\\n</tag>`` with inner ``<tag>``/``</tag>`` escaped, and
+    every other tag name in ``escape`` too."""
     if not _TAG_NAME.match(tag):
         raise InvalidParameterError(f"expected a tag name such as 'answer', got {tag!r}")
-    return f"<{tag}>\n{escape_tags(text, tag)}\n</{tag}>"
+    return f"<{tag}>\n{escape_tags(text, {tag, *escape})}\n</{tag}>"
 
 
 class ReplyShape(str):
@@ -60,8 +81,10 @@ class PromptTemplate:
     """A versioned judge prompt.
 
     ``system`` and ``user`` are :class:`string.Template` texts; ``$answer`` (or ``${answer}``) is
-    replaced by the field's value wrapped with :func:`delimit` (tag = field name). Field values
-    are therefore always data. ``version`` goes into the cache key via :attr:`cache_version`.
+    replaced by the field's value wrapped with :func:`delimit` (tag = field name), with every data
+    tag name (this template's fields and :data:`DATA_TAGS`) escaped inside it. Field values are
+    therefore always data, and no field can open or close another field's block. ``version`` goes
+    into the cache key via :attr:`cache_version`.
 
     Example
     -------
@@ -83,8 +106,9 @@ class PromptTemplate:
     def messages(self, **fields: Any) -> list[Message]:
         """The rendered system and user messages, every field delimited as data (a
         :class:`ReplyShape` is inserted as is)."""
-        values = {k: v if isinstance(v, ReplyShape) else delimit(k, "" if v is None else str(v))
-                  for k, v in fields.items()}
+        names = DATA_TAGS | {k for k in fields if _TAG_NAME.match(k)}
+        values = {k: ReplyShape(escape_tags(v, names)) if isinstance(v, ReplyShape)
+                  else delimit(k, "" if v is None else str(v), names) for k, v in fields.items()}
         try:
             system = string.Template(self.system).substitute(values)
             user = string.Template(self.user).substitute(values)

@@ -15,12 +15,14 @@ A judge spec string is ``NAME:MODEL`` with an optional ``@BASE_URL``:
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata as importlib_metadata
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParameterError
+from .masking import mask_secrets
 
 if TYPE_CHECKING:
     from .base import JudgeBackend
@@ -100,25 +102,35 @@ def get_backend_info(name: str) -> BackendInfo:
     return _BACKENDS[name]
 
 
+_URL_START = re.compile(r"@(?=https?://)", re.IGNORECASE)
+
+
 def parse_spec(spec: str) -> tuple[str, str, str | None]:
     """Split ``NAME:MODEL[@BASE_URL]`` into ``(name, model, base_url)``.
 
-    The base URL is whatever follows the last ``@`` when it starts with ``http://`` or
-    ``https://``; a model name may itself contain ``@`` or ``:`` (``ollama:qwen2.5:7b``).
+    The base URL starts at the **first** ``@`` followed by ``http://`` or ``https://`` and runs to
+    the end as one unit, so a URL with credentials (``openai:m@http://user:pw@127.0.0.1:8455/v1``)
+    keeps its host and never leaks ``user:pw`` into the model name. A model name may itself
+    contain ``@`` or ``:`` (``ollama:qwen2.5:7b``, ``openai:m@v2@http://host/v1``).
+
+    >>> parse_spec("openai:m@http://user:pw@127.0.0.1:8455/v1")
+    ('openai', 'm', 'http://user:pw@127.0.0.1:8455/v1')
+    >>> parse_spec("ollama:qwen2.5:7b")
+    ('ollama', 'qwen2.5:7b', None)
     """
     if not isinstance(spec, str) or ":" not in spec:
         raise InvalidParameterError(
-            f"expected a judge spec such as 'openai:gpt-4o-mini' or 'ollama:llama3.1', got {spec!r}"
+            f"expected a judge spec such as 'openai:gpt-4o-mini' or 'ollama:llama3.1', got {mask_secrets(spec)!r}"
         )
     name, _, rest = spec.partition(":")
     base_url: str | None = None
     model = rest
-    head, at, tail = rest.rpartition("@")
-    if at and tail.startswith(("http://", "https://")):
-        model, base_url = head, tail
+    m = _URL_START.search(rest)
+    if m is not None:
+        model, base_url = rest[: m.start()], rest[m.end():]
     name, model = name.strip().lower(), model.strip()
     if not name or not model:
-        raise InvalidParameterError(f"expected NAME:MODEL in the judge spec, got {spec!r}")
+        raise InvalidParameterError(f"expected NAME:MODEL in the judge spec, got {mask_secrets(spec)!r}")
     return name, model, base_url
 
 
@@ -129,7 +141,7 @@ def backend_from_spec(spec: str, **options: Any) -> JudgeBackend:
     if base_url is not None:
         if options.get("base_url") not in (None, base_url):
             raise InvalidParameterError(
-                f"the judge spec {spec!r} names a base URL and base_url= names another; give one"
+                f"the judge spec {mask_secrets(spec)!r} names a base URL and base_url= names another; give one"
             )
         options["base_url"] = base_url
     return info.factory(model, **options)

@@ -1,8 +1,8 @@
 """A rule-based fake judge: reads the rendered prompt and answers like a careful, literal judge.
 
 Deterministic rules (so tests can compute expected scores by hand):
-- analyse_answer: claims = the answer's sentences; questions = ["Q: <first claim>?"];
-  noncommittal = the answer contains "don't know".
+- analyse_answer: claims = the answer's sentences; no_facts = no sentence; questions =
+  ["Q: <first claim>?"]; noncommittal = the answer contains "don't know".
 - verify_claims: a statement is supported when its lower-cased text occurs in the context (its
   evidence is then the statement itself, else "none").
 - rate_chunks (graded): a passage's rating is given by the number in "[rating N]" inside it, else 0.
@@ -39,14 +39,16 @@ def number(text: str, word: str) -> int | None:
 
 def judge_rule(call: ChatCall) -> Reply | dict:
     u = call.user_text
-    if "Do three things with the answer" in u:
+    if "Do four things with the answer" in u:
         answer = block(u, "answer")
         claims = [s.strip() for s in re.split(r"(?<=\.)\s+", answer) if s.strip()]
-        return {"claims": claims, "questions": [f"Q: {claims[0]}?"] if claims else [],
+        return {"claims": claims, "no_facts": "no" if claims else "yes",
+                "questions": [f"Q: {claims[0]}?"] if claims else [],
                 "evasive": "yes" if "don't know" in answer else "no"}
     if "Split the answer into short" in u:
         answer = block(u, "answer")
-        return {"claims": [s.strip() for s in re.split(r"(?<=\.)\s+", answer) if s.strip()]}
+        claims = [s.strip() for s in re.split(r"(?<=\.)\s+", answer) if s.strip()]
+        return {"claims": claims, "no_facts": "no" if claims else "yes"}
     if "Do two things with the answer" in u:
         answer = block(u, "answer")
         return {"questions": [f"Q: {answer}?"], "evasive": "yes" if "don't know" in answer else "no"}

@@ -13,6 +13,7 @@ from typing import Any
 
 from ...errors import JudgeAuthError, MissingBackendError
 from ..base import ChatRequest, Completion, Message, Usage
+from ..masking import mask_url, url_secrets
 from ..registry import BackendInfo, register_backend
 from ._errors import map_openai_error
 from .openai_compat import is_local_url, schema_instruction
@@ -49,7 +50,9 @@ class LiteLLMBackend:
                  check_key: bool = True, **extra: Any) -> None:
         self._litellm = _import_litellm()
         self.model = model
-        self.base_url = base_url
+        self._url = base_url  # the real URL, for litellm only; shown and stored masked
+        self.base_url = mask_url(base_url)
+        self._secrets = url_secrets(base_url)
         self.free = False
         self._api_key = api_key
         self._extra = extra
@@ -83,8 +86,8 @@ class LiteLLMBackend:
                 messages = [Message("system", schema_instruction(request.json_schema)).to_dict(), *messages]
         if request.seed is not None:
             kwargs["seed"] = request.seed
-        if self.base_url:
-            kwargs["api_base"] = self.base_url
+        if self._url:
+            kwargs["api_base"] = self._url
         if self._api_key:
             kwargs["api_key"] = self._api_key
         try:
@@ -95,7 +98,7 @@ class LiteLLMBackend:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            raise map_openai_error(exc, backend=self.name, secrets=[self._api_key]) from exc
+            raise map_openai_error(exc, backend=self.name, secrets=[self._api_key, *self._secrets]) from exc
         choice = resp.choices[0]
         usage = getattr(resp, "usage", None)
         return Completion(

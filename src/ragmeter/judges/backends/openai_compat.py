@@ -4,29 +4,46 @@ Works with OpenAI, vLLM, Ollama's ``/v1``, llama.cpp's server, llama-cpp-python,
 other servers that speak the same API, through the official ``openai`` SDK (``AsyncOpenAI``,
 with the SDK's own retries turned off: the :class:`~ragmeter.judges.Judge` retries).
 
-Structured output is negotiated per backend instance (``structured_output="auto"``): the first
-requests use ``response_format={"type": "json_schema", ...}``; when the server rejects that
-(HTTP 400/422, or HTTP 500 as llama-cpp-python's server answers) before any such request
-succeeded, the backend falls back to ``{"type": "json_object", "schema": ...}`` and then to
-asking for JSON in the prompt only. Once a mode has worked it is kept. The reply is always
-validated by the judge whatever the mode.
+Structured output is negotiated per backend instance (``structured_output="auto"``), and a
+fallback is decided **per request**: a request starts with the richest mode in use
+(``response_format={"type": "json_schema", ...}``, then ``{"type": "json_object", "schema":
+...}``, then JSON asked for in the prompt only). When the server rejects that mode before it
+ever worked, this request is sent again in the next mode:
+
+- an HTTP 400/422/500 whose message names the response format (``json_schema``,
+  ``response_format``... as llama-cpp-python answers) is a definite "not supported": the mode is
+  dropped for every later request;
+- a bare HTTP 500 may be a transient failure: only this request falls back. After
+  :data:`STRIKES` consecutive bare 500s in a mode (with no success in it) new requests start one
+  mode lower, and the richer mode is tried again after :data:`REPROBE_AFTER` requests (then
+  twice as many after each failed retry).
+
+Once a mode has worked, an error in it is a server error (retried by the judge), not a format
+rejection. Every fallback is counted (``format_fallbacks`` and ``format_fallback_paths`` in
+``judge.stats()``, shown on the judge line). The reply is always validated whatever the mode.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import ipaddress
 import json
 import os
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse, urlsplit, urlunsplit
 
 from ...errors import JudgeAuthError, JudgeBadRequest, JudgeError, JudgeServerError
 from ..base import ChatRequest, Completion, Message, Usage
+from ..masking import mask_url, url_secrets
 from ..registry import BackendInfo, register_backend
 from ._errors import map_openai_error
 
 MODES = ("json_schema", "json_object", "prompt")
+#: Consecutive bare HTTP 500s in a not-yet-working mode before new requests start one mode lower.
+STRIKES = 3
+#: Requests before a skipped richer mode is tried again (doubled after each failed retry).
+REPROBE_AFTER = 20
 OLLAMA_URL = "http://127.0.0.1:11434/v1"
 
 
@@ -42,6 +59,17 @@ def is_local_url(url: str | None) -> bool:
     except ValueError:
         return False
     return ip.is_loopback or ip.is_private or ip.is_unspecified
+
+
+def _split_userinfo(url: str) -> tuple[str, str | None]:
+    """``(url without user info, "Basic ..." header value or None)``."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url, None
+    userinfo, _, hostport = parts.netloc.rpartition("@")
+    user, _, pw = userinfo.partition(":")
+    token = base64.b64encode(f"{unquote(user)}:{unquote(pw)}".encode()).decode()
+    return urlunsplit((parts.scheme, hostport, parts.path, parts.query, parts.fragment)), f"Basic {token}"
 
 
 def schema_instruction(schema: dict[str, Any]) -> str:
@@ -99,11 +127,19 @@ class OpenAIBackend:
             )
         self.name = name
         self.model = model
-        url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        self.base_url: str | None = url.rstrip("/")
-        key = api_key or os.environ.get(key_env_var)
+        url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
+        #: the URL as shown and stored (stats, summary.json, cache key): credentials masked
+        self.base_url: str | None = mask_url(url)
+        self._secrets = url_secrets(url)
+        # user:pw in the URL is HTTP basic auth (as curl and httpx read it): the client gets the URL
+        # without them and an Authorization header instead of the API key's bearer token
+        self._url, basic = _split_userinfo(url)
+        if basic is not None:
+            default_headers = {**(default_headers or {}), "Authorization": basic}
+            self._secrets.append(basic.partition(" ")[2])
+        key = api_key or os.environ.get(key_env_var) or ("url-credentials" if basic is not None else None)
         if not key:
-            if not is_local_url(self.base_url):
+            if not is_local_url(url):
                 raise JudgeAuthError(
                     f"the {name} judge needs an API key for {self.base_url}: set {key_env_var} "
                     f"(export {key_env_var}=...) or pass api_key=...; a local server such as "
@@ -117,8 +153,15 @@ class OpenAIBackend:
         self.free = free
         self.fixed_mode = structured_output != "auto"
         self.mode = MODES[0] if structured_output == "auto" else structured_output
-        self.mode_confirmed = self.fixed_mode
         self.format_fallbacks = 0
+        #: ``{"json_schema->json_object": n}``: how often a request fell back, and from what to what
+        self.format_fallback_paths: dict[str, int] = {}
+        self._worked: set[str] = {self.mode} if self.fixed_mode else set()
+        self._dropped: set[str] = set()
+        self._strikes: dict[str, int] = {}
+        self._requests = 0
+        self._reprobe_at = 0
+        self._reprobe_gap = REPROBE_AFTER
         self._client_kwargs: dict[str, Any] = dict(
             organization=organization, project=project, default_headers=default_headers
         )
@@ -136,7 +179,7 @@ class OpenAIBackend:
         except (ImportError, RuntimeError):
             pass
         return self._openai.AsyncOpenAI(
-            api_key=self._api_key, base_url=self.base_url, max_retries=0, http_client=http_client,
+            api_key=self._api_key, base_url=self._url, max_retries=0, http_client=http_client,
             **self._client_kwargs,
         )
 
@@ -169,24 +212,66 @@ class OpenAIBackend:
             extra["response_format"] = {"type": "json_object", "schema": request.json_schema}
         return messages, extra
 
+    @property
+    def mode_confirmed(self) -> bool:
+        """True once a request in the current starting mode succeeded."""
+        return self.mode in self._worked
+
     async def complete(self, request: ChatRequest) -> Completion:
-        """Send one chat completion request (with structured-output fallback, see module docs)."""
+        """Send one chat completion request (with per-request structured-output fallback, see module docs)."""
+        if request.json_schema is None:
+            return await self._send(request, self.mode)
+        self._requests += 1
+        mode = self._start_mode()
         while True:
-            mode = self.mode
             try:
                 completion = await self._send(request, mode)
             except (JudgeBadRequest, JudgeServerError) as exc:
-                if request.json_schema is None or self.mode_confirmed or mode == MODES[-1]:
+                verdict = _format_rejected(exc)
+                if self.fixed_mode or mode in self._worked or mode == MODES[-1] or verdict is None:
                     raise
-                if not _format_rejected(exc):
-                    raise
-                if self.mode == mode:  # another task may have moved on already
-                    self.mode = MODES[MODES.index(mode) + 1]
+                lower = self._reject(mode, definite=verdict == "definite")
+                path = f"{mode}->{lower}"
                 self.format_fallbacks += 1
+                self.format_fallback_paths[path] = self.format_fallback_paths.get(path, 0) + 1
+                mode = lower
                 continue
-            if request.json_schema is not None and mode == self.mode:
-                self.mode_confirmed = True
+            self._worked.add(mode)
+            self._strikes[mode] = 0
+            if MODES.index(mode) < MODES.index(self.mode):  # a retried richer mode works again
+                self.mode = mode
             return completion
+
+    def _lower(self, mode: str) -> str:
+        """The next mode below ``mode`` that was not dropped."""
+        rest = [m for m in MODES[MODES.index(mode) + 1:] if m not in self._dropped]
+        return rest[0] if rest else MODES[-1]
+
+    def _start_mode(self) -> str:
+        """The mode a new request starts with: the current one, or, when it is time to retry, the
+        richest mode that was skipped after transient failures (never a dropped one)."""
+        richest = next(m for m in MODES if m not in self._dropped)
+        if richest != self.mode and self._requests >= self._reprobe_at:
+            return richest
+        return self.mode
+
+    def _reject(self, mode: str, *, definite: bool) -> str:
+        """Count a format rejection of ``mode``; returns the mode this request tries next."""
+        lower = self._lower(mode)
+        if definite:
+            self._dropped.add(mode)
+        else:
+            self._strikes[mode] = self._strikes.get(mode, 0) + 1
+            if mode != self.mode:  # a retry of a skipped richer mode failed: wait longer next time
+                self._reprobe_at = self._requests + self._reprobe_gap
+                self._reprobe_gap *= 2
+                return lower
+            if self._strikes[mode] < STRIKES:
+                return lower
+            self._reprobe_at = self._requests + self._reprobe_gap
+        if self.mode == mode:
+            self.mode = lower
+        return lower
 
     async def _send(self, request: ChatRequest, mode: str) -> Completion:
         messages, extra = self._response_format(request, mode)
@@ -207,7 +292,7 @@ class OpenAIBackend:
                 "/chat/completions", body=body, cast_to=object, options={"timeout": request.timeout}
             )
         except self._openai.OpenAIError as exc:
-            raise map_openai_error(exc, backend=self.name, secrets=[self._api_key]) from exc
+            raise map_openai_error(exc, backend=self.name, secrets=[self._api_key, *self._secrets]) from exc
         except ValueError as exc:  # a 200 whose body is not JSON
             raise JudgeServerError(f"{self.name} judge: the server's reply is not JSON: {exc}") from exc
         return _completion_from(resp, self.name)
@@ -226,16 +311,19 @@ class OpenAIBackend:
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "json")
 
 
-def _format_rejected(exc: JudgeError) -> bool:
-    """Whether an error on a not-yet-confirmed structured-output mode means "mode not supported":
-    HTTP 400/422 whose message names the response format, or any HTTP 500 (llama-cpp-python's
-    server answers an unknown ``response_format`` type with a bare 500)."""
+def _format_rejected(exc: JudgeError) -> str | None:
+    """Whether an error on a not-yet-working structured-output mode means "mode not supported":
+    ``"definite"`` for HTTP 400/422/500 whose message names the response format (llama-cpp-python
+    answers an unknown ``response_format`` type with a 500 saying so), ``"maybe"`` for a bare
+    HTTP 500 (possibly transient: only that request falls back), None otherwise."""
+    text = str(exc).lower()
+    if exc.status_code in (400, 422) and any(word in text for word in _FORMAT_WORDS):
+        return "definite"
+    if exc.status_code == 500 and any(word in text for word in _FORMAT_WORDS[:3]):
+        return "definite"
     if exc.status_code == 500:
-        return True
-    if exc.status_code in (400, 422):
-        text = str(exc).lower()
-        return any(word in text for word in _FORMAT_WORDS)
-    return False
+        return "maybe"
+    return None
 
 
 def _completion_from(resp: Any, backend: str) -> Completion:

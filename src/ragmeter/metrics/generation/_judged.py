@@ -25,9 +25,16 @@ answer_relevancy without an embedder) asks the judge for the 0-10 rating itself;
 bad with a 0.5B judge (docs/generation.md), so the default is the specified 0-10 rating.
 
 Reply schemas are lenient about *form* (``"Yes"``, ``true`` and ``"yes"`` are one verdict; ``"7"``
-is 7) but strict about *content*: a verdict that is neither yes nor no, or a rating outside its
-range, fails validation, which makes the judge layer ask once for a repair and then record a
-:class:`~ragmeter.errors.JudgeParseError` on the sample.
+is 7) but strict about *content*: every field the request schema requires is required (no
+model field has a default, so ``{"score": 5}`` never validates), a list of per-item decisions
+must hold exactly one entry per item asked (:func:`sized`), and a verdict that is neither yes
+nor no, or a rating outside its range, fails validation. Any of these makes the judge layer ask
+once for a repair and then record a :class:`~ragmeter.errors.JudgeParseError` on the sample;
+a reply that failed validation is never cached.
+
+A non-empty answer with no claim is scored only when the judge says so explicitly
+(``no_facts: yes``); otherwise the claim metrics are undefined with the reason. Likewise no
+generated question is undefined unless the judge called the answer evasive (then 0).
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ from pathlib import Path
 from typing import Annotated, Any
 from weakref import WeakKeyDictionary
 
-from pydantic import AliasChoices, BaseModel, BeforeValidator, Field, WithJsonSchema
+from pydantic import AliasChoices, BaseModel, BeforeValidator, Field, WithJsonSchema, create_model
 
 from ...judges import PromptTemplate, ReplyShape
 from ...names import MetricName
@@ -83,37 +90,42 @@ YesNo = Annotated[bool, BeforeValidator(_yes_no), WithJsonSchema({"type": "strin
 
 
 class AnswerAnalysis(BaseModel):
-    """Reply of ``analyse_answer`` (the prompt calls the noncommittal flag ``evasive``)."""
+    """Reply of ``analyse_answer`` (the prompt calls the noncommittal flag ``evasive``).
 
-    claims: list[str] = Field(default_factory=list)
-    questions: list[str] = Field(default_factory=list)
-    noncommittal: YesNo = Field(False, validation_alias=AliasChoices("evasive", "noncommittal"))
+    ``no_facts`` is the judge's explicit statement that the answer makes no factual claim: only
+    with it does an empty ``claims`` list mean "nothing to check" (see :func:`no_claim_result`).
+    """
+
+    claims: list[str]
+    no_facts: YesNo
+    questions: list[str]
+    noncommittal: YesNo = Field(validation_alias=AliasChoices("evasive", "noncommittal"))
 
 
 class Claims(BaseModel):
     """Reply of ``decompose_answer``."""
 
     claims: list[str]
+    no_facts: YesNo
 
 
 class Questions(BaseModel):
     """Reply of ``generate_questions`` (``evasive`` in the prompt)."""
 
-    questions: list[str] = Field(default_factory=list)
-    noncommittal: YesNo = Field(False, validation_alias=AliasChoices("evasive", "noncommittal"))
+    questions: list[str]
+    noncommittal: YesNo = Field(validation_alias=AliasChoices("evasive", "noncommittal"))
 
 
 class Verdict(BaseModel):
     """One claim's verdict."""
 
-    statement: int | None = None
-    text: str = ""
-    evidence: str = ""
+    statement: int
+    evidence: str
     supported: YesNo
 
 
 class Verdicts(BaseModel):
-    """Reply of ``verify_claims``."""
+    """Reply of ``verify_claims`` (ask with ``sized(Verdicts, n)``: exactly one verdict per claim)."""
 
     verdicts: list[Verdict]
 
@@ -121,14 +133,13 @@ class Verdicts(BaseModel):
 class Rating(BaseModel):
     """One passage's 0-10 rating."""
 
-    passage: int | None = None
-    starts: str = ""
-    reason: str = ""
+    passage: int
+    reason: str
     rating: float = Field(ge=0, le=10)
 
 
 class Ratings(BaseModel):
-    """Reply of ``rate_chunks``."""
+    """Reply of ``rate_chunks`` (ask with ``sized(Ratings, n)``: exactly one rating per passage)."""
 
     ratings: list[Rating]
 
@@ -136,14 +147,13 @@ class Ratings(BaseModel):
 class ChunkVerdict(BaseModel):
     """One passage's yes/no relevance decision."""
 
-    passage: int | None = None
-    starts: str = ""
-    reason: str = ""
+    passage: int
+    reason: str
     relevant: YesNo
 
 
 class ChunkVerdicts(BaseModel):
-    """Reply of ``chunk_relevance``."""
+    """Reply of ``chunk_relevance`` (ask with ``sized(ChunkVerdicts, n)``)."""
 
     passages: list[ChunkVerdict]
 
@@ -151,14 +161,14 @@ class ChunkVerdicts(BaseModel):
 class Responds(BaseModel):
     """Reply of ``answer_addresses``: does the answer respond to the question?"""
 
-    reason: str = ""
+    reason: str
     responds: YesNo
 
 
 class Agreement(BaseModel):
     """Reply of ``answer_agrees``: two decisions against the reference answer."""
 
-    reason: str = ""
+    reason: str
     same_answer: YesNo
     conflicts: YesNo
 
@@ -166,8 +176,25 @@ class Agreement(BaseModel):
 class Graded(BaseModel):
     """A 0-10 rating with its reason (``answer_match``, ``correctness``)."""
 
-    reason: str = ""
+    reason: str
     rating: float = Field(ge=0, le=10)
+
+
+@cache
+def sized(base: type[BaseModel], n: int) -> type[BaseModel]:
+    """``base`` with its one list field constrained to exactly ``n`` entries (one per item asked).
+
+    The constraint is in the JSON schema sent (``minItems``/``maxItems``: a grammar-enforcing
+    server cannot stop early or add entries) and in validation: a reply with another count fails
+    validation, so the judge layer asks once for a repair and then records a
+    :class:`~ragmeter.errors.JudgeParseError`. ``{"verdicts": []}`` for 3 claims is never a score.
+    """
+    lists = [k for k, f in base.model_fields.items() if getattr(f.annotation, "__origin__", None) is list]
+    if len(lists) != 1:
+        raise TypeError(f"{base.__name__}: expected exactly one list field, got {lists}")
+    item = base.model_fields[lists[0]].annotation
+    return create_model(f"{base.__name__}{n}", __base__=base,
+                        **{lists[0]: (item, Field(min_length=n, max_length=n))})
 
 
 # ---- shared steps ----------------------------------------------------------------------------------
@@ -200,19 +227,23 @@ async def shared(judge: Any, step: str, content: tuple[Any, ...], compute: Calla
 
 
 def reply_shape(key: str, entries: Sequence[dict[str, Any]]) -> ReplyShape:
-    """The reply skeleton ``{key: [entry, ...]}``, one entry per item (see :class:`ReplyShape`)."""
+    """The reply skeleton ``{key: [entry, ...]}``, one entry per item (see :class:`ReplyShape`).
+
+    Entries name items by number only and hold ``<...>`` slots: no evaluated text (a claim, a
+    passage's opening words) is ever copied into the skeleton, which sits in the instruction part
+    of the prompt; the items themselves are shown inside their data tags.
+    """
     return ReplyShape(json.dumps({key: list(entries)}, ensure_ascii=False))
-
-
-def opening(text: str, words: int = 8) -> str:
-    """The first ``words`` words of ``text`` (with an ellipsis when cut): how a passage is named in a shape."""
-    parts = text.split()
-    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
 
 
 def numbered(items: Sequence[str]) -> str:
     """``1. a\\n2. b`` (how claims and passages are shown to the judge)."""
     return "\n".join(f"{i}. {' '.join(t.split())}" for i, t in enumerate(items, start=1))
+
+
+#: Why a non-empty answer with no claim and without the judge's explicit "no fact" is undefined.
+NO_CLAIM_UNDEFINED = ("undefined: the judge listed no claim for a non-empty answer but did not state that it "
+                      "makes no factual claim (no_facts was 'no')")
 
 
 async def analyse_answer(judge: Any, sample: Sample, tag: str) -> AnswerAnalysis:
@@ -227,16 +258,18 @@ async def analyse_answer(judge: Any, sample: Sample, tag: str) -> AnswerAnalysis
     return await shared(judge, t.cache_version, (sample.query, sample.answer), run)
 
 
-async def decompose(judge: Any, sample: Sample, tag: str, steps: str) -> list[str]:
-    """The answer's atomic claims (from the shared analysis, or a dedicated call)."""
+async def decompose(judge: Any, sample: Sample, tag: str, steps: str) -> tuple[list[str], bool]:
+    """The answer's atomic claims (from the shared analysis, or a dedicated call) and the judge's
+    explicit ``no_facts`` statement (True: "the answer makes no factual claim")."""
     if steps == "shared":
-        return [c for c in (await analyse_answer(judge, sample, tag)).claims if c.strip()]
+        a = await analyse_answer(judge, sample, tag)
+        return [c for c in a.claims if c.strip()], a.no_facts
     t = template("decompose_answer")
 
-    async def run() -> list[str]:
+    async def run() -> tuple[list[str], bool]:
         r = await judge.judge(t.messages(question=sample.query, answer=sample.answer or ""), Claims,
                               tag=tag, template_version=t.cache_version)
-        return [c for c in r.value.claims if c.strip()]
+        return [c for c in r.value.claims if c.strip()], r.value.no_facts
 
     return await shared(judge, t.cache_version, (sample.query, sample.answer), run)
 
@@ -255,26 +288,26 @@ def _evidence(text: str) -> str:
     return "" if t.lower() in ("none", "<none>", "", EVIDENCE_SLOT) else t
 
 
-async def verify(judge: Any, sample: Sample, claims: list[str],
-                 tag: str) -> list[tuple[bool, str] | None]:
-    """One (verdict, evidence) per claim (None where the judge gave none), all claims in one call."""
+async def verify(judge: Any, sample: Sample, claims: list[str], tag: str) -> list[tuple[bool, str]]:
+    """One (verdict, evidence) per claim, all claims in one call; the reply must hold exactly one
+    verdict per claim (else one repair, then a JudgeParseError)."""
     t = template("verify_claims")
     context = joined_context(sample)
 
-    async def run() -> list[tuple[bool, str] | None]:
-        shape = reply_shape("verdicts", [{"statement": i, "text": " ".join(c.split()),
-                                          "evidence": EVIDENCE_SLOT,
-                                          "supported": "<yes or no>"} for i, c in enumerate(claims, start=1)])
-        r = await judge.judge(t.messages(context=context, statements=numbered(claims), shape=shape), Verdicts,
-                              tag=tag, template_version=t.cache_version)
+    async def run() -> list[tuple[bool, str]]:
+        shape = reply_shape("verdicts", [{"statement": i, "evidence": EVIDENCE_SLOT, "supported": "<yes or no>"}
+                                         for i in range(1, len(claims) + 1)])
+        r = await judge.judge(t.messages(context=context, statements=numbered(claims), shape=shape),
+                              sized(Verdicts, len(claims)), tag=tag, template_version=t.cache_version)
         return align(r.value.verdicts, len(claims), "statement", lambda v: (v.supported, _evidence(v.evidence)))
 
     return await shared(judge, t.cache_version, (context, claims), run)
 
 
 async def rate_chunks(judge: Any, sample: Sample, tag: str,
-                      scale: str = "graded") -> tuple[list[float | None], list[str]]:
-    """A 0-10 rating per retrieved chunk (None where the judge gave none), in one call.
+                      scale: str = "graded") -> tuple[list[float], list[str]]:
+    """A 0-10 rating and a reason per retrieved chunk, in one call; the reply must hold exactly one
+    entry per chunk (else one repair, then a JudgeParseError).
 
     ``scale="binary"`` asks one yes/no relevance decision per chunk (rating 10 or 0);
     ``scale="graded"`` asks for a 0-10 rating directly.
@@ -288,22 +321,20 @@ async def rate_chunks(judge: Any, sample: Sample, tag: str,
         slot, value = {"rating": "<whole number 0-10>"}, lambda x: x.rating
     texts = sample.context_texts
 
-    async def run() -> tuple[list[float | None], list[str]]:
-        shape = reply_shape(key, [{"passage": i, "starts": opening(x), "reason": "<short reason>", **slot}
-                                  for i, x in enumerate(texts, start=1)])
-        r = await judge.judge(t.messages(question=sample.query, passages=numbered(texts), shape=shape), model,
-                              tag=tag, template_version=t.cache_version)
+    async def run() -> tuple[list[float], list[str]]:
+        shape = reply_shape(key, [{"passage": i, "reason": "<short reason>", **slot}
+                                  for i in range(1, len(texts) + 1)])
+        r = await judge.judge(t.messages(question=sample.query, passages=numbered(texts), shape=shape),
+                              sized(model, len(texts)), tag=tag, template_version=t.cache_version)
         items = getattr(r.value, key)
-        ratings = align(items, len(texts), "passage", value)
-        reasons = align(items, len(texts), "passage", lambda x: x.reason)
-        return ratings, ["" if x is None else x for x in reasons]
+        return align(items, len(texts), "passage", value), align(items, len(texts), "passage", lambda x: x.reason)
 
     return await shared(judge, t.cache_version, (sample.query, texts), run)
 
 
 def align(items: Sequence[Any], n: int, index_field: str, value: Callable[[Any], Any]) -> list[Any]:
     """Map judge items to positions 1..n: by their index field when every item has a valid distinct one,
-    else by order. Positions without an item are None (flagged by the caller)."""
+    else by order. The reply models are sized (exactly n items), so every position gets a value."""
     out: list[Any] = [None] * n
     idx = [getattr(it, index_field) for it in items]
     if idx and all(isinstance(i, int) and 1 <= i <= n for i in idx) and len(set(idx)) == len(idx):

@@ -23,7 +23,7 @@ from ._judged import JudgedEvaluator, register_judged, template
 class Grade(BaseModel):
     """Reply of ``answer_grade``: reasoning first, then the grade."""
 
-    reasoning: str = ""
+    reasoning: str
     grade: int = Field(ge=1, le=5)
 
 

@@ -9,8 +9,9 @@ answer) and flags a noncommittal answer;
 clipped at 0. Without an embedder, the judge decides whether the answer responds to the
 question: with ``scale=graded`` (the default) a 0-10 rating, score rating / 10; with
 ``scale=binary`` one yes/no decision, score 1 or 0.
-Edge cases: a noncommittal answer -> 0 (whatever the similarity); an empty answer -> 0 (no call);
-no generated question -> 0, flagged.
+Edge cases: a noncommittal answer (the judge's explicit ``evasive: yes``) -> 0 (whatever the
+similarity); an empty answer -> 0 (no call); no generated question for an answer the judge did
+not call evasive -> undefined, with the reason (the judge did not do what was asked).
 
 **Baseline normalisation** (``normalize=baseline``, needs an embedder). Raw cosines of sentence
 embeddings run high even for unrelated questions on the same topic, so a raw 0.8 says little.
@@ -21,8 +22,8 @@ drawn from the same batch, the query of one row against the generated questions 
    \\qquad s = \\mathrm{clip}\\Big(\\frac{\\mathrm{raw} - b}{1 - b}, 0, 1\\Big)
 
 over pairs of generated questions x, y (each with its row's query) whose rows' queries differ
-(after trimming and case-folding); a noncommittal answer, an empty answer and an answer without
-questions stay 0 and do not enter the baseline. 0 means "no closer to its own query than to a
+(after trimming and case-folding); a noncommittal answer and an empty answer stay 0, an answer
+without questions stays undefined, and none of them enters the baseline. 0 means "no closer to its own query than to a
 random query of this dataset". Both numbers are in the details (``cosine``, ``normalized``,
 ``baseline_mean``, ``baseline_pairs``, ``score_is``). The batch is the runner's chunk (2,048
 rows by default); fewer than 5 rows with generated questions, or no negative pair, leave the
@@ -109,7 +110,7 @@ class AnswerRelevancy(JudgedEvaluator):
                 continue
             base = {"cosine": r.score, "baseline_mean": b if defined else None, "baseline_pairs": pairs,
                     "score_is": "normalized"}
-            if i not in vectors:  # noncommittal / empty / no question: 0 either way
+            if i not in vectors:  # noncommittal / empty: 0 either way
                 out.append(r.model_copy(update={"details": {**r.details, **base, "normalized": 0.0}}))
             elif not defined:
                 why = (f"undefined: the baseline needs >= {MIN_BASELINE_ROWS} rows with generated questions and "
@@ -136,8 +137,8 @@ class AnswerRelevancy(JudgedEvaluator):
         if noncommittal:
             return self.result(0.0, "noncommittal answer", questions=questions, noncommittal=True)
         if not questions:
-            return self.result(0.0, "the judge generated no question from the answer", questions=[],
-                               noncommittal=False)
+            return self.result(None, "undefined: the judge generated no question from a non-empty answer it "
+                               "did not call evasive", questions=[], noncommittal=False)
         vectors = np.asarray(await self.embedder.aembed([sample.query, *questions]), dtype=np.float64)
         sims = np.clip(vectors[1:] @ vectors[0], 0.0, 1.0)
         sink[i] = (vectors[0], vectors[1:])
@@ -185,10 +186,13 @@ register_judged(
             "(embeddings), or a judged 0-10 rating (graded) or yes/no (binary) without an embedder.",
     formula="answer_relevancy = mean_i cos(e(query), e(q_i)) over <= 3 generated questions; "
             "without embedder: rating / 10 (graded), 1 if the judge says the answer responds else 0 (binary)",
-    edge_cases=("noncommittal answer -> 0", "empty answer -> 0", "no generated question -> 0"),
+    edge_cases=("noncommittal answer -> 0", "empty answer -> 0",
+                "no generated question (answer not called evasive) -> undefined"),
     requires=("query", "answer"),
     calls="1, shared with faithfulness's claim decomposition (plus 1 embedding batch)",
     params=(STEPS, SCALE, Param("normalize", str, "none", "none: raw mean cosine; baseline: rescaled against "
                                 "negative pairs of the batch (needs an embedder)", choices=("none", "baseline"))),
-    version="2",
+    version="3",
+    undefined="undefined (None) when the judge generates no question for an answer it did not call evasive; "
+              "with normalize=baseline also when the batch has too few rows for a baseline",
 )

@@ -7,7 +7,8 @@ where r_i is the judge's rating of chunk i, from the same single call as context
 with ``scale=graded``, the default, or 10 / 0 from a yes/no decision with ``scale=binary``), and
 τ the ``threshold`` parameter (default 5: "on topic and at least partly answering"). RAGAS makes
 one call per chunk for this; ragmeter makes one for all. Edge cases: empty context list -> 0.0; no
-relevant chunk in the top k -> 0.0; an unrated chunk is not relevant (flagged).
+relevant chunk in the top k -> 0.0; a rating count other than the chunk count is a
+JudgeParseError (after one repair).
 """
 
 from __future__ import annotations
@@ -28,13 +29,12 @@ class ContextPrecisionLLM(JudgedEvaluator):
             return self.result(0.0, "no contexts retrieved")
         ratings, _ = await rate_chunks(self.judge, sample, "context_precision_llm", self.params["scale"])
         tau = self.params["threshold"]
-        rel = [r is not None and r >= tau for r in ratings]
+        rel = [r >= tau for r in ratings]
         ranked = RankedList(rel, [float(x) for x in rel], [int(x) for x in rel], float("nan"))
         score = context_precision_single(ranked, self.cutoff)
         ranks = [i + 1 for i, x in enumerate(rel) if x]
         return self.result(score, f"judged relevant at rank(s) {ranks} (rating >= {tau:g})" if ranks
-                           else "no chunk judged relevant", relevant_ranks=ranks, ratings=ratings,
-                           unrated=[i + 1 for i, r in enumerate(ratings) if r is None])
+                           else "no chunk judged relevant", relevant_ranks=ranks, ratings=ratings)
 
 
 register_judged(
@@ -43,11 +43,11 @@ register_judged(
     summary="RAGAS rank-weighted context precision with each chunk's relevance judged (rating >= threshold).",
     formula="CP@k = Σ_{i<=k} Precision@i · rel_i / Σ_{i<=k} rel_i, rel_i = [rating_i >= threshold]",
     edge_cases=("empty context list -> 0.0", "no relevant chunk in the top k -> 0.0",
-                "an unrated chunk is not relevant and is flagged"),
+                "a rating count other than the chunk count -> JudgeParseError after one repair"),
     requires=("query", "contexts"),
     calls="1 for all chunks, shared with context_relevancy (RAGAS: 1 per chunk)",
     params=(Param("threshold", float, 5.0, "rating (0-10) at or above which a chunk is relevant", minimum=0),
             SCALE),
-    version="2",
+    version="3",
     cutoff="optional",
 )

@@ -5,8 +5,8 @@
 One call judges every chunk. With ``scale=graded`` (the default) the judge rates each chunk 0-10;
 with ``scale=binary`` it makes one yes/no relevance decision per chunk and r_i is 10 or 0, so the
 score is the share of relevant chunks (measured side by side in docs/generation.md).
-Edge cases: empty context list -> 0.0 (no call); a chunk the judge did not rate counts as 0 and
-is listed in ``details.unrated``.
+Edge cases: empty context list -> 0.0 (no call); a reply with another number of ratings than
+chunks, or a missing field, is unreadable output (one repair, then a recorded JudgeParseError).
 """
 
 from __future__ import annotations
@@ -23,15 +23,12 @@ class ContextRelevancy(JudgedEvaluator):
         if not sample.contexts:
             return self.result(0.0, "no contexts retrieved")
         ratings, reasons = await rate_chunks(self.judge, sample, "context_relevancy", self.params["scale"])
-        unrated = [i + 1 for i, r in enumerate(ratings) if r is None]
-        values = [0.0 if r is None else r / 10 for r in ratings]
+        values = [r / 10 for r in ratings]
         if self.params["scale"] == "binary":
             reason = f"{sum(v == 1.0 for v in values)} of {len(values)} chunks judged relevant"
         else:
             reason = f"mean chunk rating {10 * sum(values) / len(values):.1f}/10 over {len(values)} chunks"
-        if unrated:
-            reason += f"; {len(unrated)} unrated counted as 0"
-        return self.result(sum(values) / len(values), reason, unrated=unrated, scale=self.params["scale"],
+        return self.result(sum(values) / len(values), reason, scale=self.params["scale"],
                            chunks=[{"rank": i + 1, "rating": r, "reason": why}
                                    for i, (r, why) in enumerate(zip(ratings, reasons, strict=True))])
 
@@ -42,9 +39,10 @@ register_judged(
     summary="Mean judged relevance of the retrieved chunks: mean 0-10 rating / 10 (graded, default) or "
             "share judged relevant (binary).",
     formula="context_relevancy = mean_i rating_i / 10; binary: rating_i = 10 if judged relevant else 0",
-    edge_cases=("empty context list -> 0.0", "an unrated chunk counts as 0 and is flagged"),
+    edge_cases=("empty context list -> 0.0",
+                "a rating count other than the chunk count -> JudgeParseError after one repair"),
     requires=("query", "contexts"),
     calls="1 for all chunks (shared with context_precision_llm); 0 without contexts",
     params=(SCALE,),
-    version="2",
+    version="3",
 )

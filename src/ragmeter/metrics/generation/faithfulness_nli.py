@@ -63,7 +63,7 @@ from ...names import MetricName
 from ...registry import MetricSpec, Param, register
 from ...types import MetricResult, Sample
 from ..lexical.lexical_faithfulness import content_tokens, split_sentences
-from ._judged import STEPS, decompose, joined_context
+from ._judged import NO_CLAIM_UNDEFINED, STEPS, decompose, joined_context
 
 NAME = "faithfulness_nli"
 MODEL_ENV = "RAGMETER_NLI_MODEL"
@@ -387,8 +387,11 @@ class JudgedNLIFaithfulness(_NLIFaithfulnessBase):
         edge = self.edge_case(sample)
         if edge is not None:
             return edge
-        claims = await decompose(self.judge, sample, NAME, str(self.params["steps"]))
+        claims, no_facts = await decompose(self.judge, sample, NAME, str(self.params["steps"]))
         if not claims:
+            if not no_facts:
+                return MetricResult(name=self.name, score=None, reason=NO_CLAIM_UNDEFINED, version=self.version,
+                                    details={"claims_from": self.claims_from, "claims": [], "no_facts": False})
             return self.scored([], [])
         context = joined_context(sample)
         verdicts = await asyncio.to_thread(self.nli.entailment, [(context, c) for c in claims])
@@ -444,7 +447,8 @@ _spec_box.append(register(MetricSpec(
     formula="score = |{c : p(c) >= threshold}| / |claims|; p(c) = max over premise windows w of "
             "P(entailment | premise = w, hypothesis = c); premise = contexts joined, cut into overlapping token "
             "windows only when it does not fit the model's maximum length",
-    edge_cases=("empty answer -> 1.0", "no context -> 0.0", "no claim in the answer -> 1.0",
+    edge_cases=("empty answer -> 1.0", "no context -> 0.0", "no claim in the answer -> 1.0 (with judge claims: "
+                "only when the judge states the answer makes no factual claim, else undefined)",
                 "claims: answer sentences with a content word, or the judge's claims when a judge is configured "
                 "(claims=auto; shared with faithfulness, no extra call when both run)",
                 "long premise: max entailment over token windows overlapping by "
@@ -462,6 +466,7 @@ _spec_box.append(register(MetricSpec(
     ),
     requires=("answer", "contexts"),
     default_names=(),
-    undefined="never undefined; a model load or inference failure is recorded as the sample's error",
+    undefined="undefined only with the judge's claims, when the judge lists no claim for a non-empty answer "
+              "without stating it makes none; a model load or inference failure is recorded as the sample's error",
     extra={"needs": f"a local NLI model (model=... or ${MODEL_ENV}); torch and transformers"},
 )))

@@ -52,8 +52,8 @@ def split_sections(sample: Sample) -> tuple[list[str], list[str]] | None:
 class SectionScore(BaseModel):
     """One section's reasoning and score."""
 
-    section: str = ""
-    reasoning: str = ""
+    section: str
+    reasoning: str
     score: int = Field(ge=0, le=5)
 
 

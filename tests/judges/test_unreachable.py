@@ -1,0 +1,112 @@
+"""Issue #11, section 2: a judge that cannot be reached stops the run fast (exit 3) with the
+cause and the URL (credentials masked) on one line; rows already finished are kept."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from pydantic import BaseModel
+
+from ragmeter.cli import main
+from ragmeter.errors import JudgeConnectionError, JudgeUnreachable
+from ragmeter.judges import FunctionBackend, Judge
+from ragmeter.judges.judge import UNREACHABLE_AFTER
+
+from .fake_server import Reply
+
+
+class Verdict(BaseModel):
+    score: int
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write_rows(path: Path, n: int) -> Path:
+    rows = [{"id": f"r{i}", "query": f"q{i}?", "answer": f"Answer {i}.",
+             "contexts": [{"id": "d1", "text": f"Answer {i}."}, {"id": "d2", "text": "x"}], "relevant": ["d1"]}
+            for i in range(n)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_server_down_stops_fast_with_cause_and_masked_url(tmp_path):
+    # before: every one of 20 samples retried 5 times (about 20 s), the console showed only counts
+    port = closed_port()
+    data = write_rows(tmp_path / "rows.jsonl", 20)
+    out = tmp_path / "o"
+    t0 = time.perf_counter()
+    res = CliRunner().invoke(main, ["eval", str(data), "-m", "faithfulness", "-m", "mrr", "--judge",
+                                    f"openai:m@http://admin:hunter22@127.0.0.1:{port}/v1", "-o", str(out),
+                                    "--no-report"], catch_exceptions=False)
+    elapsed = time.perf_counter() - t0
+    assert res.exit_code == 3, res.output
+    lines = [ln for ln in res.output.splitlines() if "unreachable" in ln]
+    assert len(lines) == 1
+    assert f"http://***@127.0.0.1:{port}/v1" in lines[0] and "JudgeConnectionError" in lines[0]
+    assert "hunter22" not in res.output
+    assert elapsed < 8, elapsed
+    # the rows computed are kept: mrr scored on every row of the chunk, the judge metric errored
+    rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 20 and all(r["metrics"]["mrr"]["score"] == 1.0 for r in rows)
+    assert {r["metrics"]["faithfulness"]["error"]["type"] for r in rows} <= {"JudgeConnectionError",
+                                                                             "JudgeUnreachable"}
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["run"]["aborted"]["type"] == "JudgeUnreachable"
+    attempts = sum(summary["run"]["judge"]["attempt_errors"].values())
+    assert attempts <= UNREACHABLE_AFTER + 16  # at most what was already in flight (concurrency 16)
+
+
+def test_rejected_key_stops_the_run(tmp_path, fake_llm):
+    fake_llm.rule = lambda call: Reply(status=401, error="Incorrect API key provided")
+    data = write_rows(tmp_path / "rows.jsonl", 40)
+    res = CliRunner().invoke(main, ["eval", str(data), "-m", "faithfulness", "--judge", f"openai:m@{fake_llm.url}",
+                                    "-o", str(tmp_path / "o"), "--no-report", "--concurrency", "2"],
+                             catch_exceptions=False)
+    assert res.exit_code == 3
+    line = next(ln for ln in res.output.splitlines() if "unreachable" in ln)
+    assert "JudgeAuthError" in line and "HTTP 401" in line and fake_llm.url in line
+    assert len(fake_llm.log) <= UNREACHABLE_AFTER + 2  # before: one request per sample, 40
+
+
+def _backend(outcomes):
+    calls = []
+
+    async def handler(request):
+        calls.append(request)
+        out = outcomes(len(calls))
+        if isinstance(out, Exception):
+            raise out
+        return out
+
+    return FunctionBackend(handler, base_url="http://u:pw@10.0.0.1/v1"), calls
+
+
+def test_library_judge_trips_then_raises_without_sending():
+    backend, calls = _backend(lambda n: JudgeConnectionError("Connection refused"))
+    judge = Judge(backend, cache=False, max_retries=10, backoff=0.001)
+    with pytest.raises(JudgeUnreachable, match=r"http://\*\*\*@10\.0\.0\.1/v1"):
+        asyncio.run(judge.judge("q", Verdict))
+    assert len(calls) == UNREACHABLE_AFTER  # not 11 attempts
+    with pytest.raises(JudgeUnreachable):
+        asyncio.run(judge.judge("another", Verdict))
+    assert len(calls) == UNREACHABLE_AFTER  # nothing more was sent
+
+
+def test_a_judge_that_worked_once_is_never_declared_unreachable():
+    backend, _calls = _backend(lambda n: '{"score": 1}' if n == 1 else JudgeConnectionError("Connection reset"))
+    judge = Judge(backend, cache=False, max_retries=0)
+    assert asyncio.run(judge.judge("q", Verdict)).value.score == 1
+    for i in range(2 * UNREACHABLE_AFTER):
+        with pytest.raises(JudgeConnectionError):
+            asyncio.run(judge.judge(f"q{i}", Verdict))
+    assert judge.unreachable is None
