@@ -67,7 +67,12 @@ class RunWriter:
         if self.records is not None:
             self.records.append(record)
         if self._fh is not None:
-            self._fh.write(json.dumps(record, ensure_ascii=False, default=_json_default) + "\n")
+            self._fh.write(record_json(record) + "\n")
+
+    def flush(self) -> None:
+        """Push the lines written so far to the file (a killed run keeps them)."""
+        if self._fh is not None:
+            self._fh.flush()
 
     def finish(self, run_info: dict[str, Any]) -> RunResult:
         """Close the stream, write ``summary.json`` and return the :class:`RunResult`."""
@@ -83,6 +88,18 @@ class RunWriter:
             assert self.out_dir is not None
             result.write_summary(self.out_dir / "summary.json")
         return result
+
+
+def record_json(record: dict[str, Any]) -> str:
+    """One ``results.jsonl`` line (without the newline). Text that is not valid Unicode (a lone
+    surrogate, possible only from Python objects) is written with ``\\u`` escapes instead of
+    failing the run."""
+    text = json.dumps(record, ensure_ascii=False, default=_json_default)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(record, ensure_ascii=True, default=_json_default)
+    return text
 
 
 def _json_default(obj: Any) -> Any:
