@@ -1,8 +1,9 @@
 """The click group every ``ragmeter`` sub-command attaches to, and the error/exit-code policy.
 
 Exit codes: 0 success; 1 quality gate failed; 2 usage or input error; 3 judge/infrastructure
-errors above the tolerated rate. Errors print as one line (``ragmeter: error: ...``); ``--debug``
-shows the traceback.
+errors above the tolerated rate; 4 an internal error (a bug: any exception ragmeter did not raise on
+purpose). Errors print as one line (``ragmeter: error: ...``); ``--debug`` shows the traceback.
+Exit 1 only ever means "quality gate failed": no crash can be mistaken for it.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import click
 
 from ..errors import RagmeterError
 
-EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
+EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_INFRA, EXIT_BUG = 0, 1, 2, 3, 4
 
 
 class RagmeterGroup(click.Group):
@@ -23,11 +24,19 @@ class RagmeterGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
+            raise
         except (RagmeterError, OSError) as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
             click.echo(f"ragmeter: error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
+        except Exception as exc:
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            click.echo(f"ragmeter: internal error: {type(exc).__name__}: {exc}. This is a bug, please report "
+                       "it (with the output of the same command with --debug).", err=True)
+            sys.exit(EXIT_BUG)
 
 
 @click.group(cls=RagmeterGroup, context_settings={"help_option_names": ["-h", "--help"]})
