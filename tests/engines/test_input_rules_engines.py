@@ -78,7 +78,7 @@ def test_infinite_grade_and_text_over_the_limit_are_row_errors_on_both_paths(tmp
         "relevant": pa.array([[("a", float("inf"))], [("a", 1.0)], [("a", 2.0)]],
                              pa.map_(pa.string(), pa.float64())),
     })
-    fast, slow, bad = _both(tmp_path, table, ["ndcg@5"], on_error="skip", max_text_chars=40)
+    fast, _slow, bad = _both(tmp_path, table, ["ndcg@5"], on_error="skip", max_text_chars=40)
     _assert_same_files(tmp_path)
     assert [e.field for e in bad] == ["relevant", "contexts[0].text"]
     assert fast.status["ndcg@5"].tolist() == [2, 2, 0]
