@@ -271,6 +271,11 @@ def bound_details(details: dict[str, Any]) -> dict[str, Any]:
     :data:`MAX_STORED_ITEMS` items; what was cut is listed under ``details["truncated"]``
     (``"sentences: 1,000 of 62,345 items kept"``). Returns ``details`` itself when nothing is
     over budget (the usual case: no copy)."""
+    try:  # the usual case, decided in C: a details object this short holds nothing over budget
+        if len(json.dumps(details, ensure_ascii=False, default=str)) <= MAX_STORED_CHARS:
+            return details
+    except (TypeError, ValueError):
+        pass
     notes: list[str] = []
 
     def walk(v: Any, path: str) -> Any:

@@ -225,3 +225,13 @@ def test_long_answer_is_bounded_in_results(tmp_path):
     evaluate(items, ["lexical_faithfulness"], out_dir=str(tmp_path / "o"))
     size = (tmp_path / "o" / "results.jsonl").stat().st_size
     assert size < 400_000  # 20,000 sentence records were ~4 MB
+
+
+def test_infinite_grade_in_a_qrels_file_is_an_input_error(tmp_path):
+    from ragmeter.trec.io import Qrels
+
+    path = tmp_path / "qrels.txt"
+    path.write_text("q1 0 d1 1\nq1 0 d2 inf\n")
+    with pytest.raises(InputError, match="expected a finite relevance grade, got inf") as info:
+        Qrels.from_file(path)
+    assert info.value.field == "rel"

@@ -216,7 +216,8 @@ def eval_cmd(data: Path, metrics: tuple[str, ...], out_dir: Path | None, config_
 
     Writes OUTDIR/results.jsonl (one line per sample), OUTDIR/summary.json and OUTDIR/report.html.
     Exit codes: 0 done; 1 quality gate failed; 2 bad usage or bad input; 3 errored samples above
-    the tolerated rate (checked when a judge is used or a gate is configured).
+    the tolerated rate (checked when a judge is used or a gate is configured); 4 an internal error
+    (a bug: please report it).
     """
     from ..config import load_config, merge_cli
     from ..gate import parse_threshold

@@ -85,7 +85,7 @@ class RetrievalEvaluator:
         }
         if rel.mode == "labels":
             details["labelled_relevant"] = int(ranked.num_rel)
-            cannot = labels_cannot_match(sample)
+            cannot = None if any(rel.matched_by) else labels_cannot_match(sample)
             if cannot is not None:
                 details[UNMATCHABLE_KEY] = True
                 return MetricResult(name=self.name, score=None, reason=cannot, details=details,
