@@ -100,3 +100,15 @@ def test_config_values_from_the_environment_are_recorded_as_written(tmp_path):
     assert run["field_map"] == {"docs": "${TARGET_FIELD}"} and run["config"] == str(cfg)
     assert "contexts" not in json.dumps(run["field_map"])
     assert json.loads((tmp_path / "o" / "summary.json").read_text())["metrics"]["mrr"]["mean"] == 1.0
+
+
+def test_ctrl_c_is_exit_130_never_the_gate_code(tmp_path, monkeypatch):
+    import ragmeter.cli.eval_cmd as eval_cmd
+
+    def interrupted(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(eval_cmd, "evaluate_file", interrupted)
+    data = _jsonl(tmp_path / "d.jsonl", [{"id": "a", "contexts": [{"id": "x"}], "relevant": ["x"]}])
+    res = _run(str(data), "-m", "mrr", "-o", str(tmp_path / "o"), "--no-report")
+    assert res.exit_code == 130 and "interrupted" in res.output

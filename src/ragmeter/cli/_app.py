@@ -2,7 +2,8 @@
 
 Exit codes: 0 success; 1 quality gate failed; 2 usage or input error; 3 judge/infrastructure
 errors above the tolerated rate; 4 an internal error (a bug: any exception ragmeter did not raise on
-purpose). Errors print as one line (``ragmeter: error: ...``); ``--debug`` shows the traceback.
+purpose); 130 interrupted (Ctrl-C). Errors print as one line (``ragmeter: error: ...``);
+``--debug`` shows the traceback.
 Exit 1 only ever means "quality gate failed": no crash can be mistaken for it.
 """
 
@@ -16,6 +17,7 @@ import click
 from ..errors import RagmeterError
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_INFRA, EXIT_BUG = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
 
 
 class RagmeterGroup(click.Group):
@@ -26,6 +28,9 @@ class RagmeterGroup(click.Group):
             return super().invoke(ctx)
         except (click.exceptions.ClickException, click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except KeyboardInterrupt:  # click would turn it into "Aborted!" with exit 1, the gate's code
+            click.echo("ragmeter: interrupted (results.jsonl holds every sample finished so far)", err=True)
+            sys.exit(EXIT_INTERRUPTED)
         except (RagmeterError, OSError) as exc:
             if ctx.obj and ctx.obj.get("debug"):
                 raise
