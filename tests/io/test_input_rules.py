@@ -235,3 +235,15 @@ def test_infinite_grade_in_a_qrels_file_is_an_input_error(tmp_path):
     with pytest.raises(InputError, match="expected a finite relevance grade, got inf") as info:
         Qrels.from_file(path)
     assert info.value.field == "rel"
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_write_samples_keeps_absent_contexts_absent(tmp_path, suffix):
+    from ragmeter.io import write_samples
+
+    samples = [Sample(id="a", relevant=["x"]), Sample(id="b", contexts=[], relevant=["x"])]
+    path = tmp_path / f"s{suffix}"
+    write_samples(samples, path)
+    back = list(read_samples(path))
+    assert [s.has("contexts") for s in back] == [False, True]
+    assert back == samples
