@@ -179,29 +179,28 @@ async def _score_stream(
     single = [ev for ev in pending if getattr(ev, "aevaluate_batch", None) is None]
     batched = [ev for ev in pending if getattr(ev, "aevaluate_batch", None) is not None]
     wanted = {ev.name: set(todo[ev.name]) for ev in single}
-    tasks: list[asyncio.Future[None]] = [asyncio.ensure_future(whole(ev, todo[ev.name])) for ev in batched]
-    n_whole = len(tasks)
-    for i in range(n):
+    whole_tasks = [asyncio.ensure_future(whole(ev, todo[ev.name])) for ev in batched]
+    by_sample: dict[int, asyncio.Future[None]] = {}
+    for i in range(n):  # created in sample order: the judge's concurrency slots go to early samples first
         evs = [ev for ev in single if i in wanted[ev.name]]
         if evs:
-            tasks.append(asyncio.ensure_future(per_sample(i, evs)))
-    by_sample = {i: t for i, t in zip(
-        [i for i in range(n) if any(i in wanted[ev.name] for ev in single)], tasks[n_whole:], strict=True)}
+            by_sample[i] = asyncio.ensure_future(per_sample(i, evs))
+
+    async def ready(task: asyncio.Future[None]) -> None:
+        if not task.done() and before_wait is not None:
+            before_wait()
+        await task
+
     try:
-        for t in tasks[:n_whole]:
-            if not t.done() and before_wait is not None:
-                before_wait()
-            await t
+        for task in whole_tasks:
+            await ready(task)
         for i in range(n):
-            t = by_sample.get(i)
-            if t is not None:
-                if not t.done() and before_wait is not None:
-                    before_wait()
-                await t
+            if i in by_sample:
+                await ready(by_sample[i])
             yield i, {ev.name: _done(out[ev.name][i]) for ev in evaluators}
     finally:
-        for t in tasks:
-            t.cancel()
+        for task in [*whole_tasks, *by_sample.values()]:
+            task.cancel()
 
 
 def _done(r: MetricResult | None) -> MetricResult:

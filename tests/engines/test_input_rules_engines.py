@@ -82,3 +82,26 @@ def test_infinite_grade_and_text_over_the_limit_are_row_errors_on_both_paths(tmp
     _assert_same_files(tmp_path)
     assert [e.field for e in bad] == ["relevant", "contexts[0].text"]
     assert fast.status["ndcg@5"].tolist() == [2, 2, 0]
+
+
+def test_ray_engine_applies_the_same_rules(ray_cluster, tmp_path):
+    ray_engine = pytest.importorskip("ragmeter.engines.ray_engine")
+    from ragmeter import evaluate
+    from ragmeter.io import read_samples
+
+    rows = [{"id": "has", "contexts": [{"id": "x"}], "relevant": ["x"]},
+            {"id": "no-ctx", "relevant": ["x"]},
+            {"id": "empty", "contexts": [], "relevant": ["x"]},
+            {"id": "ids-vs-texts", "contexts": ["a passage"], "relevant": ["doc1"]}]
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = ray_engine.evaluate_ray(data, ["mrr", "recall"], out_dir=tmp_path / "ray", batch_size=2)
+    evaluate(read_samples(data), ["mrr", "recall"], out_dir=str(tmp_path / "local"), keep_records=False)
+    assert (tmp_path / "ray" / "results.jsonl").read_text() == (tmp_path / "local" / "results.jsonl").read_text()
+    assert run.status["mrr"].tolist() == [0, 1, 0, 1]
+    assert run.run["input_checks"]["unmatchable_labels"] == 1
+    renamed = tmp_path / "r.jsonl"
+    renamed.write_text("".join(json.dumps({"id": r["id"], "docs": [{"id": "x"}], "relevant": ["x"]}) + "\n"
+                               for r in rows))
+    with pytest.raises(InputError, match="did you mean 'docs'"):
+        ray_engine.evaluate_ray(renamed, ["mrr"], out_dir=tmp_path / "ray2", batch_size=2)
