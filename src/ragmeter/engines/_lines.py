@@ -81,8 +81,6 @@ def record_line(sample_id: str, results: dict[str, MetricResult], names: Sequenc
     return record_json(record)
 
 
-
-
 @dataclass
 class Patterns:
     """Fast rows grouped by (ranking length, relevant-rank bitmask, labelled count, no labels)."""
