@@ -93,3 +93,30 @@ def test_invalid_yaml_names_line():
     with pytest.raises(InputError) as err:
         parse_config("rag:\n  eval: [\n", path="c.yaml")
     assert err.value.path == "c.yaml" and err.value.line is not None
+
+
+# ---- plain YAML only; values from the environment are recorded as written (issue 11) ------------
+
+
+@pytest.mark.parametrize(("text", "line", "what"), [
+    ("rag:\n  eval:\n    output: !!python/object/apply:os.getcwd []\n", 3, "!!python/object/apply:os.getcwd"),
+    ("rag: !custom {}\n", 1, "'!custom'"),
+    ("a: &a [*a]\n", 1, "recursive alias"),
+    ("rag:\n  eval: &e\n    fields: *e\n", 2, "recursive alias"),
+    ("a: &a [1,1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+     "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\n", 5, "more than 100,000"),
+])
+def test_tags_recursive_aliases_and_alias_bombs_name_file_and_line(text, line, what):
+    with pytest.raises(InputError) as info:
+        parse_config(text, path="r.yaml")
+    assert (info.value.path, info.value.line) == ("r.yaml", line)
+    assert what in str(info.value)
+
+
+def test_as_written_gives_back_the_variable_not_its_value():
+    cfg = parse_config("rag:\n  eval:\n    model: ${J}\n    fields: {q: '${F:-query}'}\n", path="r.yaml",
+                       env={"J": "openai:m@http://user:secret@127.0.0.1:1/v1"})
+    assert cfg.eval.judge == "openai:m@http://user:secret@127.0.0.1:1/v1"  # used as expanded
+    assert cfg.as_written(cfg.eval.judge) == "${J}"  # recorded as written
+    assert cfg.as_written(dict(cfg.eval.fields)) == {"q": "${F:-query}"}
+    assert cfg.as_written("openai:other") == "openai:other" and cfg.source == "r.yaml"

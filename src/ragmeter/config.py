@@ -9,7 +9,11 @@
         embedder: st:all-MiniLM-L6-v2
 
 ``${VAR}`` and ``${VAR:-default}`` expand from the environment; an unset variable without a
-default is an error naming it and the line. The file is validated with pydantic: an unknown key or a
+default is an error naming it and the line. A value that came from the environment is recorded in
+outputs as written (``${VAR}``, see :meth:`Config.as_written`), so ``summary.json`` and the report
+never copy an environment variable. Only plain YAML is read: a tag (``!!python/object/apply``,
+``!custom``), a recursive alias, or aliases that expand past :data:`MAX_NODES` nodes are an error
+naming the file and the line. The file is validated with pydantic: an unknown key or a
 wrong type is an error naming the key and its line. Named presets (``preset: offline`` or
 ``preset: retrieval``) supply the metric list when ``metrics`` is not given. Command-line flags
 override the file (:func:`merge_cli`). ``ragmeter init`` writes :data:`STARTER` to disk.
@@ -23,7 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from .errors import InputError
 
@@ -35,6 +39,12 @@ PRESETS: dict[str, list[str]] = {
     # no LLM cost at all
     "retrieval": ["hit_rate@5", "mrr", "ndcg@5", "map", "context_recall"],
 }
+
+#: The YAML tags a configuration may use (what ``yaml.safe_load`` resolves plain YAML to).
+SAFE_TAGS = frozenset("tag:yaml.org,2002:" + t for t in (
+    "str", "int", "float", "bool", "null", "map", "seq", "timestamp", "binary", "merge"))
+#: Most nodes a configuration may expand to through aliases ("billion laughs" guard).
+MAX_NODES = 100_000
 
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -119,6 +129,26 @@ class Config(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     rag: RagSection = Field(default_factory=RagSection)
+    _source: str | None = PrivateAttr(default=None)
+    _written: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @property
+    def source(self) -> str | None:
+        """The file this configuration was loaded from (None: the defaults)."""
+        return self._source
+
+    def as_written(self, value: Any) -> Any:
+        """``value`` (a string, or a dict / list of them) with every string that a ``${VAR}``
+        expansion produced replaced by the text as written in the file (``${JUDGE_LLM_REF}``)."""
+        if not self._written:
+            return value
+        if isinstance(value, str):
+            return self._written.get(value, value)
+        if isinstance(value, dict):
+            return {k: self.as_written(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [self.as_written(v) for v in value]
+        return value
 
     @property
     def eval(self) -> EvalConfig:
@@ -146,16 +176,53 @@ def expand_env(text: str, *, path: str = "<config>", line: int | None = None,
     return _VAR.sub(sub, text)
 
 
-def _expand_node(node: yaml.Node, path: str, env: dict[str, str] | None) -> None:
+def _expand_node(node: yaml.Node, path: str, env: dict[str, str] | None, written: dict[str, str]) -> None:
     if isinstance(node, yaml.ScalarNode):
         if "${" in node.value:
-            node.value = expand_env(node.value, path=path, line=node.start_mark.line + 1, env=env)
+            raw = node.value
+            node.value = expand_env(raw, path=path, line=node.start_mark.line + 1, env=env)
+            if node.value != raw:
+                written[node.value] = raw
     elif isinstance(node, yaml.SequenceNode):
         for child in node.value:
-            _expand_node(child, path, env)
+            _expand_node(child, path, env, written)
     elif isinstance(node, yaml.MappingNode):
         for _key, child in node.value:
-            _expand_node(child, path, env)
+            _expand_node(child, path, env, written)
+
+
+def _check_nodes(root: yaml.Node, path: str) -> None:
+    """Reject tags beyond plain YAML, recursive aliases and alias bombs, naming the line."""
+    size: dict[int, int] = {}
+    active: set[int] = set()
+
+    def visit(node: yaml.Node) -> int:
+        key = id(node)
+        line = node.start_mark.line + 1
+        if key in active:
+            raise InputError("a recursive alias (an anchor that contains itself): expected plain YAML "
+                             "without cycles", path=path, line=line)
+        if key in size:
+            return size[key]
+        if node.tag not in SAFE_TAGS:
+            raise InputError(f"the YAML tag {node.tag.replace('tag:yaml.org,2002:', '!!')!r} is not allowed: "
+                             "ragmeter reads plain YAML only (strings, numbers, lists, mappings)",
+                             path=path, line=line)
+        active.add(key)
+        children: list[yaml.Node] = []
+        if isinstance(node, yaml.SequenceNode):
+            children = list(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            children = [n for pair in node.value for n in pair]
+        total = 1 + sum(visit(c) for c in children)
+        active.discard(key)
+        if total > MAX_NODES:
+            raise InputError(f"the aliases expand to more than {MAX_NODES:,} values: expected a small "
+                             "configuration file", path=path, line=line)
+        size[key] = total
+        return total
+
+    visit(root)
 
 
 def _line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
@@ -182,19 +249,26 @@ def _line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
 def parse_config(text: str, *, path: str = "<config>", env: dict[str, str] | None = None) -> Config:
     """Parse and validate configuration ``text``; errors name ``path``, the line and the key."""
     try:
-        root = yaml.compose(text)
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        if root is None:
+            return Config()
+        _check_nodes(root, path)
+        written: dict[str, str] = {}
+        _expand_node(root, path, env, written)
+        data = yaml.safe_load(yaml.serialize(root))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise InputError(f"not valid YAML: {getattr(exc, 'problem', exc)}", path=path,
                          line=None if mark is None else mark.line + 1) from exc
-    if root is None:
-        return Config()
-    _expand_node(root, path, env)
-    data = yaml.safe_load(yaml.serialize(root))
+    except RecursionError as exc:
+        raise InputError("not valid YAML: nested too deeply", path=path) from exc
     if not isinstance(data, dict):
         raise InputError("expected a mapping at the top (rag: eval: ...)", path=path, line=1)
     try:
-        return Config.model_validate(data)
+        config = Config.model_validate(data)
+        config._source = path
+        config._written = written
+        return config
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(err["loc"])

@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from . import __version__
 from .errors import InputError, InvalidParameterError, error_info
+from .io._fields import FieldPresence, absent_result, missing_field
 from .registry import MetricSpec, default_metric_names, get_evaluator, skipped_metrics
 from .results import RunResult, RunWriter
 from .types import ErrorInfo, MetricResult, Sample
@@ -106,14 +107,52 @@ def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
 async def _score_chunk(
     evaluators: Sequence[Evaluator], samples: Sequence[Sample]
 ) -> dict[str, list[MetricResult]]:
+    """Every evaluator's results on ``samples`` (what the columnar and Ray engines call)."""
+    out: dict[str, list[MetricResult]] = {ev.name: [] for ev in evaluators}
+    async for _i, res in _score_stream(evaluators, samples):
+        for name, r in res.items():
+            out[name].append(r)
+    return out
+
+
+async def _score_stream(
+    evaluators: Sequence[Evaluator], samples: Sequence[Sample],
+    before_wait: Callable[[], None] | None = None,
+) -> AsyncIterator[tuple[int, dict[str, MetricResult]]]:
+    """Score ``samples`` and yield ``(index, {metric: result})`` in input order, each sample as soon
+    as it and every sample before it are done (``before_wait`` runs before waiting on one that is
+    not: the caller flushes what it has written, so a killed run keeps every finished sample).
+
+    A sample that lacks a field a metric needs gets the undefined result naming the field
+    (:mod:`ragmeter.io._fields`); the metric never sees it. Vectorised ``evaluate_batch``
+    evaluators run first over the chunk; then every metric x sample is awaited together so a
+    judge's concurrency is kept busy (sample by sample in task order); evaluators with
+    ``aevaluate_batch`` (a score that depends on the whole chunk) take the chunk.
+    """
+    n = len(samples)
+    out: dict[str, list[MetricResult | None]] = {ev.name: [None] * n for ev in evaluators}
+    todo: dict[str, list[int]] = {}
+    for ev in evaluators:
+        spec = getattr(ev, "spec", None)
+        idx: list[int] = []
+        for i, s in enumerate(samples):
+            miss = missing_field(spec, s) if spec is not None else None
+            if miss is None:
+                idx.append(i)
+            else:
+                out[ev.name][i] = absent_result(ev.name, ev.version, miss)
+        todo[ev.name] = idx
     ctx = BatchContext()
-    out: dict[str, list[MetricResult]] = {}
     pending: list[Evaluator] = []
     for ev in evaluators:
+        idx = todo[ev.name]
+        if not idx:
+            continue
         batch = getattr(ev, "evaluate_batch", None)
         if batch is not None:
             try:
-                out[ev.name] = batch(samples, ctx)
+                for i, r in zip(idx, batch([samples[i] for i in idx], ctx), strict=True):
+                    out[ev.name][i] = r
                 continue
             except Exception:  # fall back to one sample at a time, so one bad sample costs only itself
                 pass
@@ -125,24 +164,48 @@ async def _score_chunk(
         except Exception as exc:
             return errored(ev.name, ev.version, exc)
 
-    async def whole(ev: Any) -> list[MetricResult]:
+    async def whole(ev: Any, idx: list[int]) -> None:
         try:
-            return list(await ev.aevaluate_batch(samples))
+            res = list(await ev.aevaluate_batch([samples[i] for i in idx]))
         except Exception as exc:
-            return [errored(ev.name, ev.version, exc)] * len(samples)
+            res = [errored(ev.name, ev.version, exc)] * len(idx)
+        for i, r in zip(idx, res, strict=True):
+            out[ev.name][i] = r
 
-    # every metric x sample of the chunk in one gather, so a judge's concurrency is kept busy;
-    # evaluators with ``aevaluate_batch`` (a score that depends on the whole chunk) take the chunk
+    async def per_sample(i: int, evs: list[Evaluator]) -> None:
+        for ev, r in zip(evs, await asyncio.gather(*(one(samples[i], ev) for ev in evs)), strict=True):
+            out[ev.name][i] = r
+
     single = [ev for ev in pending if getattr(ev, "aevaluate_batch", None) is None]
     batched = [ev for ev in pending if getattr(ev, "aevaluate_batch", None) is not None]
-    flat, *whole_results = await asyncio.gather(
-        asyncio.gather(*(one(s, ev) for ev in single for s in samples)), *(whole(ev) for ev in batched))
-    n = len(samples)
-    for i, ev in enumerate(single):
-        out[ev.name] = list(flat[i * n : (i + 1) * n])
-    for ev, res in zip(batched, whole_results, strict=True):
-        out[ev.name] = res
-    return {ev.name: out[ev.name] for ev in evaluators}
+    wanted = {ev.name: set(todo[ev.name]) for ev in single}
+    whole_tasks = [asyncio.ensure_future(whole(ev, todo[ev.name])) for ev in batched]
+    by_sample: dict[int, asyncio.Future[None]] = {}
+    for i in range(n):  # created in sample order: the judge's concurrency slots go to early samples first
+        evs = [ev for ev in single if i in wanted[ev.name]]
+        if evs:
+            by_sample[i] = asyncio.ensure_future(per_sample(i, evs))
+
+    async def ready(task: asyncio.Future[None]) -> None:
+        if not task.done() and before_wait is not None:
+            before_wait()
+        await task
+
+    try:
+        for task in whole_tasks:
+            await ready(task)
+        for i in range(n):
+            if i in by_sample:
+                await ready(by_sample[i])
+            yield i, {ev.name: _done(out[ev.name][i]) for ev in evaluators}
+    finally:
+        for task in [*whole_tasks, *by_sample.values()]:
+            task.cancel()
+
+
+def _done(r: MetricResult | None) -> MetricResult:
+    assert r is not None
+    return r
 
 
 async def aevaluate(
@@ -189,20 +252,23 @@ async def aevaluate(
         yield from iterator
 
     input_errors = 0
+    presence = FieldPresence()
     try:
         for chunk in _chunks(all_items(), chunk_size):
             good = [s for s in chunk if isinstance(s, Sample)]
-            scored = await _score_chunk(evaluators, good) if good else {}
-            gi = 0
+            stream = _score_stream(evaluators, good, before_wait=writer.flush)
             for item in chunk:
                 if isinstance(item, Sample):
-                    writer.add(item.id, {n: scored[n][gi] for n in names})
-                    gi += 1
+                    _, res = await anext(stream)
+                    presence.note_sample(item)
+                    presence.note(res)
+                    writer.add(item.id, res)
                 else:
                     input_errors += 1
-                    bad_id = f"{item.path or 'row'}:{item.line}" if item.line is not None else str(item.path)
-                    writer.add(bad_id, {n: errored(n, ev.version, item)
-                                        for n, ev in zip(names, evaluators, strict=True)})
+                    writer.add(bad_row_id(item), {n: errored(n, ev.version, item)
+                                                  for n, ev in zip(names, evaluators, strict=True)})
+            await stream.aclose()
+            writer.flush()
             if progress is not None:
                 progress(len(chunk))
             if getattr(judge, "unreachable", None) is not None:
@@ -210,12 +276,19 @@ async def aevaluate(
     except BaseException as exc:
         # never lose what was computed: close results.jsonl and write a summary marked incomplete
         info["aborted"] = error_info(exc)
-        _finish_run(info, t0, judge, input_errors, judge_before)
+        _finish_run(info, t0, judge, input_errors, judge_before, presence)
         writer.finish(info)
         raise
     await _aclose_judge(judge)
-    _finish_run(info, t0, judge, input_errors, judge_before)
-    return writer.finish(info)
+    _finish_run(info, t0, judge, input_errors, judge_before, presence)
+    result = writer.finish(info)
+    presence.check()
+    return result
+
+
+def bad_row_id(item: InputError) -> str:
+    """The id under which a bad row is recorded (``path:line``)."""
+    return f"{item.path or 'row'}:{item.line}" if item.line is not None else str(item.path)
 
 
 def _judge_stats(judge: Any) -> dict[str, Any] | None:
@@ -223,11 +296,14 @@ def _judge_stats(judge: Any) -> dict[str, Any] | None:
 
 
 def _finish_run(info: dict[str, Any], t0: float, judge: Any, input_errors: int,
-                before: dict[str, Any] | None) -> None:
+                before: dict[str, Any] | None, presence: FieldPresence | None = None) -> None:
     from .judges._stats import stats_delta
 
     info["seconds"] = round(time.perf_counter() - t0, 3)
     info["input_errors"] = input_errors
+    checks = presence.run_info() if presence is not None else {}
+    if checks:
+        info["input_checks"] = checks
     now = _judge_stats(judge)
     if now is not None:  # this run's calls, cache hits, retries, errors by type, tokens, cost
         info["judge"] = stats_delta(now, before)

@@ -39,8 +39,17 @@ FORMAT_VERSION = 1
 SUMMARY_CONFIDENCE = 0.95
 
 
+#: Lines ``RunWriter`` holds before it writes them (it also writes whenever the run waits).
+FLUSH_LINES = 256
+
+
 class RunWriter:
-    """Collects results sample by sample, streaming them to ``results.jsonl`` when ``out_dir`` is set."""
+    """Collects results sample by sample, streaming them to ``results.jsonl`` when ``out_dir`` is set.
+
+    Lines are written whole, in batches of at most :data:`FLUSH_LINES` and whenever the run is
+    about to wait (:meth:`flush`), each batch with one unbuffered ``write``: a run killed with
+    ``kill -9`` leaves a file of complete lines holding every sample finished before it waited.
+    """
 
     def __init__(self, metrics: list[str], *, out_dir: str | os.PathLike[str] | None = None,
                  keep_records: bool = True) -> None:
@@ -50,10 +59,11 @@ class RunWriter:
         self._status: dict[str, list[int]] = {m: [] for m in metrics}
         self.records: list[dict[str, Any]] | None = [] if keep_records else None
         self.out_dir = Path(out_dir) if out_dir is not None else None
-        self._fh: IO[str] | None = None
+        self._fh: IO[bytes] | None = None
+        self._pending: list[str] = []
         if self.out_dir is not None:
             self.out_dir.mkdir(parents=True, exist_ok=True)
-            self._fh = open(self.out_dir / "results.jsonl", "w", encoding="utf-8")  # noqa: SIM115
+            self._fh = open(self.out_dir / "results.jsonl", "wb", buffering=0)  # noqa: SIM115
 
     def add(self, sample_id: str, results: dict[str, MetricResult]) -> None:
         """Record one sample's results (one per metric)."""
@@ -67,7 +77,21 @@ class RunWriter:
         if self.records is not None:
             self.records.append(record)
         if self._fh is not None:
-            self._fh.write(json.dumps(record, ensure_ascii=False, default=_json_default) + "\n")
+            self._pending.append(record_json(record) + "\n")
+            if len(self._pending) >= FLUSH_LINES:
+                self.flush()
+
+    def flush(self) -> None:
+        """Write the lines held so far to the file, whole (a killed run keeps them)."""
+        if self._fh is not None and self._pending:
+            data = "".join(self._pending).encode("utf-8")
+            self._pending.clear()
+            view = memoryview(data)
+            while view:  # a regular file takes it in one call; a short write goes on where it stopped
+                written = self._fh.write(view)
+                if not written:
+                    raise OSError(f"cannot write {self.out_dir}/results.jsonl (0 bytes written)")
+                view = view[written:]
 
     def finish(self, run_info: dict[str, Any]) -> RunResult:
         """Close the stream, write ``summary.json`` and return the :class:`RunResult`."""
@@ -79,10 +103,23 @@ class RunWriter:
             run=run_info,
         )
         if self._fh is not None:
+            self.flush()
             self._fh.close()
             assert self.out_dir is not None
             result.write_summary(self.out_dir / "summary.json")
         return result
+
+
+def record_json(record: dict[str, Any]) -> str:
+    """One ``results.jsonl`` line (without the newline). Text that is not valid Unicode (a lone
+    surrogate, possible only from Python objects) is written with ``\\u`` escapes instead of
+    failing the run."""
+    text = json.dumps(record, ensure_ascii=False, default=_json_default)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(record, ensure_ascii=True, default=_json_default)
+    return text
 
 
 def _json_default(obj: Any) -> Any:

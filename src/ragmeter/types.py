@@ -9,6 +9,7 @@ users already have are accepted as aliases (``user_input``/``question`` -> ``que
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 from typing import Any
@@ -66,10 +67,31 @@ class Sample(BaseModel):
     relevant: list[str] | dict[str, float] | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_absent(cls, data: Any) -> Any:
+        # a null query or contexts is the same as an absent one (see :meth:`has`)
+        if isinstance(data, dict) and (data.get("contexts", 0) is None or data.get("query", 0) is None):
+            data = {k: v for k, v in data.items() if not (k in ("contexts", "query") and v is None)}
+        return data
+
     @field_validator("id", mode="before")
     @classmethod
     def _id_to_str(cls, v: Any) -> Any:
         return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
+
+    def has(self, field: str) -> bool:
+        """True when the row gave ``field`` (``context_texts`` stands for ``contexts``).
+
+        *Absent* (no such key, or null) is not *empty*: ``contexts: []`` is a retriever that
+        returned nothing (a retrieval metric scores it 0), a missing ``contexts`` says nothing
+        (the metric is undefined with the reason ``no contexts field``). ``query`` and
+        ``contexts`` count as given when they were set; ``answer``, ``reference`` and
+        ``relevant`` when they are not None.
+        """
+        if field in ("contexts", "context_texts", "query"):
+            return ("contexts" if field == "context_texts" else field) in self.model_fields_set
+        return getattr(self, field, None) is not None
 
     @field_validator("contexts", mode="before")
     @classmethod
@@ -94,6 +116,8 @@ class Sample(BaseModel):
             for key, grade in v.items():
                 if isinstance(grade, bool) or not isinstance(grade, int | float) or math.isnan(grade):
                     raise ValueError(f"grade of {key!r} must be a number, got {grade!r}")
+                if not math.isfinite(grade):
+                    raise ValueError(f"grade of {key!r} must be a finite number, got {grade!r}")
                 out[str(key)] = float(grade)
             return out
         if isinstance(v, list | tuple):
@@ -143,18 +167,44 @@ def _tname(v: Any) -> str:
     return type(v).__name__
 
 
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number ragmeter accepts: expected a finite number")
+
+
 def _decode_json_list(v: str, field: str, allow_dict: bool = False) -> Any:
-    """Decode a JSON-encoded list (how CSV files carry list columns)."""
+    """Decode a JSON-encoded list (how CSV files carry list columns).
+
+    A Python literal (``['a', 'b']``, what pandas ``to_csv`` writes for a list column) is accepted
+    too, parsed with :func:`ast.literal_eval` (literals only: nothing is ever evaluated).
+    """
     s = v.strip()
     if not s:
         return []
     if s[0] in "[{":
         try:
-            return json.loads(s)
+            return json.loads(s, parse_constant=_reject_constant)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"could not decode the JSON-encoded {field}: {exc.msg} at char {exc.pos}") from exc
+            literal = _python_literal(s)
+            if literal is not None:
+                return literal
+            raise ValueError(f"could not decode the JSON-encoded {field}: {exc.msg} at char {exc.pos} "
+                             "(expected JSON such as [\"a\", \"b\"], or a Python list literal as pandas "
+                             "to_csv writes it)") from exc
+        except RecursionError as exc:
+            raise ValueError(f"the JSON-encoded {field} is nested too deeply") from exc
     shape = "a list or a mapping" if allow_dict else "a list"
     raise ValueError(f"expected {shape} (JSON-encoded in CSV), got a plain string")
+
+
+def _python_literal(s: str) -> list[Any] | dict[Any, Any] | None:
+    """``s`` as a Python list / dict literal of plain values (None when it is not one)."""
+    try:
+        value = ast.literal_eval(s)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if isinstance(value, tuple):
+        value = list(value)
+    return value if isinstance(value, list | dict) else None
 
 
 class ErrorInfo(BaseModel):
@@ -190,11 +240,64 @@ class MetricResult(BaseModel):
         return "undefined" if self.score is None else "scored"
 
     def to_record(self) -> dict[str, Any]:
-        """The per-metric object stored in ``results.jsonl``."""
+        """The per-metric object stored in ``results.jsonl``, within the details budget
+        (:func:`bound_details`: a 5 MB answer never becomes a 400 MB results file)."""
         return {
             "score": self.score,
-            "reason": self.reason,
-            "error": None if self.error is None else self.error.model_dump(),
-            "details": self.details,
+            "reason": clip(self.reason, MAX_STORED_CHARS),
+            "error": None if self.error is None else bound_details(self.error.model_dump()),
+            "details": bound_details(self.details),
             "version": self.version,
         }
+
+
+#: Longest string stored in a result (reason, details, error message), in characters.
+MAX_STORED_CHARS = 2_000
+#: Most items stored per list in a result's details (a ranking of more contexts is cut too).
+MAX_STORED_ITEMS = 1_000
+#: Key under which :func:`bound_details` lists what it cut.
+TRUNCATED_KEY = "truncated"
+
+
+def clip(text: str, limit: int = MAX_STORED_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, with a note of how many were left out."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"... [{len(text) - limit:,} more characters not stored]"
+
+
+def bound_details(details: dict[str, Any]) -> dict[str, Any]:
+    """``details`` with every string cut to :data:`MAX_STORED_CHARS` and every list to
+    :data:`MAX_STORED_ITEMS` items; what was cut is listed under ``details["truncated"]``
+    (``"sentences: 1,000 of 62,345 items kept"``). Returns ``details`` itself when nothing is
+    over budget (the usual case: no copy)."""
+    try:  # the usual case, decided in C: a details object this short holds nothing over budget
+        if len(json.dumps(details, ensure_ascii=False, default=str)) <= MAX_STORED_CHARS:
+            return details
+    except (TypeError, ValueError):
+        pass
+    notes: list[str] = []
+
+    def walk(v: Any, path: str) -> Any:
+        if isinstance(v, str):
+            if len(v) > MAX_STORED_CHARS:
+                notes.append(f"{path}: {MAX_STORED_CHARS:,} of {len(v):,} characters kept")
+                return clip(v)
+            return v
+        if isinstance(v, dict):
+            out = {k: walk(x, f"{path}.{k}" if path else str(k)) for k, x in v.items()}
+            return v if all(out[k] is v[k] for k in v) else out
+        if isinstance(v, list | tuple):
+            items = v[:MAX_STORED_ITEMS]
+            if len(v) > MAX_STORED_ITEMS:
+                notes.append(f"{path}: {MAX_STORED_ITEMS:,} of {len(v):,} items kept")
+            out_l = [walk(x, f"{path}[]") for x in items]
+            return v if len(v) <= MAX_STORED_ITEMS and all(a is b for a, b in zip(out_l, v, strict=True)) \
+                else out_l
+        return v
+
+    bounded = walk(details, "")
+    if notes:
+        bounded = dict(bounded)
+        bounded[TRUNCATED_KEY] = notes[:20]
+    return bounded

@@ -31,7 +31,8 @@ def test_jsonl_lines_leave_unset_fields_out(tmp_path):
     path = tmp_path / "out.jsonl"
     write_samples(SAMPLES, path)
     lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    assert lines[1] == {"id": "b", "query": "q2", "contexts": [], "relevant": ["t2"]}
+    # "b" has no contexts: absent stays absent (an empty list would read back as "retrieved nothing")
+    assert lines[1] == {"id": "b", "query": "q2", "relevant": ["t2"]}
     assert lines[2]["contexts"] == [{"id": "only-id"}]
     assert sample_record(SAMPLES[0])["metadata"] == {"team": "core", "n": 3}
 

@@ -35,7 +35,9 @@ def test_summary_has_ci_and_keeps_the_old_keys(tmp_path):
 
 
 def test_summary_edge_cases():
-    res = ragmeter.evaluate(ROWS[3:], ["mrr"])  # the only sample has no labels: n = 0
+    # the only sample has no labels and a blank reference: undefined, n = 0 (with no relevant and no
+    # reference field in any row at all, the run would be an InputError: docs/input-format.md)
+    res = ragmeter.evaluate([{**ROWS[3], "reference": ""}], ["mrr"])
     assert res.summary()["mrr"]["ci"] is None and res.summary()["mrr"]["ci_method"] == "none"
     one = ragmeter.evaluate(ROWS[:1], ["mrr"])  # n = 1, score .5
     assert one.summary()["mrr"]["ci"] == [0.5, 0.5] and one.summary()["mrr"]["ci_method"] == "degenerate"

@@ -155,9 +155,12 @@ def _num(value: float | None) -> str:
 @click.option("--on-error", type=click.Choice(["raise", "skip"]), default=None,
               help="raise: stop at the first bad row (exit 2). skip: record bad rows as errored "
                    "samples and go on. [default: raise]")
-@click.option("--map", "field_map", multiple=True, metavar="COLUMN=FIELD",
+@click.option("--map", "--field-map", "field_map", multiple=True, metavar="COLUMN=FIELD",
               help="Read column COLUMN as field FIELD (query, answer, contexts, reference, relevant, "
                    "id, metadata); repeatable.")
+@click.option("--max-text-chars", type=click.IntRange(min=0), default=None, metavar="N",
+              help="A row whose query, answer, reference or a context text is longer than N characters is a bad "
+                   "row (0: no limit) [1000000].")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
               help="Input format (default: from the file extension).")
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
@@ -209,7 +212,8 @@ def _num(value: float | None) -> str:
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print summary.json to stdout instead of the table.")
 def eval_cmd(data: Path, metrics: tuple[str, ...], out_dir: Path | None, config_path: Path | None,
-             preset: str | None, on_error: str | None, field_map: tuple[str, ...], fmt: str | None,
+             preset: str | None, on_error: str | None, field_map: tuple[str, ...], max_text_chars: int | None,
+             fmt: str | None,
              engine: str, ray_address: str | None, judge_spec: str | None, judge_base_url: str | None,
              judge_key_env: str | None,
              concurrency: int | None, rpm: float | None, tpm: float | None, judge_timeout: float | None,
@@ -222,14 +226,18 @@ def eval_cmd(data: Path, metrics: tuple[str, ...], out_dir: Path | None, config_
 
     Writes OUTDIR/results.jsonl (one line per sample), OUTDIR/summary.json and OUTDIR/report.html.
     Exit codes: 0 done; 1 quality gate failed; 2 bad usage or bad input; 3 errored samples above
-    the tolerated rate (checked when a judge is used or a gate is configured).
+    the tolerated rate (checked when a judge is used or a gate is configured); 4 an internal error
+    (a bug: please report it).
     """
     from ..config import load_config, merge_cli
     from ..gate import parse_threshold
     from ._backends import build_embedder, build_judge, judge_options, parse_prices
 
+    loaded = load_config(config_path)
+    if loaded.source is not None and not quiet:
+        click.echo(f"config: {loaded.source}", err=True)
     cfg = merge_cli(
-        load_config(config_path),
+        loaded,
         metrics=list(metrics) or None, preset=preset, judge=judge_spec, embedder=embedder_spec,
         concurrency=concurrency, output=str(out_dir) if out_dir else None, on_error=on_error,
         max_cost=max_cost, fail_under=dict(parse_threshold(t) for t in fail_under) or None,
@@ -263,11 +271,16 @@ def eval_cmd(data: Path, metrics: tuple[str, ...], out_dir: Path | None, config_
         _RateColumn(), TimeElapsedColumn(), *([JudgeColumn(judge)] if judge is not None else []),
         console=err, transient=True, disable=quiet or not err.is_terminal,  # no bar in logs and pipes
     )
-    run_info: dict[str, Any] = {"data": str(data), "on_error": cfg.on_error, "format": fmt, "field_map": fields}
+    # values that came from ${VAR} are recorded as written in the config, never expanded
+    run_info: dict[str, Any] = {"data": str(data), "on_error": cfg.on_error, "format": fmt,
+                                "field_map": loaded.as_written(fields)}
+    if loaded.source is not None:
+        run_info["config"] = loaded.source
     if cfg.judge:
-        run_info["judge_spec"] = mask_secrets(cfg.judge)  # credentials in a URL never reach the outputs
+        # as written (${VAR} unexpanded) and with credentials in a URL masked
+        run_info["judge_spec"] = mask_secrets(loaded.as_written(cfg.judge))
     if embedder is not None:
-        run_info["embedder_spec"] = mask_secrets(getattr(embedder, "model_id", cfg.embedder))
+        run_info["embedder_spec"] = mask_secrets(loaded.as_written(getattr(embedder, "model_id", cfg.embedder)))
     with progress, _stop_if_unreachable(err, out_dir):
         task = progress.add_task("eval", total=None)
         run = evaluate_file(
@@ -288,6 +301,7 @@ def eval_cmd(data: Path, metrics: tuple[str, ...], out_dir: Path | None, config_
             progress=lambda n: progress.advance(task, n),
             on_bad_row=samples.note,
             run_info=run_info,
+            **({} if max_text_chars is None else {"max_text_chars": max_text_chars or None}),
         )
     if dry_run:
         shutil.rmtree(out_dir, ignore_errors=True)
@@ -400,6 +414,11 @@ def _report(run: RunResult, out_dir: Path, samples: BadRowCounter, *, quiet: boo
         message = None if chose_metrics else skipped_message([str(s) for s in skipped])
         if message:
             info.print(message, highlight=False, soft_wrap=True)
+    checks = run.run.get("input_checks") or {}
+    if checks.get("unmatchable_labels"):
+        err.print(f"warning: {checks['unmatchable_labels']} sample(s) have relevance labels that can never match "
+                  "their contexts (id labels with contexts without ids, or text labels with id-only contexts): "
+                  "undefined, see their reason in results.jsonl", style="yellow", highlight=False, soft_wrap=True)
     if samples.count:
         err.print(
             f"warning: {samples.count} bad row(s) recorded as errored samples (counted in 'errors'); first:",

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import InputError
-from ..metrics.retrieval.base import NO_RELEVANCE, RetrievalEvaluator
-from ..results import _json_default
+from ..io._fields import absent_result
+from ..metrics.retrieval.base import RetrievalEvaluator
+from ..results import record_json
 from ..types import MetricResult
 
 #: Rankings longer than this get their details built one by one (the pattern key is a bitmask).
@@ -32,7 +32,11 @@ class LineMaker:
     def __init__(self, evaluators: Sequence[RetrievalEvaluator]) -> None:
         self.evaluators = evaluators
         self._memo: dict[tuple[Any, ...], tuple[str, str, str]] = {}
-        self._none = [self._part(ev, "null", json.dumps(NO_RELEVANCE), "{}") for ev in evaluators]
+        # a row without labels (relevant null, no reference): the undefined result the Sample path
+        # gives it (the field-absence rule of ragmeter.io._fields)
+        self._none = [f"{encode_basestring(ev.name)}: " + json.dumps(
+            absent_result(ev.name, ev.version, no_labels_field(ev)).to_record(), ensure_ascii=False)
+            for ev in evaluators]
 
     @staticmethod
     def _part(ev: RetrievalEvaluator, score: str, reason_json: str, details_json: str) -> str:
@@ -66,15 +70,15 @@ class LineMaker:
         return got
 
 
+def no_labels_field(ev: RetrievalEvaluator) -> str:
+    """The absent field a row with neither ``relevant`` nor ``reference`` is undefined for."""
+    return "relevant" if "relevant" in ev.spec.requires else "|".join(ev.spec.requires_any)
+
+
 def record_line(sample_id: str, results: dict[str, MetricResult], names: Sequence[str]) -> str:
+    """The ``results.jsonl`` line (without newline) of a row scored on the Sample path."""
     record = {"id": sample_id, "metrics": {m: results[m].to_record() for m in names}}
-    return json.dumps(record, ensure_ascii=False, default=_json_default)
-
-
-def bad_row_id(item: InputError) -> str:
-    """The id under which a bad row is recorded (as :func:`ragmeter.evaluate` records it)."""
-    return f"{item.path or 'row'}:{item.line}" if item.line is not None else str(item.path)
-
+    return record_json(record)
 
 
 @dataclass

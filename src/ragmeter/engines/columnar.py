@@ -44,15 +44,24 @@ from numpy.typing import NDArray
 
 from .. import __version__
 from ..errors import InputError, InvalidParameterError
-from ..evaluator import _score_chunk, errored
+from ..evaluator import _score_chunk, bad_row_id, errored
 from ..io import read_samples
-from ..io._records import EVALUABLE_FIELDS, RowConverter, canonical, check_columns, check_field_map
+from ..io._fields import FieldPresence
+from ..io._records import (
+    DEFAULT_MAX_TEXT_CHARS,
+    EVALUABLE_FIELDS,
+    RowConverter,
+    canonical,
+    check_columns,
+    check_field_map,
+)
 from ..metrics.retrieval._batch import RelevanceBatch
 from ..metrics.retrieval.base import RetrievalEvaluator
+from ..metrics.retrieval.relevance import SPACED_LABEL
 from ..registry import get_evaluator
 from ..results import ERROR, SCORED, UNDEFINED, RunResult
-from ..types import Sample
-from ._lines import LineMaker, bad_row_id, metric_parts, record_line, row_patterns
+from ..types import MAX_STORED_ITEMS, Sample
+from ._lines import LineMaker, metric_parts, no_labels_field, record_line, row_patterns
 
 #: Rows per Parquet record batch read by the fast path.
 BATCH_ROWS = 65536
@@ -162,6 +171,7 @@ class _Columns:
 
     by_field: dict[str, str]
     fast_types: bool
+    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS
 
 
 def _resolve_columns(schema: Any, fmap: dict[str, str]) -> _Columns:
@@ -232,9 +242,18 @@ def _per_row_any(flags: NDArray[np.bool_], lengths: NDArray[np.int64]) -> NDArra
     return np.bincount(rows[flags], minlength=len(lengths)) > 0
 
 
-def _extract(batch: Any, cols: _Columns) -> tuple[IdLabels, NDArray[np.bool_], NDArray[np.bool_]]:
-    """The flat arrays of one record batch, the rows that must take the Sample path, and the rows
-    with a context text (which must take it too when a label is not found by id)."""
+@dataclass
+class _RowFlags:
+    """Per-row / per-label facts :func:`_run_batch` needs to route a row (see :func:`_extract`)."""
+
+    has_text: NDArray[np.bool_]  # a context with a non-empty text
+    has_id: NDArray[np.bool_]  # a context with an id
+    label_spaced: NDArray[np.bool_]  # per label: it has inner whitespace (a text, not an id)
+
+
+def _extract(batch: Any, cols: _Columns) -> tuple[IdLabels, NDArray[np.bool_], _RowFlags]:
+    """The flat arrays of one record batch, the rows that must take the Sample path, and the
+    facts that send more rows there once labels are matched (:class:`_RowFlags`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -256,13 +275,17 @@ def _extract(batch: Any, cols: _Columns) -> tuple[IdLabels, NDArray[np.bool_], N
         present |= valid
         if f in ("query", "answer", "reference") and not _is_str(c.type):
             slow |= valid
+        elif f in ("query", "answer", "reference") and cols.max_text_chars and not pa.types.is_null(c.type):
+            slow |= _np_bool(pc.greater(pc.utf8_length(c), cols.max_text_chars).fill_null(False))
     slow |= ~present  # "every field is empty": an InputError
     meta = column("metadata")
     if meta is not None and not (pa.types.is_struct(meta.type) or pa.types.is_map(meta.type)):
         slow |= _np_bool(meta.is_valid())
 
     ctx = column("contexts")
+    slow |= ~_np_bool(ctx.is_valid())  # contexts absent: undefined ("no contexts field") on that path
     ctx_len = _lengths(ctx)
+    slow |= ctx_len > MAX_STORED_ITEMS  # a ranking longer than the details budget: cut on that path
     flat = pc.list_flatten(ctx)
     ctx_null = _np_bool(flat.is_null())
     ids = pc.cast(flat.field("id"), pa.string())
@@ -271,12 +294,16 @@ def _extract(batch: Any, cols: _Columns) -> tuple[IdLabels, NDArray[np.bool_], N
     if "text" in names:
         text = flat.field("text")
         text_valid = _np_bool(text.is_valid())
-        text_nonempty = text_valid & _np_bool(pc.greater(pc.utf8_length(text).fill_null(0), 0))
+        text_len = np.asarray(pc.utf8_length(text).fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        text_nonempty = text_valid & (text_len > 0)
+        if cols.max_text_chars:  # a text over the limit: the input error is worded on the Sample path
+            slow |= _per_row_any(text_len > cols.max_text_chars, ctx_len)
     else:
         text_valid = text_nonempty = np.zeros(len(flat), dtype=bool)
     bad_ctx = ctx_null | (~id_valid & ~text_valid)
     slow |= _per_row_any(bad_ctx, ctx_len)
     row_has_text = _per_row_any(text_nonempty & ~ctx_null, ctx_len)
+    row_has_id = _per_row_any(id_valid, ctx_len)
 
     rel = column("relevant")
     if rel is None:
@@ -296,7 +323,7 @@ def _extract(batch: Any, cols: _Columns) -> tuple[IdLabels, NDArray[np.bool_], N
             gvalid = _np_bool(items.is_valid())
             grades = np.array(pc.cast(items, pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False),
                                 dtype=np.float64)
-            bad_grade = ~gvalid | np.isnan(grades)
+            bad_grade = ~gvalid | ~np.isfinite(grades)
             slow |= _per_row_any(bad_grade, lab_len)
             grades[bad_grade] = 0.0  # those rows take the Sample path, which words the error
         else:
@@ -323,7 +350,9 @@ def _extract(batch: Any, cols: _Columns) -> tuple[IdLabels, NDArray[np.bool_], N
         dup_rows = np.unique(u[counts > 1] // (int(lab_code.max()) + 1))
         slow[dup_rows] = True
     x = IdLabels(ctx_len, ctx_code, lab_len, lab_code, grades, rel_none)
-    return x, slow, row_has_text
+    spaced = _np_bool(pc.match_substring_regex(keys, SPACED_LABEL.pattern).fill_null(False)) if len(keys) \
+        else np.zeros(0, dtype=bool)
+    return x, slow, _RowFlags(row_has_text, row_has_id, spaced)
 
 
 # ---- the run ------------------------------------------------------------------------------------
@@ -340,6 +369,7 @@ def evaluate_parquet(
     progress: Callable[[int], None] | None = None,
     on_bad_row: Callable[[InputError], None] | None = None,
     run_info: dict[str, Any] | None = None,
+    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
 ) -> RunResult:
     """Evaluate retrieval ``metrics`` over the Parquet file ``path`` on the columnar fast path.
 
@@ -379,10 +409,11 @@ def evaluate_parquet(
     }
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    conv = RowConverter(spath, fmap, unit="row")
+    conv = RowConverter(spath, fmap, unit="row", max_text_chars=max_text_chars)
     pf = pq.ParquetFile(spath)
     check_columns(list(pf.schema_arrow.names), fmap, path=spath)
     cols = _resolve_columns(pf.schema_arrow, fmap)
+    cols.max_text_chars = max_text_chars
     map_cols = [f.name for f in pf.schema_arrow if pa.types.is_map(f.type)]
     levels = sorted({ev.rel_level for ev in revs})
     maker = LineMaker(revs)
@@ -392,6 +423,7 @@ def evaluate_parquet(
     t0 = time.perf_counter()
     row0 = 0
     fast_count = [0]
+    presence = FieldPresence()
     # the file is written by a second thread (the OS write releases the GIL) while the next
     # record batch is scored; at most one batch waits to be written
     with open(out / "results.jsonl", "wb") as fh, ThreadPoolExecutor(1, thread_name_prefix="ragmeter-write") as pool:
@@ -406,7 +438,7 @@ def evaluate_parquet(
             if batch is None:
                 break
             lines = _run_batch(batch, row0, cols, conv, revs, levels, maker, map_cols, on_error,
-                               on_bad_row, ids, scores, status, fast_count)
+                               on_bad_row, ids, scores, status, fast_count, presence)
             data = "".join(lines).encode("utf-8")
             if pending is not None:
                 pending.result()
@@ -424,6 +456,9 @@ def evaluate_parquet(
     engine = info.setdefault("engine", {"name": "local", "path": "columnar"})
     if isinstance(engine, dict):
         engine["columnar_rows"] = fast_count[0]
+    checks = presence.run_info()
+    if checks:
+        info["input_checks"] = checks
     result = RunResult(
         ids,
         {m: np.concatenate(scores[m]) for m in names},
@@ -432,6 +467,7 @@ def evaluate_parquet(
         info,
     )
     result.write_summary(out / "summary.json")
+    presence.check(path=spath, keys=list(pf.schema_arrow.names))
     return result
 
 
@@ -439,7 +475,7 @@ def _run_batch(batch: Any, row0: int, cols: _Columns, conv: RowConverter, revs: 
                levels: list[float], maker: LineMaker, map_cols: list[str], on_error: str,
                on_bad_row: Callable[[InputError], None] | None, ids: list[str],
                scores: dict[str, list[NDArray[np.float64]]], status: dict[str, list[NDArray[np.int8]]],
-               fast_count: list[int]) -> list[str]:
+               fast_count: list[int], presence: FieldPresence) -> list[str]:
     """Score one record batch; returns its ``results.jsonl`` lines in row order."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -447,13 +483,18 @@ def _run_batch(batch: Any, row0: int, cols: _Columns, conv: RowConverter, revs: 
     n = batch.num_rows
     names = [ev.name for ev in revs]
     if cols.fast_types:
-        x, hard_slow, has_text = _extract(batch, cols)
+        x, hard_slow, flags = _extract(batch, cols)
         rels = {lvl: id_relevance(x, lvl) for lvl in levels}
-        # a row with texts takes the Sample path only when a label was not found by id
-        lost = ~rels[levels[0]].label_found
+        # a row with texts (or with no context id) takes the Sample path only when a label was not
+        # found by id; so does a row whose text labels can never match its id-only contexts (rule 4
+        # of relevance.py: undefined there)
+        found = rels[levels[0]].label_found
         lrows = np.repeat(np.arange(n), x.lab_len)
-        label_lost = np.bincount(lrows[lost], minlength=n) > 0
-        slow = hard_slow | (has_text & label_lost)
+        label_lost = np.bincount(lrows[~found], minlength=n) > 0
+        none_found = (x.lab_len > 0) & (np.bincount(lrows[found], minlength=n) == 0)
+        all_spaced = np.bincount(lrows[flags.label_spaced], minlength=n) == x.lab_len
+        cannot = none_found & (x.ctx_len > 0) & ~flags.has_text & all_spaced
+        slow = hard_slow | ((flags.has_text | (~flags.has_id & (x.ctx_len > 0))) & label_lost) | cannot
     else:
         x, rels, slow = None, {}, np.ones(n, dtype=bool)
     # ids, in order, and the duplicate-id check shared with the Sample path
@@ -494,6 +535,9 @@ def _run_batch(batch: Any, row0: int, cols: _Columns, conv: RowConverter, revs: 
     batch_status = {m: np.full(n, UNDEFINED, dtype=np.int8) for m in names}
     fast_rows = np.flatnonzero(fast)
     fast_count[0] += len(fast_rows)
+    if x is not None:
+        no_labels = int(x.rel_none[fast_rows].sum())
+        presence.note_bulk(len(fast_rows), {ev.name: {no_labels_field(ev): no_labels} for ev in revs})
     fast_lines: list[str] = []
     if x is not None and len(fast_rows):
         parts = []
@@ -526,6 +570,8 @@ def _run_batch(batch: Any, row0: int, cols: _Columns, conv: RowConverter, revs: 
         if isinstance(item, Sample):
             k = good_pos[id(item)]
             res = {m: scored[m][k] for m in names}
+            presence.note_sample(item)
+            presence.note(res)
             sid = item.id
         else:
             if on_bad_row is not None:

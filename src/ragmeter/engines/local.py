@@ -18,6 +18,7 @@ from typing import Any
 from ..errors import InputError, InvalidParameterError
 from ..evaluator import evaluate
 from ..io import read_samples
+from ..io._records import DEFAULT_MAX_TEXT_CHARS
 from ..io.readers import detect_format
 from ..results import RunResult
 from ..types import Sample
@@ -53,12 +54,15 @@ def evaluate_file(
     progress: Callable[[int], None] | None = None,
     on_bad_row: Callable[[InputError], None] | None = None,
     run_info: dict[str, Any] | None = None,
+    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
 ) -> RunResult:
     """Evaluate the data file ``path`` on ``engine`` (``local`` or ``ray``), writing ``out_dir``.
 
     ``judge`` / ``embedder`` objects serve the local engine; the ray engine builds its own on every
     worker from ``judge_spec`` + ``judge_options`` (and ``embedder_spec`` + ``embedder_options``).
     ``on_bad_row`` sees every bad row's :class:`~ragmeter.errors.InputError` (``on_error="skip"``).
+    ``max_text_chars`` bounds every text a row may hold (:func:`ragmeter.io.read_samples`; the ray
+    engine applies the default).
     """
     if engine not in ENGINES:
         raise InvalidParameterError(f"engine: expected one of {', '.join(ENGINES)}, got {engine!r}")
@@ -72,14 +76,21 @@ def evaluate_file(
     if uses_columnar(path, metrics, format):
         assert metrics is not None
         return evaluate_parquet(path, list(metrics), out_dir=out_dir, on_error=on_error, field_map=field_map,
-                                progress=progress, on_bad_row=on_bad_row,
+                                progress=progress, on_bad_row=on_bad_row, max_text_chars=max_text_chars,
                                 run_info={**(run_info or {}), "engine": {"name": "local", "path": "columnar"}})
 
     def items() -> Iterator[Sample | InputError]:
-        for item in read_samples(path, on_error=on_error, field_map=field_map, format=format):  # type: ignore[arg-type]
+        for item in read_samples(path, on_error=on_error, field_map=field_map, format=format,  # type: ignore[arg-type]
+                                 max_text_chars=max_text_chars):
             if isinstance(item, InputError) and on_bad_row is not None:
                 on_bad_row(item)
             yield item
 
-    return evaluate(items(), list(metrics) if metrics else None, judge=judge, embedder=embedder,
-                    out_dir=os.fspath(out_dir), keep_records=False, progress=progress, run_info=run_info)
+    try:
+        return evaluate(items(), list(metrics) if metrics else None, judge=judge, embedder=embedder,
+                        out_dir=os.fspath(out_dir), keep_records=False, progress=progress, run_info=run_info)
+    except InputError as exc:
+        if exc.path is not None or exc.line is not None:
+            raise
+        # a field no row has (ragmeter.io._fields): the error names the file too
+        raise InputError(exc.message, path=os.fspath(path), field=exc.field) from exc

@@ -48,11 +48,11 @@ from typing import Any
 
 from .. import __version__
 from ..errors import InputError, InvalidParameterError, MissingBackendError
-from ..evaluator import choose_metrics, errored
+from ..evaluator import bad_row_id, choose_metrics, errored
+from ..io._fields import FieldPresence
 from ..registry import get_evaluator
 from ..results import RunResult, RunWriter, _json_default
 from ..types import MetricResult, Sample
-from .columnar import bad_row_id
 
 INSTALL_HINT = 'pip install "ragmeter[ray]"'
 #: Samples per Ray task.
@@ -343,6 +343,7 @@ def evaluate_ray(
         remote = ray.remote(score_chunk_on_worker).options(
             num_cpus=max(cpus / workers, 0.01), max_retries=max_retries, retry_exceptions=False)
         judge_stats: dict[str, Any] | None = None
+        presence = FieldPresence()
         pending: deque[tuple[list[Sample | InputError], Any]] = deque()
         t0 = time.perf_counter()
 
@@ -356,7 +357,10 @@ def evaluate_ray(
                 if isinstance(item, Sample):
                     rec = records[gi]
                     gi += 1
-                    writer.add(item.id, {m: MetricResult.model_validate({"name": m, **rec[m]}) for m in names})
+                    res = {m: MetricResult.model_validate({"name": m, **rec[m]}) for m in names}
+                    presence.note_sample(item)
+                    presence.note(res)
+                    writer.add(item.id, res)
                 else:
                     if on_bad_row is not None:
                         on_bad_row(item)
@@ -395,7 +399,13 @@ def evaluate_ray(
         info["engine"] = {"name": "ray", "workers": workers, "batch_size": batch_size}
         if judge_stats is not None:
             info["judge"] = judge_stats
-        return writer.finish(info)
+        checks = presence.run_info()
+        if checks:
+            info["input_checks"] = checks
+        result = writer.finish(info)
+        presence.check(path=None if _is_uri(str(data)) or not isinstance(data, str | os.PathLike)
+                       else os.fspath(data))
+        return result
     finally:
         if driver_judge is not None:
             driver_judge.close()

@@ -20,6 +20,10 @@ from pydantic import ValidationError
 from ..errors import InputError
 from ..types import CANONICAL_FIELDS, FIELD_ALIASES, Sample
 
+#: Longest text (query, answer, reference, a context's text) a row may hold by default, in
+#: characters; a longer one makes the row an input error (``max_text_chars``; None: no limit).
+DEFAULT_MAX_TEXT_CHARS = 1_000_000
+
 #: Fields a row must have at least one of (``id`` and ``metadata`` alone evaluate nothing).
 EVALUABLE_FIELDS = ("query", "answer", "contexts", "reference", "relevant")
 
@@ -162,12 +166,26 @@ class RowConverter:
     path: str
     field_map: dict[str, str]
     unit: str = "line"
+    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS
     seen: dict[str, int] = field(default_factory=dict)
     _targets: dict[str, tuple[str, str | None]] = field(default_factory=dict, repr=False)
 
     def error(self, message: str, pos: int, field_name: str | None = None, where: str = "") -> InputError:
         """An InputError for the row at ``pos`` (``where`` is extra position detail)."""
         return InputError(message + where, path=self.path, line=pos, field=field_name)
+
+    def _too_long(self, sample: Sample) -> tuple[str, int] | None:
+        limit = self.max_text_chars
+        if not limit:
+            return None
+        for fname in ("query", "answer", "reference"):
+            text = getattr(sample, fname)
+            if text is not None and len(text) > limit:
+                return fname, len(text)
+        for i, c in enumerate(sample.contexts):
+            if c.text is not None and len(c.text) > limit:
+                return f"contexts[{i}].text", len(c.text)
+        return None
 
     def convert(self, record: Any, pos: int, where: str = "") -> Sample | InputError:
         """The :class:`Sample` for ``record`` at position ``pos``, or the InputError saying what is wrong."""
@@ -220,8 +238,14 @@ class RowConverter:
             sample = Sample.from_record(data, default_id=str(pos))
         except ValidationError as exc:
             return from_validation_error(exc, path=self.path, line=pos, where=where)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, RecursionError) as exc:
             return self.error(f"could not read the row: {exc}", pos, where=where)
+        too_long = self._too_long(sample)
+        if too_long is not None:
+            fname, size = too_long
+            return self.error(
+                f"{size:,} characters, more than the limit of {self.max_text_chars:,}: shorten it, or raise the "
+                "limit with max_text_chars (CLI: --max-text-chars N; 0 = no limit)", pos, fname, where)
         first = self.seen.get(sample.id)
         if first is not None:
             return self.error(

@@ -15,6 +15,7 @@ import gzip
 import io
 import json
 import os
+import re
 import sys
 import zlib
 from collections.abc import Callable, Iterator, Mapping
@@ -23,7 +24,7 @@ from typing import IO, Any, Literal
 
 from ..errors import EmptyInputError, InputError, InvalidParameterError
 from ..types import Sample
-from ._records import RowConverter, check_columns, check_field_map
+from ._records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_columns, check_field_map
 
 Format = Literal["jsonl", "json", "csv", "parquet"]
 FORMATS: tuple[str, ...] = ("jsonl", "json", "csv", "parquet")
@@ -33,6 +34,60 @@ _GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_BATCH_ROWS = 1024
 
 Row = tuple[int, Any, str]  # position, raw record (or an InputError), extra position detail
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_DECODED_BAD_BYTE = re.compile("[\udc80-\udcff]")
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON here: expected a finite number")
+
+
+def parse_json_row(text: str) -> Any:
+    """One JSON document, with the checks that keep a hostile row from crashing a run.
+
+    Raises ``ValueError`` with a message for: malformed JSON, ``NaN`` / ``Infinity`` (not JSON, and
+    not a number any metric accepts), nesting too deep for the parser, an integer longer than
+    Python's 4,300-digit limit, and a lone UTF-16 surrogate escape (``\\ud800``), which no UTF-8
+    file can hold.
+    """
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"malformed JSON: {exc.msg} at column {exc.colno}") from exc
+    except RecursionError as exc:
+        raise ValueError("malformed JSON: nested too deeply (more than ~1,000 levels)") from exc
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):
+            raise ValueError("malformed JSON: an integer with more than 4,300 digits; expected a "
+                             "number of ordinary size (or write it as a string)") from exc
+        raise
+    if _SURROGATE_ESCAPE.search(text):
+        where = _lone_surrogate(value, "")
+        if where is not None:
+            raise ValueError(f"a lone UTF-16 surrogate escape (e.g. \\ud800) in {where or 'the row'}: "
+                             "expected valid Unicode text")
+    return value
+
+
+def _lone_surrogate(value: Any, path: str) -> str | None:
+    """The field path of the first string holding a lone surrogate (None when none does)."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        v, p = stack.pop()
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                return p
+        elif isinstance(v, dict):
+            for k, item in v.items():
+                if _lone_surrogate(k, p) is not None:
+                    return f"a key of {p}" if p else "a key"
+                stack.append((item, f"{p}.{k}" if p else str(k)))
+        elif isinstance(v, list):
+            stack.extend((item, f"{p}[{i}]") for i, item in enumerate(v))
+    return None
 
 
 def detect_format(path: str | os.PathLike[str], format: str | None = None) -> str:
@@ -66,6 +121,7 @@ def read_samples(
     on_error: Literal["raise", "skip"] = "raise",
     field_map: Mapping[str, str] | None = None,
     format: str | None = None,
+    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
 ) -> Iterator[Sample | InputError]:
     """Read the samples of a JSONL, JSON, CSV or Parquet file, lazily.
 
@@ -83,6 +139,10 @@ def read_samples(
         (``user_input``, ``response``, ``retrieved_contexts``, ...) need no mapping.
     format:
         ``"jsonl"``, ``"json"``, ``"csv"`` or ``"parquet"``; default: from the extension.
+    max_text_chars:
+        A row whose query, answer, reference or a context text is longer than this (characters)
+        is a bad row (default 1,000,000; None or 0: no limit): what a run computes and stores
+        stays bounded.
 
     Returns
     -------
@@ -112,7 +172,7 @@ def read_samples(
     _check_readable(spath)
     if os.path.getsize(spath) == 0:
         raise EmptyInputError("the file is empty: expected at least one sample", path=spath)
-    return _iterate(spath, fmt, fmap, on_error)
+    return _iterate(spath, fmt, fmap, on_error, max_text_chars)
 
 
 def _check_readable(path: str) -> None:
@@ -127,9 +187,10 @@ def _check_readable(path: str) -> None:
         raise InputError(f"cannot read the file: {exc.strerror or exc}", path=path) from exc
 
 
-def _iterate(path: str, fmt: str, fmap: dict[str, str], on_error: str) -> Iterator[Sample | InputError]:
+def _iterate(path: str, fmt: str, fmap: dict[str, str], on_error: str,
+             max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS) -> Iterator[Sample | InputError]:
     unit = "line" if fmt == "jsonl" else "row"
-    conv = RowConverter(path, fmap, unit=unit)
+    conv = RowConverter(path, fmap, unit=unit, max_text_chars=max_text_chars)
     rows: Iterator[Row] = {
         "jsonl": _jsonl_rows, "json": _json_rows, "csv": _csv_rows, "parquet": _parquet_rows,
     }[fmt](path, fmap)
@@ -155,10 +216,22 @@ def _open_binary(path: str) -> io.BufferedIOBase:
     return open(path, "rb")
 
 
-def _open_text(path: str) -> IO[str]:
+def _open_text(path: str, errors: str = "strict") -> IO[str]:
     if _is_gzip(path):
-        return gzip.open(path, "rt", encoding="utf-8-sig", newline="")
-    return open(path, encoding="utf-8-sig", newline="")
+        return gzip.open(path, "rt", encoding="utf-8-sig", newline="", errors=errors)
+    return open(path, encoding="utf-8-sig", newline="", errors=errors)
+
+
+def _bad_byte(cells: list[str], header: list[str] | None) -> str | None:
+    """Where a cell holds a byte that is not UTF-8 (decoded with ``surrogateescape``), or None."""
+    for j, cell in enumerate(cells):
+        m = _DECODED_BAD_BYTE.search(cell)
+        if m is not None:
+            byte = ord(m.group()) - 0xDC00
+            col = f"column {header[j]!r}" if header and j < len(header) else f"cell {j + 1}"
+            return (f"not UTF-8 text: byte 0x{byte:02X} in {col} (a Latin-1 / Windows-1252 file?); "
+                    "expected a UTF-8 CSV: re-save it as UTF-8 (pandas: to_csv(..., encoding='utf-8'))")
+    return None
 
 
 _DECOMPRESS_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
@@ -181,11 +254,10 @@ def _jsonl_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
                         path=path, line=lineno), ""
                     continue
                 try:
-                    yield lineno, json.loads(text), ""
-                except json.JSONDecodeError as exc:
-                    yield lineno, InputError(
-                        f"malformed JSON: {exc.msg} at column {exc.colno}; expected one JSON object per line",
-                        path=path, line=lineno), ""
+                    yield lineno, parse_json_row(text), ""
+                except ValueError as exc:
+                    yield lineno, InputError(f"{exc}; expected one JSON object per line", path=path,
+                                             line=lineno), ""
         except _DECOMPRESS_ERRORS as exc:
             raise InputError(f"cannot decompress the gzip file after this line: {exc}",
                              path=path, line=lineno) from exc
@@ -194,16 +266,17 @@ def _jsonl_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
 def _json_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
     try:
         with _open_text(path) as fh:
-            doc = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            f"malformed JSON: {exc.msg} at column {exc.colno}; expected a JSON list of sample objects "
-            "(for one object per line, name the file .jsonl)",
-            path=path, line=exc.lineno) from exc
+            text = fh.read()
+        doc = parse_json_row(text)
     except UnicodeDecodeError as exc:
         raise InputError("not UTF-8 text: expected a UTF-8 encoded JSON file", path=path) from exc
     except _DECOMPRESS_ERRORS as exc:
         raise InputError(f"cannot decompress the gzip file: {exc}", path=path) from exc
+    except ValueError as exc:
+        cause = exc.__cause__
+        line = cause.lineno if isinstance(cause, json.JSONDecodeError) else None
+        raise InputError(f"{exc}; expected a JSON list of sample objects (for one object per line, name "
+                         "the file .jsonl)", path=path, line=line) from exc
     if isinstance(doc, dict) and isinstance(doc.get("samples"), list):
         doc = doc["samples"]
     if not isinstance(doc, list):
@@ -217,13 +290,18 @@ def _json_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
 
 def _csv_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
     _raise_csv_field_limit()
-    with _open_text(path) as fh:
+    # bytes that are not UTF-8 decode to lone surrogates and are reported per row (a Latin-1 file
+    # names the line of its first accented character; with on_error="skip" only that row is lost)
+    with _open_text(path, errors="surrogateescape") as fh:
         reader = csv.reader(fh)
         try:
             try:
                 header = next(reader)
             except StopIteration:
                 return
+            bad = _bad_byte(header, None)
+            if bad:
+                raise InputError(f"the header is {bad}", path=path, line=1)
             header = [h.strip() for h in header]
             dup = sorted({h for h in header if header.count(h) > 1})
             if dup or "" in header:
@@ -243,6 +321,10 @@ def _csv_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
                     yield row, InputError(
                         f"expected {len(header)} cells (one per header column), got {len(cells)}{where}",
                         path=path, line=row), where
+                    continue
+                bad = _bad_byte(cells, header)
+                if bad:
+                    yield row, InputError(bad + where, path=path, line=row), where
                     continue
                 yield row, {h: (c if c != "" else None) for h, c in zip(header, cells, strict=True)}, where
         except csv.Error as exc:

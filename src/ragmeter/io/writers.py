@@ -25,6 +25,9 @@ PARQUET_BATCH_ROWS = 4096
 def sample_record(sample: Sample) -> dict[str, Any]:
     """The JSON object of ``sample`` as written to JSONL (unset fields left out)."""
     record = sample.model_dump(mode="json", exclude_none=True)
+    for absent in ("query", "contexts"):  # absent stays absent (not "" / []): it reads back the same
+        if not sample.has(absent):
+            record.pop(absent, None)
     if not record.get("metadata"):
         record.pop("metadata", None)
     return record
@@ -87,9 +90,9 @@ def _parquet_schema() -> Any:
 def _parquet_row(s: Sample) -> dict[str, Any]:
     return {
         "id": s.id,
-        "query": s.query,
+        "query": s.query if s.has("query") else None,
         "answer": s.answer,
-        "contexts": [c.model_dump() for c in s.contexts],
+        "contexts": [c.model_dump() for c in s.contexts] if s.has("contexts") else None,
         "reference": s.reference,
         "relevant": None if s.relevant is None else json.dumps(s.relevant, ensure_ascii=False),
         "metadata": json.dumps(s.metadata, ensure_ascii=False) if s.metadata else None,

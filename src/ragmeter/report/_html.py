@@ -8,6 +8,9 @@ Safety rules, kept in one place (every evaluated text is untrusted):
   which escapes ``<``, ``>``, ``&``, U+2028 and U+2029 as ``\\uXXXX``, so no text can close the
   element (``</script>``) or open a comment; the page's script reads it with ``JSON.parse`` and
   renders it with ``textContent`` only.
+* Bidirectional controls (U+202E RIGHT-TO-LEFT OVERRIDE and its kin, :data:`BIDI_CONTROLS`) are
+  shown as visible ``[U+202E]`` marks wherever evaluated text reaches the page (both rules above
+  apply it), so ``invoice\u202etxt.exe`` can never read as ``invoiceexe.txt``.
 * A Content-Security-Policy meta forbids everything but the page's own inline script and style,
   each allowed by its SHA-256 hash (:func:`csp_hash`), and ``data:`` images: no network, no
   injected script, even if an escaping rule were ever missed.
@@ -64,6 +67,20 @@ _FINDING_SHOWN = {"severity", "strength", "title", "name", "kind", "message", "d
                   "problem", "fix", "rule"}
 
 
+#: Unicode bidirectional formatting characters: embeddings, overrides, isolates and marks.
+BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_BIDI_VISIBLE = {ord(c): f"[U+{ord(c):04X}]" for c in BIDI_CONTROLS}
+
+
+def show_bidi(text: str) -> str:
+    """``text`` with every bidirectional control replaced by a visible ``[U+XXXX]`` mark.
+
+    >>> show_bidi("invoice\u202etxt.exe")
+    'invoice[U+202E]txt.exe'
+    """
+    return text.translate(_BIDI_VISIBLE)
+
+
 def escape_html(text: Any) -> str:
     """``text`` (any value; None is empty) as HTML-safe text for element content and quoted attributes.
 
@@ -72,12 +89,13 @@ def escape_html(text: Any) -> str:
     """
     if text is None:
         return ""
-    return html.escape(str(text), quote=True)
+    return html.escape(show_bidi(str(text)), quote=True)
 
 
 def embed_json(obj: Any) -> str:
     """``obj`` as JSON that is safe inside ``<script type="application/json">``.
 
+    Bidirectional controls become visible marks (:func:`show_bidi`; only strings can hold them).
     ``<``, ``>``, ``&``, U+2028 and U+2029 become ``\\u003c``, ``\\u003e``, ``\\u0026``, ``\\u2028``,
     ``\\u2029``: JSON allows these escapes inside strings (the only place these characters can
     occur in JSON), so ``JSON.parse`` gives back the same value, and the text can never contain
@@ -88,7 +106,7 @@ def embed_json(obj: Any) -> str:
     '{"a":"\\\\u003c/script\\\\u003e\\\\u0026"}'
     """
     text = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    return text.translate(_JSON_TRANS)
+    return show_bidi(text).translate(_JSON_TRANS)
 
 
 def csp_hash(source: str) -> str:

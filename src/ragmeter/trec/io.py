@@ -229,6 +229,9 @@ class _Table:
         if np.isnan(values).any():
             row = int(np.flatnonzero(np.isnan(values))[0]) + 1
             raise InputError("expected a number, got a missing value (NaN)", line=row, field=value)
+        if cls is Qrels and np.isinf(values).any():
+            row = int(np.flatnonzero(np.isinf(values))[0]) + 1
+            raise InputError("expected a finite relevance grade, got infinity", line=row, field=value)
         return cls(codes, qids, docids, values, **kw)
 
     def _frame(self) -> pd.DataFrame:
@@ -346,6 +349,10 @@ def _parse_file(path: PathLike, names: tuple[str, ...], value: str, exact: bool
         qcol, dcol, vcol = np.asarray(q, dtype=object), np.asarray(d, dtype=object), np.asarray(v, dtype=np.float64)
     if len(vcol) == 0:
         raise EmptyInputError("the file holds no lines; expected " + " ".join(names), path=str(path))
+    if value == "rel" and not np.isfinite(vcol).all():  # inf grades made ndcg NaN (issue 11)
+        bad = int(np.flatnonzero(~np.isfinite(vcol))[0])
+        raise InputError(f"expected a finite relevance grade, got {vcol[bad]} (judgement {bad + 1} of the file)",
+                         path=str(path), field="rel")
     codes, uniques = _factorize_grouped(qcol)
     return codes, uniques, dcol, vcol, tag
 

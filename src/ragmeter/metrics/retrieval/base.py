@@ -15,11 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from ...io._fields import UNMATCHABLE_KEY
 from ...names import MetricName
 from ...registry import MetricSpec, Param, register
 from ...types import MetricResult, Sample
 from ._batch import RankedList, RelevanceBatch
-from .relevance import Relevance, judge_relevance
+from .relevance import Relevance, judge_relevance, labels_cannot_match
 
 REL_LEVEL = Param("rel_level", float, 1.0, "grade at or above which a labelled item counts as relevant")
 NO_RELEVANCE = "undefined: no relevance labels and no reference answer to match the contexts against"
@@ -84,6 +85,11 @@ class RetrievalEvaluator:
         }
         if rel.mode == "labels":
             details["labelled_relevant"] = int(ranked.num_rel)
+            cannot = None if any(rel.matched_by) else labels_cannot_match(sample)
+            if cannot is not None:
+                details[UNMATCHABLE_KEY] = True
+                return MetricResult(name=self.name, score=None, reason=cannot, details=details,
+                                    version=self.version)
         if math.isnan(value) or (self._needs_labels and rel.mode != "labels"):
             return MetricResult(name=self.name, score=None, reason=self.undefined_reason,
                                 details=details, version=self.version)

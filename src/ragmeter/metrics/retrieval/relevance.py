@@ -15,6 +15,10 @@ Rules, applied per sample (``rel_level`` is the binary threshold, default 1):
    retrieved context contains it. Metrics that need |G| (recall, MAP, R-precision, context recall)
    are undefined.
 3. **Neither**: every retrieval metric is undefined for the sample.
+4. **Labels that can never match** (:func:`labels_cannot_match`): labels that look like ids (no
+   whitespace) while no retrieved context has an id, or labels that are texts (with whitespace)
+   while no retrieved context has a text, and no label was found. Every retrieval metric is then
+   undefined with the reason, not 0: the labels and the contexts speak of different things.
 
 **Text matching rule.** Texts are compared as lower-cased word tokens (``\\w+``), so case,
 whitespace and punctuation do not matter. A labelled text *L* matches a context *C* when
@@ -94,6 +98,40 @@ def contains_reference(reference: str, context: str) -> bool:
 def reference_overlap(reference: str, context: str) -> float:
     """Share of the reference's content words found in ``context`` (graded gain without labels)."""
     return _share(content_words(tokens(reference)), content_words(tokens(context)))
+
+
+#: Reason of an undefined result under rule 4.
+CANNOT_MATCH = "undefined: the relevance labels can never match the contexts"
+
+
+def labels_cannot_match(sample: Sample) -> str | None:
+    """Rule 4: why ``sample``'s labels can never match its contexts (None when they can, or did)."""
+    rel = sample.relevant
+    contexts = sample.contexts
+    if not rel or not contexts:
+        return None
+    labels = list(rel)
+    if not any(c.id is not None for c in contexts) and not any(_has_space(x) for x in labels):
+        if any(c.text and texts_match(x, c.text) for x in labels for c in contexts):
+            return None
+        return (f"{CANNOT_MATCH}: the labels are ids ({labels[0]!r}, ...) but no retrieved context has an "
+                "id; give each context its id ({id, text}), or label relevant texts")
+    if not any(c.text for c in contexts) and all(_has_space(x) for x in labels):
+        ids = {c.id for c in contexts}
+        if any(x in ids for x in labels):
+            return None
+        return (f"{CANNOT_MATCH}: the labels are texts ({labels[0][:40]!r}, ...) but the retrieved contexts "
+                "have only ids; label relevant ids, or give each context its text")
+    return None
+
+
+#: A label with inner whitespace is a text, not an id (ASCII whitespace: the columnar engine's
+#: Arrow regex applies the same pattern).
+SPACED_LABEL = re.compile(r"\S\s+\S", re.ASCII)
+
+
+def _has_space(label: str) -> bool:
+    return SPACED_LABEL.search(label) is not None
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,107 @@
+"""The input rules of docs/input-format.md give identical files on the columnar fast path and the
+Sample path: absent fields, labels that can never match, infinite grades, texts over the limit and
+rankings over the details budget."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragmeter.engines.columnar import evaluate_parquet
+from ragmeter.errors import InputError
+from ragmeter.types import MAX_STORED_ITEMS
+
+from .test_columnar import CTX, METRICS, _assert_same_files, _both
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+
+def _lines(tmp_path, which="fast"):
+    return [json.loads(x) for x in (tmp_path / which / "results.jsonl").read_text().splitlines()]
+
+
+def test_absent_and_unmatchable_rows_equal_on_both_paths(tmp_path):
+    big = [{"id": f"d{i}", "text": None, "score": None} for i in range(MAX_STORED_ITEMS + 5)]
+    table = pa.table({
+        "id": ["has", "no-ctx", "empty", "no-rel", "text-labels", "miss", "long-ranking"],
+        "contexts": pa.array([
+            [{"id": "x", "text": None, "score": None}],
+            None,
+            [],
+            [{"id": "x", "text": None, "score": None}],
+            [{"id": "d1", "text": None, "score": None}, {"id": "d2", "text": None, "score": None}],
+            [{"id": "d1", "text": None, "score": None}],
+            big,
+        ], CTX),
+        "relevant": pa.array([["x"], ["x"], ["x"], None, ["the capital of France"], ["d9"], ["d3"]],
+                             pa.list_(pa.string())),
+    })
+    fast, slow, _ = _both(tmp_path, table, METRICS)
+    _assert_same_files(tmp_path)
+    rec = {r["id"]: r["metrics"] for r in _lines(tmp_path)}
+    assert rec["has"]["mrr"]["score"] == 1.0
+    assert rec["no-ctx"]["mrr"]["reason"] == "undefined: no contexts field"
+    assert rec["empty"]["mrr"]["score"] == 0.0
+    assert rec["no-rel"]["recall@3"]["reason"] == "undefined: no relevant field"
+    assert rec["no-rel"]["mrr"]["reason"] == "undefined: no relevant field and no reference field"
+    assert rec["text-labels"]["mrr"]["score"] is None
+    assert rec["text-labels"]["mrr"]["details"]["labels_cannot_match"] is True
+    assert rec["miss"]["mrr"]["score"] == 0.0  # id labels and id contexts that miss: a real 0
+    assert rec["long-ranking"]["mrr"]["score"] == pytest.approx(1 / 4)
+    assert len(rec["long-ranking"]["mrr"]["details"]["matched_by"]) == MAX_STORED_ITEMS
+    assert fast.run["input_checks"] == slow.run["input_checks"]
+    assert fast.run["input_checks"]["unmatchable_labels"] == 1
+
+
+def test_relevant_absent_from_every_row_is_an_input_error_on_both_paths(tmp_path):
+    table = pa.table({"id": ["a", "b"], "contexts": pa.array([[{"id": "x", "text": None, "score": None}]] * 2, CTX),
+                      "qrels": pa.array([["x"], ["x"]], pa.list_(pa.string()))})
+    path = tmp_path / "d.parquet"
+    pq.write_table(table, path)
+    with pytest.raises(InputError, match="did you mean 'qrels'\\? use --map qrels=relevant"):
+        evaluate_parquet(path, ["recall"], out_dir=tmp_path / "fast")
+    from ragmeter.engines.local import evaluate_file
+
+    with pytest.raises(InputError, match="did you mean 'qrels'"):
+        evaluate_file(path, ["recall", "token_f1"], out_dir=tmp_path / "o")  # not columnar: the Sample path
+    assert len(_lines(tmp_path)) == 2
+
+
+def test_infinite_grade_and_text_over_the_limit_are_row_errors_on_both_paths(tmp_path):
+    table = pa.table({
+        "id": ["inf", "long", "ok"],
+        "contexts": pa.array([[{"id": "a", "text": None, "score": None}],
+                              [{"id": "a", "text": "x" * 50, "score": None}],
+                              [{"id": "a", "text": None, "score": None}]], CTX),
+        "relevant": pa.array([[("a", float("inf"))], [("a", 1.0)], [("a", 2.0)]],
+                             pa.map_(pa.string(), pa.float64())),
+    })
+    fast, _slow, bad = _both(tmp_path, table, ["ndcg@5"], on_error="skip", max_text_chars=40)
+    _assert_same_files(tmp_path)
+    assert [e.field for e in bad] == ["relevant", "contexts[0].text"]
+    assert fast.status["ndcg@5"].tolist() == [2, 2, 0]
+
+
+def test_ray_engine_applies_the_same_rules(ray_cluster, tmp_path):
+    ray_engine = pytest.importorskip("ragmeter.engines.ray_engine")
+    from ragmeter import evaluate
+    from ragmeter.io import read_samples
+
+    rows = [{"id": "has", "contexts": [{"id": "x"}], "relevant": ["x"]},
+            {"id": "no-ctx", "relevant": ["x"]},
+            {"id": "empty", "contexts": [], "relevant": ["x"]},
+            {"id": "ids-vs-texts", "contexts": ["a passage"], "relevant": ["doc1"]}]
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    run = ray_engine.evaluate_ray(data, ["mrr", "recall"], out_dir=tmp_path / "ray", batch_size=2)
+    evaluate(read_samples(data), ["mrr", "recall"], out_dir=str(tmp_path / "local"), keep_records=False)
+    assert (tmp_path / "ray" / "results.jsonl").read_text() == (tmp_path / "local" / "results.jsonl").read_text()
+    assert run.status["mrr"].tolist() == [0, 1, 0, 1]
+    assert run.run["input_checks"]["unmatchable_labels"] == 1
+    renamed = tmp_path / "r.jsonl"
+    renamed.write_text("".join(json.dumps({"id": r["id"], "docs": [{"id": "x"}], "relevant": ["x"]}) + "\n"
+                               for r in rows))
+    with pytest.raises(InputError, match="did you mean 'docs'"):
+        ray_engine.evaluate_ray(renamed, ["mrr"], out_dir=tmp_path / "ray2", batch_size=2)
