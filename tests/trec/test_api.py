@@ -118,7 +118,20 @@ def test_measure_syntax():
     # explicit parameters replace the defaults; the first parameter list wins (trec_eval)
     assert [m.name for m in resolve_measures(["P", "P.7", "P.8"])] == ["P_7"]
     official = [m.name for m in resolve_measures("official")]
-    assert official[:8] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank"]
+    assert official[:10] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+                             "bpref", "recip_rank"]
+    assert official[10:21] == [f"iprec_at_recall_{x / 10:3.2f}" for x in range(11)]
+    # fractional cutoffs named with %3.2f, sorted; double parameters name the column as typed
+    assert [m.name for m in resolve_measures(["iprec_at_recall..5,.25", "utility.2,-1,0,0", "ndcg.1=3,2=9"])] == [
+        "iprec_at_recall_0.25", "iprec_at_recall_0.50", "utility_2,-1,0,0", "ndcg_1=3,2=9"]
+    assert [m.name for m in resolve_measures(["Rprec_mult.0.2", "iprec_at_recall_0.50", "bpref"])] == [
+        "bpref", "iprec_at_recall_0.50", "Rprec_mult_0.20"]
+    with pytest.raises(InvalidParameterError, match="takes no parameters"):
+        resolve_measures("bpref.5")
+    with pytest.raises(InvalidParameterError, match="level=gain"):
+        resolve_measures("ndcg.1=3,2")
+    with pytest.raises(InvalidParameterError, match="4 coefficients"):
+        resolve_measures("utility.1,2")
     with pytest.raises(InvalidParameterError, match="duplicate"):
         resolve_measures("P.5,5.5")
     with pytest.raises(InvalidParameterError, match=">= 1"):
@@ -130,8 +143,10 @@ def test_unknown_measure():
         trec_evaluate(QRELS, RUN, ["mapp"])
     assert "unknown measure 'mapp'" in str(err.value)
     assert "map" in err.value.suggestions
-    with pytest.raises(UnknownMetricError):
-        resolve_measures("bpref")  # a trec_eval measure ragmeter does not compute
+    with pytest.raises(UnknownMetricError, match="prefs"):
+        resolve_measures("prefs_simp")  # a trec_eval measure that needs another relevance format
+    with pytest.raises(UnknownMetricError, match="bpreff"):
+        resolve_measures(["map", "bpreff"])  # never a silently shorter output
     with pytest.raises(UnknownMetricError):
         resolve_measures("faithfulness")  # a ragmeter metric that is not a retrieval measure
 

@@ -87,8 +87,10 @@ def test_level_cut_and_json(files):
 def test_default_is_the_official_subset(files):
     out = ragmeter("trec", *files)
     names = [line.split("\t")[0].strip() for line in out.stdout.splitlines()]
-    assert names[:8] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank"]
-    assert names[8:] == [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
+    assert names[:10] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                          "recip_rank"]
+    assert names[10:21] == [f"iprec_at_recall_{x / 10:3.2f}" for x in range(11)]
+    assert names[21:] == [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
 
 
 def test_input_errors_exit_2(files, tmp_path):
