@@ -236,7 +236,7 @@ def _interpolated(tb: TrecBatch) -> tuple[FloatArray, NDArray[np.int64]]:
     return v, start
 
 
-def recall_points(tb: TrecBatch, fractions: tuple[float, ...]) -> FloatArray:
+def recall_points(tb: TrecBatch, fractions: tuple[float, ...], *, v9_rounding: bool = False) -> FloatArray:
     """Interpolated precision at recall fractions, trec_eval's iprec_at_recall / 11pt_avg walk.
 
     Each fraction ``f`` becomes a count of relevant documents ``c = lround(f·R)``; walking the
@@ -244,6 +244,7 @@ def recall_points(tb: TrecBatch, fractions: tuple[float, ...]) -> FloatArray:
     the previous one) gets IP(c); a count above ``rr`` at the start is skipped (value 0); any other
     count, and every one after it, gets the final interpolated precision (IP(1), or ``rr / ret`` when
     nothing relevant was retrieved: 0, NaN when nothing was retrieved, as trec_eval prints ``-nan``).
+    ``v9_rounding`` uses trec_eval 9's ``c = (long)(f·R + 0.9)`` instead (what pytrec_eval computes).
     """
     b = tb.batch
     ret, r, rr = counts(tb)
@@ -259,8 +260,11 @@ def recall_points(tb: TrecBatch, fractions: tuple[float, ...]) -> FloatArray:
     kpos = rr.copy()
     for j in range(len(fractions) - 1, -1, -1):
         x = fractions[j] * r
-        cut = np.floor(x)
-        cut += (x - cut) >= 0.5  # lround: half away from zero (x >= 0)
+        if v9_rounding:
+            cut = np.floor(x + 0.9)
+        else:
+            cut = np.floor(x)
+            cut += (x - cut) >= 0.5  # lround: half away from zero (x >= 0)
         skipping &= cut > rr
         live = ~skipping & ~stuck
         match = live & (cut >= 1) & (cut <= kpos)
@@ -272,9 +276,9 @@ def recall_points(tb: TrecBatch, fractions: tuple[float, ...]) -> FloatArray:
     return out
 
 
-def eleven_pt_avg(tb: TrecBatch, fractions: tuple[float, ...]) -> FloatArray:
+def eleven_pt_avg(tb: TrecBatch, fractions: tuple[float, ...], *, v9_rounding: bool = False) -> FloatArray:
     """11pt_avg = mean of the interpolated precisions at the given recall fractions (summed last first)."""
-    pts = recall_points(tb, fractions)
+    pts = recall_points(tb, fractions, v9_rounding=v9_rounding)
     total = np.zeros(tb.batch.n)
     for j in range(len(fractions) - 1, -1, -1):
         total = total + pts[:, j]
