@@ -129,7 +129,7 @@ TABLE: dict[str, TrecSpec] = dict([
     _spec("ndcg_rel", "nDCG averaged over the ideal (positive-gain) documents", G.ndcg_rel, params="pairs"),
     _spec("Rndcg", "nDCG averaged at the ideal ranking's gain boundaries", G.rndcg, params="pairs"),
     _spec("ndcg_cut", "DCG@k / ideal DCG@k, gains = grades", _cols(lambda tb, k: ndcg(tb.batch, k, gain="linear")),
-          params="cut", default=CUTS, ragmeter="ndcg@k(gain=linear)"),
+          params="cut", default=CUTS, ragmeter="ndcg(gain=linear)@k"),
     _spec("map_cut", "(1/R) Σ_{i <= k, rel_i} P(i)", _cols(lambda tb, k: average_precision(tb.batch, k)),
           params="cut", default=CUTS, ragmeter="map@k"),
     _spec("relative_P", "relevant in the top k / min(k, R); 0 when R = 0", K.relative_p, params="cut",
