@@ -444,7 +444,17 @@ def build_batch(qrels: Qrels, run: Run, *, rel_level: float = 1.0, max_ret: int 
     rel = (grades >= rel_level) & (grades >= 0)
     gain = np.where(grades > 0, grades, 0.0)
 
-    # per query: relevant judgements (num_rel) and the ideal ranking (positive grades, descending)
+    num_rel, joffsets, jgrades, ioffsets, ideal = _judgements(pq, order_q, nb, rel_level)
+    batch = RelevanceBatch(offsets, rel, gain, rel.astype(np.float64), num_rel, ioffsets, ideal)
+    return TrecBatch(batch, pq.qids[order_q], run.name, grade=grades, bogus=absent, judged_offsets=joffsets,
+                     judged_grades=jgrades, rel_level=rel_level, num_rel_positive=int((pq.rels > 0).sum()))
+
+
+def _judgements(pq: _PreparedQrels, order_q: NDArray[np.int64], nb: int, rel_level: float) -> tuple[
+        NDArray[np.float64], NDArray[np.int64], NDArray[np.float64], NDArray[np.int64], NDArray[np.float64]]:
+    """Per batch query: relevant judgements (num_rel), every judgement's grade (CSR offsets, grades) and
+    the ideal ranking (CSR offsets, positive grades descending)."""
+    nq = len(pq.qids)
     judged_rel = (pq.rels >= rel_level) & (pq.rels >= 0)
     num_rel = np.bincount(pq.key_query, weights=judged_rel.astype(np.float64), minlength=nq)[order_q]
     batch_of_rank = np.full(nq, -1, dtype=np.int64)
@@ -454,13 +464,10 @@ def build_batch(qrels: Qrels, run: Run, *, rel_level: float = 1.0, max_ret: int 
     jorder = jrows[np.argsort(jb[jrows], kind="stable")]
     joffsets = np.zeros(nb + 1, dtype=np.int64)
     np.cumsum(np.bincount(jb[jrows], minlength=nb), out=joffsets[1:])
-    jgrades = pq.rels[jorder]
     positive = pq.rels > 0
     ib, ivals = jb[positive], pq.rels[positive]
     ivals, ib = ivals[ib >= 0], ib[ib >= 0]
     io_ = np.lexsort((-ivals, ib))
     ioffsets = np.zeros(nb + 1, dtype=np.int64)
     np.cumsum(np.bincount(ib, minlength=nb), out=ioffsets[1:])
-    batch = RelevanceBatch(offsets, rel, gain, rel.astype(np.float64), num_rel, ioffsets, ivals[io_])
-    return TrecBatch(batch, pq.qids[order_q], run.name, grade=grades, bogus=absent, judged_offsets=joffsets,
-                     judged_grades=jgrades, rel_level=rel_level, num_rel_positive=int(positive.sum()))
+    return num_rel, joffsets, pq.rels[jorder], ioffsets, ivals[io_]
