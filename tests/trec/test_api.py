@@ -214,3 +214,31 @@ def test_categorical_run_columns_keep_ties_and_duplicate_rules():
     dup = pd.concat([run, run.iloc[[1]]]).astype({"docid": "category"})
     with pytest.raises(InputError, match="'c' appears twice"):
         trec_evaluate(qrels, dup, ["map"])
+
+
+def test_trec_eval_measures_hand_computed():
+    # ranking: e (not in qrels), a (rel), b (judged non-relevant), d (negative grade: pooled, unjudged), c (rel)
+    qrels = {"q": {"a": 1, "b": 0, "c": 1, "d": -1}}
+    run = {"q": {"e": 5.0, "a": 4.0, "b": 3.0, "d": 2.0, "c": 1.0}}
+    got = trec_evaluate(qrels, run, ["bpref", "infAP", "map", "iprec_at_recall..0,.3,.5,.7,.8,1",
+                                     "Rprec_mult.0.5,2,3", "unj.5", "set_F", "num_nonrel_judged_ret", "binG",
+                                     "rbp", "rbp_resid", "relstring"], per_query=True)
+    q = {name: col["q"] for name, col in got.items()}
+    assert q["bpref"] == pytest.approx((1 + (1 - 1 / 1)) / 2)  # a: no non-relevant above; c: b above
+    assert q["infAP"] == pytest.approx((1 / 2 + (1 / 5 + 4 / 5 * (3 / 4) * 0.5)) / 2)
+    assert q["map"] == pytest.approx((1 / 2 + 2 / 5) / 2)
+    # P(2) = .5, P(5) = .4; c = lround(f * 2): 0 -> 0 (from the first relevant on: .5), .3 -> 1, .5 -> 1,
+    # .7 -> lround(1.4) = 1 (trec_eval 9: 2), .8 -> 2, 1 -> 2
+    assert [q[f"iprec_at_recall_{f:3.2f}"] for f in (0, .3, .5, .7, .8, 1)] == pytest.approx(
+        [.5, .5, .5, .5, .4, .4])
+    # c = floor(m * 2 + .9): 1 -> P(1) = 0; 4 -> P(4) = 1/4; 6 > ret -> rr / 6
+    assert [q["Rprec_mult_0.50"], q["Rprec_mult_2.00"], q["Rprec_mult_3.00"]] == pytest.approx([0, 1 / 4, 2 / 6])
+    assert q["unj_5"] == pytest.approx(2 / 5)
+    assert q["set_F"] == pytest.approx(2 * 0.4 * 1 / (0.4 + 1))
+    assert q["num_nonrel_judged_ret"] == 1
+    assert q["binG"] == pytest.approx((1 / math.log2(3) + 1 / math.log2(5)) / 2)
+    assert q["rbp"] == pytest.approx(0.1 * (0.9 + 0.9**4))
+    assert q["rbp_resid"] == pytest.approx(0.9**5 + 0.1 * (1 + 0.9**3))
+    assert q["relstring"] == "-10.1"
+    means = trec_evaluate(qrels, run, ["gm_map", "map"])
+    assert means["gm_map"] == pytest.approx(means["map"])  # one query: exp(log(x)) = x
