@@ -100,8 +100,8 @@ def _fmt(kind: str, value: Any) -> str:
         return f"'{value}'"
     if kind == "int":
         return str(int(value))
-    if value != value:  # NaN: glibc prints the sign bit (0/0 is -nan on x86)
-        return "-nan" if np.signbit(value) else "nan"
+    if value != value:  # NaN: glibc prints the sign bit (0/0 is -nan on x86), padded to the width 6
+        return "%6s" % ("-nan" if np.signbit(value) else "nan")  # noqa: UP031
     return "%6.4f" % value  # noqa: UP031  (trec_eval's printf format, kept verbatim)
 
 
