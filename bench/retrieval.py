@@ -41,6 +41,11 @@ from pathlib import Path
 import numpy as np
 
 MEASURES = ("nDCG@10", "MAP@100", "MRR@10", "Recall@100", "P@10")
+# --set official: trec_eval's default measures (what ``ragmeter trec`` / ``trec_eval`` print without -m),
+# compared column by column with pytrec_eval's "official" (ranx has no bpref / iprec_at_recall: not run)
+OFFICIAL = ("num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+            *(f"iprec_at_recall_{x / 10:3.2f}" for x in range(11)),
+            *(f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)))
 RAGMETER_NAMES = ("ndcg_cut_10", "map_cut_100", "mrr@10", "recall_100", "P_10")
 PYTREC_NAMES = ("ndcg_cut_10", "map_cut_100", "recip_rank", "recall_100", "P_10")
 RANX_NAMES = ("ndcg@10", "map@100", "mrr@10", "recall@100", "precision@10")
@@ -126,7 +131,7 @@ def _rss(field: str) -> float:
     return float("nan")
 
 
-def child(system: str, form: str, workdir: Path) -> None:
+def child(system: str, form: str, workdir: Path, measure_set: str = "five") -> None:
     """Load the input form (untimed), evaluate (timed), save per-query values, print one JSON line."""
     import pyarrow.parquet as pq
 
@@ -170,27 +175,31 @@ def child(system: str, form: str, workdir: Path) -> None:
     if system == "ragmeter":
         if form == "trec":
             qrels, run = qrels_path, run_path
-        res = trec_evaluate(qrels, run, list(RAGMETER_NAMES), per_query=True)
-        qids = sorted(res[RAGMETER_NAMES[0]])
-        values = np.array([[res[m][q] for q in qids] for m in RAGMETER_NAMES])
+        names = ["official"] if measure_set == "official" else list(RAGMETER_NAMES)
+        res = trec_evaluate(qrels, run, names, per_query=True)
+        cols = OFFICIAL if measure_set == "official" else RAGMETER_NAMES
+        qids = sorted(res[cols[0]])
+        values = np.array([[res[m][q] for q in qids] for m in cols])
     elif system == "pytrec_eval":
         if form == "trec":
             with open(qrels_path) as fq, open(run_path) as fr:
                 qrels, run = pytrec_eval.parse_qrel(fq), pytrec_eval.parse_run(fr)
-        names = {"ndcg_cut.10", "map_cut.100", "recip_rank", "recall.100", "P.10"}
+        names = {"official"} if measure_set == "official" else {"ndcg_cut.10", "map_cut.100", "recip_rank",
+                                                                 "recall.100", "P.10"}
         res = pytrec_eval.RelevanceEvaluator(qrels, names).evaluate(run)
         qids = sorted(res)
-        values = np.array([[res[q][m] for q in qids] for m in PYTREC_NAMES])
+        cols = OFFICIAL if measure_set == "official" else PYTREC_NAMES
+        values = np.array([[res[q][m] for q in qids] for m in cols])
     else:
         rr = _ranx_eval(ranx, form, qrels if form != "trec" else qrels_path, run if form != "trec" else run_path)
         qids = sorted(rr.keys())
         values = np.array([[rr.scores[m][q] for q in qids] for m in RANX_NAMES])
     info["time"] = time.perf_counter() - t0
     info["peak"] = _rss("VmHWM")
-    if system == "pytrec_eval":
+    if system == "pytrec_eval" and measure_set == "five":
         values[2] = np.where(values[2] >= 0.1, values[2], 0.0)  # MRR@10 from recip_rank, exactly
-    np.save(workdir / f"values-{system}-{form}.npy", values)
-    (workdir / f"qids-{system}-{form}.json").write_text(json.dumps(qids))
+    np.save(workdir / f"values-{measure_set}-{system}-{form}.npy", values)
+    (workdir / f"qids-{measure_set}-{system}-{form}.json").write_text(json.dumps(qids))
     print(json.dumps(info))
 
 
@@ -238,20 +247,24 @@ def main() -> None:
     ap.add_argument("--only", nargs="*", default=None, help="systems to run (ragmeter pytrec_eval ranx)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest is reported")
     ap.add_argument("--ranx-repeat", type=int, default=1, help="runs per ranx measurement (it is slow)")
+    ap.add_argument("--set", dest="measure_set", choices=("five", "official"), default="five",
+                    help="five: nDCG@10, MAP@100, MRR@10, Recall@100, P@10 (all three systems); official: "
+                         "trec_eval's default measures (ragmeter and pytrec_eval)")
     ap.add_argument("--child", nargs=2, metavar=("SYSTEM", "FORM"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     workdir = args.workdir / f"{args.queries}x{args.depth}-s{args.seed}"
     if args.child:
-        child(args.child[0], args.child[1], workdir)
+        child(args.child[0], args.child[1], workdir, args.measure_set)
         return
     workdir.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     generate(args.queries, args.depth, args.seed, workdir)
     print(f"data: {args.queries:,} queries x {args.depth} docs in {workdir} ({time.perf_counter() - t0:.1f}s)")
-    print(f"measures: {', '.join(MEASURES)} (computed together); python {sys.version.split()[0]}, "
+    shown = "trec_eval's official set" if args.measure_set == "official" else ", ".join(MEASURES)
+    print(f"measures: {shown} (computed together); python {sys.version.split()[0]}, "
           f"{os.cpu_count()} cpu\n", flush=True)
     # measurements of systems not re-run (--only) are kept from the previous run on the same data
-    saved = workdir / "results.json"
+    saved = workdir / f"results-{args.measure_set}.json"
     results: dict[tuple[str, str], dict[str, float]] = {}
     if args.only and saved.exists():
         for key, info in json.loads(saved.read_text()).items():
@@ -260,14 +273,14 @@ def main() -> None:
                 results[(system, form)] = info
     # repeats are interleaved (every system once, then again...) so load changes hit all alike
     todo = [(sf, args.ranx_repeat if sf[0] == "ranx" else args.repeat) for sf in RUNS
-            if not args.only or sf[0] in args.only]
+            if (not args.only or sf[0] in args.only) and not (args.measure_set == "official" and sf[0] == "ranx")]
     runs: dict[tuple[str, str], list[dict[str, float]]] = {sf: [] for sf, _ in todo}
     for rep in range(max((n for _, n in todo), default=0)):
         for (system, form), n in todo:
             if rep >= n or (rep and not runs[(system, form)]):
                 continue
             cmd = [sys.executable, __file__, "--queries", str(args.queries), "--depth", str(args.depth), "--seed",
-                   str(args.seed), "--workdir", str(args.workdir), "--child", system, form]
+                   str(args.seed), "--workdir", str(args.workdir), "--set", args.measure_set, "--child", system, form]
             proc = subprocess.run(cmd, capture_output=True, text=True)
             if proc.returncode != 0:
                 print(f"{system} ({form}) failed:\n{proc.stderr[-2000:]}")
@@ -280,23 +293,28 @@ def main() -> None:
             results[key]["peak"] = max(r["peak"] for r in got)
     saved.write_text(json.dumps({f"{k[0]}/{k[1]}": v for k, v in results.items()}, indent=1))
     order = {key: i for i, key in enumerate(RUNS)}
-    _report(dict(sorted(results.items(), key=lambda kv: order.get(kv[0], 99))), workdir)
+    _report(dict(sorted(results.items(), key=lambda kv: order.get(kv[0], 99))), workdir, args.measure_set)
 
 
-def _report(results: dict[tuple[str, str], dict[str, float]], workdir: Path) -> None:
+def _report(results: dict[tuple[str, str], dict[str, float]], workdir: Path, measure_set: str) -> None:
     ref = results.get(("ragmeter", "dict"))
-    ref_values = np.load(workdir / "values-ragmeter-dict.npy") if ref else None
-    ref_qids = json.loads((workdir / "qids-ragmeter-dict.json").read_text()) if ref else None
+    ref_values = np.load(workdir / f"values-{measure_set}-ragmeter-dict.npy") if ref else None
+    ref_qids = json.loads((workdir / f"qids-{measure_set}-ragmeter-dict.json").read_text()) if ref else None
     pt = results.get(("pytrec_eval", "dict"), {}).get("time")
     print("\n| system | input | time (s) | peak RSS (MB) | extra RSS (MB) | pytrec_eval(dict) / this "
           "| ranx(same input) / this | max abs diff vs ragmeter |")
     print("|---|---|---:|---:|---:|---:|---:|---:|")
     for (system, form), info in results.items():
-        values = np.load(workdir / f"values-{system}-{form}.npy")
-        qids = json.loads((workdir / f"qids-{system}-{form}.json").read_text())
+        values = np.load(workdir / f"values-{measure_set}-{system}-{form}.npy")
+        qids = json.loads((workdir / f"qids-{measure_set}-{system}-{form}.json").read_text())
         diff = "n/a"
-        if ref_values is not None:
-            diff = f"{np.abs(values - ref_values).max():.1e}" if qids == ref_qids else "qids differ"
+        if ref_values is not None and qids == ref_qids:
+            keep = np.ones(len(values), dtype=bool)
+            if measure_set == "official" and system == "pytrec_eval":  # trec_eval 9's iprec rounding
+                keep = np.array([not n.startswith("iprec") for n in OFFICIAL])
+            diff = f"{np.abs(values[keep] - ref_values[keep]).max():.1e}"
+        elif ref_values is not None:
+            diff = "qids differ"
         rx = results.get(("ranx", form), {}).get("time")
         r1 = f"{pt / info['time']:.2f}x" if pt else "-"
         r2 = f"{rx / info['time']:.2f}x" if rx else "-"

@@ -75,7 +75,7 @@ def test_cli(tmp_path):
     res = CliRunner().invoke(main, ["fuse", str(pa), str(pb), "-o", str(out)], catch_exceptions=False)
     assert res.exit_code == 0, res.output
     lines = out.read_text().splitlines()
-    assert lines[0].split() == ["q1", "Q0", "d2", "1", f"{1 / 62 + 1 / 61:.10g}", "ragmeter-rrf"]
+    assert lines[0].split() == ["q1", "Q0", "d2", "1", repr(1 / 62 + 1 / 61), "ragmeter-rrf"]
     assert len(lines) == 5
     res = CliRunner().invoke(main, ["fuse", str(pa), str(pb), "-o", str(out), "--method", "combmnz",
                                     "--tag", "mnz"], catch_exceptions=False)
@@ -102,3 +102,48 @@ def test_installed_console_script(tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert out.read_text().splitlines()[0] == "q1 Q0 d2 1 1.5 ragmeter-combsum"
+
+
+def _file_ranks(text: str) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        q, _, doc, rank, _, _ = line.split()
+        out.setdefault(q, []).append(doc)
+        assert int(rank) == len(out[q])
+    return out
+
+
+def test_fused_ties_are_written_in_trec_eval_order(tmp_path):
+    # "rel" and "zzz" swap ranks between the runs: equal RRF scores. trec_eval ranks the tie by docid
+    # descending (zzz first), so the file must too; before, the file put rel first and trec read RR = 0.5
+    a = {"q": {"rel": 2.0, "zzz": 1.0}}
+    b = {"q": {"zzz": 2.0, "rel": 1.0}}
+    fused = fuse([a, b])
+    assert fused["q"]["rel"] == fused["q"]["zzz"]
+    assert list(fused["q"]) == ["zzz", "rel"]
+    path = tmp_path / "fused.run"
+    text = write_trec_run(fused, path)
+    assert _file_ranks(text) == {"q": ["zzz", "rel"]}
+    qrels = tmp_path / "qrels"
+    qrels.write_text("q 0 rel 1\n")
+    out = CliRunner().invoke(main, ["trec", "-m", "recip_rank", str(qrels), str(path)], catch_exceptions=False)
+    assert out.output == "recip_rank            \tall\t0.5000\n"  # rank 2 in the file, rank 2 for trec
+
+
+def test_depth_cut_keeps_trec_eval_order():
+    f = fuse([{"q": {"a": 1.0, "b": 1.0, "c": 1.0}}], depth=2)
+    assert list(f["q"]) == ["c", "b"]
+
+
+def test_written_scores_are_exact_so_ranks_agree_with_trec(tmp_path):
+    from ragmeter.trec import Run
+
+    # distinct scores equal to 10 significant digits: printed with %.10g they became a tie, re-ranked by docid
+    run = {"q": {"a": 0.12345678901234, "b": 0.12345678901233, "c": 1.0}}
+    path = tmp_path / "x.run"
+    text = write_trec_run(run, path)
+    assert _file_ranks(text) == {"q": ["c", "a", "b"]}
+    assert read_trec_run(path) == run  # every score reads back exactly
+    parsed = Run.from_file(path)
+    order = parsed.ranked_order()
+    assert parsed.docids[order].tolist() == ["c", "a", "b"]  # ragmeter trec's (= trec_eval's) ranking

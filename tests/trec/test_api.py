@@ -118,7 +118,20 @@ def test_measure_syntax():
     # explicit parameters replace the defaults; the first parameter list wins (trec_eval)
     assert [m.name for m in resolve_measures(["P", "P.7", "P.8"])] == ["P_7"]
     official = [m.name for m in resolve_measures("official")]
-    assert official[:8] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank"]
+    assert official[:10] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec",
+                             "bpref", "recip_rank"]
+    assert official[10:21] == [f"iprec_at_recall_{x / 10:3.2f}" for x in range(11)]
+    # fractional cutoffs named with %3.2f, sorted; double parameters name the column as typed
+    assert [m.name for m in resolve_measures(["iprec_at_recall..5,.25", "utility.2,-1,0,0", "ndcg.1=3,2=9"])] == [
+        "iprec_at_recall_0.25", "iprec_at_recall_0.50", "utility_2,-1,0,0", "ndcg_1=3,2=9"]
+    assert [m.name for m in resolve_measures(["Rprec_mult.0.2", "iprec_at_recall_0.50", "bpref"])] == [
+        "bpref", "iprec_at_recall_0.50", "Rprec_mult_0.20"]
+    with pytest.raises(InvalidParameterError, match="takes no parameters"):
+        resolve_measures("bpref.5")
+    with pytest.raises(InvalidParameterError, match="level=gain"):
+        resolve_measures("ndcg.1=3,2")
+    with pytest.raises(InvalidParameterError, match="4 coefficients"):
+        resolve_measures("utility.1,2")
     with pytest.raises(InvalidParameterError, match="duplicate"):
         resolve_measures("P.5,5.5")
     with pytest.raises(InvalidParameterError, match=">= 1"):
@@ -130,8 +143,10 @@ def test_unknown_measure():
         trec_evaluate(QRELS, RUN, ["mapp"])
     assert "unknown measure 'mapp'" in str(err.value)
     assert "map" in err.value.suggestions
-    with pytest.raises(UnknownMetricError):
-        resolve_measures("bpref")  # a trec_eval measure ragmeter does not compute
+    with pytest.raises(UnknownMetricError, match="prefs"):
+        resolve_measures("prefs_simp")  # a trec_eval measure that needs another relevance format
+    with pytest.raises(UnknownMetricError, match="bpreff"):
+        resolve_measures(["map", "bpreff"])  # never a silently shorter output
     with pytest.raises(UnknownMetricError):
         resolve_measures("faithfulness")  # a ragmeter metric that is not a retrieval measure
 
@@ -199,3 +214,31 @@ def test_categorical_run_columns_keep_ties_and_duplicate_rules():
     dup = pd.concat([run, run.iloc[[1]]]).astype({"docid": "category"})
     with pytest.raises(InputError, match="'c' appears twice"):
         trec_evaluate(qrels, dup, ["map"])
+
+
+def test_trec_eval_measures_hand_computed():
+    # ranking: e (not in qrels), a (rel), b (judged non-relevant), d (negative grade: pooled, unjudged), c (rel)
+    qrels = {"q": {"a": 1, "b": 0, "c": 1, "d": -1}}
+    run = {"q": {"e": 5.0, "a": 4.0, "b": 3.0, "d": 2.0, "c": 1.0}}
+    got = trec_evaluate(qrels, run, ["bpref", "infAP", "map", "iprec_at_recall..0,.3,.5,.7,.8,1",
+                                     "Rprec_mult.0.5,2,3", "unj.5", "set_F", "num_nonrel_judged_ret", "binG",
+                                     "rbp", "rbp_resid", "relstring"], per_query=True)
+    q = {name: col["q"] for name, col in got.items()}
+    assert q["bpref"] == pytest.approx((1 + (1 - 1 / 1)) / 2)  # a: no non-relevant above; c: b above
+    assert q["infAP"] == pytest.approx((1 / 2 + (1 / 5 + 4 / 5 * (3 / 4) * 0.5)) / 2)
+    assert q["map"] == pytest.approx((1 / 2 + 2 / 5) / 2)
+    # P(2) = .5, P(5) = .4; c = lround(f * 2): 0 -> 0 (from the first relevant on: .5), .3 -> 1, .5 -> 1,
+    # .7 -> lround(1.4) = 1 (trec_eval 9: 2), .8 -> 2, 1 -> 2
+    assert [q[f"iprec_at_recall_{f:3.2f}"] for f in (0, .3, .5, .7, .8, 1)] == pytest.approx(
+        [.5, .5, .5, .5, .4, .4])
+    # c = floor(m * 2 + .9): 1 -> P(1) = 0; 4 -> P(4) = 1/4; 6 > ret -> rr / 6
+    assert [q["Rprec_mult_0.50"], q["Rprec_mult_2.00"], q["Rprec_mult_3.00"]] == pytest.approx([0, 1 / 4, 2 / 6])
+    assert q["unj_5"] == pytest.approx(2 / 5)
+    assert q["set_F"] == pytest.approx(2 * 0.4 * 1 / (0.4 + 1))
+    assert q["num_nonrel_judged_ret"] == 1
+    assert q["binG"] == pytest.approx((1 / math.log2(3) + 1 / math.log2(5)) / 2)
+    assert q["rbp"] == pytest.approx(0.1 * (0.9 + 0.9**4))
+    assert q["rbp_resid"] == pytest.approx(0.9**5 + 0.1 * (1 + 0.9**3))
+    assert q["relstring"] == "-10.1"
+    means = trec_evaluate(qrels, run, ["gm_map", "map"])
+    assert means["gm_map"] == pytest.approx(means["map"])  # one query: exp(log(x)) = x

@@ -87,8 +87,10 @@ def test_level_cut_and_json(files):
 def test_default_is_the_official_subset(files):
     out = ragmeter("trec", *files)
     names = [line.split("\t")[0].strip() for line in out.stdout.splitlines()]
-    assert names[:8] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank"]
-    assert names[8:] == [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
+    assert names[:10] == ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref",
+                          "recip_rank"]
+    assert names[10:21] == [f"iprec_at_recall_{x / 10:3.2f}" for x in range(11)]
+    assert names[21:] == [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
 
 
 def test_input_errors_exit_2(files, tmp_path):
@@ -101,3 +103,31 @@ def test_input_errors_exit_2(files, tmp_path):
     assert out.returncode == 2 and "unknown measure" in out.stderr
     out = ragmeter("trec", files[0], str(tmp_path / "missing.run"))
     assert out.returncode == 2 and "no such file" in out.stderr
+
+
+def test_flags_n_j_r_and_new_measures(files):
+    # q1 ranking: b (judged 0), c (1), a (2); q2: w (not judged), x (1)
+    out = ragmeter("trec", "-q", "-n", "-m", "bpref", "-m", "num_ret", *files)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "num_ret               \tq1\t3",
+        "bpref                 \tq1\t0.0000",  # each relevant has the one judged non-relevant above it: 1 - 1/1
+        "num_ret               \tq2\t2",
+        "bpref                 \tq2\t1.0000",  # no judged non-relevant document at all
+    ]
+    out = ragmeter("trec", "-J", "-m", "num_ret", "-m", "recip_rank", *files)
+    assert out.stdout.splitlines() == ["num_ret               \tall\t4",  # w dropped
+                                       "recip_rank            \tall\t0.7500"]  # q1 1/2, q2 1/1
+    out = ragmeter("trec", "-R", "prefs", *files)
+    assert out.returncode == 2 and "not supported" in out.stderr
+    out = ragmeter("trec", "-m", "bpreff", *files)
+    assert out.returncode == 2 and "bpreff" in out.stderr
+
+
+def test_metrics_lists_trec_measures():
+    out = ragmeter("metrics", "--trec")
+    assert out.returncode == 0, out.stderr
+    rows = {line.split("│")[1].strip(): line for line in out.stdout.splitlines() if line.count("│") > 3}
+    for name in ("bpref", "iprec_at_recall", "gm_map", "rbp", "unj", "Rndcg", "set_F", "relstring"):
+        assert name in rows, name
+    assert "mrr" in rows["recip_rank"] and "map@k" in rows["map_cut"]

@@ -11,8 +11,21 @@ from ._app import main
 
 
 @main.command("metrics")
-def metrics_cmd() -> None:
+@click.option("--trec", "trec", is_flag=True,
+              help="List trec_eval's measures (ragmeter trec) with their parameters and ragmeter equivalents.")
+def metrics_cmd(trec: bool) -> None:
     """List every metric with its parameters and what it needs."""
+    if trec:
+        from ..trec.measures import trec_table
+
+        table = Table(title="trec_eval measures (ragmeter trec -m NAME[.PARAMS])")
+        for col in ("trec_eval", "params", "default", "summary", "ragmeter", "formula"):
+            table.add_column(col, overflow="fold")
+        for row in trec_table():
+            table.add_row(*(row[c] or "-" for c in ("trec_eval", "params", "default", "summary", "ragmeter",
+                                                       "formula")))
+        Console(width=200).print(table)
+        return
     table = Table(title="ragmeter metrics")
     for col in ("name", "category", "cutoff", "parameters", "needs", "summary"):
         table.add_column(col, overflow="fold")

@@ -10,9 +10,11 @@ ties broken by docid descending; the rank column of the file is ignored.
   :math:`\\mathrm{CombSUM}(d) = \\sum_r w_r \\tilde s_r(d)`,
   :math:`\\mathrm{CombMNZ}(d) = |\\{r : d \\in r\\}| \\cdot \\mathrm{CombSUM}(d)`.
 
-The output run is ranked by fused score descending, ties by docid ascending, cut at ``depth``.
-This module carries a minimal TREC run reader/writer (``qid Q0 docid rank score tag``) until
-:mod:`ragmeter.trec` offers one.
+The output run is ranked as trec_eval ranks it -- fused score descending, ties by docid descending --
+and cut at ``depth`` in that order. :func:`write_trec_run` numbers ranks in the same order and writes
+every score exactly (shortest round-trip form), so two different scores never print alike: the rank
+column of a written file and trec_eval's (and ``ragmeter trec``'s) ranking of it always agree.
+This module carries a minimal TREC run reader/writer (``qid Q0 docid rank score tag``).
 """
 
 from __future__ import annotations
@@ -64,14 +66,26 @@ def read_trec_run(path: str | os.PathLike[str]) -> Run:
     return run
 
 
+def _exact(score: float) -> str:
+    """The shortest text that reads back as exactly ``score`` (``3`` for 3.0)."""
+    text = repr(float(score))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def trec_order(docs: dict[str, float]) -> list[tuple[str, float]]:
+    """A query's ``(docid, score)`` pairs in trec_eval's ranking order: score descending, docid descending."""
+    return sorted(docs.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+
+
 def write_trec_run(run: Run, path: str | os.PathLike[str] | None = None, *, tag: str = "ragmeter") -> str:
-    """Format ``run`` as TREC lines (ranked by score descending, ties by docid), and write it to ``path``."""
+    """Format ``run`` as TREC lines ranked as trec_eval ranks them (score descending, ties by docid
+    descending), scores written exactly, and write it to ``path``."""
     if not tag or any(c.isspace() for c in tag):
         raise InvalidParameterError(f"tag: expected a non-empty word without spaces, got {tag!r}")
     lines = []
     for qid in sorted(run):
-        ranked = sorted(run[qid].items(), key=lambda kv: (-kv[1], kv[0]))
-        lines.extend(f"{qid} Q0 {doc} {i} {score:.10g} {tag}" for i, (doc, score) in enumerate(ranked, start=1))
+        lines.extend(f"{qid} Q0 {doc} {i} {_exact(score)} {tag}"
+                     for i, (doc, score) in enumerate(trec_order(run[qid]), start=1))
     text = "\n".join(lines) + ("\n" if lines else "")
     if path is not None:
         Path(path).write_text(text, encoding="utf-8")
@@ -80,8 +94,7 @@ def write_trec_run(run: Run, path: str | os.PathLike[str] | None = None, *, tag:
 
 def ranks(docs: dict[str, float]) -> dict[str, int]:
     """1-based ranks as trec_eval orders a query's documents: score descending, docid descending."""
-    ordered = sorted(docs.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
-    return {doc: i for i, (doc, _) in enumerate(ordered, start=1)}
+    return {doc: i for i, (doc, _) in enumerate(trec_order(docs), start=1)}
 
 
 def _minmax(docs: dict[str, float]) -> dict[str, float]:
@@ -117,7 +130,8 @@ def fuse(
     Returns
     -------
     dict
-        ``{qid: {docid: fused score}}`` over the union of the runs' queries.
+        ``{qid: {docid: fused score}}`` over the union of the runs' queries, each in trec_eval's ranking
+        order (ties by docid descending), cut at ``depth`` in that order.
 
     Examples
     --------
@@ -153,6 +167,5 @@ def fuse(
                 hits[d] = hits.get(d, 0) + 1
         if method == "combmnz":
             total = {d: v * hits[d] for d, v in total.items()}
-        top = sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))[:depth]
-        out[qid] = dict(top)
+        out[qid] = dict(trec_order(total)[:depth])
     return out

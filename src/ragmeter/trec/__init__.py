@@ -4,10 +4,13 @@
   with TREC files, ``.gz``, dicts, pandas and pyarrow);
 * :mod:`ragmeter.trec.engine` -- trec_eval's ranking and judging rules, building the
   :class:`~ragmeter.metrics.retrieval._batch.RelevanceBatch` every kernel reads;
-* :mod:`ragmeter.trec.measures` -- measure names (trec_eval's and ragmeter's) and their kernels;
+* :mod:`ragmeter.trec.measures` -- the declarative table of trec_eval 10.0's measures (name, parameters,
+  kernel, summary, formula, ragmeter equivalent) and trec_eval's parameter syntax;
+* :mod:`ragmeter.trec.kernels`, :mod:`ragmeter.trec.gains` -- the vectorised kernels of the measures
+  ragmeter's own retrieval metrics do not cover (bpref, infAP, iprec_at_recall, G, rbp, ...);
 * :mod:`ragmeter.trec.api` -- :func:`trec_evaluate` and :func:`evaluate_trec`.
 
-The command line twin is ``ragmeter trec QRELS RUN`` (a drop-in for trec_eval); see docs/trec.md.
+The command line twin is ``ragmeter trec QRELS RUN`` (a drop-in for trec_eval 10.0); see docs/trec.md.
 """
 
 from .api import TrecResult, evaluate_trec, trec_evaluate

@@ -21,79 +21,132 @@ from .measures import Measure, resolve_measures
 
 @dataclass(frozen=True)
 class TrecResult:
-    """Per-query values of every measure, for the evaluated queries (in ``strcmp`` order of qid)."""
+    """Per-query values of every measure, for the evaluated queries (in ``strcmp`` order of qid).
+
+    ``num_rel_all`` -- trec_eval's ``num_rel`` summary under ``-c`` (every grade > 0 in the qrels), else None.
+    """
 
     measures: tuple[Measure, ...]
     qids: NDArray[Any]
-    values: dict[str, NDArray[np.float64]]
+    values: dict[str, NDArray[Any]]
     runid: str
+    num_rel_all: int | None = None
 
     def aggregate(self) -> dict[str, Any]:
-        """``{measure: value}`` over all queries: the mean, a sum for num_ret / num_rel / num_rel_ret,
-        the query count for num_q (ints are Python ints). ``runid`` is the run's name."""
+        """``{measure: value}`` over all queries: the mean; exp of the mean for gm_map / gm_bpref; a sum
+        for num_ret / num_rel / num_rel_ret / num_nonrel_judged_ret (Python ints); the query count for
+        num_q; ``runid`` is the run's name. relstring (per query only) is left out."""
         out: dict[str, Any] = {}
         for m in self.measures:
             v = self.values[m.name]
-            if m.kind == "runid":
+            if m.summary == "runid":
                 out[m.name] = self.runid
-            elif m.kind == "count":
+            elif m.summary == "count":
                 out[m.name] = len(self.qids)
-            elif m.kind == "int":
-                out[m.name] = round(float(v.sum()))
-            else:
-                out[m.name] = float(v.mean()) if len(v) else 0.0
+            elif m.summary == "sum":
+                total = _seq_sum(v)
+                if m.name == "num_rel" and self.num_rel_all is not None:
+                    total = float(self.num_rel_all)
+                out[m.name] = int(total)
+            elif m.summary == "gm":
+                out[m.name] = float(np.exp(_seq_sum(v) / len(v))) if len(v) else 0.0
+            elif m.summary == "mean":
+                out[m.name] = _seq_sum(v) / len(v) if len(v) else 0.0
         return out
 
     def per_query(self) -> dict[str, dict[str, Any]]:
-        """``{measure: {qid: value}}`` (measures reported only as a summary, num_q and runid, left out)."""
+        """``{measure: {qid: value}}``: the measures trec_eval prints per query, plus gm_map / gm_bpref as
+        their per-query ``log(max(v, 0.00001))`` (as pytrec_eval); num_q and runid are left out."""
         qids = self.qids.tolist()
         out: dict[str, dict[str, Any]] = {}
         for m in self.measures:
-            if m.summary_only:
+            if m.summary in ("count", "runid"):
                 continue
             v = self.values[m.name]
-            vals = np.rint(v).astype(np.int64).tolist() if m.kind == "int" else v.tolist()
+            vals = np.trunc(v).astype(np.int64).tolist() if m.kind == "int" else v.tolist()
             out[m.name] = dict(zip(qids, vals, strict=True))
         return out
 
-    def to_trec_lines(self, per_query: bool = False) -> list[str]:
+    def to_trec_lines(self, per_query: bool = False, summary: bool = True) -> list[str]:
         """trec_eval's output: ``measure<TAB>qid|all<TAB>value``, name padded to 22, floats ``%6.4f``.
 
-        Per-query lines (all measures of a query, then the next query) precede the ``all`` lines.
+        Per-query lines (all measures of a query, then the next query) precede the ``all`` lines;
+        ``summary=False`` (trec_eval ``-n``) leaves the ``all`` lines out.
         """
         lines: list[str] = []
         if per_query:
-            shown = [m for m in self.measures if not m.summary_only]
+            shown = [m for m in self.measures if m.per_query]
             cols = [self.values[m.name] for m in shown]
             for i, q in enumerate(self.qids.tolist()):
                 for m, col in zip(shown, cols, strict=True):
                     lines.append(f"{m.name:<22}\t{q}\t{_fmt(m.kind, col[i])}")
-        for name, value in self.aggregate().items():
-            kind = next(m.kind for m in self.measures if m.name == name)
-            lines.append(f"{name:<22}\tall\t{value if kind in ('runid', 'count') else _fmt(kind, value)}")
+        if summary:
+            agg = self.aggregate()
+            for m in self.measures:
+                if m.name in agg:
+                    value = agg[m.name]
+                    text = value if m.summary == "runid" else _fmt(m.kind, value)
+                    lines.append(f"{m.name:<22}\tall\t{text}")
         return lines
 
 
-def _fmt(kind: str, value: float) -> str:
-    if kind in ("int", "count"):
-        return str(round(float(value)))
+def _seq_sum(v: NDArray[Any]) -> float:
+    """Sum in query order, one addition at a time (trec_eval's accumulation, to the last bit)."""
+    return float(np.cumsum(v)[-1]) if len(v) else 0.0
+
+
+def _fmt(kind: str, value: Any) -> str:
+    if kind == "str":
+        return f"'{value}'"
+    if kind == "int":
+        return str(int(value))
+    if value != value:  # NaN: glibc prints the sign bit (0/0 is -nan on x86), padded to the width 6
+        return "%6s" % ("-nan" if np.signbit(value) else "nan")  # noqa: UP031
     return "%6.4f" % value  # noqa: UP031  (trec_eval's printf format, kept verbatim)
 
 
+#: trec_eval -c: after evaluating an absent query's one-document stand-in ranking, these exact column
+#: names are reset (trec_eval.c matches ``num_ret``, ``utility``, ``relstring``, ``rbp_resid`` exactly and
+#: every name starting with ``unj``; parameterised columns such as ``utility_2,-1,0,0`` keep their value).
+def _reset_absent(name: str) -> Any:
+    if name == "relstring":
+        return ""
+    if name in ("num_ret", "utility", "rbp_resid") or name.startswith("unj"):
+        return 0.0
+    return None
+
+
 def evaluate_trec(qrels: Any, run: Any, measures: str | Iterable[str] = "official", *, missing: Missing = "zero",
-                  rel_level: float = 1.0, max_ret: int | None = None) -> TrecResult:
-    """Evaluate ``run`` against ``qrels`` and keep every per-query value (see :func:`trec_evaluate`)."""
+                  rel_level: float = 1.0, max_ret: int | None = None, judged_only: bool = False,
+                  num_docs: int = 0, qrels_num_rel: bool = False) -> TrecResult:
+    """Evaluate ``run`` against ``qrels`` and keep every per-query value (see :func:`trec_evaluate`).
+
+    ``qrels_num_rel`` -- with ``missing="zero"``, report trec_eval ``-c``'s ``num_rel`` summary: the
+    judgements with grade > 0 in the whole qrels whatever ``rel_level`` (the command line sets it).
+    """
     resolved = resolve_measures(measures)
     sources = (qrels, run) if isinstance(qrels, Mapping) and isinstance(run, Mapping) else None
     tb = build_batch(as_qrels(qrels), as_run(run), rel_level=rel_level, max_ret=max_ret, missing=missing,
-                     sources=sources)
-    order = np.argsort(tb.qids)  # report queries in strcmp order, as trec_eval
-    values = {m.name: np.asarray(m.compute(tb), dtype=np.float64)[order] for m in resolved}
-    return TrecResult(tuple(resolved), tb.qids[order], values, tb.runid)
+                     judged_only=judged_only, sources=sources)
+    tb._cache["num_docs"] = num_docs
+    order = np.argsort(tb.qids, kind="stable")  # report queries in strcmp order, as trec_eval
+    bogus = tb.bogus[order]
+    values: dict[str, NDArray[Any]] = {}
+    for m in resolved:
+        col = np.asarray(m.compute(tb))
+        col = col[order] if col.dtype == object else col.astype(np.float64)[order]
+        reset = _reset_absent(m.name)
+        if reset is not None and bogus.any():
+            col = col.copy()
+            col[bogus] = reset
+        values[m.name] = col
+    num_rel_all = tb.num_rel_positive if missing == "zero" and qrels_num_rel else None
+    return TrecResult(tuple(resolved), tb.qids[order], values, tb.runid, num_rel_all)
 
 
 def trec_evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, per_query: bool = False,
-                  missing: Missing = "zero", rel_level: float = 1.0, max_ret: int | None = None) -> dict[str, Any]:
+                  missing: Missing = "zero", rel_level: float = 1.0, max_ret: int | None = None,
+                  judged_only: bool = False, num_docs: int = 0) -> dict[str, Any]:
     """Evaluate a run with trec_eval's measures and semantics.
 
     Parameters
@@ -103,10 +156,10 @@ def trec_evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, per_qu
         Tables with columns ``qid``, ``docid``, ``rel`` / ``score``, :class:`~ragmeter.trec.Qrels` /
         :class:`~ragmeter.trec.Run` objects, or paths of TREC files (``.gz`` allowed).
     measures:
-        trec_eval names (``map``, ``P_10``, ``ndcg_cut_10``, ``recip_rank``, ``Rprec``,
-        ``success_5``, ``map_cut_100``, ``recall_100``, ``ndcg``, ``num_q``, ``num_ret``,
-        ``num_rel``, ``num_rel_ret``), trec_eval's parameter syntax (``P.5,10``), the nicknames
-        ``official`` / ``all_trec``, or ragmeter names (``ndcg@10``, ``mrr``).
+        Any trec_eval 10.0 measure (``map``, ``bpref``, ``P_10``, ``iprec_at_recall_0.50``, ``infAP``,
+        ``ndcg``, ``rbp``... see docs/trec.md), trec_eval's parameter syntax (``P.5,10``,
+        ``ndcg.1=3,2=9``, ``Rprec_mult.0.2``), the nicknames ``official`` / ``all_trec`` / ``set``, or
+        ragmeter names (``ndcg@10``, ``mrr``).
     per_query:
         Return ``{measure: {qid: value}}`` instead of ``{measure: mean}``.
     missing:
@@ -116,6 +169,11 @@ def trec_evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, per_qu
         Grade at or above which a judgement is relevant for the binary measures (trec_eval ``-l``).
     max_ret:
         Evaluate only the first ``max_ret`` documents of each ranking (trec_eval ``-M``).
+    judged_only:
+        Drop retrieved documents without a judgement (absent from the qrels or a negative grade)
+        before evaluating (trec_eval ``-J``).
+    num_docs:
+        Number of documents in the collection, used only by ``utility`` (trec_eval ``-N``).
 
     Returns
     -------
@@ -136,7 +194,8 @@ def trec_evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, per_qu
     >>> trec_evaluate(qrels, run, ["P_2", "recip_rank", "num_rel"])
     {'num_rel': 2, 'recip_rank': 1.0, 'P_2': 0.5}
     """
-    result = evaluate_trec(qrels, run, measures, missing=missing, rel_level=rel_level, max_ret=max_ret)
+    result = evaluate_trec(qrels, run, measures, missing=missing, rel_level=rel_level, max_ret=max_ret,
+                           judged_only=judged_only, num_docs=num_docs)
     if per_query:
         return result.per_query()
     out = result.aggregate()

@@ -46,17 +46,39 @@ MISSING_POLICIES = ("zero", "skip", "error")
 _HASH_MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-@dataclass(frozen=True)
 class TrecBatch:
-    """A :class:`RelevanceBatch` plus its query ids (batch order: run order, then absent qrels queries)."""
+    """A :class:`RelevanceBatch` plus what trec_eval's other measures read (batch order: run order,
+    then absent qrels queries).
 
-    batch: RelevanceBatch
-    qids: NDArray[Any]
-    runid: str
+    * ``grade[i]`` -- the qrels grade of the document at position ``i`` (NaN: not in the qrels, trec_eval's
+      "not in pool"; negative: "in pool, unjudged");
+    * ``bogus[q]`` -- query ``q`` is a qrels query absent from the run, evaluated (``missing="zero"``, trec_eval
+      ``-c``) as trec_eval does: a ranking of one unjudged document;
+    * ``judged_offsets`` / ``judged_grades`` -- every judgement of each query (CSR, grades in qrels order);
+    * ``rel_level`` -- the relevance threshold; ``num_rel_positive`` -- judgements with grade > 0 in the
+      whole qrels (trec_eval's ``num_rel`` summary under ``-c``).
+    """
+
+    __slots__ = ("_cache", "batch", "bogus", "grade", "judged_grades", "judged_offsets", "num_rel_positive",
+                 "qids", "rel_level", "runid")
+
+    def __init__(self, batch: RelevanceBatch, qids: NDArray[Any], runid: str, *, grade: NDArray[np.float64],
+                 bogus: NDArray[np.bool_], judged_offsets: NDArray[np.int64], judged_grades: NDArray[np.float64],
+                 rel_level: float = 1.0, num_rel_positive: int = 0) -> None:
+        self.batch = batch
+        self.qids = qids
+        self.runid = runid
+        self.grade = grade
+        self.bogus = bogus
+        self.judged_offsets = judged_offsets
+        self.judged_grades = judged_grades
+        self.rel_level = rel_level
+        self.num_rel_positive = num_rel_positive
+        self._cache: dict[Any, Any] = {}
 
     @property
     def num_ret(self) -> NDArray[np.int64]:
-        """Documents retrieved per query (after ``max_ret``)."""
+        """Documents retrieved per query (after ``max_ret`` and ``judged_only``)."""
         return self.batch.lengths
 
     @property
@@ -281,14 +303,15 @@ def _join(pq: _PreparedQrels, q: NDArray[np.int64], keys: NDArray[np.uint64], do
 
 # ---- the batch -----------------------------------------------------------------------------------
 def build_batch(qrels: Qrels, run: Run, *, rel_level: float = 1.0, max_ret: int | None = None,
-                missing: Missing = "zero", sources: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None
-                ) -> TrecBatch:
+                missing: Missing = "zero", judged_only: bool = False,
+                sources: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None) -> TrecBatch:
     """Rank ``run``, judge it against ``qrels`` and pack the result as a :class:`TrecBatch`.
 
     Parameters follow trec_eval: ``rel_level`` is ``-l``, ``max_ret`` is ``-M``, ``missing="zero"``
-    is ``-c`` and ``missing="skip"`` its default. Raises :class:`InputError` for duplicates, for
-    ``missing="error"`` with a qrels query absent from the run, and when no query has both results
-    and judgements.
+    is ``-c`` and ``missing="skip"`` its default, ``judged_only`` is ``-J`` (documents absent from the qrels
+    or judged with a negative grade are removed from each ranking after ``max_ret``, ranks closing up).
+    Raises :class:`InputError` for duplicates, for ``missing="error"`` with a qrels query absent from
+    the run, and when no query has both results and judgements.
 
     ``sources`` -- the ``(qrels, run)`` dicts that ``qrels`` and ``run`` were just built from
     (:func:`~ragmeter.trec.api.evaluate_trec` passes them): each run row's grade is then read with
@@ -396,22 +419,55 @@ def build_batch(qrels: Qrels, run: Run, *, rel_level: float = 1.0, max_ret: int 
         found = np.flatnonzero(pos >= 0)
         grade = pq.rels[pos[found]]
         del pos
-    rel = np.zeros(offsets[-1], dtype=bool)
-    rel[found] = (grade >= rel_level) & (grade >= 0)
-    gain = np.zeros(offsets[-1], dtype=np.float64)
-    gain[found] = np.maximum(grade, 0.0)
+    grades = np.full(offsets[-1], np.nan)
+    grades[found] = grade
     del found, grade
+    if judged_only:
+        keep = grades >= 0  # NaN compares False
+        if not keep.all():
+            seg = np.repeat(np.arange(nb), np.diff(offsets))
+            np.cumsum(np.bincount(seg[keep], minlength=nb), out=offsets[1:])
+            grades = grades[keep]
+            del seg
+        del keep
+    absent = np.zeros(nb, dtype=bool)
+    n_present = int(judged.sum())
+    if missing == "zero" and not judged_only:
+        # trec_eval -c evaluates an absent query as a ranking of one document outside the qrels
+        absent[n_present:] = True
+        extra = int(absent.sum())
+        if extra:
+            offsets[-extra:] += np.arange(1, extra + 1)
+            grades = np.concatenate((grades, np.full(extra, np.nan)))
+    elif missing == "zero":
+        absent[n_present:] = True
+    rel = (grades >= rel_level) & (grades >= 0)
+    gain = np.where(grades > 0, grades, 0.0)
 
-    # per query: relevant judgements (num_rel) and the ideal ranking (positive grades, descending)
+    num_rel, joffsets, jgrades, ioffsets, ideal = _judgements(pq, order_q, nb, rel_level)
+    batch = RelevanceBatch(offsets, rel, gain, rel.astype(np.float64), num_rel, ioffsets, ideal)
+    return TrecBatch(batch, pq.qids[order_q], run.name, grade=grades, bogus=absent, judged_offsets=joffsets,
+                     judged_grades=jgrades, rel_level=rel_level, num_rel_positive=int((pq.rels > 0).sum()))
+
+
+def _judgements(pq: _PreparedQrels, order_q: NDArray[np.int64], nb: int, rel_level: float) -> tuple[
+        NDArray[np.float64], NDArray[np.int64], NDArray[np.float64], NDArray[np.int64], NDArray[np.float64]]:
+    """Per batch query: relevant judgements (num_rel), every judgement's grade (CSR offsets, grades) and
+    the ideal ranking (CSR offsets, positive grades descending)."""
+    nq = len(pq.qids)
     judged_rel = (pq.rels >= rel_level) & (pq.rels >= 0)
     num_rel = np.bincount(pq.key_query, weights=judged_rel.astype(np.float64), minlength=nq)[order_q]
     batch_of_rank = np.full(nq, -1, dtype=np.int64)
     batch_of_rank[order_q] = np.arange(nb)
+    jb = batch_of_rank[pq.key_query]
+    jrows = np.flatnonzero(jb >= 0)
+    jorder = jrows[np.argsort(jb[jrows], kind="stable")]
+    joffsets = np.zeros(nb + 1, dtype=np.int64)
+    np.cumsum(np.bincount(jb[jrows], minlength=nb), out=joffsets[1:])
     positive = pq.rels > 0
-    ib, ivals = batch_of_rank[pq.key_query[positive]], pq.rels[positive]
+    ib, ivals = jb[positive], pq.rels[positive]
     ivals, ib = ivals[ib >= 0], ib[ib >= 0]
     io_ = np.lexsort((-ivals, ib))
     ioffsets = np.zeros(nb + 1, dtype=np.int64)
     np.cumsum(np.bincount(ib, minlength=nb), out=ioffsets[1:])
-    batch = RelevanceBatch(offsets, rel, gain, rel.astype(np.float64), num_rel, ioffsets, ivals[io_])
-    return TrecBatch(batch, pq.qids[order_q], run.name)
+    return num_rel, joffsets, pq.rels[jorder], ioffsets, ivals[io_]
