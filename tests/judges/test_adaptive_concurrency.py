@@ -221,3 +221,32 @@ def test_loss_mode_additive_increase():
         expected += 1 / expected
     assert limit.limit == pytest.approx(expected)
     assert 4.9 < limit.limit < 5.0
+
+
+def test_timeout_backoff_lets_a_slow_server_answer():
+    """A backend that needs 0.3 s against a 0.2 s timeout: adaptive retries with 0.4 s and gets the
+    reply; the fixed judge times out on every attempt."""
+    from ragmeter.judges import FunctionBackend, Judge
+
+    async def slow(request) -> str:
+        await asyncio.sleep(0.3)
+        return '{"score": 1, "reason": "slow"}'
+
+    def go(adaptive: bool) -> tuple[object, dict]:
+        judge = Judge(FunctionBackend(slow), cache=False, timeout=0.2, max_retries=2, backoff=0.01,
+                      adaptive=adaptive)
+
+        async def one() -> object:
+            try:
+                return (await judge.judge("q", Verdict)).value
+            except JudgeError as exc:
+                return exc
+
+        out = asyncio.run(one())
+        return out, judge.stats()
+
+    value, stats = go(True)
+    assert value == Verdict(score=1, reason="slow")
+    assert stats["attempt_errors"] == {"JudgeTimeout": 1} and stats["requests"] == 2
+    error, stats = go(False)
+    assert isinstance(error, JudgeTimeout) and stats["attempt_errors"] == {"JudgeTimeout": 3}

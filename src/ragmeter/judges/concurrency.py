@@ -30,8 +30,10 @@ without token counts, the latency). ``base`` is the smallest ``x`` of the last 5
 no-queue cost), ``now`` the median ``x`` of the last ``max(4, L)`` samples. Then, once per
 window of ``max(4, L)`` samples::
 
-    g = clamp(1.5 * base / now, 0.5, 1)         # tolerance 1.5, as Netflix's Gradient2
-    L <- L * g + 1                               # a queue allowance of one request
+    g = clamp((1.5 * base + slack / w) / now, 0.5, 1)   # tolerance 1.5, as Netflix's Gradient2
+    L <- L * g + 1                                      # a queue allowance of one request
+
+(``w`` is the median weight of the window's samples.)
 
 On a one-slot server a request sent behind ``n`` others takes ``(n + 1)`` service times, so
 ``now / base ~ L`` and the rule settles at ``L = 2``: the server never idles (the next request
@@ -50,13 +52,21 @@ burst of 429s from one moment is one signal).
 
 **Timeouts count the server's time.** A request's clock starts when it was sent *and* fewer
 than ``c`` of the requests sent before it are still running, where ``c`` is the server's
-parallel capacity (its slot count when probed, else ``max(1, floor(L / 2))``). Time a request
-spends inside the server waiting for ragmeter's own earlier requests is not held against it.
+parallel capacity: its slot count when probed; in latency mode the median of the last 8
+estimates ``n / rho`` (a request sent with ``n`` requests in flight, itself included, that took
+``rho`` no-queue service times, ``rho = max(1, (latency - slack) / (base * weight))``); else,
+and before any estimate, ``max`` (no deferral). Time a request spends inside the server waiting
+for ragmeter's own earlier requests is not held against it. ``slack`` is 5 % of the timeout:
+latency differences below it are scheduling noise, not a queue (without it a fast loopback
+server's millisecond jitter read as queueing and collapsed the limit to 2).
 
 **An abandoned request is not re-sent at once.** After a timeout the request keeps its place
 in flight for one more typical service time (the median latency of recent successes, at most
 the timeout), since the server is probably still computing it; only then is the slot freed
-for its retry or for another request.
+for its retry or for another request. The retry gets twice the timeout (up to 8x the judge's
+``timeout``; in :class:`~ragmeter.judges.Judge`), as TCP backs off its retransmission timeout: a
+local server that is simply slower than the timeout still gets to answer, instead of being sent
+the same request again and again.
 """
 
 from __future__ import annotations

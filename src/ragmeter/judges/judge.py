@@ -194,7 +194,8 @@ class Judge:
         follows its measured latency, timeouts and 429s, up to ``concurrency`` (see
         :mod:`ragmeter.judges.concurrency`); a timeout then counts only the server's time, not
         the time spent queued inside the server behind this judge's own earlier requests.
-        False: always ``concurrency``.
+        A request that timed out is retried with twice the timeout (up to 8x), as TCP backs
+        off its retransmission timeout. False: always ``concurrency`` and ``timeout``.
     rpm, tpm:
         Requests and tokens per minute (None: unlimited). Tokens are estimated before sending
         (prompt estimate + ``max_tokens``).
@@ -521,18 +522,22 @@ class Judge:
             state.finalizer = self._close_with_loop()
             await state.finalizer.__anext__()
         limit = await self._limit(state)
-        attempt = 0
+        attempt = timeouts = 0
         while True:
             async with limit.slot() as slot:
                 await self._wait_turn(state, request)
                 self._stats.bump(tag, "requests")
-                sent = replace(request, timeout=slot.backstop(self.timeout))
+                # adaptive: each timeout of this request doubles its next timeout (TCP's retransmission
+                # timeout backoff), up to 8x: a server slower than the timeout still gets to answer
+                timeout = self.timeout * (2 ** min(timeouts, 3) if self.adaptive else 1)
+                sent = replace(request, timeout=slot.backstop(timeout))
                 try:
-                    completion = await slot.run(functools.partial(self.backend.complete, sent), self.timeout,
+                    completion = await slot.run(functools.partial(self.backend.complete, sent), timeout,
                                                 lambda c: c.usage)
                 except TimeoutError as exc:
+                    timeouts += 1
                     error: JudgeError = JudgeTimeout(
-                        f"{self.backend.name} judge: no reply within {self.timeout:g} s of server time: "
+                        f"{self.backend.name} judge: no reply within {timeout:g} s of server time: "
                         "raise the judge timeout"
                     )
                     error.__cause__ = exc
