@@ -250,28 +250,35 @@ class AdaptiveLimit:
 
     # -- internals ------------------------------------------------------------------------------
 
+    def _room(self) -> bool:
+        return len(self._inflight) < max(1, math.floor(self.limit))
+
     async def _acquire(self) -> None:
-        while len(self._inflight) >= max(1, math.floor(self.limit)) or self._waiters:
-            fut = asyncio.get_running_loop().create_future()
-            self._waiters.append(fut)
+        """Wait for a free slot, first come first served (O(1) per wake-up)."""
+        if self._room() and not self._waiters:
+            return
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+        self._waiters.append(fut)
+        while True:
             try:
                 await fut
             except asyncio.CancelledError:
                 if fut.done() and not fut.cancelled():
-                    self._waiters.remove(fut)
-                    self._wake()  # pass the wake-up on
+                    self._wake()  # woken and then cancelled: pass the wake-up on
+                else:
+                    with contextlib.suppress(ValueError):
+                        self._waiters.remove(fut)
                 raise
-            finally:
-                with contextlib.suppress(ValueError):
-                    self._waiters.remove(fut)
-            if len(self._inflight) < max(1, math.floor(self.limit)):
+            if self._room():
                 return
+            fut = loop.create_future()  # the slot went to another: wait again, at the front
+            self._waiters.appendleft(fut)
 
     def _wake(self) -> None:
         free = max(1, math.floor(self.limit)) - len(self._inflight)
-        for fut in list(self._waiters):
-            if free <= 0:
-                break
+        while free > 0 and self._waiters:
+            fut = self._waiters.popleft()
             if not fut.done():
                 fut.set_result(None)
                 free -= 1
