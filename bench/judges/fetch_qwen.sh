@@ -24,8 +24,9 @@
 #   LLAMA_CPP_VERSION    pin for the build               (default: newest on the index)
 #   PYTHON               interpreter for the venv        (default python3.11, else python3)
 #
-# Verified here (2026-11-30): see bench/judges/README.md for the recorded size, sha256, header
-# name and llama-cpp-python version.
+# Verified here (2026-11-30): 1,117,320,768 bytes, sha256
+# cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046, general.name
+# "Qwen2.5 Coder 1.5B Instruct GGUF", llama-cpp-python 0.3.36 (bench/judges/README.md).
 set -euo pipefail
 
 HOME_DIR="${RAGMETER_JUDGE_HOME:-$HOME/.cache/ragmeter-judge}"
@@ -185,7 +186,7 @@ summary() {
 model:             $MODEL
 size:              $(stat -c %s "$MODEL" 2>/dev/null || echo missing) bytes (expected $EXPECTED_SIZE)
 sha256:            $sum
-header name:       $EXPECTED_NAME
+header name:       contains '$EXPECTED_NAME' (checked by verify)
 llama-cpp-python:  $(llama_version || echo "not built")
 server:            http://127.0.0.1:$PORT/v1 ($(server_up && echo up || echo down))
 judge spec:        openai:qwen@http://127.0.0.1:$PORT/v1
