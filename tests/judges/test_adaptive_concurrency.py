@@ -250,3 +250,15 @@ def test_timeout_backoff_lets_a_slow_server_answer():
     assert stats["attempt_errors"] == {"JudgeTimeout": 1} and stats["requests"] == 2
     error, stats = go(False)
     assert isinstance(error, JudgeTimeout) and stats["attempt_errors"] == {"JudgeTimeout": 3}
+
+
+def test_a_new_event_loop_starts_from_the_learnt_limit():
+    with FakeLLMServer(_rule, latency=0.02) as server:
+        judge = from_spec(f"openai:qwen@{server.url}", cache=False, timeout=5.0, concurrency=8)
+        _run_calls(judge, 40)
+        first = judge.concurrency_info()
+        _run_calls(judge, 4)  # asyncio.run again: a new loop
+        second = judge.concurrency_info()
+        judge.close()
+    assert first is not None and first["start"] == 2 and first["limit"] == 8
+    assert second is not None and second["start"] == 8 and second["mode"] == "latency"

@@ -285,6 +285,7 @@ class Judge:
             self.cache = ResponseCache(cache)
         self._stats = Stats()
         self._state: _LoopState | None = None
+        self._learned: AdaptiveLimit | None = None
         self._spent = 0.0
 
     # -- public API ---------------------------------------------------------------------------
@@ -488,8 +489,13 @@ class Judge:
         if state.limit is None:
             async with state.probing:
                 if state.limit is None:
+                    prev = self._learned
                     if not self.adaptive:
                         state.limit = AdaptiveLimit(self.concurrency, timeout=self.timeout)
+                    elif prev is not None:  # a new event loop: start where the last one ended
+                        state.limit = AdaptiveLimit(self.concurrency, start=prev.limit, mode=prev.mode,
+                                                    slots=prev.slots, timeout=self.timeout)
+                        state.limit.slow_start = prev.slow_start
                     else:
                         info = await probe_endpoint(self.backend.base_url)
                         start, mode = start_for(info, self.concurrency)
@@ -497,6 +503,7 @@ class Judge:
                                                     slots=info.slots, timeout=self.timeout)
                         logger.info("judge %s: endpoint %s (slots %s): concurrency starts at %g (%s mode)",
                                     self.backend.model, info.kind, info.slots, start, mode)
+                    self._learned = state.limit
         return state.limit
 
     def concurrency_info(self) -> dict[str, Any] | None:
