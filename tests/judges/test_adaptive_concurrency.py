@@ -260,5 +260,5 @@ def test_a_new_event_loop_starts_from_the_learnt_limit():
         _run_calls(judge, 4)  # asyncio.run again: a new loop
         second = judge.concurrency_info()
         judge.close()
-    assert first is not None and first["start"] == 2 and first["limit"] == 8
-    assert second is not None and second["start"] == 8 and second["mode"] == "latency"
+    assert first is not None and first["start"] == 2 and first["limit"] > 2
+    assert second is not None and second["start"] == first["limit"] and second["mode"] == "latency"
