@@ -15,9 +15,17 @@ Usage::
         ...
         assert server.kinds()["ok"] == 1
 
+A server with a fixed number of *slots* (``slots=1``: like llama-cpp-python's server) serves at
+most that many requests at once, each for ``latency`` seconds; the others wait in its queue, and
+a request whose client gave up keeps its slot until its service time is over, as a real server
+computing an abandoned generation does (counted in :attr:`FakeLLMServer.abandoned`).
+``props=True`` also answers llama.cpp's ``GET /props`` with ``total_slots``; ``vllm=True`` answers
+``GET /metrics`` with vLLM's Prometheus series (a server that batches any number of requests).
+
 Run standalone (benchmarks, manual tests)::
 
     python tests/judges/fake_server.py --latency 0.2    # prints "READY <url>"
+    python tests/judges/fake_server.py --latency 0.1 --slots 1
 """
 
 from __future__ import annotations
@@ -170,9 +178,17 @@ class FakeLLMServer:
     """The server. ``rule`` and ``latency`` (seconds added to every reply) may be changed any time."""
 
     def __init__(self, rule: Rule | None = None, *, latency: float = 0.0, host: str = "127.0.0.1",
-                 port: int = 0) -> None:
+                 port: int = 0, slots: int | None = None, props: bool = False, vllm: bool = False) -> None:
         self.rule: Rule = rule or default_rule
         self.latency = latency
+        self.slots = slots
+        self.props = props
+        self.vllm = vllm
+        self.abandoned = 0
+        self.busy = 0
+        self.peak_busy = 0
+        self._slot_gate: asyncio.Semaphore | None = None
+        self._work: set[asyncio.Future[None]] = set()
         self.host, self.port = host, port
         self.log: list[LogEntry] = []
         self._count = 0
@@ -211,7 +227,9 @@ class FakeLLMServer:
                          call.is_repair, time.time(), request.headers.get("Authorization", ""))
         with self._lock:
             self.log.append(entry)
-        if self.latency or reply.delay:
+        if self.slots is not None:
+            await self._serve_in_slot(self.latency + reply.delay)
+        elif self.latency or reply.delay:
             await asyncio.sleep(self.latency + reply.delay)
         if reply.drop:
             assert request.transport is not None
@@ -240,6 +258,45 @@ class FakeLLMServer:
         }
         return web.json_response(payload, headers=reply.headers)
 
+    async def _serve_in_slot(self, seconds: float) -> None:
+        """Wait for a free slot, then hold it ``seconds``; a client that disconnects meanwhile
+        does not free the slot early (the work goes on, as in a real one-slot server)."""
+        if self._slot_gate is None:
+            self._slot_gate = asyncio.Semaphore(self.slots or 1)
+        gate = self._slot_gate
+
+        async def work() -> None:
+            async with gate:
+                with self._lock:
+                    self.busy += 1
+                    self.peak_busy = max(self.peak_busy, self.busy)
+                try:
+                    await asyncio.sleep(seconds)
+                finally:
+                    with self._lock:
+                        self.busy -= 1
+
+        task = asyncio.ensure_future(work())
+        self._work.add(task)
+        task.add_done_callback(self._work.discard)
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            with self._lock:
+                self.abandoned += 1
+            raise
+
+    async def _props(self, request: web.Request) -> web.Response:
+        if not self.props:
+            return web.json_response({"error": "not found"}, status=404)
+        return web.json_response({"total_slots": self.slots or 1, "model_path": "fake"})
+
+    async def _metrics(self, request: web.Request) -> web.Response:
+        if not self.vllm:
+            return web.Response(status=404, text="not found")
+        text = f"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running {self.busy}\n"
+        return web.Response(text=text, content_type="text/plain")
+
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "fake", "object": "model"}]})
 
@@ -260,6 +317,8 @@ class FakeLLMServer:
                 return
             ready.set()
             loop.run_forever()
+            for task in list(self._work):  # abandoned work still "computing" at shutdown
+                task.cancel()
             loop.run_until_complete(self._runner.cleanup() if self._runner else asyncio.sleep(0))
             loop.close()
 
@@ -274,6 +333,8 @@ class FakeLLMServer:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._handle)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/props", self._props)
+        app.router.add_get("/metrics", self._metrics)
         self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
@@ -301,8 +362,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--latency", type=float, default=0.0, help="seconds added to every reply")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--slots", type=int, default=None, help="serve at most this many requests at once")
+    parser.add_argument("--props", action="store_true", help="answer GET /props with total_slots")
+    parser.add_argument("--vllm", action="store_true", help="answer GET /metrics like vLLM")
     args = parser.parse_args()
-    server = FakeLLMServer(latency=args.latency, port=args.port).start()
+    server = FakeLLMServer(latency=args.latency, port=args.port, slots=args.slots, props=args.props,
+                           vllm=args.vllm).start()
     print(f"READY {server.url}", flush=True)
     try:
         threading.Event().wait()

@@ -59,7 +59,10 @@ def test_thousand_calls_with_faults(fake_llm, make_judge):
     rule, _ = faulty_rule()
     fake_llm.rule = rule
     # timeout 6 s: well above a loaded machine's reply time, so only the injected hangs time out
-    judge = make_judge(concurrency=48, timeout=6.0, max_retries=4, backoff=0.01, max_backoff=0.1)
+    # adaptive=False: the faults here are random, not load, so they must not steer the concurrency
+    # (adaptive concurrency halves on every 429/timeout and its server-time clock lets a 10 s hang
+    # answer 504 instead of timing out); tests/judges/test_adaptive_concurrency.py covers adaptive runs
+    judge = make_judge(concurrency=48, timeout=6.0, max_retries=4, backoff=0.01, max_backoff=0.1, adaptive=False)
 
     async def run() -> list[object]:
         await judge.judge("call -1", Verdict, tag="warmup")  # settles the structured-output mode

@@ -49,6 +49,11 @@ class ChatRequest:
         Sampling seed, passed through when the backend supports one.
     timeout:
         Seconds the backend may spend on this request (the :class:`Judge` also enforces it).
+    top_logprobs:
+        None (default): no log-probabilities. ``n >= 0``: ask for the log-probability of every
+        generated token and of its ``n`` most likely alternatives (OpenAI's ``logprobs: true,
+        top_logprobs: n``); they come back in :attr:`Completion.logprobs` where the server
+        supports them, and a backend without them returns ``logprobs=None``.
     """
 
     messages: tuple[Message, ...]
@@ -58,6 +63,7 @@ class ChatRequest:
     schema_name: str = "judgement"
     seed: int | None = None
     timeout: float = 60.0
+    top_logprobs: int | None = None
 
     def message_dicts(self) -> list[dict[str, str]]:
         """The messages as plain dicts."""
@@ -81,12 +87,37 @@ class Usage:
 
 
 @dataclass(frozen=True)
+class TokenLogprob:
+    """One generated token: its text, its natural-log probability, and the most likely
+    alternatives at that position as ``(token, logprob)`` pairs as the server sent them, most
+    likely first (llama-cpp-python's server appends the chosen token when it is not among the
+    top ``n``)."""
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+
+    def alternatives(self) -> dict[str, float]:
+        """``{token: logprob}`` of the alternatives and the chosen token (the first value kept
+        when a token text repeats)."""
+        out: dict[str, float] = {}
+        for tok, lp in (*self.top, (self.token, self.logprob)):
+            out.setdefault(tok, lp)
+        return out
+
+
+@dataclass(frozen=True)
 class Completion:
-    """A backend's answer: the reply text, the tokens spent and why generation stopped."""
+    """A backend's answer: the reply text, the tokens spent and why generation stopped.
+
+    ``logprobs`` holds one :class:`TokenLogprob` per generated token when the request asked for
+    them (``ChatRequest.top_logprobs``) and the server returned them; otherwise None.
+    """
 
     text: str
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
+    logprobs: tuple[TokenLogprob, ...] | None = None
 
 
 @runtime_checkable

@@ -40,6 +40,7 @@ from ..errors import (
 from ._stats import Stats
 from .base import ChatRequest, Completion, JudgeBackend, Message, Usage
 from .cache import CacheEntry, ResponseCache, canonical_json
+from .concurrency import AdaptiveLimit, probe_endpoint, start_for
 from .masking import mask_secrets, mask_url
 from .parsing import parse_reply, repair_message
 from .pricing import Price, check_prices, cost_of, lookup_price
@@ -96,7 +97,8 @@ class JudgeResult(Generic[T]):
 @dataclass
 class _LoopState:
     loop: asyncio.AbstractEventLoop
-    slots: asyncio.Semaphore
+    limit: AdaptiveLimit | None
+    probing: asyncio.Lock
     rpm: Any
     tpm: Any
     pause_until: float = 0.0
@@ -204,7 +206,14 @@ class Judge:
         False: no cache; a path: that cache file or directory; or a
         :class:`~ragmeter.judges.cache.ResponseCache`.
     concurrency:
-        Requests in flight at once (default 16).
+        Most requests in flight at once (default 16).
+    adaptive:
+        True (default): the number in flight starts from what the endpoint can take and
+        follows its measured latency, timeouts and 429s, up to ``concurrency`` (see
+        :mod:`ragmeter.judges.concurrency`); a timeout then counts only the server's time, not
+        the time spent queued inside the server behind this judge's own earlier requests.
+        A request that timed out is retried with twice the timeout (up to 8x), as TCP backs
+        off its retransmission timeout. False: always ``concurrency`` and ``timeout``.
     rpm, tpm:
         Requests and tokens per minute (None: unlimited). Tokens are estimated before sending
         (prompt estimate + ``max_tokens``).
@@ -241,6 +250,7 @@ class Judge:
         *,
         cache: bool | str | Any = True,
         concurrency: int = 16,
+        adaptive: bool = True,
         rpm: float | None = None,
         tpm: float | None = None,
         timeout: float = 60.0,
@@ -266,6 +276,7 @@ class Judge:
                 raise InvalidParameterError(f"{name}: expected a positive number, got {fvalue!r}")
         self.backend = backend
         self.concurrency = concurrency
+        self.adaptive = bool(adaptive)
         self.rpm, self.tpm = rpm, tpm
         self.timeout = float(timeout)
         self.max_retries = max_retries
@@ -292,6 +303,7 @@ class Judge:
             self.cache = ResponseCache(cache)
         self._stats = Stats()
         self._state: _LoopState | None = None
+        self._learned: AdaptiveLimit | None = None
         self._spent = 0.0
         self._reached = False  # a request ever succeeded
         self._cannot_reach = 0  # consecutive connection/auth failures while never reached
@@ -495,10 +507,36 @@ class Judge:
                     return AsyncLimiter(per_minute / 6, 10)
                 return AsyncLimiter(1, 60 / per_minute)
 
-            self._state = _LoopState(
-                loop, asyncio.Semaphore(self.concurrency), limiter(self.rpm), limiter(self.tpm)
-            )
+            self._state = _LoopState(loop, None, asyncio.Lock(), limiter(self.rpm), limiter(self.tpm))
         return self._state
+
+    async def _limit(self, state: _LoopState) -> AdaptiveLimit:
+        """The loop's in-flight limit, built on first use (probing the endpoint when adaptive)."""
+        if state.limit is None:
+            async with state.probing:
+                if state.limit is None:
+                    prev = self._learned
+                    if not self.adaptive:
+                        state.limit = AdaptiveLimit(self.concurrency, timeout=self.timeout)
+                    elif prev is not None:  # a new event loop: start where the last one ended
+                        state.limit = AdaptiveLimit(self.concurrency, start=prev.limit, mode=prev.mode,
+                                                    slots=prev.slots, timeout=self.timeout)
+                        state.limit.slow_start = prev.slow_start
+                    else:
+                        info = await probe_endpoint(self.backend.base_url)
+                        start, mode = start_for(info, self.concurrency)
+                        state.limit = AdaptiveLimit(self.concurrency, start=start, mode=mode,
+                                                    slots=info.slots, timeout=self.timeout)
+                        logger.info("judge %s: endpoint %s (slots %s): concurrency starts at %g (%s mode)",
+                                    self.backend.model, info.kind, info.slots, start, mode)
+                    self._learned = state.limit
+        return state.limit
+
+    def concurrency_info(self) -> dict[str, Any] | None:
+        """The adaptive limit of the current/last event loop (mode, start, limit, lowest, peak in
+        flight, decreases), or None before the first request."""
+        state = self._state
+        return None if state is None or state.limit is None else state.limit.info()
 
     async def _send(self, request: ChatRequest, tag: str, *, check_budget: bool) -> Completion:
         if self.dry_run:
@@ -516,20 +554,26 @@ class Judge:
             # it closes the backend's connections of that loop, so no "Unclosed client session"
             state.finalizer = self._close_with_loop()
             await state.finalizer.__anext__()
-        attempt = 0
+        limit = await self._limit(state)
+        attempt = timeouts = 0
         while True:
             self._raise_if_unreachable()
-            async with state.slots:
+            async with limit.slot() as slot:
                 self._raise_if_unreachable()
                 await self._wait_turn(state, request)
                 self._stats.bump(tag, "requests")
+                # adaptive: each timeout of this request doubles its next timeout (TCP's retransmission
+                # timeout backoff), up to 8x: a server slower than the timeout still gets to answer
+                timeout = self.timeout * (2 ** min(timeouts, 3) if self.adaptive else 1)
+                sent = replace(request, timeout=slot.backstop(timeout))
                 try:
-                    async with asyncio.timeout(self.timeout):
-                        completion = await self.backend.complete(request)
+                    completion = await slot.run(functools.partial(self.backend.complete, sent), timeout,
+                                                lambda c: c.usage)
                 except TimeoutError as exc:
+                    timeouts += 1
                     error: JudgeError = JudgeTimeout(
-                        f"{self.backend.name} judge: no reply within {self.timeout:g} s: raise the "
-                        "judge timeout or lower its concurrency"
+                        f"{self.backend.name} judge: no reply within {timeout:g} s of server time: "
+                        "raise the judge timeout"
                     )
                     error.__cause__ = exc
                 except JudgeError as exc:
@@ -538,6 +582,8 @@ class Judge:
                     self._reached = True
                     self._account(tag, completion.usage)
                     return completion
+                slot.failed(timeout=isinstance(error, JudgeTimeout),
+                            overloaded=isinstance(error, JudgeRateLimited) or error.status_code in (503, 529))
             self._stats.error(tag, type(error).__name__, final=False)
             self._note_unreachable(error)
             if not error.retryable or attempt >= self.max_retries:

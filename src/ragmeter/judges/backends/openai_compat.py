@@ -34,7 +34,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse, urlsplit, urlunsplit
 
 from ...errors import JudgeAuthError, JudgeBadRequest, JudgeError, JudgeServerError
-from ..base import ChatRequest, Completion, Message, Usage
+from ..base import ChatRequest, Completion, Message, TokenLogprob, Usage
 from ..masking import mask_url, url_secrets
 from ..registry import BackendInfo, register_backend
 from ._errors import map_openai_error
@@ -277,6 +277,9 @@ class OpenAIBackend:
         messages, extra = self._response_format(request, mode)
         if request.seed is not None:
             extra["seed"] = request.seed
+        if request.top_logprobs is not None:
+            extra["logprobs"] = True
+            extra["top_logprobs"] = request.top_logprobs
         body = {
             "model": self.model,
             "messages": messages,
@@ -339,7 +342,23 @@ def _completion_from(resp: Any, backend: str) -> Completion:
         raise JudgeServerError(
             f"{backend} judge: the server's reply is not a chat completion ({type(exc).__name__}: {exc})"
         ) from None
-    return Completion(text, u, choice.get("finish_reason"))
+    return Completion(text, u, choice.get("finish_reason"), parse_logprobs(choice.get("logprobs")))
+
+
+def parse_logprobs(block: Any) -> tuple[TokenLogprob, ...] | None:
+    """A choice's ``logprobs`` object (``{"content": [{"token", "logprob", "top_logprobs": [...]}]}``,
+    as OpenAI, vLLM and llama-cpp-python send it) as :class:`TokenLogprob` s; None when absent or
+    not in that shape (logprobs are an optional extra: a malformed block never fails the reply)."""
+    if not isinstance(block, dict) or not isinstance(block.get("content"), list):
+        return None
+    out = []
+    try:
+        for item in block["content"]:
+            top = tuple((str(t["token"]), float(t["logprob"])) for t in item.get("top_logprobs") or ())
+            out.append(TokenLogprob(str(item["token"]), float(item["logprob"]), top))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return tuple(out)
 
 
 def _ollama(model: str, *, base_url: str | None = None, **options: Any) -> OpenAIBackend:

@@ -1,0 +1,232 @@
+r"""Fact consistency: are the answer's numbers, names and negations in the contexts? (no model)
+
+``lexical_faithfulness`` counts shared words, so an answer that reuses the contexts' words with
+one number changed ("6 minutes" where the context says "8") scores 1.0. This metric checks the
+facts that such swaps touch, each against the retrieved context texts, and multiplies the share
+of facts found by the share of the answer's content words found:
+
+.. math::
+
+   F = \frac{\#\text{checks passed}}{\#\text{checks}} \ (F = 1 \text{ when there is no check}),
+   \qquad
+   P = \frac{|C_A \cap V|}{|C_A|}, \qquad \mathrm{score} = F \cdot P
+
+where :math:`C_A` is the set of distinct content tokens of the whole answer and :math:`V` the
+tokens of all context texts (tokens and stop words as in ``lexical_faithfulness``; contractions
+are folded first: *don't* -> *do*, *can't* -> *can*, *won't* -> *will*, *world's* -> *world*). The checks:
+
+**Numbers.** Every number in the answer: digits with optional thousands separators and decimals
+(``6,400`` = ``6400``, ``9.58``), and the words *two* ... *twelve*. The unit is the token right
+after it when that is a known unit (``%``, ``°C``, ``°F``, ``km``, ``kg``, ``minutes``,
+``seconds``, ``years``...; plurals and short forms folded: *min* = *minute*) or a currency sign
+right before it (``$1,500``). A number passes when the contexts hold the same value with the
+same unit, or the same value where either side has no unit. ``9 November 1991`` is the two
+numbers 9 and 1991: dates are checked through their numbers and their month name (a name).
+
+**Names.** Maximal runs of capitalised tokens (or tokens with an inner capital or a digit
+mixed with letters: *iOS*, *NaCl*, *X2*) that are not stop words. The first token of a sentence
+is not a name (the capital marks the sentence). A run passes when every one of its tokens occurs
+in the contexts (case-insensitive).
+
+**Negation.** For each answer clause (a sentence cut at ``;`` and ``:``, the scope of a
+negation), the context clause sharing the most of its content tokens (the first on ties); when
+they share at least half of the answer clause's content tokens, the check passes when both have
+the same parity of negation cues (*not, no, never, none, nothing, neither, nor, cannot,
+without*, and *n't*). "X is not stable" against "X is guaranteed to be stable" fails.
+
+``P`` catches what the checks cannot name: sentences built from words the contexts never use.
+
+Edge cases: no answer (None) -> undefined; an answer with no content token -> undefined; no
+contexts retrieved -> 0; contexts with ids only (no text) -> undefined. Blind to entities swapped
+between roles when both occur in the contexts ("Croatia beat France" against "France beat
+Croatia"), to paraphrased negation ("sold separately" against "isn't included" fails) and to
+numbers written differently (``1.5 kg`` against ``1,500 g``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ...types import Sample
+from .base import NO_ANSWER, Outcome, register_lexical
+from .lexical_faithfulness import _TOKEN, STOPWORDS, split_sentences
+
+_CONTRACTION = re.compile(r"(?<=can)['’]t\b|(?<!ca)n['’]t\b|['’](?:s|re|ve|ll|d|m)\b", re.IGNORECASE)
+_WONT = re.compile(r"\bwon['’]t\b", re.IGNORECASE)
+_CLAUSE = re.compile(r"\s*[;:]\s+")
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|neither|nor|cannot|without)\b|n['’]t\b", re.IGNORECASE)
+_NUMBER = re.compile(
+    r"(?P<cur>[$€£¥])?\s?(?<![\w.,])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d])"
+    r"(?:\s?(?P<unit>%|°\s?[CF]\b|[A-Za-zµ]+))?"
+)
+_WORD_NUMBERS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve".split()) if i >= 2}
+_WORD_NUMBER = re.compile(r"\b(" + "|".join(_WORD_NUMBERS) + r")\b(?:\s+(?P<unit>[A-Za-z]+))?", re.IGNORECASE)
+_UNITS = {
+    "%": "%", "percent": "%", "°c": "°c", "°f": "°f", "c": "°c", "f": "°f",
+    "km": "km", "kilometre": "km", "kilometer": "km", "m": "m", "metre": "m", "meter": "m", "cm": "cm",
+    "mm": "mm", "mile": "mile", "kg": "kg", "kilogram": "kg", "g": "g", "gram": "g", "lb": "lb",
+    "pound": "lb", "l": "l", "litre": "l", "liter": "l", "ml": "ml", "kpa": "kpa",
+    "ms": "ms", "s": "second", "sec": "second", "second": "second", "min": "minute", "minute": "minute",
+    "h": "hour", "hr": "hour", "hour": "hour", "day": "day", "week": "week", "month": "month",
+    "year": "year", "visit": "visit", "cup": "cup", "gb": "gb", "mb": "mb", "kb": "kb", "tb": "tb",
+}
+_CURRENCY = {"$": "usd", "€": "eur", "£": "gbp", "¥": "jpy"}
+_NAME_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+
+
+def _unit(word: str | None) -> str | None:
+    if not word:
+        return None
+    w = word.casefold().replace(" ", "")
+    if w in _UNITS:
+        return _UNITS[w]
+    if w.endswith("s") and w[:-1] in _UNITS:
+        return _UNITS[w[:-1]]
+    return None
+
+
+def numbers(text: str) -> list[tuple[str, str | None, str]]:
+    """``(value, unit, as written)`` for every number in ``text`` (the rule in the module docs)."""
+    out = []
+    for m in _NUMBER.finditer(text):
+        value = m.group("num").replace(",", "")
+        if "." in value:
+            value = value.rstrip("0").rstrip(".")
+        word_unit = _unit(m.group("unit"))
+        unit = _CURRENCY[m.group("cur")] if m.group("cur") else word_unit
+        written = (m.group("cur") or "") + m.group("num") + (f" {m.group('unit')}" if word_unit else "")
+        out.append((value, unit, written))
+    for m in _WORD_NUMBER.finditer(text):
+        word_unit = _unit(m.group("unit"))
+        written = m.group(1) + (f" {m.group('unit')}" if word_unit else "")
+        out.append((_WORD_NUMBERS[m.group(1).casefold()], word_unit, written))
+    return out
+
+
+def _is_name(token: str) -> bool:
+    if token.casefold() in STOPWORDS:
+        return False
+    if token[0].isupper():
+        return True
+    return any(c.isupper() for c in token[1:]) or (any(c.isdigit() for c in token) and any(c.isalpha() for c in token))
+
+
+def names(sentence: str) -> list[str]:
+    """Runs of name tokens in one sentence, its first token excepted (the rule in the module docs)."""
+    runs: list[str] = []
+    current: list[str] = []
+    for i, m in enumerate(_NAME_TOKEN.finditer(sentence)):
+        tok = m.group(0)
+        if i > 0 and _is_name(tok):
+            current.append(tok)
+            continue
+        if current:
+            runs.append(" ".join(current))
+            current = []
+    if current:
+        runs.append(" ".join(current))
+    return runs
+
+
+def _plain(text: str) -> str:
+    """``text`` with contractions folded: *won't* -> *will*, *can't* -> *can*, *don't* -> *do*,
+    *world's* -> *world*."""
+    return _CONTRACTION.sub("", _WONT.sub("will", text))
+
+
+def clauses(text: str) -> list[str]:
+    """Sentences (the ``lexical_faithfulness`` rule) cut further at ``;`` and ``:``: the scope
+    of a negation."""
+    return [c for s in split_sentences(text) for c in _CLAUSE.split(s) if c.strip()]
+
+
+def _content(text: str) -> list[str]:
+    text = _plain(text).casefold()
+    return list(dict.fromkeys(t for t in _TOKEN.findall(text) if t not in STOPWORDS))
+
+
+def _negations(text: str) -> int:
+    return len(_NEGATION.findall(text))
+
+
+def check_facts(answer: str, contexts: list[str]) -> dict[str, Any]:
+    """Every check of the answer against the contexts, and ``F``, ``P`` and the score."""
+    joined = " ".join(contexts)
+    vocab = set(_TOKEN.findall(_plain(joined).casefold()))
+    ctx_numbers = {(v, u) for v, u, _ in numbers(joined)}
+    ctx_values = {v for v, _ in ctx_numbers}
+    ctx_unitless = {v for v, u in ctx_numbers if u is None}
+    checks: list[dict[str, Any]] = []
+    for value, unit, written in numbers(answer):
+        ok = (value, unit) in ctx_numbers or (unit is None and value in ctx_values) or value in ctx_unitless
+        checks.append({"kind": "number", "text": written, "passed": ok})
+    for sentence in split_sentences(answer):
+        for run in names(sentence):
+            ok = all(t in vocab for t in _TOKEN.findall(run.casefold()))
+            checks.append({"kind": "name", "text": run, "passed": ok})
+    ctx_sentences = [(s, set(_content(s))) for c in contexts for s in clauses(c)]
+    for sentence in clauses(answer):
+        toks = _content(sentence)
+        if not toks or not ctx_sentences:
+            continue
+        best, shared = max(((s, len(set(toks) & c)) for s, c in ctx_sentences), key=lambda p: p[1])
+        if shared * 2 >= len(toks):
+            ok = _negations(sentence) % 2 == _negations(best) % 2
+            checks.append({"kind": "negation", "text": sentence, "passed": ok, "context": best})
+    words = _content(answer)
+    found = [t for t in words if t in vocab]
+    f = sum(c["passed"] for c in checks) / len(checks) if checks else 1.0
+    p = len(found) / len(words) if words else 0.0
+    return {"F": f, "P": p, "score": f * p, "checks": checks, "content_tokens": len(words),
+            "unsupported_tokens": [t for t in words if t not in vocab]}
+
+
+def fact_consistency(answer: str, contexts: list[str]) -> float | None:
+    """``F * P`` (see the module docstring); None when the answer has no content token."""
+    if not _content(answer):
+        return None
+    return check_facts(answer, contexts)["score"]
+
+
+def score_sample(sample: Sample) -> Outcome:
+    """fact_consistency of one sample, with every check in the details."""
+    if sample.answer is None:
+        return Outcome(None, NO_ANSWER)
+    texts = [c.text for c in sample.contexts if c.text]
+    if sample.contexts and not texts:
+        return Outcome(None, "undefined: the contexts have no text (ids only)")
+    if not _content(sample.answer):
+        return Outcome(None, "undefined: the answer has no content word to check")
+    got = check_facts(sample.answer, texts)
+    failed = [c for c in got["checks"] if not c["passed"]]
+    if not sample.contexts:
+        reason = "no contexts retrieved: nothing supports the answer"
+    else:
+        reason = (f"{len(got['checks']) - len(failed)} of {len(got['checks'])} number/name/negation checks "
+                  f"pass; {got['P']:.0%} of the answer's content words are in the contexts")
+        if failed:
+            reason += "; failed: " + ", ".join(f"{c['kind']} {c['text'][:60]!r}" for c in failed[:4])
+    return Outcome(got["score"], reason, got)
+
+
+register_lexical(
+    "fact_consistency",
+    score_sample,
+    summary="Numbers (with units), names and negations of the answer checked against the contexts, "
+            "times the share of its content words found there (no model).",
+    formula="score = F * P; F = passed checks / checks (1 when none), one check per number, per "
+            "name run and per answer clause's negation parity against its best-matching context "
+            "clause; P = |answer content tokens in the contexts| / |answer content tokens|",
+    edge_cases=("no answer -> undefined", "answer without content words -> undefined",
+                "no contexts retrieved -> 0", "contexts with ids only (no text) -> undefined",
+                "no number, name or matched sentence -> F = 1 (score = P)",
+                "a sentence's first word is never a name",
+                "blind to swapped roles of names that both occur in the contexts, paraphrased negation, "
+                "and numbers written in other units"),
+    requires=("answer", "context_texts"),
+    default_names=("fact_consistency",),
+    undefined="undefined (None) when the sample has no answer, the answer has no content word, "
+              "or the contexts carry no text",
+)

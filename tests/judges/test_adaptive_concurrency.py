@@ -1,0 +1,264 @@
+"""Adaptive concurrency against real loopback servers: one slot, probed slots, many slots.
+
+Times are scaled down from the real case (a one-slot 1.5B server at ~17 s a call, a 60 s
+timeout) to a service time of 0.2 s and a timeout of 0.7 s: the same ratio of timeout to
+service time (3.5), so a default judge that queued 16 requests would time out the same way.
+(0.1 s / 0.35 s was tried: on a 2-core machine at load 6 the in-process server thread was
+sometimes starved past 0.35 s.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from pydantic import BaseModel
+
+from ragmeter.errors import JudgeError, JudgeTimeout
+from ragmeter.judges import from_spec
+from ragmeter.judges.concurrency import AdaptiveLimit, EndpointInfo, probe_endpoint, start_for
+
+from .fake_server import FakeLLMServer, Reply
+
+SERVICE = 0.2
+TIMEOUT = 0.7
+
+
+class Verdict(BaseModel):
+    score: int
+    reason: str
+
+
+def _rule(call):
+    return Reply.json({"score": 1, "reason": "ok"})
+
+
+def _run_calls(judge, n: int) -> tuple[float, list[object]]:
+    async def go() -> list[object]:
+        async def one(i: int) -> object:
+            try:
+                return await judge.judge(f"question {i}", Verdict)
+            except JudgeError as exc:
+                return exc
+
+        out = await asyncio.gather(*(one(i) for i in range(n)))
+        await judge.aclose()
+        return out
+
+    t0 = time.perf_counter()
+    out = asyncio.run(go())
+    return time.perf_counter() - t0, out
+
+
+def test_one_slot_server_at_defaults_has_no_timeouts():
+    n = 20
+    with FakeLLMServer(_rule, latency=SERVICE, slots=1) as server:
+        judge = from_spec(f"openai:qwen@{server.url}", cache=False, timeout=TIMEOUT, backoff=0.01)
+        wall, out = _run_calls(judge, n)
+        stats = judge.stats()
+        info = judge.concurrency_info()
+        judge.close()
+        assert [type(o).__name__ for o in out if isinstance(o, Exception)] == []
+        assert stats["attempt_errors"] == {} and stats["retries"] == 0 and stats["requests"] == n
+        assert server.abandoned == 0 and server.peak_busy == 1
+        assert info is not None and info["mode"] == "latency" and info["start"] == 2
+        # the server was kept busy: calls x service time, within 1.15x (plus 0.3 s of start-up
+        # for the probe and the first connection)
+        assert wall <= 1.15 * n * SERVICE + 0.3, wall
+        assert info["peak_in_flight"] <= 4
+
+
+def test_one_slot_server_with_fixed_concurrency_thrashes():
+    """The control: the old fixed concurrency of 16 against the same server times out."""
+    with FakeLLMServer(_rule, latency=SERVICE, slots=1) as server:
+        judge = from_spec(f"openai:qwen@{server.url}", cache=False, timeout=TIMEOUT, backoff=0.01,
+                          adaptive=False, max_retries=1)
+        _, out = _run_calls(judge, 16)
+        judge.close()
+        assert sum(isinstance(o, JudgeTimeout) for o in out) >= 8
+        assert server.abandoned >= 8
+
+
+def test_probe_reads_llamacpp_slots_and_starts_there():
+    with FakeLLMServer(_rule, latency=0.05, slots=3, props=True) as server:
+        info = asyncio.run(probe_endpoint(server.url))
+        assert info == EndpointInfo("llama.cpp", 3)
+        judge = from_spec(f"openai:qwen@{server.url}", cache=False, timeout=2.0)
+        _, out = _run_calls(judge, 12)
+        ci = judge.concurrency_info()
+        judge.close()
+        assert not [o for o in out if isinstance(o, Exception)]
+        assert ci is not None and ci["start"] == 3 and ci["slots"] == 3 and ci["mode"] == "latency"
+        assert server.peak_busy <= 3
+
+
+def test_probe_recognises_vllm_and_starts_at_the_bound():
+    with FakeLLMServer(_rule, latency=0.02, vllm=True) as server:
+        assert asyncio.run(probe_endpoint(server.url)) == EndpointInfo("vllm")
+        judge = from_spec(f"openai:qwen@{server.url}", cache=False, timeout=5.0, concurrency=8)
+        _, out = _run_calls(judge, 16)
+        ci = judge.concurrency_info()
+        judge.close()
+        assert not [o for o in out if isinstance(o, Exception)]
+        assert ci is not None and ci["mode"] == "loss" and ci["start"] == 8 and ci["peak_in_flight"] == 8
+
+
+def test_probe_of_a_server_without_slot_endpoints_is_local():
+    with FakeLLMServer(_rule) as server:
+        assert asyncio.run(probe_endpoint(server.url)) == EndpointInfo("local")
+    assert asyncio.run(probe_endpoint("https://api.openai.com/v1")) == EndpointInfo("remote")
+    assert asyncio.run(probe_endpoint(None)) == EndpointInfo("none")
+
+
+def test_start_table():
+    assert start_for(EndpointInfo("llama.cpp", 4), 16) == (4.0, "latency")
+    assert start_for(EndpointInfo("llama.cpp", 64), 16) == (16.0, "latency")
+    assert start_for(EndpointInfo("local"), 16) == (2.0, "latency")
+    assert start_for(EndpointInfo("local"), 1) == (1.0, "latency")
+    assert start_for(EndpointInfo("vllm"), 16) == (16.0, "loss")
+    assert start_for(EndpointInfo("remote"), 16) == (16.0, "loss")
+    assert start_for(EndpointInfo("none"), 8) == (8.0, "loss")
+
+
+def test_parallel_server_grows_to_the_bound():
+    """A fast server with no slot limit: the limit grows from 2 to the judge's concurrency."""
+    with FakeLLMServer(_rule, latency=0.05) as server:
+        judge = from_spec(f"openai:qwen@{server.url}", cache=False, timeout=5.0, concurrency=16)
+        _, out = _run_calls(judge, 200)
+        ci = judge.concurrency_info()
+        judge.close()
+        assert not [o for o in out if isinstance(o, Exception)]
+        assert ci is not None and ci["start"] == 2 and ci["peak_in_flight"] == 16 and ci["limit"] >= 15
+
+
+def test_timeout_clock_counts_server_time_only():
+    """Four requests at once into a one-slot server (0.1 s each, timeout 0.15 s): the 4th waits
+    0.3 s behind the other three. With the slot count known its clock starts when its turn
+    comes, so none times out; the control without the slot count times out."""
+
+    async def scenario(limit: AdaptiveLimit) -> list[object]:
+        lock = asyncio.Lock()
+
+        async def serve() -> str:
+            async with lock:
+                await asyncio.sleep(0.1)
+            return "ok"
+
+        async def one() -> object:
+            async with limit.slot() as slot:
+                try:
+                    return await slot.run(serve, 0.15)
+                except TimeoutError as exc:
+                    slot.failed(timeout=True)
+                    return exc
+
+        return await asyncio.gather(*(one() for _ in range(4)))
+
+    known = asyncio.run(scenario(AdaptiveLimit(4, start=4, mode="latency", slots=1, timeout=0.15)))
+    assert known == ["ok"] * 4
+    fixed = asyncio.run(scenario(AdaptiveLimit(4, timeout=0.15)))
+    assert sum(isinstance(o, TimeoutError) for o in fixed) >= 2
+
+
+def test_abandoned_request_keeps_its_slot_for_a_service_time():
+    async def scenario() -> tuple[float, dict]:
+        limit = AdaptiveLimit(2, start=2, mode="latency", timeout=0.2)
+
+        async def quick() -> str:
+            await asyncio.sleep(0.1)
+            return "ok"
+
+        async def hang() -> str:
+            await asyncio.sleep(5)
+            return "late"
+
+        async with limit.slot() as slot:  # one success teaches the service time (~0.1 s)
+            await slot.run(quick, 0.2)
+        async with limit.slot() as slot:
+            with pytest.raises(TimeoutError):
+                await slot.run(hang, 0.2)
+            slot.failed(timeout=True)
+        gave_up = time.perf_counter()
+        assert limit.limit == 1.0  # halved from 2 (slow start had grown it to 3; 3 / 2 = 1.5)
+        async with limit.slot():
+            waited = time.perf_counter() - gave_up
+        return waited, limit.info()
+
+    waited, info = asyncio.run(scenario())
+    assert waited >= 0.08, waited  # the retry waited for the abandoned request's service time
+    assert info["decreases"] == 1
+
+
+def test_overload_signals_of_one_round_trip_decrease_once():
+    async def scenario() -> AdaptiveLimit:
+        limit = AdaptiveLimit(16, start=16, mode="loss")
+        slots = []
+        for _ in range(3):
+            cm = limit.slot()
+            slots.append((cm, await cm.__aenter__()))
+        for _, slot in slots:  # three 429s from requests sent before any decrease
+            slot.failed(overloaded=True)
+        for cm, _ in slots:
+            await cm.__aexit__(None, None, None)
+        assert limit.limit == 8.0
+        cm = limit.slot()
+        slot = await cm.__aenter__()  # sent after the decrease: its 429 is a new signal
+        slot.failed(overloaded=True)
+        await cm.__aexit__(None, None, None)
+        return limit
+
+    limit = asyncio.run(scenario())
+    assert limit.limit == 4.0 and limit.decreases == 2
+
+
+def test_loss_mode_additive_increase():
+    limit = AdaptiveLimit(16, start=4, mode="loss")
+    for _ in range(4):  # one round trip of 4 successes adds about one
+        limit.on_success(0.1, None)
+    expected = 4.0
+    for _ in range(4):
+        expected += 1 / expected
+    assert limit.limit == pytest.approx(expected)
+    assert 4.9 < limit.limit < 5.0
+
+
+def test_timeout_backoff_lets_a_slow_server_answer():
+    """A backend that needs 0.3 s against a 0.2 s timeout: adaptive retries with 0.4 s and gets the
+    reply; the fixed judge times out on every attempt."""
+    from ragmeter.judges import FunctionBackend, Judge
+
+    async def slow(request) -> str:
+        await asyncio.sleep(0.3)
+        return '{"score": 1, "reason": "slow"}'
+
+    def go(adaptive: bool) -> tuple[object, dict]:
+        judge = Judge(FunctionBackend(slow), cache=False, timeout=0.2, max_retries=2, backoff=0.01,
+                      adaptive=adaptive)
+
+        async def one() -> object:
+            try:
+                return (await judge.judge("q", Verdict)).value
+            except JudgeError as exc:
+                return exc
+
+        out = asyncio.run(one())
+        return out, judge.stats()
+
+    value, stats = go(True)
+    assert value == Verdict(score=1, reason="slow")
+    assert stats["attempt_errors"] == {"JudgeTimeout": 1} and stats["requests"] == 2
+    error, stats = go(False)
+    assert isinstance(error, JudgeTimeout) and stats["attempt_errors"] == {"JudgeTimeout": 3}
+
+
+def test_a_new_event_loop_starts_from_the_learnt_limit():
+    with FakeLLMServer(_rule, latency=0.02) as server:
+        judge = from_spec(f"openai:qwen@{server.url}", cache=False, timeout=5.0, concurrency=8)
+        _run_calls(judge, 40)
+        first = judge.concurrency_info()
+        _run_calls(judge, 4)  # asyncio.run again: a new loop
+        second = judge.concurrency_info()
+        judge.close()
+    assert first is not None and first["start"] == 2 and first["limit"] > 2
+    assert second is not None and second["start"] == first["limit"] and second["mode"] == "latency"

@@ -1,0 +1,115 @@
+"""fact_consistency: hand-computed checks and scores, edge cases, registry entry."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragmeter import Sample, evaluate
+from ragmeter.metrics.lexical.fact_consistency import (
+    check_facts,
+    clauses,
+    fact_consistency,
+    names,
+    numbers,
+    score_sample,
+)
+from ragmeter.metrics.lexical.lexical_faithfulness import lexical_faithfulness
+from ragmeter.registry import default_metric_names, get_spec
+
+SUN = ("Sunlight takes about 8 minutes and 20 seconds to travel the roughly 150 million kilometres "
+       "from the Sun to Earth.")
+
+
+def test_number_swap_that_lexical_faithfulness_misses():
+    answer = "Sunlight takes about 6 minutes and 20 seconds to cover the roughly 150 million km to Earth."
+    assert lexical_faithfulness(answer, [SUN]) == 1.0  # the blind spot this metric exists for
+    got = check_facts(answer, [SUN])
+    # numbers: 6 minute (fails: the context has 8 minute), 20 second, 150 -> 2 of 3
+    assert [(c["text"], c["passed"]) for c in got["checks"] if c["kind"] == "number"] == [
+        ("6 minutes", False), ("20 seconds", True), ("150", True)]
+    # names: Earth (the sentence's first word "Sunlight" is not a name) -> passes
+    assert [(c["text"], c["passed"]) for c in got["checks"] if c["kind"] == "name"] == [("Earth", True)]
+    # negation: the sentence matches the context sentence, neither negated -> passes
+    assert [c["passed"] for c in got["checks"] if c["kind"] == "negation"] == [True]
+    # content tokens ("about", "and", "to", "the" are stop words): sunlight takes 6 minutes 20
+    # seconds cover roughly 150 million km earth (12); missing: 6, cover, km -> P = 9/12; F = 4/5
+    assert got["F"] == pytest.approx(4 / 5)
+    assert got["P"] == pytest.approx(9 / 12)
+    assert fact_consistency(answer, [SUN]) == pytest.approx(4 / 5 * 9 / 12)
+
+
+def test_faithful_copy_scores_one():
+    assert fact_consistency(SUN, [SUN]) == 1.0
+
+
+def test_numbers_rule():
+    assert numbers("It costs $1,500 and 9.50 kg, 100 °C, 4 hours, two years") == [
+        ("1500", "usd", "$1,500"), ("9.5", "kg", "9.50 kg"), ("100", "°c", "100 °C"), ("4", "hour", "4 hours"),
+        ("2", "year", "two years")]
+    # same value, unit on one side only: passes; same value, other unit: fails
+    assert check_facts("about 100 km", ["it is 100 long"])["checks"][0]["passed"] is True
+    assert check_facts("about 100 km", ["it is 100 kg"])["checks"][0]["passed"] is False
+    assert check_facts("It took 6,400 years.", ["6400 years"])["checks"][0]["passed"] is True
+
+
+def test_names_rule():
+    assert names("Apollo 11 launched from Kennedy Space Center on a Saturn V rocket") == [
+        "Kennedy Space Center", "Saturn V"]
+    assert names("The app runs on iOS and Android with the Orbit X2") == ["iOS", "Android", "Orbit X2"]
+    got = check_facts("Jefferson wrote it with John Adams.", ["Thomas Jefferson wrote the first draft."])
+    name_checks = [(c["text"], c["passed"]) for c in got["checks"] if c["kind"] == "name"]
+    assert name_checks == [("John Adams", False)]  # "Jefferson" opens the sentence: not checked
+
+
+def test_negation_rule():
+    ctx = ["The list.sort() method sorts the list in place and is guaranteed to be stable: equal items keep order."]
+    got = check_facts("list.sort() sorts the list in place and is not stable.", ctx)
+    neg = [c for c in got["checks"] if c["kind"] == "negation"]
+    assert len(neg) == 1 and neg[0]["passed"] is False
+    # both negated (n't and not): same parity -> passes
+    got = check_facts("You don't need a referral to see an in-network specialist.",
+                      ["Referrals are not required to see an in-network specialist."])
+    assert [c["passed"] for c in got["checks"] if c["kind"] == "negation"] == [True]
+    # a clause ends at ';' -- the negation of one clause is not compared with the other
+    assert clauses("Contracts need not be written; an oral one binds.") == [
+        "Contracts need not be written", "an oral one binds."]
+
+
+def test_contractions_fold():
+    got = check_facts("They can't refuse and won't, it's the world's rule.",
+                      ["they can refuse: will it rule the world"])
+    assert got["unsupported_tokens"] == []  # can, refuse, will, rule, world: all in the context
+
+
+def test_no_check_means_score_is_p():
+    got = check_facts("it depends on circumstances", ["the policy covers thirty visits"])
+    assert got["checks"] == [] and got["F"] == 1.0 and got["P"] == 0.0 and got["score"] == 0.0
+
+
+def test_edge_cases():
+    ctx = [{"id": "c1", "text": SUN}]
+    assert score_sample(Sample(id="a", query="q", answer=None, contexts=ctx)).score is None
+    assert score_sample(Sample(id="a", query="q", answer="It is.", contexts=ctx)).score is None
+    assert score_sample(Sample(id="a", query="q", answer="Earth is far.", contexts=[])).score == 0.0
+    ids_only = score_sample(Sample(id="a", query="q", answer="Earth is far.", contexts=[{"id": "c1"}]))
+    assert ids_only.score is None and "ids only" in ids_only.reason
+
+
+def test_reason_names_the_failed_check():
+    s = Sample(id="a", query="q", answer="The Berlin Wall fell in 1991.",
+               contexts=[{"id": "c", "text": "The Berlin Wall fell on 9 November 1989."}])
+    out = score_sample(s)
+    assert "number '1991'" in out.reason
+    # checks: name "Berlin Wall" passes, number 1991 fails, negation parity passes -> F = 2/3;
+    # content tokens berlin, wall, fell, 1991 -> P = 3/4
+    assert out.score == pytest.approx(2 / 3 * 3 / 4)
+
+
+def test_registry_and_default_selection():
+    spec = get_spec("fact_consistency")
+    assert spec.category == "lexical" and not spec.needs_judge and not spec.needs_embedder
+    assert "fact_consistency" in default_metric_names({"answer", "contexts", "context_texts"})
+    run = evaluate([{"id": "x", "query": "q", "response": "It takes 6 minutes.",
+                     "retrieved_contexts": ["It takes 8 minutes."]}], ["fact_consistency"])
+    # checks: 6 minutes (fails), negation (passes) -> F = 1/2; tokens takes, 6, minutes -> P = 2/3
+    assert run.scores["fact_consistency"][0] == pytest.approx(1 / 2 * 2 / 3)
