@@ -168,6 +168,19 @@ def get_spec(name: str) -> MetricSpec:
     return _REGISTRY[_ALIASES[key]]
 
 
+def lookup_spec(name: str) -> MetricSpec | None:
+    """The spec for a base ``name`` — a registered name or alias, else a trec_eval measure name a
+    spec declares as its ``trec_name`` — or None when ragmeter does not know the name."""
+    _ensure_loaded()
+    key = name.lower()
+    if key in _ALIASES:
+        return _REGISTRY[_ALIASES[key]]
+    for spec in _REGISTRY.values():
+        if spec.trec_name is not None and spec.trec_name.lower() == key:
+            return spec
+    return None
+
+
 def resolve_name(name: str | MetricName) -> tuple[MetricSpec, MetricName]:
     """Parse and validate ``name``; return its spec and canonical :class:`MetricName`.
 

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidParameterError
+from ..registry import MetricSpec, lookup_spec
 from ..results import SCORED, RunResult
 from ._io import load_run
 from ._validate import check_int, check_probability, clean
@@ -57,21 +58,33 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "relevancy_low": 0.70,
 }
 
-#: metric family -> accepted base names, in order of preference.
-FAMILIES: dict[str, tuple[str, ...]] = {
-    "recall": ("recall",),
-    "ndcg": ("ndcg",),
-    "faithfulness": ("faithfulness",),
-    "answer_relevancy": ("answer_relevancy", "answer_relevance", "response_relevancy"),
+#: Names that peers give to metrics ragmeter has under its own name (a saved run may come from
+#: RAGAS, TruLens or trec_eval): foreign base name -> ragmeter metric. Only foreign names belong
+#: here; everything ragmeter itself registers (names, aliases, ``trec_name``, role, direction) is
+#: read from the registry (:func:`ragmeter.registry.lookup_spec`).
+FOREIGN_ALIASES: dict[str, str] = {
+    "answer_correctness": "correctness",  # RAGAS
+    "factual_correctness": "correctness",  # RAGAS
+    "answer_relevance": "answer_relevancy",  # TruLens
+    "response_relevancy": "answer_relevancy",  # RAGAS >= 0.2
+    "average_precision": "map",
+    "ap": "map",
+    "hit": "hit_rate",
+    "hits": "hit_rate",
 }
-ANSWER_METRICS = ("faithfulness", "correctness", "answer_correctness", "answer_grade", "factual_correctness",
-                  "answer_relevancy", "answer_relevance", "response_relevancy", "semantic_similarity",
-                  "token_f1", "rouge_l", "lexical_faithfulness")
-#: Metrics about the retrieved contexts rather than the answer (never used as the answer metric).
-RETRIEVAL_BASES = ("recall", "ndcg", "precision", "mrr", "map", "average_precision", "ap", "hit_rate", "hit",
-                   "hits", "success", "r_precision", "rprec", "recip_rank", "reciprocal_rank", "p",
-                   "context_precision", "context_recall", "context_precision_llm", "context_relevancy",
-                   "passage_recall")
+#: Which answer metric the position analysis prefers when a run has several (a reading policy, not
+#: a classification: any other registered answer metric that is higher-is-better comes after these).
+ANSWER_PREFERENCE = ("faithfulness", "correctness", "answer_grade", "answer_relevancy", "semantic_similarity",
+                     "token_f1", "rouge_l", "lexical_faithfulness")
+
+
+def metric_spec(base: str) -> MetricSpec | None:
+    """The registry spec a run's metric base name stands for (ragmeter's names and aliases, trec_eval
+    names, then :data:`FOREIGN_ALIASES`), or None when the name is unknown."""
+    spec = lookup_spec(base)
+    if spec is None and base.lower() in FOREIGN_ALIASES:
+        spec = lookup_spec(FOREIGN_ALIASES[base.lower()])
+    return spec
 
 
 @dataclass(frozen=True)
@@ -145,19 +158,24 @@ def _parse(name: str) -> tuple[str, bool, int | None] | None:
 def pick_metric(available: list[str], family: str, cutoff: int | None) -> str | None:
     """The run's metric for ``family`` nearest to ``cutoff`` (None: no cutoff preferred).
 
-    Names without parameters win over parameterised ones; among cutoffs the smallest
+    A name belongs to the family when it is the family's name or stands for the same registered
+    metric (an alias, a trec_eval name, a peer's name in :data:`FOREIGN_ALIASES`); the family's own
+    name wins over those, names without parameters win over parameterised ones; among cutoffs the smallest
     :math:`|k - k_{\\text{wanted}}|` wins, ties to the larger k; a name without cutoff (full depth)
     is used only when no cutoff variant exists.
     """
-    bases = FAMILIES.get(family, (family,))
+    fam = metric_spec(family)
     cands = []
     for name in available:
         p = _parse(name)
-        if p is None or p[0] not in bases:
+        if p is None:
             continue
         base, has_params, k = p
+        spec = metric_spec(base)
+        if base != family and (fam is None or spec is None or spec.name != fam.name):
+            continue
         dist = (math.inf if cutoff is not None else 0) if k is None else (abs(k - cutoff) if cutoff else 0)
-        cands.append((bases.index(base), has_params, dist, -(k or 0), name))
+        cands.append((base != family, has_params, dist, -(k or 0), name))
     return min(cands)[-1] if cands else None
 
 
@@ -373,24 +391,24 @@ BUCKETS: tuple[tuple[str, int, int], ...] = (
 
 
 def _answer_metric(metrics: list[str]) -> str | None:
-    parsed = {m: _parse(m) for m in metrics}
-    for want in ANSWER_METRICS:
-        for m, p in parsed.items():
-            if p is not None and p[0] == want:
-                return m
-    for m, p in parsed.items():
-        if p is not None and p[0] not in RETRIEVAL_BASES and _higher_is_better(p[0]) is not False:
-            return m
-    return None
-
-
-def _higher_is_better(base: str) -> bool | None:
-    try:
-        from ..registry import get_spec
-
-        return get_spec(base).higher_is_better
-    except Exception:  # not registered here: direction unknown
-        return None
+    """The run's answer metric: a metric whose registered role is ``"answer"`` and that is
+    higher-is-better, preferring :data:`ANSWER_PREFERENCE`'s order; else a metric ragmeter does not
+    know at all (no role to go by). A retrieval or context metric is never the answer metric."""
+    known: list[tuple[int, str]] = []
+    unknown: list[str] = []
+    for m in metrics:
+        p = _parse(m)
+        if p is None:
+            continue
+        spec = metric_spec(p[0])
+        if spec is None:
+            unknown.append(m)
+        elif spec.role == "answer" and spec.higher_is_better:
+            rank = ANSWER_PREFERENCE.index(spec.name) if spec.name in ANSWER_PREFERENCE else len(ANSWER_PREFERENCE)
+            known.append((rank, m))
+    if known:
+        return min(known, key=lambda t: t[0])[1]
+    return unknown[0] if unknown else None
 
 
 def position_analysis(
@@ -402,8 +420,9 @@ def position_analysis(
 ) -> dict[str, Any] | None:
     """The answer metric grouped by the rank of the first relevant retrieved chunk.
 
-    The answer metric (when ``metric`` is None) is the first of :data:`ANSWER_METRICS` the run
-    has, else any higher-is-better metric that is not about the retrieved contexts.
+    The answer metric (when ``metric`` is None) is a registered ``role="answer"``, higher-is-better
+    metric of the run (first in :data:`ANSWER_PREFERENCE` order), else a metric ragmeter does not
+    know; never a retrieval or context metric.
     The rank comes from ``details.relevant_ranks`` that the retrieval metrics record in
     ``results.jsonl`` (the first metric of each sample that has it); samples where no relevant
     chunk was retrieved form the bucket ``"none"``. Buckets: 1, 2, 3, 4-5, 6-10, 11-20, >20.
