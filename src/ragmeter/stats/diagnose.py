@@ -275,21 +275,9 @@ def diagnose(
     """
     confidence = check_probability(confidence, "confidence")
     max_ids = check_int(max_ids, "max_ids", minimum=0)
-    thr = dict(DEFAULT_THRESHOLDS)
-    for k, v in (thresholds or {}).items():
-        if k not in thr:
-            raise InvalidParameterError(f"thresholds: expected keys among {', '.join(thr)}, got {k!r}")
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-            raise InvalidParameterError(f"thresholds[{k!r}]: expected a finite number, got {v!r}")
-        thr[k] = float(v)
-    cut = dict(cutoffs or {})
-    known = {_cut_key(rule, i) for rule in RULES for i, c in enumerate(rule.conditions) if c.cutoff is not None}
-    for k, v in cut.items():
-        if k not in known:
-            raise InvalidParameterError(f"cutoffs: expected keys among {', '.join(sorted(known))}, got {k!r}")
-        check_int(v, f"cutoffs[{k!r}]", minimum=1)
+    thr = _check_thresholds(thresholds)
+    cut = _check_cutoffs(cutoffs)
     r = load_run(run)
-    available = r.metrics
     ci_cache: dict[str, Any] = {}
 
     def ci(name: str) -> Any:
@@ -303,54 +291,15 @@ def diagnose(
     used: dict[str, str] = {}
     n = len(r.ids)
     for rule in RULES:
-        evidence, missing, subs = [], [], []
-        resolved: list[tuple[Condition, str]] = []
-        for c_i, cond in enumerate(rule.conditions):
-            want = cut.get(_cut_key(rule, c_i), cond.cutoff)
-            name = pick_metric(available, cond.family, want)
-            wanted = f"{cond.family}@{want}" if want is not None else cond.family
-            if name is not None and cond.role == "exclusion" and want is not None:
-                k = (_parse(name) or ("", False, None))[2]
-                if k is not None and k < want:  # a shallower cutoff says nothing about depth `want`
-                    name = None
-            if name is None:
-                missing.append(wanted)
-                continue
-            used[f"{cond.family}@{want}" if want is not None else cond.family] = name
-            if want is not None and name != wanted:
-                subs.append(f"{name} used for {wanted} (nearest available cutoff)")
-            resolved.append((cond, name))
-            iv = ci(name)
-            t = thr[cond.threshold]
-            holds = iv.estimate is not None and _holds(iv.estimate, cond.op, t)
-            confirmed = iv.ci is not None and holds and all(_holds(b, cond.op, t) for b in iv.ci) \
-                and iv.method not in ("degenerate", "none")
-            evidence.append({"metric": name, "condition": f"{cond.op} {t:g}", "mean": iv.estimate, "ci": iv.ci,
-                             "ci_method": iv.method, "n": iv.n, "holds": holds, "confirmed": confirmed,
-                             "role": cond.role})
-        missing_primary = [m for m, c in zip(_wanted(rule, cut), rule.conditions, strict=True)
-                           if c.primary and m in missing]
-        missing = [m for m, c in zip(_wanted(rule, cut), rule.conditions, strict=True)
-                   if c.role != "exclusion" and m in missing]
-        base = {"rule": rule.key, "stage": rule.stage, "missing_metrics": missing, "substitutions": subs}
-        # per sample
-        hits = np.zeros(n, dtype=bool)
-        if not missing_primary and resolved:
-            hits[:] = True
-            for cond, name in resolved:
-                vals, st = r.scores[name], r.status[name]
-                t = thr[cond.threshold]
-                ok = (st == SCORED) & (vals < t if cond.op == "<" else vals >= t)
-                if cond.primary:
-                    hits &= ok
-                else:  # a supporting or exclusion metric the sample lacks does not veto
-                    hits &= ok | (st != SCORED)
-        ids = [r.ids[i] for i in np.flatnonzero(hits)]
+        check = _check_rule(rule, r, cut, thr, ci, used)
+        ids = _matching_samples(r, check.resolved, thr) if not check.missing_primary and check.resolved else []
         for i in ids:
             per_sample.setdefault(i, []).append(rule.key)
         samples[rule.key] = {"count": len(ids), "share": len(ids) / n if n else None, "ids": ids[:max_ids]}
-        if missing_primary:
-            not_fired.append({**base, "reason": f"needs {', '.join(missing_primary)}, not in the run"})
+        base = {"rule": rule.key, "stage": rule.stage, "missing_metrics": check.missing, "substitutions": check.subs}
+        evidence = check.evidence
+        if check.missing_primary:
+            not_fired.append({**base, "reason": f"needs {', '.join(check.missing_primary)}, not in the run"})
             continue
         if not all(e["holds"] for e in evidence):
             failed = [f"{e['metric']} mean {_fmt(e['mean'])} is not {e['condition']}"
@@ -359,13 +308,97 @@ def diagnose(
             not_fired.append({**base, "reason": "; ".join(failed), "evidence": evidence})
             continue
         confirmed = all(e["confirmed"] for e in evidence if e["role"] != "exclusion")
-        strength = ("strong" if not missing else "moderate") if confirmed else "tentative"
+        strength = ("strong" if not check.missing else "moderate") if confirmed else "tentative"
         findings.append({**base, "problem": rule.problem, "fix": rule.fix, "strength": strength,
                          "evidence": evidence, "samples_matching": samples[rule.key]["count"]})
     order = {"strong": 0, "moderate": 1, "tentative": 2}
     findings.sort(key=lambda f: order[f["strength"]])
     position = position_analysis(r, confidence=confidence, seed=seed)
     return Diagnosis(findings, not_fired, samples, per_sample, position, used, thr)
+
+
+def _check_thresholds(thresholds: dict[str, float] | None) -> dict[str, float]:
+    """:data:`DEFAULT_THRESHOLDS` with the validated overrides applied."""
+    thr = dict(DEFAULT_THRESHOLDS)
+    for k, v in (thresholds or {}).items():
+        if k not in thr:
+            raise InvalidParameterError(f"thresholds: expected keys among {', '.join(thr)}, got {k!r}")
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            raise InvalidParameterError(f"thresholds[{k!r}]: expected a finite number, got {v!r}")
+        thr[k] = float(v)
+    return thr
+
+
+def _check_cutoffs(cutoffs: dict[str, int] | None) -> dict[str, int]:
+    """The validated cutoff overrides (keys as :func:`_cut_key` makes them)."""
+    cut = dict(cutoffs or {})
+    known = {_cut_key(rule, i) for rule in RULES for i, c in enumerate(rule.conditions) if c.cutoff is not None}
+    for k, v in cut.items():
+        if k not in known:
+            raise InvalidParameterError(f"cutoffs: expected keys among {', '.join(sorted(known))}, got {k!r}")
+        check_int(v, f"cutoffs[{k!r}]", minimum=1)
+    return cut
+
+
+@dataclass
+class _RuleCheck:
+    """One rule's conditions resolved against a run: the metric used for each, the evidence, and
+    what is missing (every missing primary or supporting metric; the primary ones)."""
+
+    resolved: list[tuple[Condition, str]]
+    evidence: list[dict[str, Any]]
+    missing: list[str]
+    missing_primary: list[str]
+    subs: list[str]
+
+
+def _check_rule(rule: Rule, r: RunResult, cut: dict[str, int], thr: dict[str, float], ci: Any,
+                used: dict[str, str]) -> _RuleCheck:
+    """Resolve each condition of ``rule`` to the run's nearest metric and test it on the run level
+    (records the metric used in ``used``)."""
+    evidence, missing, subs = [], [], []
+    resolved: list[tuple[Condition, str]] = []
+    for c_i, cond in enumerate(rule.conditions):
+        want = cut.get(_cut_key(rule, c_i), cond.cutoff)
+        name = pick_metric(r.metrics, cond.family, want)
+        wanted = f"{cond.family}@{want}" if want is not None else cond.family
+        if name is not None and cond.role == "exclusion" and want is not None:
+            k = (_parse(name) or ("", False, None))[2]
+            if k is not None and k < want:  # a shallower cutoff says nothing about depth `want`
+                name = None
+        if name is None:
+            missing.append(wanted)
+            continue
+        used[wanted] = name
+        if want is not None and name != wanted:
+            subs.append(f"{name} used for {wanted} (nearest available cutoff)")
+        resolved.append((cond, name))
+        iv = ci(name)
+        t = thr[cond.threshold]
+        holds = iv.estimate is not None and _holds(iv.estimate, cond.op, t)
+        confirmed = iv.ci is not None and holds and all(_holds(b, cond.op, t) for b in iv.ci) \
+            and iv.method not in ("degenerate", "none")
+        evidence.append({"metric": name, "condition": f"{cond.op} {t:g}", "mean": iv.estimate, "ci": iv.ci,
+                         "ci_method": iv.method, "n": iv.n, "holds": holds, "confirmed": confirmed,
+                         "role": cond.role})
+    wanted_all = _wanted(rule, cut)
+    missing_primary = [m for m, c in zip(wanted_all, rule.conditions, strict=True) if c.primary and m in missing]
+    missing = [m for m, c in zip(wanted_all, rule.conditions, strict=True) if c.role != "exclusion" and m in missing]
+    return _RuleCheck(resolved, evidence, missing, missing_primary, subs)
+
+
+def _matching_samples(r: RunResult, resolved: list[tuple[Condition, str]], thr: dict[str, float]) -> list[str]:
+    """The ids of the samples whose own scores match the rule's signature."""
+    hits = np.ones(len(r.ids), dtype=bool)
+    for cond, name in resolved:
+        vals, st = r.scores[name], r.status[name]
+        t = thr[cond.threshold]
+        ok = (st == SCORED) & (vals < t if cond.op == "<" else vals >= t)
+        if cond.primary:
+            hits &= ok
+        else:  # a supporting or exclusion metric the sample lacks does not veto
+            hits &= ok | (st != SCORED)
+    return [r.ids[i] for i in np.flatnonzero(hits)]
 
 
 def _cut_key(rule: Rule, c_i: int) -> str:
