@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragmeter import list_metrics
-from ragmeter.registry import resolve_name
+from ragmeter.registry import ROLES, resolve_name
 
 SPECS = list_metrics()
 
@@ -26,3 +26,21 @@ def test_spec_is_fully_classified(spec):
         assert str(resolve_name(name)[1]) == name, "default names are canonical"
     module = __import__(spec.factory.__module__, fromlist=["_"])
     assert module.__doc__, "the metric module has a docstring"
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: s.name)
+def test_spec_declares_role_and_direction(spec):
+    assert spec.role in ROLES, f"{spec.name} declares no pipeline role (retrieval / context / answer)"
+    assert isinstance(spec.higher_is_better, bool)
+    if spec.role == "retrieval":
+        # the retriever is scored by rule, never by a model, and with a kernel checked against a reference
+        assert not (spec.needs_judge or spec.needs_embedder)
+        assert spec.kernel is not None and spec.reference is not None
+    if spec.role == "context":
+        assert "contexts" in spec.requires and "answer" not in spec.requires
+    if spec.role == "answer":
+        assert "answer" in spec.requires
+
+
+def test_every_role_is_used():
+    assert {s.role for s in SPECS} == set(ROLES)

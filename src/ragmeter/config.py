@@ -33,12 +33,31 @@ from .errors import InputError
 
 DEFAULT_FILE = "ragmeter.yaml"
 
-PRESETS: dict[str, list[str]] = {
-    # the canonical RAG triad + recall; needs a judge (and an embedder for answer relevancy)
-    "offline": ["faithfulness", "answer_relevancy", "context_relevancy", "context_recall"],
-    # no LLM cost at all
-    "retrieval": ["hit_rate@5", "mrr", "ndcg@5", "map", "context_recall"],
+#: Preset name -> what it selects (see :func:`preset_metrics`).
+PRESETS: dict[str, str] = {
+    "retrieval": "the default names of every metric whose role is retrieval (no model, no cost)",
+    "offline": "the default names of every metric that needs neither a judge nor an embedder",
 }
+
+
+def preset_metrics(name: str) -> list[str]:
+    """The metric names of preset ``name``, derived from the registry (never a list kept by hand).
+
+    ``retrieval``: the ``default_names`` of every spec with ``role == "retrieval"``.
+    ``offline``: the ``default_names`` of every spec with neither ``needs_judge`` nor
+    ``needs_embedder`` (so it runs with no model at all). Registry order (category, then name).
+    A metric registered later (a plugin) joins the preset its properties put it in.
+    """
+    from .registry import list_metrics
+
+    if name not in PRESETS:
+        raise InputError(f"preset: expected one of {', '.join(PRESETS)}, got {name!r}")
+    if name == "retrieval":
+        specs = [s for s in list_metrics() if s.role == "retrieval"]
+    else:
+        specs = [s for s in list_metrics() if not (s.needs_judge or s.needs_embedder)]
+    return [n for s in specs for n in s.default_names]
+
 
 #: The YAML tags a configuration may use (what ``yaml.safe_load`` resolves plain YAML to).
 SAFE_TAGS = frozenset("tag:yaml.org,2002:" + t for t in (
@@ -114,7 +133,7 @@ class EvalConfig(BaseModel):
         """The metrics to evaluate: ``metrics`` if given, else the preset's, else None (data decides)."""
         if self.metrics is not None:
             return list(self.metrics)
-        return list(PRESETS[self.preset]) if self.preset else None
+        return preset_metrics(self.preset) if self.preset else None
 
 
 class RagSection(BaseModel):
@@ -315,8 +334,8 @@ STARTER = """\
 rag:
   eval:
     # What to compute. Omit `metrics` to use a preset, omit both to let the data decide.
-    #   preset: retrieval  -> hit_rate@5, mrr, ndcg@5, map, context_recall (no LLM, no cost)
-    #   preset: offline    -> faithfulness, answer_relevancy, context_relevancy, context_recall
+    #   preset: retrieval  -> every retrieval metric's defaults (hit_rate@5, mrr, ndcg@5, map, ...; no LLM)
+    #   preset: offline    -> every default metric that needs no judge and no embedder
     preset: retrieval
     # metrics: [faithfulness, answer_relevancy, context_relevancy, context_recall, ndcg@5]
 

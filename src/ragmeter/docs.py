@@ -34,7 +34,7 @@ def render_spec(spec: MetricSpec) -> str:
         lines.append(f"- aliases: {', '.join(f'`{a}`' for a in spec.aliases)}")
     cutoff = {"none": "no", "optional": "optional (`@k`)", "required": "required (`@k`)"}[spec.cutoff]
     lines += [
-        f"- category: {spec.category}; version: {spec.version}; "
+        f"- category: {spec.category}; measures: the {spec.role or 'unclassified'} stage; version: {spec.version}; "
         f"{'higher' if spec.higher_is_better else 'lower'} is better",
         f"- cutoff: {cutoff}",
         f"- needs: {_needs(spec)}",

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from .evaluator import Evaluator
 
 Category = Literal["retrieval", "generation", "embedding", "lexical"]
+Role = Literal["retrieval", "context", "answer"]
+#: Every role, in pipeline order (see :class:`MetricSpec`).
+ROLES: tuple[Role, ...] = ("retrieval", "context", "answer")
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,25 @@ class MetricSpec:
     ``requires`` lists the sample fields the metric reads; ``requires_any`` lists fields of which
     at least one must be present (e.g. labels or a reference answer). ``default_names`` are the
     names used when the user picks no metric and the data allows this one.
+
+    ``role`` is the pipeline stage the metric measures, decided by what it scores:
+
+    - ``"retrieval"``: the retriever's ranked list, scored against relevance labels or the
+      reference answer by a deterministic rule (recall, ndcg, mrr, map, precision, hit_rate,
+      r_precision, context_precision, context_recall). These carry ``kernel`` (the vectorised
+      ``kernel(batch, k=..., **params)``) and ``reference`` (the readable per-query function
+      ``reference(ranked, k=..., **params)``, ``k`` only when the metric takes a cutoff); the two
+      must agree, which a test checks for every spec that has both.
+    - ``"context"``: the retrieved contexts judged for the query by a model, not by labels
+      (context_relevancy, context_precision_llm): how usable the context handed to the
+      generator is.
+    - ``"answer"``: the generated ``answer`` field (faithfulness, hallucination_rate,
+      answer_relevancy, correctness, answer_grade, passage_recall — which grades the returned
+      passage in ``answer`` —, semantic_similarity and the lexical metrics).
+
+    ``higher_is_better`` is the direction; ``trec_name`` the trec_eval measure it equals, if any.
+    ``role`` is None only for a third-party metric that does not declare one;
+    ``tests/test_common.py`` checks that no built-in metric is unclassified.
     """
 
     name: str
@@ -87,6 +109,9 @@ class MetricSpec:
     default_names: tuple[str, ...] = ()
     undefined: str = "never undefined"
     trec_name: str | None = None
+    role: Role | None = None
+    kernel: Callable[..., Any] | None = None
+    reference: Callable[..., float] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def applicable(self, fields: Iterable[str]) -> bool:
@@ -141,6 +166,19 @@ def get_spec(name: str) -> MetricSpec:
     if key not in _ALIASES:
         raise UnknownMetricError(name, difflib.get_close_matches(key, list(_ALIASES), n=4, cutoff=0.5))
     return _REGISTRY[_ALIASES[key]]
+
+
+def lookup_spec(name: str) -> MetricSpec | None:
+    """The spec for a base ``name`` — a registered name or alias, else a trec_eval measure name a
+    spec declares as its ``trec_name`` — or None when ragmeter does not know the name."""
+    _ensure_loaded()
+    key = name.lower()
+    if key in _ALIASES:
+        return _REGISTRY[_ALIASES[key]]
+    for spec in _REGISTRY.values():
+        if spec.trec_name is not None and spec.trec_name.lower() == key:
+            return spec
+    return None
 
 
 def resolve_name(name: str | MetricName) -> tuple[MetricSpec, MetricName]:

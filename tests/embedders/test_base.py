@@ -14,13 +14,14 @@ import pytest
 from ragmeter import InvalidParameterError
 from ragmeter.embedders import (
     CACHE_ENV,
+    BackendInfo,
     Embedder,
     EmbedderError,
     VectorCache,
-    available_backends,
     cache_key,
     default_cache_dir,
     from_spec,
+    list_backends,
     register_backend,
 )
 
@@ -163,8 +164,8 @@ def test_a_backend_must_implement_a_hook():
 
 
 def test_registry_and_plugins():
-    assert {"st", "openai"} <= set(available_backends())
-    register_backend("chars", lambda model, **kw: CharCounts(**kw))
+    assert {"st", "openai"} <= {b.name for b in list_backends()}
+    register_backend(BackendInfo("chars", lambda model, **kw: CharCounts(**kw), "test backend"))
     emb = from_spec("chars", cache=False)
     assert isinstance(emb, CharCounts)
     assert from_spec(emb) is emb
@@ -174,4 +175,6 @@ def test_registry_and_plugins():
         with pytest.raises(InvalidParameterError, match="embedder spec"):
             from_spec(bad)
     with pytest.raises(InvalidParameterError):
-        register_backend("Bad:Name", CharCounts)
+        register_backend(BackendInfo("Bad:Name", CharCounts))
+    with pytest.raises(InvalidParameterError, match="already registered"):
+        register_backend(BackendInfo("st", CharCounts))

@@ -16,8 +16,9 @@ import pytest
 from aiohttp import web
 
 from ragmeter import MissingBackendError
+from ragmeter._plugins import is_local_url
 from ragmeter.embedders import EmbedderError, from_spec
-from ragmeter.embedders.openai_compat import OpenAIEmbedder, is_loopback
+from ragmeter.embedders.openai_compat import OpenAIEmbedder
 
 DIM = 16
 
@@ -164,15 +165,20 @@ def test_missing_key_for_remote_url_fails_at_construction():
     with pytest.raises(MissingBackendError, match="OPENAI_API_KEY"):
         from_spec("openai:text-embedding-3-small")  # api.openai.com
     with pytest.raises(MissingBackendError, match="OPENAI_API_KEY"):
-        from_spec("openai:m@http://10.0.0.5:8080/v1")
+        from_spec("openai:m@https://embeddings.example.com/v1")
+    # a self-hosted server (this machine or a private network) needs no key: the rule judges share
+    assert from_spec("openai:m@http://10.0.0.5:8080/v1").base_url == "http://10.0.0.5:8080/v1"
 
 
 @pytest.mark.parametrize(("url", "local"), [
     ("http://127.0.0.1:8080/v1", True), ("http://localhost/v1", True), ("http://[::1]:9/v1", True),
-    ("http://127.1.2.3/v1", True), ("https://api.openai.com/v1", False), ("http://10.0.0.5/v1", False),
+    ("http://127.1.2.3/v1", True), ("https://api.openai.com/v1", False), ("http://10.0.0.5/v1", True),
+    ("http://192.168.1.9:8000/v1", True), ("http://gpu.localhost/v1", True), ("http://box.local/v1", True),
+    ("http://host.docker.internal:11434/v1", True), ("http://0.0.0.0:8080/v1", True),
+    ("http://8.8.8.8/v1", False), ("http://localhost.example.com/v1", False), (None, False),
 ])
-def test_is_loopback(url, local):
-    assert is_loopback(url) is local
+def test_is_local_url(url, local):
+    assert is_local_url(url) is local
 
 
 def test_server_error_is_mapped(server):

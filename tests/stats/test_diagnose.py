@@ -178,3 +178,47 @@ def test_position_analysis_reads_real_retrieval_details(tmp_path):
     assert (buckets["none"]["n"], buckets["none"]["mean"]) == (1, 0.0)
     with pytest.raises(InvalidParameterError, match="metric: expected one of"):
         position_analysis(tmp_path / "out", metric="faithfulness")
+
+
+@pytest.fixture
+def new_retrieval_metric():
+    """A retrieval metric registered by the test only (ragmeter's lists never heard of it)."""
+    from ragmeter import registry
+    from ragmeter.metrics.retrieval.hit_rate import hit_rate, hit_rate_single
+
+    base = registry.get_spec("hit_rate")
+    spec = registry.MetricSpec(
+        name="zz_new_retrieval", summary="test-only retrieval metric", formula="hit", edge_cases=("none",),
+        factory=base.factory, category="retrieval", role="retrieval", requires=("contexts",),
+        kernel=hit_rate, reference=hit_rate_single)
+    registry.register(spec)
+    try:
+        yield spec.name
+    finally:
+        registry._REGISTRY.pop(spec.name)
+        registry._ALIASES.pop(spec.name)
+
+
+def test_a_new_retrieval_metric_is_never_the_answer_metric(make_run, new_retrieval_metric):
+    rows, details = _position_rows()
+    for sid in rows:  # the new metric first in every record, with answer-like high scores
+        rows[sid] = {new_retrieval_metric: 0.9, "context_relevancy": 0.8, **rows[sid]}
+    assert position_analysis(make_run("r", rows, details))["metric"] == "faithfulness"
+    only = {sid: {new_retrieval_metric: 0.9, "context_relevancy": 0.5, "recall@20": 1.0} for sid in rows}
+    assert position_analysis(make_run("s", only, details)) is None
+
+
+def test_peer_names_map_to_ragmeter_metrics(make_run):
+    from ragmeter.stats.diagnose import ANSWER_PREFERENCE, metric_spec
+
+    assert metric_spec("answer_correctness").name == "correctness"
+    assert metric_spec("recip_rank").name == "mrr"  # a trec_eval name, from the registry
+    assert metric_spec("success").name == "hit_rate"
+    assert metric_spec("my_own_score") is None
+    assert all(metric_spec(n).role == "answer" and metric_spec(n).higher_is_better for n in ANSWER_PREFERENCE)
+    rows, details = _position_rows()
+    for sid, r in rows.items():
+        rows[sid] = {"hallucination_rate": 0.1, "recip_rank": 1.0, "answer_correctness": r.pop("faithfulness"), **r}
+    assert position_analysis(make_run("r", rows, details))["metric"] == "answer_correctness"
+    assert pick_metric(["response_relevancy", "answer_relevancy@3"], "answer_relevancy", None) == "answer_relevancy@3"
+    assert pick_metric(["response_relevancy"], "answer_relevancy", None) == "response_relevancy"

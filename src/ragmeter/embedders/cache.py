@@ -21,7 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-CACHE_ENV = "RAGMETER_CACHE_DIR"
+from .._plugins import default_cache_dir  # the one cache-dir rule, shared with the judges
+
 FILENAME = "embeddings.sqlite3"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (
@@ -31,16 +32,6 @@ CREATE TABLE IF NOT EXISTS vectors (
 )
 """
 _MAX_VARS = 500  # keys per SELECT ... IN (...), below SQLite's variable limit
-
-
-def default_cache_dir() -> Path:
-    """``$RAGMETER_CACHE_DIR`` when set and non-empty, else platformdirs' user cache dir for ragmeter."""
-    env = os.environ.get(CACHE_ENV)
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("ragmeter"))
 
 
 def cache_key(model_id: str, text: str) -> str:

@@ -14,12 +14,11 @@ place, :func:`map_openai_error`, with the status code and what to do next.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import weakref
 from typing import Any
-from urllib.parse import urlsplit
 
+from .._plugins import is_local_url
 from ..errors import MissingBackendError
 from .base import CacheOption, Embedder, EmbedderError
 
@@ -27,17 +26,6 @@ DEFAULT_MODEL = "text-embedding-3-small"
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
-
-
-def is_loopback(url: str) -> bool:
-    """True when ``url`` points at this machine (no API key needed there)."""
-    host = (urlsplit(url).hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def map_openai_error(exc: Exception, base_url: str, model: str) -> EmbedderError:
@@ -91,7 +79,7 @@ class OpenAIEmbedder(Embedder):
         self.base_url = (spec_url or base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
         key = api_key or os.environ.get(KEY_ENV)
         if not key:
-            if not is_loopback(self.base_url):
+            if not is_local_url(self.base_url):
                 raise MissingBackendError(
                     f"the openai embedder for {self.base_url} needs an API key: set the {KEY_ENV} "
                     f"environment variable (export {KEY_ENV}=sk-...), or point it at a local server "

@@ -33,19 +33,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._plugins import default_cache_dir  # the one cache-dir rule, shared with the embedders
+
 CACHE_FILE = "judge-cache.sqlite3"
-ENV_VAR = "RAGMETER_CACHE_DIR"
 BUSY_TIMEOUT_MS = 60_000
-
-
-def default_cache_dir() -> Path:
-    """``$RAGMETER_CACHE_DIR`` if set, else the platform's user cache dir for ragmeter."""
-    env = os.environ.get(ENV_VAR)
-    if env:
-        return Path(env).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("ragmeter", appauthor=False))
 
 
 def canonical_json(obj: Any) -> str:

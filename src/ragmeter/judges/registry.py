@@ -1,8 +1,9 @@
 """Judge backends are plugins: one registry, the built-ins registered like third parties.
 
-A backend module builds a :class:`BackendInfo` and calls :func:`register_backend` at import
-time. Built-ins live in :mod:`ragmeter.judges.backends`; third-party packages declare an entry
-point in the ``ragmeter.judges`` group naming a module to import::
+A backend module builds a :class:`~ragmeter._plugins.BackendInfo` and calls :func:`register_backend`
+at import time (the convention embedders share, :mod:`ragmeter._plugins`). Built-ins live in
+:mod:`ragmeter.judges.backends`; third-party packages declare an entry point in the
+``ragmeter.judges`` group naming a module to import::
 
     [project.entry-points."ragmeter.judges"]
     mybackend = "my_package.ragmeter_backend"
@@ -14,13 +15,10 @@ A judge spec string is ``NAME:MODEL`` with an optional ``@BASE_URL``:
 
 from __future__ import annotations
 
-import difflib
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
-from importlib import metadata as importlib_metadata
 from typing import TYPE_CHECKING, Any
 
+from .._plugins import BackendInfo, BackendRegistry
 from ..errors import InvalidParameterError
 from .masking import mask_secrets
 
@@ -29,77 +27,22 @@ if TYPE_CHECKING:
 
 ENTRY_POINT_GROUP = "ragmeter.judges"
 
-
-@dataclass(frozen=True)
-class BackendInfo:
-    """A registered judge backend.
-
-    Attributes
-    ----------
-    name:
-        The spec prefix (``openai`` in ``openai:gpt-4o-mini``).
-    factory:
-        ``factory(model, *, base_url=None, **options) -> JudgeBackend``. It checks credentials
-        and raises :class:`~ragmeter.errors.JudgeAuthError` naming the env var when a key is missing.
-    summary:
-        One line for ``ragmeter judges`` / docs.
-    key_env_var:
-        The environment variable holding the API key, if the backend needs one.
-    extra:
-        The ``pip install ragmeter[EXTRA]`` extra the backend needs, if any.
-    example:
-        An example spec.
-    """
-
-    name: str
-    factory: Callable[..., JudgeBackend]
-    summary: str
-    key_env_var: str | None = None
-    extra: str | None = None
-    example: str = ""
-
-
-_BACKENDS: dict[str, BackendInfo] = {}
-_loaded = False
+_BACKENDS = BackendRegistry("judge backend", ENTRY_POINT_GROUP, "ragmeter.judges.backends")
 
 
 def register_backend(info: BackendInfo) -> BackendInfo:
-    """Add a backend. Raises when another backend already has the name."""
-    old = _BACKENDS.get(info.name)
-    if old is not None and old.factory is not info.factory:
-        raise InvalidParameterError(f"judge backend {info.name!r} is already registered")
-    _BACKENDS[info.name] = info
-    return info
-
-
-def _ensure_loaded() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    import importlib
-
-    importlib.import_module("ragmeter.judges.backends")
-    for ep in importlib_metadata.entry_points(group=ENTRY_POINT_GROUP):
-        ep.load()
+    """Add a judge backend (see :mod:`ragmeter._plugins`). Raises when another backend already has the name."""
+    return _BACKENDS.register(info)
 
 
 def list_backends() -> list[BackendInfo]:
-    """Every registered backend, sorted by name."""
-    _ensure_loaded()
-    return sorted(_BACKENDS.values(), key=lambda b: b.name)
+    """Every registered judge backend, sorted by name."""
+    return _BACKENDS.list()
 
 
 def get_backend_info(name: str) -> BackendInfo:
-    """The backend registered as ``name``; the error lists the known ones."""
-    _ensure_loaded()
-    if name not in _BACKENDS:
-        close = difflib.get_close_matches(name, list(_BACKENDS), n=3, cutoff=0.5)
-        hint = f" Did you mean: {', '.join(close)}?" if close else ""
-        raise InvalidParameterError(
-            f"unknown judge backend {name!r}.{hint} Known backends: {', '.join(sorted(_BACKENDS))}"
-        )
-    return _BACKENDS[name]
+    """The judge backend registered as ``name``; the error lists the known ones."""
+    return _BACKENDS.get(name)
 
 
 _URL_START = re.compile(r"@(?=https?://)", re.IGNORECASE)

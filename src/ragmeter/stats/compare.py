@@ -6,6 +6,25 @@ share, takes the samples scored in both, :math:`d_i = b_i - a_i`, and reports th
 0/1 metrics; the t-test on request), Holm-adjusted p-values across metrics and an effect size.
 Nothing is dropped silently: ids present in only one run and samples scored in only one run are
 counted and listed.
+
+Each metric's row, on the n samples scored in both runs:
+
+* ``diff`` :math:`= \\bar d = \\bar b - \\bar a` (B - A) and its paired bootstrap CI
+  (resampling samples, i.e. pairs, see :func:`~ragmeter.stats.bootstrap_ci`);
+* ``p_value`` of a two-sided paired test: ``"auto"`` uses McNemar
+  (:func:`~ragmeter.stats.mcnemar_test`) when both runs' scores are all 0/1, else the
+  sign-flip permutation test (:func:`~ragmeter.stats.paired_permutation_test`, exact for
+  <= 16 non-zero differences, seeded Monte Carlo otherwise) up to ``permutation_max_n``
+  pairs, and the paired t-test above (there the t-test is as accurate, by the CLT, while a
+  randomisation test would cost n x ``n_resamples`` random signs; the row's ``note`` says
+  so); ``"t-test"`` forces :func:`~ragmeter.stats.paired_ttest`, ``"permutation"`` the
+  permutation test whatever n;
+* ``p_adjusted``: Holm's step-down adjustment across the compared metrics
+  (``correction="none"`` copies the raw p-values);
+* ``significant``: ``p_adjusted < alpha``; ``verdict``: which run is better (using the
+  metric's ``higher_is_better``), or "no significant difference";
+* ``effect``: Cohen's :math:`d_z = \\bar d / s_d`, and for McNemar the discordant counts and
+  the odds ratio :math:`n_{01} / n_{10}`.
 """
 
 from __future__ import annotations
@@ -17,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import InvalidParameterError
 from ..results import SCORED, RunResult
 from ._io import check_unique_ids, load_run
 from ._validate import check_choice, check_int, check_probability, check_seed, clean
@@ -109,25 +129,8 @@ def compare(
     """Compare run B against run A, metric by metric, on the samples they share.
 
     For each metric common to both runs (or each of ``metrics``), on the n samples scored in
-    both, with :math:`d_i = b_i - a_i`:
-
-    * ``diff`` :math:`= \\bar d = \\bar b - \\bar a` (B - A) and its paired bootstrap CI
-      (resampling samples, i.e. pairs, see :func:`~ragmeter.stats.bootstrap_ci`);
-    * ``p_value`` of a two-sided paired test: ``"auto"`` uses McNemar
-      (:func:`~ragmeter.stats.mcnemar_test`) when both runs' scores are all 0/1, else the
-      sign-flip permutation test (:func:`~ragmeter.stats.paired_permutation_test`, exact for
-      <= 16 non-zero differences, seeded Monte Carlo otherwise) up to ``permutation_max_n``
-      pairs, and the paired t-test above (there the t-test is as accurate, by the CLT, while a
-      randomisation test would cost n x ``n_resamples`` random signs; the row's ``note`` says
-      so); ``"t-test"`` forces :func:`~ragmeter.stats.paired_ttest`, ``"permutation"`` the
-      permutation test whatever n;
-    * ``p_adjusted``: Holm's step-down adjustment across the compared metrics
-      (``correction="none"`` copies the raw p-values);
-    * ``significant``: ``p_adjusted < alpha``; ``verdict``: which run is better (using the
-      metric's ``higher_is_better``), or "no significant difference";
-    * ``effect``: Cohen's :math:`d_z = \\bar d / s_d`, and for McNemar the discordant counts and
-      the odds ratio :math:`n_{01} / n_{10}`.
-
+    both, with :math:`d_i = b_i - a_i`: the mean difference and its CI, a paired test, the
+    Holm-adjusted p-value, the verdict and the effect size (each defined in the module docstring).
     Samples scored in only one run, or in neither, are counted and listed per metric; ids in
     only one run are listed in ``samples``.
 
@@ -158,97 +161,123 @@ def compare(
     -------
     Comparison
     """
-    test = check_choice(test, "test", TESTS)
-    confidence = check_probability(confidence, "confidence")
-    alpha = check_probability(alpha, "alpha")
-    correction = check_choice(correction, "correction", ("holm", "none"))
-    ci_method = check_choice(ci_method, "ci_method", ("bca", "percentile"))
-    n_resamples = check_int(n_resamples, "n_resamples", minimum=1)
-    n_bootstrap = check_int(n_bootstrap, "n_bootstrap", minimum=1)
-    seed = check_seed(seed)
-    permutation_max_n = check_int(permutation_max_n, "permutation_max_n", minimum=0)
+    opts = _check_settings(test=test, confidence=confidence, alpha=alpha, correction=correction,
+                           ci_method=ci_method, n_resamples=n_resamples, n_bootstrap=n_bootstrap, seed=seed,
+                           permutation_max_n=permutation_max_n)
     if labels is None:
         labels = (str(run_a) if not isinstance(run_a, RunResult) else "A",
                   str(run_b) if not isinstance(run_b, RunResult) else "B")
     ra, rb = load_run(run_a, "run_a"), load_run(run_b, "run_b")
     check_unique_ids(ra, "run A")
     check_unique_ids(rb, "run B")
+    pairs, samples = _pair_samples(ra, rb)
+    rows = [_compare_metric(m, ra, rb, pairs, opts) for m in _metrics_to_compare(ra, rb, metrics)]
+    raw = [r["p_value"] for r in rows]
+    adjusted = holm(raw) if opts["correction"] == "holm" else raw
+    for r, p in zip(rows, adjusted, strict=True):
+        r["p_adjusted"] = p
+        r["significant"] = p is not None and p < opts["alpha"]
+        r["verdict"] = _verdict(r, labels)
+    return Comparison(labels[0], labels[1], samples, rows,
+                      [m for m in ra.metrics if m not in rb.scores], [m for m in rb.metrics if m not in ra.scores],
+                      opts)
+
+
+def _check_settings(**opts: Any) -> dict[str, Any]:
+    """The validated settings of :func:`compare` (also reported in ``Comparison.settings``)."""
+    return {"test": check_choice(opts["test"], "test", TESTS),
+            "confidence": check_probability(opts["confidence"], "confidence"),
+            "alpha": check_probability(opts["alpha"], "alpha"),
+            "correction": check_choice(opts["correction"], "correction", ("holm", "none")),
+            "ci_method": check_choice(opts["ci_method"], "ci_method", ("bca", "percentile")),
+            "n_resamples": check_int(opts["n_resamples"], "n_resamples", minimum=1),
+            "n_bootstrap": check_int(opts["n_bootstrap"], "n_bootstrap", minimum=1),
+            "seed": check_seed(opts["seed"]),
+            "permutation_max_n": check_int(opts["permutation_max_n"], "permutation_max_n", minimum=0)}
+
+
+@dataclass(frozen=True)
+class _Pairs:
+    """The samples of run A and run B matched by id: their positions in each run, and their ids."""
+
+    ia: np.ndarray
+    ib: np.ndarray
+    ids: np.ndarray
+
+
+def _pair_samples(ra: RunResult, rb: RunResult) -> tuple[_Pairs, dict[str, Any]]:
+    """Match the two runs' samples by id; also the ``samples`` block (counts, ids in one run only)."""
     pos_a = {i: k for k, i in enumerate(ra.ids)}
     pos_b = {i: k for k, i in enumerate(rb.ids)}
     matched = [i for i in ra.ids if i in pos_b]
-    ia = np.array([pos_a[i] for i in matched], dtype=np.int64)
-    ib = np.array([pos_b[i] for i in matched], dtype=np.int64)
+    pairs = _Pairs(np.array([pos_a[i] for i in matched], dtype=np.int64),
+                   np.array([pos_b[i] for i in matched], dtype=np.int64),
+                   np.array(matched, dtype=object))
     samples = {
         "a": len(ra.ids), "b": len(rb.ids), "matched": len(matched),
         "only_in_a": _ids_block([i for i in ra.ids if i not in pos_b]),
         "only_in_b": _ids_block([i for i in rb.ids if i not in pos_a]),
     }
+    return pairs, samples
+
+
+def _metrics_to_compare(ra: RunResult, rb: RunResult, metrics: list[str] | None) -> list[str]:
+    """``metrics`` checked against the metrics both runs have (default: all of those)."""
     common = [m for m in ra.metrics if m in rb.scores]
-    if metrics is not None:
-        if isinstance(metrics, str) or not all(isinstance(m, str) for m in metrics):
-            from ..errors import InvalidParameterError
+    if metrics is None:
+        return common
+    if isinstance(metrics, str) or not all(isinstance(m, str) for m in metrics):
+        raise InvalidParameterError(f"metrics: expected a list of metric names, got {metrics!r}")
+    missing = [m for m in metrics if m not in common]
+    if missing:
+        raise InvalidParameterError(f"metrics: expected metrics both runs have ({', '.join(common) or 'none'}), "
+                                    f"got {', '.join(missing)}")
+    return list(metrics)
 
-            raise InvalidParameterError(f"metrics: expected a list of metric names, got {metrics!r}")
-        missing = [m for m in metrics if m not in common]
-        if missing:
-            from ..errors import InvalidParameterError
 
-            raise InvalidParameterError(f"metrics: expected metrics both runs have ({', '.join(common) or 'none'}), "
-                                        f"got {', '.join(missing)}")
-        common = list(metrics)
-    rows: list[dict[str, Any]] = []
-    matched_arr = np.array(matched, dtype=object)
-    for m in common:
-        sa = ra.status[m][ia] == SCORED
-        sb = rb.status[m][ib] == SCORED
-        both = sa & sb
-        xa, xb = ra.scores[m][ia][both], rb.scores[m][ib][both]
-        d = xb - xa
-        row: dict[str, Any] = {
-            "metric": m, "n_pairs": int(both.sum()),
-            "mean_a": float(xa.mean()) if xa.size else None,
-            "mean_b": float(xb.mean()) if xb.size else None,
-            "higher_is_better": _higher_is_better(m),
-            "scored_only_in_a": _ids_block(matched_arr[sa & ~sb].tolist()),
-            "scored_only_in_b": _ids_block(matched_arr[sb & ~sa].tolist()),
-            "scored_in_neither": int((~sa & ~sb).sum()),
-        }
-        iv = bootstrap_ci(d, confidence=confidence, method=ci_method, n_resamples=n_bootstrap, seed=seed)
-        row.update(diff=iv.estimate, ci=iv.ci, ci_method=iv.method)
-        binary = is_binary(xa) and is_binary(xb)
-        note = None
-        if test == "t-test":
-            res = paired_ttest(xa, xb)
-        elif test == "auto" and not binary and xa.size > permutation_max_n:
-            note = (f"{xa.size} pairs > permutation_max_n = {permutation_max_n}: paired t-test used "
-                    "(the CLT makes it accurate at this size)")
-            res = paired_ttest(xa, xb)
-        elif (test == "auto" and binary) or (test == "mcnemar" and binary):
-            res = mcnemar_test(xa, xb)
-        else:
-            if test == "mcnemar":
-                note = "scores are not all 0/1: McNemar does not apply, the permutation test was used"
-            res = paired_permutation_test(xa, xb, n_resamples=n_resamples, seed=seed)
-        row.update(test=res.method, statistic=res.statistic, p_value=res.p_value)
-        effect: dict[str, Any] = {"cohens_dz": cohens_dz(xa, xb)}
-        if res.method.startswith("mcnemar"):
-            effect.update(res.extra)
-        row["effect"] = effect
-        if note:
-            row["note"] = note
-        rows.append(row)
-    raw = [r["p_value"] for r in rows]
-    adjusted = holm(raw) if correction == "holm" else raw
-    for r, p in zip(rows, adjusted, strict=True):
-        r["p_adjusted"] = p
-        r["significant"] = p is not None and p < alpha
-        r["verdict"] = _verdict(r, labels)
-    settings = {"test": test, "confidence": confidence, "alpha": alpha, "correction": correction,
-                "ci_method": ci_method, "n_resamples": n_resamples, "n_bootstrap": n_bootstrap, "seed": seed,
-                "permutation_max_n": permutation_max_n}
-    return Comparison(labels[0], labels[1], samples, rows,
-                      [m for m in ra.metrics if m not in rb.scores], [m for m in rb.metrics if m not in ra.scores],
-                      settings)
+def _compare_metric(m: str, ra: RunResult, rb: RunResult, pairs: _Pairs, opts: dict[str, Any]) -> dict[str, Any]:
+    """One metric's row before the multiple-testing adjustment (see the module docstring)."""
+    sa = ra.status[m][pairs.ia] == SCORED
+    sb = rb.status[m][pairs.ib] == SCORED
+    both = sa & sb
+    xa, xb = ra.scores[m][pairs.ia][both], rb.scores[m][pairs.ib][both]
+    row: dict[str, Any] = {
+        "metric": m, "n_pairs": int(both.sum()),
+        "mean_a": float(xa.mean()) if xa.size else None,
+        "mean_b": float(xb.mean()) if xb.size else None,
+        "higher_is_better": _higher_is_better(m),
+        "scored_only_in_a": _ids_block(pairs.ids[sa & ~sb].tolist()),
+        "scored_only_in_b": _ids_block(pairs.ids[sb & ~sa].tolist()),
+        "scored_in_neither": int((~sa & ~sb).sum()),
+    }
+    iv = bootstrap_ci(xb - xa, confidence=opts["confidence"], method=opts["ci_method"],
+                      n_resamples=opts["n_bootstrap"], seed=opts["seed"])
+    row.update(diff=iv.estimate, ci=iv.ci, ci_method=iv.method)
+    res, note = _paired_test(xa, xb, opts)
+    row.update(test=res.method, statistic=res.statistic, p_value=res.p_value)
+    effect: dict[str, Any] = {"cohens_dz": cohens_dz(xa, xb)}
+    if res.method.startswith("mcnemar"):
+        effect.update(res.extra)
+    row["effect"] = effect
+    if note:
+        row["note"] = note
+    return row
+
+
+def _paired_test(xa: np.ndarray, xb: np.ndarray, opts: dict[str, Any]) -> tuple[Any, str | None]:
+    """The paired test the settings choose for these pairs, and a note when the choice needs one."""
+    test, max_n = opts["test"], opts["permutation_max_n"]
+    binary = is_binary(xa) and is_binary(xb)
+    if test == "t-test":
+        return paired_ttest(xa, xb), None
+    if test == "auto" and not binary and xa.size > max_n:
+        return paired_ttest(xa, xb), (f"{xa.size} pairs > permutation_max_n = {max_n}: paired t-test used "
+                                      "(the CLT makes it accurate at this size)")
+    if test in ("auto", "mcnemar") and binary:
+        return mcnemar_test(xa, xb), None
+    note = "scores are not all 0/1: McNemar does not apply, the permutation test was used" \
+        if test == "mcnemar" else None
+    return paired_permutation_test(xa, xb, n_resamples=opts["n_resamples"], seed=opts["seed"]), note
 
 
 def _verdict(row: dict[str, Any], labels: tuple[str, str]) -> str:

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidParameterError
+from ..registry import MetricSpec, lookup_spec
 from ..results import SCORED, RunResult
 from ._io import load_run
 from ._validate import check_int, check_probability, clean
@@ -57,21 +58,33 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "relevancy_low": 0.70,
 }
 
-#: metric family -> accepted base names, in order of preference.
-FAMILIES: dict[str, tuple[str, ...]] = {
-    "recall": ("recall",),
-    "ndcg": ("ndcg",),
-    "faithfulness": ("faithfulness",),
-    "answer_relevancy": ("answer_relevancy", "answer_relevance", "response_relevancy"),
+#: Names that peers give to metrics ragmeter has under its own name (a saved run may come from
+#: RAGAS, TruLens or trec_eval): foreign base name -> ragmeter metric. Only foreign names belong
+#: here; everything ragmeter itself registers (names, aliases, ``trec_name``, role, direction) is
+#: read from the registry (:func:`ragmeter.registry.lookup_spec`).
+FOREIGN_ALIASES: dict[str, str] = {
+    "answer_correctness": "correctness",  # RAGAS
+    "factual_correctness": "correctness",  # RAGAS
+    "answer_relevance": "answer_relevancy",  # TruLens
+    "response_relevancy": "answer_relevancy",  # RAGAS >= 0.2
+    "average_precision": "map",
+    "ap": "map",
+    "hit": "hit_rate",
+    "hits": "hit_rate",
 }
-ANSWER_METRICS = ("faithfulness", "correctness", "answer_correctness", "answer_grade", "factual_correctness",
-                  "answer_relevancy", "answer_relevance", "response_relevancy", "semantic_similarity",
-                  "token_f1", "rouge_l", "lexical_faithfulness")
-#: Metrics about the retrieved contexts rather than the answer (never used as the answer metric).
-RETRIEVAL_BASES = ("recall", "ndcg", "precision", "mrr", "map", "average_precision", "ap", "hit_rate", "hit",
-                   "hits", "success", "r_precision", "rprec", "recip_rank", "reciprocal_rank", "p",
-                   "context_precision", "context_recall", "context_precision_llm", "context_relevancy",
-                   "passage_recall")
+#: Which answer metric the position analysis prefers when a run has several (a reading policy, not
+#: a classification: any other registered answer metric that is higher-is-better comes after these).
+ANSWER_PREFERENCE = ("faithfulness", "correctness", "answer_grade", "answer_relevancy", "semantic_similarity",
+                     "token_f1", "rouge_l", "lexical_faithfulness")
+
+
+def metric_spec(base: str) -> MetricSpec | None:
+    """The registry spec a run's metric base name stands for (ragmeter's names and aliases, trec_eval
+    names, then :data:`FOREIGN_ALIASES`), or None when the name is unknown."""
+    spec = lookup_spec(base)
+    if spec is None and base.lower() in FOREIGN_ALIASES:
+        spec = lookup_spec(FOREIGN_ALIASES[base.lower()])
+    return spec
 
 
 @dataclass(frozen=True)
@@ -145,19 +158,24 @@ def _parse(name: str) -> tuple[str, bool, int | None] | None:
 def pick_metric(available: list[str], family: str, cutoff: int | None) -> str | None:
     """The run's metric for ``family`` nearest to ``cutoff`` (None: no cutoff preferred).
 
-    Names without parameters win over parameterised ones; among cutoffs the smallest
+    A name belongs to the family when it is the family's name or stands for the same registered
+    metric (an alias, a trec_eval name, a peer's name in :data:`FOREIGN_ALIASES`); the family's own
+    name wins over those, names without parameters win over parameterised ones; among cutoffs the smallest
     :math:`|k - k_{\\text{wanted}}|` wins, ties to the larger k; a name without cutoff (full depth)
     is used only when no cutoff variant exists.
     """
-    bases = FAMILIES.get(family, (family,))
+    fam = metric_spec(family)
     cands = []
     for name in available:
         p = _parse(name)
-        if p is None or p[0] not in bases:
+        if p is None:
             continue
         base, has_params, k = p
+        spec = metric_spec(base)
+        if base != family and (fam is None or spec is None or spec.name != fam.name):
+            continue
         dist = (math.inf if cutoff is not None else 0) if k is None else (abs(k - cutoff) if cutoff else 0)
-        cands.append((bases.index(base), has_params, dist, -(k or 0), name))
+        cands.append((base != family, has_params, dist, -(k or 0), name))
     return min(cands)[-1] if cands else None
 
 
@@ -257,21 +275,9 @@ def diagnose(
     """
     confidence = check_probability(confidence, "confidence")
     max_ids = check_int(max_ids, "max_ids", minimum=0)
-    thr = dict(DEFAULT_THRESHOLDS)
-    for k, v in (thresholds or {}).items():
-        if k not in thr:
-            raise InvalidParameterError(f"thresholds: expected keys among {', '.join(thr)}, got {k!r}")
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-            raise InvalidParameterError(f"thresholds[{k!r}]: expected a finite number, got {v!r}")
-        thr[k] = float(v)
-    cut = dict(cutoffs or {})
-    known = {_cut_key(rule, i) for rule in RULES for i, c in enumerate(rule.conditions) if c.cutoff is not None}
-    for k, v in cut.items():
-        if k not in known:
-            raise InvalidParameterError(f"cutoffs: expected keys among {', '.join(sorted(known))}, got {k!r}")
-        check_int(v, f"cutoffs[{k!r}]", minimum=1)
+    thr = _check_thresholds(thresholds)
+    cut = _check_cutoffs(cutoffs)
     r = load_run(run)
-    available = r.metrics
     ci_cache: dict[str, Any] = {}
 
     def ci(name: str) -> Any:
@@ -285,54 +291,15 @@ def diagnose(
     used: dict[str, str] = {}
     n = len(r.ids)
     for rule in RULES:
-        evidence, missing, subs = [], [], []
-        resolved: list[tuple[Condition, str]] = []
-        for c_i, cond in enumerate(rule.conditions):
-            want = cut.get(_cut_key(rule, c_i), cond.cutoff)
-            name = pick_metric(available, cond.family, want)
-            wanted = f"{cond.family}@{want}" if want is not None else cond.family
-            if name is not None and cond.role == "exclusion" and want is not None:
-                k = (_parse(name) or ("", False, None))[2]
-                if k is not None and k < want:  # a shallower cutoff says nothing about depth `want`
-                    name = None
-            if name is None:
-                missing.append(wanted)
-                continue
-            used[f"{cond.family}@{want}" if want is not None else cond.family] = name
-            if want is not None and name != wanted:
-                subs.append(f"{name} used for {wanted} (nearest available cutoff)")
-            resolved.append((cond, name))
-            iv = ci(name)
-            t = thr[cond.threshold]
-            holds = iv.estimate is not None and _holds(iv.estimate, cond.op, t)
-            confirmed = iv.ci is not None and holds and all(_holds(b, cond.op, t) for b in iv.ci) \
-                and iv.method not in ("degenerate", "none")
-            evidence.append({"metric": name, "condition": f"{cond.op} {t:g}", "mean": iv.estimate, "ci": iv.ci,
-                             "ci_method": iv.method, "n": iv.n, "holds": holds, "confirmed": confirmed,
-                             "role": cond.role})
-        missing_primary = [m for m, c in zip(_wanted(rule, cut), rule.conditions, strict=True)
-                           if c.primary and m in missing]
-        missing = [m for m, c in zip(_wanted(rule, cut), rule.conditions, strict=True)
-                   if c.role != "exclusion" and m in missing]
-        base = {"rule": rule.key, "stage": rule.stage, "missing_metrics": missing, "substitutions": subs}
-        # per sample
-        hits = np.zeros(n, dtype=bool)
-        if not missing_primary and resolved:
-            hits[:] = True
-            for cond, name in resolved:
-                vals, st = r.scores[name], r.status[name]
-                t = thr[cond.threshold]
-                ok = (st == SCORED) & (vals < t if cond.op == "<" else vals >= t)
-                if cond.primary:
-                    hits &= ok
-                else:  # a supporting or exclusion metric the sample lacks does not veto
-                    hits &= ok | (st != SCORED)
-        ids = [r.ids[i] for i in np.flatnonzero(hits)]
+        check = _check_rule(rule, r, cut, thr, ci, used)
+        ids = _matching_samples(r, check.resolved, thr) if not check.missing_primary and check.resolved else []
         for i in ids:
             per_sample.setdefault(i, []).append(rule.key)
         samples[rule.key] = {"count": len(ids), "share": len(ids) / n if n else None, "ids": ids[:max_ids]}
-        if missing_primary:
-            not_fired.append({**base, "reason": f"needs {', '.join(missing_primary)}, not in the run"})
+        base = {"rule": rule.key, "stage": rule.stage, "missing_metrics": check.missing, "substitutions": check.subs}
+        evidence = check.evidence
+        if check.missing_primary:
+            not_fired.append({**base, "reason": f"needs {', '.join(check.missing_primary)}, not in the run"})
             continue
         if not all(e["holds"] for e in evidence):
             failed = [f"{e['metric']} mean {_fmt(e['mean'])} is not {e['condition']}"
@@ -341,13 +308,97 @@ def diagnose(
             not_fired.append({**base, "reason": "; ".join(failed), "evidence": evidence})
             continue
         confirmed = all(e["confirmed"] for e in evidence if e["role"] != "exclusion")
-        strength = ("strong" if not missing else "moderate") if confirmed else "tentative"
+        strength = ("strong" if not check.missing else "moderate") if confirmed else "tentative"
         findings.append({**base, "problem": rule.problem, "fix": rule.fix, "strength": strength,
                          "evidence": evidence, "samples_matching": samples[rule.key]["count"]})
     order = {"strong": 0, "moderate": 1, "tentative": 2}
     findings.sort(key=lambda f: order[f["strength"]])
     position = position_analysis(r, confidence=confidence, seed=seed)
     return Diagnosis(findings, not_fired, samples, per_sample, position, used, thr)
+
+
+def _check_thresholds(thresholds: dict[str, float] | None) -> dict[str, float]:
+    """:data:`DEFAULT_THRESHOLDS` with the validated overrides applied."""
+    thr = dict(DEFAULT_THRESHOLDS)
+    for k, v in (thresholds or {}).items():
+        if k not in thr:
+            raise InvalidParameterError(f"thresholds: expected keys among {', '.join(thr)}, got {k!r}")
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            raise InvalidParameterError(f"thresholds[{k!r}]: expected a finite number, got {v!r}")
+        thr[k] = float(v)
+    return thr
+
+
+def _check_cutoffs(cutoffs: dict[str, int] | None) -> dict[str, int]:
+    """The validated cutoff overrides (keys as :func:`_cut_key` makes them)."""
+    cut = dict(cutoffs or {})
+    known = {_cut_key(rule, i) for rule in RULES for i, c in enumerate(rule.conditions) if c.cutoff is not None}
+    for k, v in cut.items():
+        if k not in known:
+            raise InvalidParameterError(f"cutoffs: expected keys among {', '.join(sorted(known))}, got {k!r}")
+        check_int(v, f"cutoffs[{k!r}]", minimum=1)
+    return cut
+
+
+@dataclass
+class _RuleCheck:
+    """One rule's conditions resolved against a run: the metric used for each, the evidence, and
+    what is missing (every missing primary or supporting metric; the primary ones)."""
+
+    resolved: list[tuple[Condition, str]]
+    evidence: list[dict[str, Any]]
+    missing: list[str]
+    missing_primary: list[str]
+    subs: list[str]
+
+
+def _check_rule(rule: Rule, r: RunResult, cut: dict[str, int], thr: dict[str, float], ci: Any,
+                used: dict[str, str]) -> _RuleCheck:
+    """Resolve each condition of ``rule`` to the run's nearest metric and test it on the run level
+    (records the metric used in ``used``)."""
+    evidence, missing, subs = [], [], []
+    resolved: list[tuple[Condition, str]] = []
+    for c_i, cond in enumerate(rule.conditions):
+        want = cut.get(_cut_key(rule, c_i), cond.cutoff)
+        name = pick_metric(r.metrics, cond.family, want)
+        wanted = f"{cond.family}@{want}" if want is not None else cond.family
+        if name is not None and cond.role == "exclusion" and want is not None:
+            k = (_parse(name) or ("", False, None))[2]
+            if k is not None and k < want:  # a shallower cutoff says nothing about depth `want`
+                name = None
+        if name is None:
+            missing.append(wanted)
+            continue
+        used[wanted] = name
+        if want is not None and name != wanted:
+            subs.append(f"{name} used for {wanted} (nearest available cutoff)")
+        resolved.append((cond, name))
+        iv = ci(name)
+        t = thr[cond.threshold]
+        holds = iv.estimate is not None and _holds(iv.estimate, cond.op, t)
+        confirmed = iv.ci is not None and holds and all(_holds(b, cond.op, t) for b in iv.ci) \
+            and iv.method not in ("degenerate", "none")
+        evidence.append({"metric": name, "condition": f"{cond.op} {t:g}", "mean": iv.estimate, "ci": iv.ci,
+                         "ci_method": iv.method, "n": iv.n, "holds": holds, "confirmed": confirmed,
+                         "role": cond.role})
+    wanted_all = _wanted(rule, cut)
+    missing_primary = [m for m, c in zip(wanted_all, rule.conditions, strict=True) if c.primary and m in missing]
+    missing = [m for m, c in zip(wanted_all, rule.conditions, strict=True) if c.role != "exclusion" and m in missing]
+    return _RuleCheck(resolved, evidence, missing, missing_primary, subs)
+
+
+def _matching_samples(r: RunResult, resolved: list[tuple[Condition, str]], thr: dict[str, float]) -> list[str]:
+    """The ids of the samples whose own scores match the rule's signature."""
+    hits = np.ones(len(r.ids), dtype=bool)
+    for cond, name in resolved:
+        vals, st = r.scores[name], r.status[name]
+        t = thr[cond.threshold]
+        ok = (st == SCORED) & (vals < t if cond.op == "<" else vals >= t)
+        if cond.primary:
+            hits &= ok
+        else:  # a supporting or exclusion metric the sample lacks does not veto
+            hits &= ok | (st != SCORED)
+    return [r.ids[i] for i in np.flatnonzero(hits)]
 
 
 def _cut_key(rule: Rule, c_i: int) -> str:
@@ -373,24 +424,24 @@ BUCKETS: tuple[tuple[str, int, int], ...] = (
 
 
 def _answer_metric(metrics: list[str]) -> str | None:
-    parsed = {m: _parse(m) for m in metrics}
-    for want in ANSWER_METRICS:
-        for m, p in parsed.items():
-            if p is not None and p[0] == want:
-                return m
-    for m, p in parsed.items():
-        if p is not None and p[0] not in RETRIEVAL_BASES and _higher_is_better(p[0]) is not False:
-            return m
-    return None
-
-
-def _higher_is_better(base: str) -> bool | None:
-    try:
-        from ..registry import get_spec
-
-        return get_spec(base).higher_is_better
-    except Exception:  # not registered here: direction unknown
-        return None
+    """The run's answer metric: a metric whose registered role is ``"answer"`` and that is
+    higher-is-better, preferring :data:`ANSWER_PREFERENCE`'s order; else a metric ragmeter does not
+    know at all (no role to go by). A retrieval or context metric is never the answer metric."""
+    known: list[tuple[int, str]] = []
+    unknown: list[str] = []
+    for m in metrics:
+        p = _parse(m)
+        if p is None:
+            continue
+        spec = metric_spec(p[0])
+        if spec is None:
+            unknown.append(m)
+        elif spec.role == "answer" and spec.higher_is_better:
+            rank = ANSWER_PREFERENCE.index(spec.name) if spec.name in ANSWER_PREFERENCE else len(ANSWER_PREFERENCE)
+            known.append((rank, m))
+    if known:
+        return min(known, key=lambda t: t[0])[1]
+    return unknown[0] if unknown else None
 
 
 def position_analysis(
@@ -402,8 +453,9 @@ def position_analysis(
 ) -> dict[str, Any] | None:
     """The answer metric grouped by the rank of the first relevant retrieved chunk.
 
-    The answer metric (when ``metric`` is None) is the first of :data:`ANSWER_METRICS` the run
-    has, else any higher-is-better metric that is not about the retrieved contexts.
+    The answer metric (when ``metric`` is None) is a registered ``role="answer"``, higher-is-better
+    metric of the run (first in :data:`ANSWER_PREFERENCE` order), else a metric ragmeter does not
+    know; never a retrieval or context metric.
     The rank comes from ``details.relevant_ranks`` that the retrieval metrics record in
     ``results.jsonl`` (the first metric of each sample that has it); samples where no relevant
     chunk was retrieved form the bucket ``"none"``. Buckets: 1, 2, 3, 4-5, 6-10, 11-20, >20.

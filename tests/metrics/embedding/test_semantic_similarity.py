@@ -261,7 +261,7 @@ def test_minilm_end_to_end_with_default_metrics(st_embedder):
 
 
 def test_a_spec_string_builds_one_shared_embedder():
-    from ragmeter.embedders import Embedder, register_backend
+    from ragmeter.embedders import BackendInfo, Embedder, register_backend
 
     built = []
 
@@ -273,7 +273,7 @@ def test_a_spec_string_builds_one_shared_embedder():
         def _embed_batch(self, texts):
             return [[1.0, 0.0]] * len(texts)
 
-    register_backend("fixedtest", Fixed)
+    register_backend(BackendInfo("fixedtest", Fixed))
     a = get_evaluator("semantic_similarity", embedder="fixedtest:x")
     b = get_evaluator(BASE, embedder="fixedtest:x")
     assert a.embedder is b.embedder and len(built) == 1

@@ -9,14 +9,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragmeter.metrics.retrieval._batch import RankedList, RelevanceBatch
-from ragmeter.metrics.retrieval.average_precision import average_precision, average_precision_single
-from ragmeter.metrics.retrieval.context_precision import context_precision, context_precision_single
-from ragmeter.metrics.retrieval.hit_rate import hit_rate, hit_rate_single
-from ragmeter.metrics.retrieval.mrr import mrr, mrr_single
-from ragmeter.metrics.retrieval.ndcg import ndcg, ndcg_single
-from ragmeter.metrics.retrieval.precision import precision, precision_single
-from ragmeter.metrics.retrieval.r_precision import r_precision, r_precision_single
-from ragmeter.metrics.retrieval.recall import recall, recall_single
+from ragmeter.registry import list_metrics
+
+#: every registered spec with a kernel: its reference/kernel agreement is tested below
+KERNEL_SPECS = [s for s in list_metrics() if s.kernel is not None]
+
+
+def _variants(spec):
+    """Each combination of the spec's parameters with declared choices (rel_level is the evaluator's)."""
+    combos = [{}]
+    for p in spec.params:
+        if p.choices is not None:
+            combos = [{**c, p.name: v} for c in combos for v in p.choices]
+    return combos
+
 
 grade = st.sampled_from([-1.0, 0.0, 0.0, 0.5, 1.0, 2.0, 3.0])
 
@@ -37,21 +43,23 @@ def same(a: float, b: float) -> bool:
 @given(st.lists(ranked_lists(), min_size=1, max_size=8), st.sampled_from([None, 1, 2, 3, 5, 20]))
 def test_batch_equals_single(lists, k):
     batch = RelevanceBatch.from_lists(lists)
-    pairs = [
-        (hit_rate(batch, k), lambda r: hit_rate_single(r, k)),
-        (recall(batch, k), lambda r: recall_single(r, k)),
-        (precision(batch, k), lambda r: precision_single(r, k)),
-        (mrr(batch, k), lambda r: mrr_single(r, k)),
-        (average_precision(batch, k), lambda r: average_precision_single(r, k)),
-        (context_precision(batch, k), lambda r: context_precision_single(r, k)),
-        (ndcg(batch, k, "exp"), lambda r: ndcg_single(r, k, "exp")),
-        (ndcg(batch, k, "linear"), lambda r: ndcg_single(r, k, "linear")),
-        (r_precision(batch), r_precision_single),
-    ]
-    for values, single in pairs:
-        assert values.shape == (len(lists),)
-        for v, r in zip(values, lists, strict=True):
-            assert same(float(v), single(r)), (v, single(r), r, k)
+    for spec in KERNEL_SPECS:
+        assert spec.reference is not None, f"{spec.name} has a kernel but no reference implementation"
+        for params in _variants(spec):
+            kw = params if spec.cutoff == "none" else {**params, "k": k}
+            values = spec.kernel(batch, **kw)
+            assert values.shape == (len(lists),)
+            for v, r in zip(values, lists, strict=True):
+                ref = spec.reference(r, **kw)
+                assert same(float(v), ref), (spec.name, params, v, ref, r, k)
+
+
+def test_every_retrieval_metric_has_a_checked_kernel():
+    names = {s.name for s in KERNEL_SPECS}
+    assert names == {s.name for s in list_metrics() if s.role == "retrieval"}
+    assert {"ndcg", "mrr", "map", "recall", "precision", "hit_rate", "r_precision"} <= names
+    ndcg = next(s for s in KERNEL_SPECS if s.name == "ndcg")
+    assert {p["gain"] for p in _variants(ndcg)} == {"exp", "linear"}
 
 
 def test_scores_are_bounded():
@@ -62,6 +70,6 @@ def test_scores_are_bounded():
         # every retrieved item is labelled, plus some labelled items never retrieved
         lists.append(RankedList.from_grades(retrieved, retrieved + list(rng.integers(0, 4, size=5))))
     batch = RelevanceBatch.from_lists(lists)
-    for fn in (hit_rate, recall, precision, mrr, average_precision, context_precision, ndcg):
-        v = fn(batch, 10)
-        assert np.all((v >= 0) & (v <= 1 + 1e-12)), fn.__name__
+    for spec in KERNEL_SPECS:
+        v = spec.kernel(batch) if spec.cutoff == "none" else spec.kernel(batch, k=10)
+        assert np.all((v >= 0) & (v <= 1 + 1e-12)), spec.name

@@ -27,12 +27,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import ipaddress
 import json
 import os
 from typing import Any
-from urllib.parse import unquote, urlparse, urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
+from ..._plugins import is_local_url  # the one local-server rule, shared with the embedders
 from ...errors import JudgeAuthError, JudgeBadRequest, JudgeError, JudgeServerError
 from ..base import ChatRequest, Completion, Message, TokenLogprob, Usage
 from ..masking import mask_url, url_secrets
@@ -45,20 +45,6 @@ STRIKES = 3
 #: Requests before a skipped richer mode is tried again (doubled after each failed retry).
 REPROBE_AFTER = 20
 OLLAMA_URL = "http://127.0.0.1:11434/v1"
-
-
-def is_local_url(url: str | None) -> bool:
-    """True for a loopback or private-network base URL (a local server needs no API key)."""
-    if not url:
-        return False
-    host = urlparse(url).hostname or ""
-    if host in ("localhost", "host.docker.internal") or host.endswith(".local"):
-        return True
-    try:
-        ip = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return ip.is_loopback or ip.is_private or ip.is_unspecified
 
 
 def _split_userinfo(url: str) -> tuple[str, str | None]:

@@ -271,6 +271,7 @@ _spec_box.append(register(MetricSpec(
                 "identical text -> 1", "raw and normalised values both in details"),
     factory=_factory,
     category="embedding",
+    role="answer",
     params=(Param("normalize", str, "none",
                   "none: cosine clipped at 0; baseline: rescaled against negative pairs of the same batch",
                   choices=NORMALIZE),),

@@ -385,6 +385,7 @@ def register_judged(
     name: str,
     cls: type[JudgedEvaluator],
     *,
+    role: str,
     summary: str,
     formula: str,
     edge_cases: tuple[str, ...],
@@ -407,7 +408,7 @@ def register_judged(
         factory=lambda n, judge, embedder: cls(box[0], n, judge, embedder),
         category="generation", version=version, aliases=aliases, params=params, cutoff=cutoff,  # type: ignore[arg-type]
         needs_judge=True, needs_embedder=needs_embedder, higher_is_better=higher_is_better, requires=requires,
-        default_names=(name,), undefined=undefined, extra={"calls": calls},
+        default_names=(name,), undefined=undefined, extra={"calls": calls}, role=role,  # type: ignore[arg-type]
     )
     box.append(spec)
     return register(spec)

@@ -48,6 +48,7 @@ class AnswerGrade(JudgedEvaluator):
 register_judged(
     "answer_grade",
     AnswerGrade,
+    role="answer",
     summary="The 1-5 quiz grader: factual accuracy vs the ground-truth answer, reasoning before grade.",
     formula="answer_grade = (grade - 1) / 4, grade in 1..5",
     edge_cases=("no reference -> undefined", "empty answer -> 0.0 (grade 1)",

@@ -182,6 +182,7 @@ class AnswerRelevancy(JudgedEvaluator):
 register_judged(
     "answer_relevancy",
     AnswerRelevancy,
+    role="answer",
     summary="How directly the answer responds to the query: back-generated questions vs the query "
             "(embeddings), or a judged 0-10 rating (graded) or yes/no (binary) without an embedder.",
     formula="answer_relevancy = mean_i cos(e(query), e(q_i)) over <= 3 generated questions; "

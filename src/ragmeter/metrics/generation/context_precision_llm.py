@@ -40,6 +40,7 @@ class ContextPrecisionLLM(JudgedEvaluator):
 register_judged(
     "context_precision_llm",
     ContextPrecisionLLM,
+    role="context",
     summary="RAGAS rank-weighted context precision with each chunk's relevance judged (rating >= threshold).",
     formula="CP@k = Σ_{i<=k} Precision@i · rel_i / Σ_{i<=k} rel_i, rel_i = [rating_i >= threshold]",
     edge_cases=("empty context list -> 0.0", "no relevant chunk in the top k -> 0.0",

@@ -36,6 +36,7 @@ class ContextRelevancy(JudgedEvaluator):
 register_judged(
     "context_relevancy",
     ContextRelevancy,
+    role="context",
     summary="Mean judged relevance of the retrieved chunks: mean 0-10 rating / 10 (graded, default) or "
             "share judged relevant (binary).",
     formula="context_relevancy = mean_i rating_i / 10; binary: rating_i = 10 if judged relevant else 0",

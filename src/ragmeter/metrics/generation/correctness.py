@@ -54,6 +54,7 @@ class Correctness(JudgedEvaluator):
 register_judged(
     "correctness",
     Correctness,
+    role="answer",
     summary="Agreement of the answer with the reference answer: the judge's 0-10 rating (graded, default) "
             "or two yes/no decisions (binary), / 10.",
     formula="correctness = rating / 10; binary: rating = 10 if same_answer and not conflicts, 5 if "

@@ -64,6 +64,7 @@ class Faithfulness(JudgedEvaluator):
 register_judged(
     "faithfulness",
     Faithfulness,
+    role="answer",
     summary="Share of the answer's atomic claims supported by the retrieved context (LLM judge).",
     formula="faithfulness = supported claims / claims",
     edge_cases=("empty answer -> 1.0", "no context -> 0.0",

@@ -456,6 +456,7 @@ _spec_box.append(register(MetricSpec(
                 "a model without an entailment label in config.id2label -> error when the metric is built"),
     factory=_factory,
     category="generation",
+    role="answer",
     params=(
         Param("model", str, "", f"NLI model directory or locally cached name (default: ${MODEL_ENV})"),
         Param("threshold", float, DEFAULT_THRESHOLD, "P(entailment) at or above which a claim is supported, "

@@ -39,6 +39,7 @@ class HallucinationRate(JudgedEvaluator):
 register_judged(
     "hallucination_rate",
     HallucinationRate,
+    role="answer",
     summary="Share of the answer's claims NOT supported by the context (lower is better); shares "
             "faithfulness's calls.",
     formula="hallucination_rate = unsupported claims / claims",

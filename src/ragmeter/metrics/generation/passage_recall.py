@@ -133,6 +133,7 @@ class PassageRecall(JudgedEvaluator):
 register_judged(
     "passage_recall",
     PassageRecall,
+    role="answer",
     summary="ESSENTIAL/BONUS passage-recall grader: judge scores each section, ragmeter computes the 1-5 "
             "final (score = final / 5).",
     formula="final = min(5, sum(E)/|E| + sum(B)/(2|E||B|)), half-up to 2 decimals; score = final / 5",

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...names import MetricName
-from ...registry import MetricSpec, Param, register
+from ...registry import MetricSpec, Param, Role, register
 from ...types import MetricResult, Sample
 
 NO_ANSWER = "undefined: no answer"
@@ -77,6 +77,7 @@ def register_lexical(
     name: str,
     fn: ScoreFn,
     *,
+    role: Role,
     summary: str,
     formula: str,
     edge_cases: tuple[str, ...],
@@ -108,6 +109,7 @@ def register_lexical(
         edge_cases=edge_cases,
         factory=factory,
         category="lexical",
+        role=role,
         version=version,
         aliases=aliases,
         params=params,

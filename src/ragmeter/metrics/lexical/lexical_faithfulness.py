@@ -136,6 +136,7 @@ def _validate(params: dict[str, Any]) -> None:
 register_lexical(
     "lexical_faithfulness",
     score_sample,
+    role="answer",
     summary="Share of answer sentences whose content words mostly occur in the retrieved contexts (no model).",
     formula="score = |{s : prec(s) >= threshold}| / |{s}| over answer sentences s with content words; "
             "prec(s) = |content tokens of s found in the contexts| / |content tokens of s| (distinct tokens)",

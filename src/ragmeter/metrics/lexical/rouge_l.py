@@ -104,6 +104,7 @@ def score_sample(sample: Sample) -> Outcome:
 register_lexical(
     "rouge_l",
     score_sample,
+    role="answer",
     summary="ROUGE-L F-measure (longest common subsequence) between the answer and the reference (no model).",
     formula="F = 2PR/(P+R), P = LCS/|answer tokens|, R = LCS/|reference tokens|; tokens: lower-cased "
             "letter/digit runs; as rouge-score's rougeL without stemming",

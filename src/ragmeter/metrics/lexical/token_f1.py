@@ -91,6 +91,7 @@ def score_sample(sample: Sample) -> Outcome:
 register_lexical(
     "token_f1",
     score_sample,
+    role="answer",
     summary="SQuAD-style token F1 between the answer and the reference answer (no model).",
     formula="F1 = 2PR/(P+R), P = c/|A|, R = c/|R|, c = multiset overlap of the normalised tokens "
             "(lower-case, no punctuation, no articles a/an/the)",

@@ -42,6 +42,8 @@ def average_precision(batch: RelevanceBatch, k: int | None = None) -> FloatArray
 register_retrieval(
     "map",
     average_precision,
+    reference=average_precision_single,
+    role="retrieval",
     summary="Average precision over the relevant ranks, divided by the number of labelled relevant chunks.",
     formula="AP@k = (1/|G|) Σ_{i<=k, rel_i} Precision@i",
     edge_cases=("no labels -> undefined", "|G| = 0 -> 0", "empty context list -> 0",

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...io._fields import UNMATCHABLE_KEY
 from ...names import MetricName
-from ...registry import MetricSpec, Param, register
+from ...registry import MetricSpec, Param, Role, register
 from ...types import MetricResult, Sample
 from ._batch import RankedList, RelevanceBatch
 from .relevance import Relevance, judge_relevance, labels_cannot_match
@@ -111,6 +111,8 @@ def register_retrieval(
     name: str,
     kernel: Callable[..., np.ndarray],
     *,
+    reference: Callable[..., float],
+    role: Role,
     summary: str,
     formula: str,
     edge_cases: tuple[str, ...],
@@ -123,7 +125,11 @@ def register_retrieval(
     undefined_reason: str = NO_LABELS,
     version: str = "1",
 ) -> MetricSpec:
-    """Declare and register one retrieval metric (one call per metric module)."""
+    """Declare and register one retrieval metric (one call per metric module).
+
+    ``kernel`` is the vectorised batch function the evaluator runs, ``reference`` the readable
+    per-query function it must agree with; both are kept on the spec.
+    """
     spec_box: list[MetricSpec] = []
 
     def factory(mname: MetricName, judge: Any, embedder: Any) -> RetrievalEvaluator:
@@ -148,6 +154,9 @@ def register_retrieval(
         default_names=default_names,
         undefined=f"undefined (None) when the sample has {undefined}",
         trec_name=trec_name,
+        role=role,
+        kernel=kernel,
+        reference=reference,
     )
     spec_box.append(spec)
     return register(spec)

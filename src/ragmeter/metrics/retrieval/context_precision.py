@@ -35,6 +35,8 @@ def context_precision(batch: RelevanceBatch, k: int | None = None) -> FloatArray
 register_retrieval(
     "context_precision",
     context_precision,
+    reference=context_precision_single,
+    role="retrieval",
     summary="RAGAS-style rank-weighted context precision: mean Precision@i over the relevant ranks i <= k.",
     formula="CP@k = Σ_{i<=k} Precision@i · rel_i / Σ_{i<=k} rel_i",
     edge_cases=("no relevant context in the top k -> 0", "empty context list -> 0",

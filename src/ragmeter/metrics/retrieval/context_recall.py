@@ -27,6 +27,8 @@ def context_recall(batch: RelevanceBatch) -> FloatArray:
 register_retrieval(
     "context_recall",
     context_recall,
+    reference=context_recall_single,
+    role="retrieval",
     summary="Share of labelled relevant chunks found anywhere in the retrieved contexts (id or text match).",
     formula="ContextRecall = |C ∩ G| / |G|",
     edge_cases=("no labels -> undefined, reason 'recall undefined: no labelled relevant chunks'",

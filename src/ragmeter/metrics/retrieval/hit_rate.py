@@ -28,6 +28,8 @@ def hit_rate(batch: RelevanceBatch, k: int | None = None) -> FloatArray:
 register_retrieval(
     "hit_rate",
     hit_rate,
+    reference=hit_rate_single,
+    role="retrieval",
     summary="1 when a relevant context is in the top k, else 0 (trec_eval success_k).",
     formula="HitRate@k = 1[exists i <= k: rel_i]",
     edge_cases=("empty context list -> 0", "no labels: a context containing the reference answer is relevant",

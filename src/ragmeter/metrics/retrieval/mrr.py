@@ -37,6 +37,8 @@ def mrr(batch: RelevanceBatch, k: int | None = None) -> FloatArray:
 register_retrieval(
     "mrr",
     mrr,
+    reference=mrr_single,
+    role="retrieval",
     summary="Reciprocal rank of the first relevant context (mean over samples = MRR).",
     formula="RR@k = 1 / min{i <= k : rel_i}, 0 when none",
     edge_cases=("no relevant context in the top k -> 0", "empty context list -> 0",

@@ -60,6 +60,8 @@ def ndcg(batch: RelevanceBatch, k: int | None = None, gain: str = "exp") -> Floa
 register_retrieval(
     "ndcg",
     ndcg,
+    reference=ndcg_single,
+    role="retrieval",
     summary="Normalised discounted cumulative gain with graded relevance (exponential or linear gain).",
     formula="nDCG@k = DCG@k / IDCG@k, DCG@k = Σ_{i<=k} g(r_i) / log2(i+1), g(r) = 2^r - 1 (gain=exp) or r "
             "(gain=linear, trec_eval ndcg_cut); IDCG from the labelled grades sorted descending",

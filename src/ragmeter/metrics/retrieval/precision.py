@@ -31,6 +31,8 @@ def precision(batch: RelevanceBatch, k: int | None = None) -> FloatArray:
 register_retrieval(
     "precision",
     precision,
+    reference=precision_single,
+    role="retrieval",
     summary="Share of the top k that is relevant; divides by k even when fewer were retrieved.",
     formula="Precision@k = |C_k ∩ G| / k  (no cutoff: / number retrieved)",
     edge_cases=("empty context list -> 0", "k larger than the list: still divided by k",

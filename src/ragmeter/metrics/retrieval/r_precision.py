@@ -29,6 +29,8 @@ def r_precision(batch: RelevanceBatch) -> FloatArray:
 register_retrieval(
     "r_precision",
     r_precision,
+    reference=r_precision_single,
+    role="retrieval",
     summary="Precision at rank R, R = number of labelled relevant chunks (trec_eval Rprec).",
     formula="RPrec = |C_R ∩ G| / R, R = |G|",
     edge_cases=("no labels -> undefined", "R = 0 -> 0", "fewer than R retrieved: still divided by R"),

@@ -33,6 +33,8 @@ def recall(batch: RelevanceBatch, k: int | None = None) -> FloatArray:
 register_retrieval(
     "recall",
     recall,
+    reference=recall_single,
+    role="retrieval",
     summary="Share of the labelled relevant chunks found in the top k.",
     formula="Recall@k = |C_k ∩ G| / |G|",
     edge_cases=("no labels -> undefined", "|G| = 0 -> 0 (as trec_eval)", "empty context list -> 0",
