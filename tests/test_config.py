@@ -62,7 +62,7 @@ def test_presets():
     assert parse_config("rag:\n  eval:\n    preset: retrieval\n").eval.metric_names() == retrieval
     cfg = parse_config("rag:\n  eval:\n    preset: offline\n")
     # issue #14: the offline preset needs no judge (and no embedder)
-    assert cfg.eval.metric_names() == [*retrieval, "lexical_faithfulness", "rouge_l", "token_f1"]
+    assert cfg.eval.metric_names() == [*retrieval, "fact_consistency", "lexical_faithfulness", "rouge_l", "token_f1"]
     # explicit metrics win over the preset
     cfg = parse_config("rag:\n  eval:\n    preset: offline\n    metrics: [mrr]\n")
     assert cfg.eval.metric_names() == ["mrr"]
