@@ -7,7 +7,7 @@ Arrow / numpy operations (list offsets, flatten, a dictionary-encoded join of ea
 ids to its labelled ids) and runs the same kernels the :class:`Sample` path runs. Every other row
 (text contexts with a label not found by id, a reference answer without labels, anything
 :class:`~ragmeter.types.Sample` would reject) takes the ordinary path: the reader's
-:class:`~ragmeter.io._records.RowConverter` and :func:`ragmeter.evaluator._score_chunk`. The output
+:class:`~ragmeter.io._records.RowConverter` and :func:`ragmeter.evaluator.score_chunk`. The output
 (``results.jsonl`` line for line, ``summary.json``) is the one :func:`ragmeter.evaluate` writes.
 
 A row is *fast* when all of these hold (relevance rule 1 of
@@ -42,9 +42,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import __version__
 from ..errors import InputError, InvalidParameterError
-from ..evaluator import _score_chunk, bad_row_id, errored
+from ..evaluator import bad_row_id, plan, score_chunk
 from ..io import read_samples
 from ..io._fields import FieldPresence
 from ..io._records import (
@@ -60,7 +59,7 @@ from ..metrics.retrieval.base import RetrievalEvaluator
 from ..metrics.retrieval.relevance import SPACED_LABEL
 from ..registry import get_evaluator
 from ..results import ERROR, SCORED, UNDEFINED, RunResult
-from ..types import MAX_STORED_ITEMS, Sample
+from ..types import MAX_STORED_ITEMS, MetricResult, Sample
 from ._lines import LineMaker, metric_parts, no_labels_field, record_line, row_patterns
 
 #: Rows per Parquet record batch read by the fast path.
@@ -393,20 +392,12 @@ def evaluate_parquet(
         raise InvalidParameterError(
             f"metrics: expected retrieval metrics only for the columnar path, got {list(metrics)}; "
             "use ragmeter.evaluate for the others")
+    run = plan(metrics, evaluators=evaluators, run_info=run_info)
     revs: list[RetrievalEvaluator] = evaluators  # type: ignore[assignment]
-    names = [ev.name for ev in revs]
-    if len(set(names)) != len(names):
-        raise InvalidParameterError(f"the same metric was asked for twice: {names}")
+    names, info = run.names, run.info
     read_samples(path, on_error=on_error, field_map=field_map, format="parquet")  # type: ignore[arg-type]  # file-level checks
     spath = os.fspath(path)
     fmap = check_field_map(field_map)
-    info: dict[str, Any] = {
-        "ragmeter_version": __version__,
-        "metrics": {ev.name: {"version": ev.version} for ev in revs},
-        "skipped_metrics": [],
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        **(run_info or {}),
-    }
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     conv = RowConverter(spath, fmap, unit="row", max_text_chars=max_text_chars)
@@ -528,7 +519,7 @@ def _run_batch(batch: Any, row0: int, cols: _Columns, conv: RowConverter, revs: 
                     values[ev.name] = np.asarray(ev.kernel_scores(b), dtype=np.float64)
     # the Sample path for the rest
     good = [it for it in slow_items.values() if isinstance(it, Sample)]
-    scored = asyncio.run(_score_chunk(revs, good)) if good else {}
+    scored = asyncio.run(score_chunk(revs, good)) if good else {}
     good_pos = {id(s): k for k, s in enumerate(good)}
     # assemble the lines and the score table, in row order
     batch_scores = {m: np.full(n, np.nan) for m in names}
@@ -576,7 +567,7 @@ def _run_batch(batch: Any, row0: int, cols: _Columns, conv: RowConverter, revs: 
         else:
             if on_bad_row is not None:
                 on_bad_row(item)
-            res = {m: errored(m, ev.version, item) for m, ev in zip(names, revs, strict=True)}
+            res = {m: MetricResult.from_error(m, ev.version, item) for m, ev in zip(names, revs, strict=True)}
             sid = bad_row_id(item)
         ids.append(sid)
         for m in names:

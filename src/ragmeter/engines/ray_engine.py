@@ -18,7 +18,7 @@ How it runs:
 2. **Scoring.** Good samples are cut into chunks of ``batch_size`` and sent to Ray tasks, at most
    ``num_workers`` running at once. A task builds its evaluators, and the judge from its spec and
    options (judge objects hold connections, so they are never shipped), then scores the chunk with
-   :func:`ragmeter.evaluator._score_chunk`, exactly as the local engine does: retrieval metrics
+   :func:`ragmeter.evaluator.score_chunk`, exactly as the local engine does: retrieval metrics
    vectorised over the chunk, every judged metric x sample of the chunk awaited together under the
    judge's own bounded ``concurrency`` (per task, so the cluster's bound is workers x concurrency).
    A task whose worker dies is retried by Ray (``max_retries``); a chunk's results are taken once,
@@ -48,7 +48,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import InputError, InvalidParameterError, MissingBackendError
-from ..evaluator import bad_row_id, choose_metrics, errored
+from ..evaluator import bad_row_id, choose_metrics
 from ..io._fields import FieldPresence
 from ..registry import get_evaluator
 from ..results import RunResult, RunWriter, _json_default
@@ -88,7 +88,7 @@ def score_chunk_on_worker(
 
     Returns one ``{metric: results.jsonl record}`` per sample, in order, and the judge's stats.
     """
-    from ..evaluator import _score_chunk
+    from ..evaluator import score_chunk
 
     for module in metric_modules:
         importlib.import_module(module)  # plugin metrics register on import
@@ -106,7 +106,7 @@ def score_chunk_on_worker(
 
     async def run() -> dict[str, list[MetricResult]]:
         try:
-            return await _score_chunk(evaluators, samples)
+            return await score_chunk(evaluators, samples)
         finally:
             if judge is not None:
                 await judge.aclose()
@@ -364,7 +364,7 @@ def evaluate_ray(
                 else:
                     if on_bad_row is not None:
                         on_bad_row(item)
-                    writer.add(bad_row_id(item), {m: errored(m, versions[m], item) for m in names})
+                    writer.add(bad_row_id(item), {m: MetricResult.from_error(m, versions[m], item) for m in names})
             if progress is not None:
                 progress(len(chunk))
 
