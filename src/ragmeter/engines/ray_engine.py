@@ -23,9 +23,9 @@ How it runs:
    judge's own bounded ``concurrency`` (per task, so the cluster's bound is workers x concurrency).
    A task whose worker dies is retried by Ray (``max_retries``); a chunk's results are taken once,
    whichever attempt produced them.
-3. **Writing.** With ``out_dir``, each task writes its chunk to ``out_dir/parts/part-NNNNNN.jsonl``
-   (atomically: a retry rewrites it), and the driver writes ``results.jsonl`` in input order and
-   ``summary.json``, the files the local engine writes. Bad rows (``on_error="skip"``) are recorded
+3. **Writing.** Each task returns its chunk's results to the driver, which writes them through the
+   one :class:`~ragmeter.results.RunWriter` (``results.jsonl`` in input order, ``summary.json``): the
+   files the local engine writes, and no other file. Bad rows (``on_error="skip"``) are recorded
    by the driver as errored samples, as locally.
 
 The judge cache: with ``cache=True`` (the default) the cache directory is resolved on the driver
@@ -43,12 +43,10 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
-from .. import __version__
 from ..errors import InputError, InvalidParameterError, MissingBackendError
-from ..evaluator import bad_row_id, choose_metrics
+from ..evaluator import bad_row_id, plan
 from ..io._fields import FieldPresence
 from ..registry import get_evaluator
 from ..results import RunResult, RunWriter, _json_default
@@ -82,7 +80,6 @@ def score_chunk_on_worker(
     embedder_spec: str | None,
     embedder_options: dict[str, Any],
     metric_modules: Sequence[str],
-    part_path: str | None,
 ) -> tuple[list[dict[str, dict[str, Any]]], dict[str, Any] | None]:
     """Score ``samples`` on ``metrics`` in this process (what each Ray task runs).
 
@@ -119,12 +116,6 @@ def score_chunk_on_worker(
             judge.close()
     names = [ev.name for ev in evaluators]
     records = [{m: scored[m][i].to_record() for m in names} for i in range(len(samples))]
-    if part_path is not None:
-        tmp = f"{part_path}.tmp-{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            for s, rec in zip(samples, records, strict=True):
-                fh.write(json.dumps({"id": s.id, "metrics": rec}, ensure_ascii=False, default=_json_default) + "\n")
-        os.replace(tmp, part_path)
     return records, stats
 
 
@@ -206,7 +197,7 @@ def read_items(ray: Any, data: str | os.PathLike[str] | Iterable[Any], *, on_err
 
     def normalise() -> Iterator[Sample | InputError]:
         for i, s in enumerate(data):  # type: ignore[union-attr]
-            yield Sample.from_record(s, default_id=str(i)) if isinstance(s, dict) else s
+            yield Sample.from_record(s, default_id=str(i + 1)) if isinstance(s, dict) else s
 
     return normalise()
 
@@ -314,30 +305,14 @@ def evaluate_ray(
     try:
         items = read_items(ray, data, on_error=on_error, field_map=field_map, format=format)
         head: list[Sample | InputError] = []
-        skipped: list[str] = []
         if metrics is None:
             for item in items:
                 head.append(item)
                 if len(head) >= batch_size:
                     break
-            metrics, skipped = choose_metrics(head, judge=driver_judge, embedder=driver_embedder)
-        evaluators = [get_evaluator(m, judge=driver_judge, embedder=driver_embedder) for m in metrics]
-        names = [ev.name for ev in evaluators]
-        if len(set(names)) != len(names):
-            raise InvalidParameterError(f"the same metric was asked for twice: {names}")
-        versions = {ev.name: ev.version for ev in evaluators}
-        info: dict[str, Any] = {
-            "ragmeter_version": __version__,
-            "metrics": {n: {"version": v} for n, v in versions.items()},
-            "skipped_metrics": skipped,
-            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            **(run_info or {}),
-        }
+        run = plan(metrics, head, judge=driver_judge, embedder=driver_embedder, run_info=run_info)
+        names, versions, info = run.names, run.versions, run.info
         writer = RunWriter(names, out_dir=out_dir, keep_records=keep_records)
-        parts_dir = None
-        if out_dir is not None:
-            parts_dir = Path(out_dir) / "parts"
-            parts_dir.mkdir(parents=True, exist_ok=True)
         cpus = float(ray.cluster_resources().get("CPU", 1.0))
         workers = num_workers or max(1, int(cpus))
         remote = ray.remote(score_chunk_on_worker).options(
@@ -373,15 +348,11 @@ def evaluate_ray(
             yield from items
 
         chunk: list[Sample | InputError] = []
-        index = 0
 
         def submit(chunk: list[Sample | InputError]) -> None:
-            nonlocal index
             good = [s for s in chunk if isinstance(s, Sample)]
-            part = str(parts_dir / f"part-{index:06d}.jsonl") if parts_dir is not None else None
             ref = remote.remote(good, list(names), judge_spec, judge_options, embedder_spec, embedder_options,
-                                list(metric_modules), part) if good else None
-            index += 1
+                                list(metric_modules)) if good else None
             pending.append((chunk, ref))
             while len(pending) > workers * 2:  # keep every worker busy with one chunk queued behind
                 drain_one()
