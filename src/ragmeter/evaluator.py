@@ -317,14 +317,28 @@ def _finish_run(info: dict[str, Any], t0: float, judge: Any, input_errors: int,
                 before: dict[str, Any] | None, presence: FieldPresence | None = None) -> None:
     from .judges._stats import stats_delta
 
+    now = _judge_stats(judge)
+    finish_info(info, t0=t0, input_errors=input_errors, presence=presence,
+                judge_stats=stats_delta(now, before) if now is not None else None)
+
+
+def finish_info(info: dict[str, Any], *, t0: float, input_errors: int, presence: FieldPresence | None,
+                judge_stats: dict[str, Any] | None) -> None:
+    """Complete a plan's run info at the end of a run, the same way on every engine: ``seconds``
+    since ``t0``, ``input_errors`` (bad rows recorded), ``input_checks`` (fields absent, when any;
+    per metric in the plan's order, so engines that see rows in another order agree)
+    and ``judge`` (this run's judge counters, when a judge was used)."""
     info["seconds"] = round(time.perf_counter() - t0, 3)
     info["input_errors"] = input_errors
     checks = presence.run_info() if presence is not None else {}
-    if checks:
+    if checks:  # per-metric entries in the plan's metric order, whichever row found them first
+        order = list(info.get("metrics") or {})
+        for key, value in checks.items():
+            if isinstance(value, dict) and set(value) <= set(order):
+                checks[key] = {m: value[m] for m in order if m in value}
         info["input_checks"] = checks
-    now = _judge_stats(judge)
-    if now is not None:  # this run's calls, cache hits, retries, errors by type, tokens, cost
-        info["judge"] = stats_delta(now, before)
+    if judge_stats is not None:  # this run's calls, cache hits, retries, errors by type, tokens, cost
+        info["judge"] = judge_stats
 
 
 async def _aclose_judge(judge: Any) -> None:

@@ -43,7 +43,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InputError, InvalidParameterError
-from ..evaluator import bad_row_id, plan, score_chunk
+from ..evaluator import bad_row_id, finish_info, plan, score_chunk
 from ..io import read_samples
 from ..io._fields import FieldPresence
 from ..io._records import (
@@ -414,6 +414,7 @@ def evaluate_parquet(
     t0 = time.perf_counter()
     row0 = 0
     fast_count = [0]
+    bad_rows = [0]
     presence = FieldPresence()
     # the file is written by a second thread (the OS write releases the GIL) while the next
     # record batch is scored; at most one batch waits to be written
@@ -429,7 +430,7 @@ def evaluate_parquet(
             if batch is None:
                 break
             lines = _run_batch(batch, row0, cols, conv, revs, levels, maker, map_cols, on_error,
-                               on_bad_row, ids, scores, status, fast_count, presence)
+                               on_bad_row, ids, scores, status, fast_count, presence, bad_rows)
             data = "".join(lines).encode("utf-8")
             if pending is not None:
                 pending.result()
@@ -443,13 +444,10 @@ def evaluate_parquet(
         from ..errors import EmptyInputError
 
         raise EmptyInputError("the file holds no samples: expected at least one row", path=spath)
-    info["seconds"] = round(time.perf_counter() - t0, 3)
     engine = info.setdefault("engine", {"name": "local", "path": "columnar"})
     if isinstance(engine, dict):
         engine["columnar_rows"] = fast_count[0]
-    checks = presence.run_info()
-    if checks:
-        info["input_checks"] = checks
+    finish_info(info, t0=t0, input_errors=bad_rows[0], presence=presence, judge_stats=None)
     result = RunResult(
         ids,
         {m: np.concatenate(scores[m]) for m in names},
@@ -466,7 +464,7 @@ def _run_batch(batch: Any, row0: int, cols: _Columns, conv: RowConverter, revs: 
                levels: list[float], maker: LineMaker, map_cols: list[str], on_error: str,
                on_bad_row: Callable[[InputError], None] | None, ids: list[str],
                scores: dict[str, list[NDArray[np.float64]]], status: dict[str, list[NDArray[np.int8]]],
-               fast_count: list[int], presence: FieldPresence) -> list[str]:
+               fast_count: list[int], presence: FieldPresence, bad_rows: list[int]) -> list[str]:
     """Score one record batch; returns its ``results.jsonl`` lines in row order."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -565,6 +563,7 @@ def _run_batch(batch: Any, row0: int, cols: _Columns, conv: RowConverter, revs: 
             presence.note(res)
             sid = item.id
         else:
+            bad_rows[0] += 1
             if on_bad_row is not None:
                 on_bad_row(item)
             res = {m: MetricResult.from_error(m, ev.version, item) for m, ev in zip(names, revs, strict=True)}

@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from ..errors import InputError, InvalidParameterError, MissingBackendError
-from ..evaluator import bad_row_id, plan
+from ..evaluator import bad_row_id, finish_info, plan
 from ..io._fields import FieldPresence
 from ..registry import get_evaluator
 from ..results import RunResult, RunWriter, _json_default
@@ -318,12 +318,13 @@ def evaluate_ray(
         remote = ray.remote(score_chunk_on_worker).options(
             num_cpus=max(cpus / workers, 0.01), max_retries=max_retries, retry_exceptions=False)
         judge_stats: dict[str, Any] | None = None
+        bad_rows = 0
         presence = FieldPresence()
         pending: deque[tuple[list[Sample | InputError], Any]] = deque()
         t0 = time.perf_counter()
 
         def drain_one() -> None:
-            nonlocal judge_stats
+            nonlocal judge_stats, bad_rows
             chunk, ref = pending.popleft()
             records, stats = ray.get(ref) if ref is not None else ([], None)
             judge_stats = _merge_stats(judge_stats, stats)
@@ -337,6 +338,7 @@ def evaluate_ray(
                     presence.note(res)
                     writer.add(item.id, res)
                 else:
+                    bad_rows += 1
                     if on_bad_row is not None:
                         on_bad_row(item)
                     writer.add(bad_row_id(item), {m: MetricResult.from_error(m, versions[m], item) for m in names})
@@ -366,13 +368,8 @@ def evaluate_ray(
             submit(chunk)
         while pending:
             drain_one()
-        info["seconds"] = round(time.perf_counter() - t0, 3)
         info["engine"] = {"name": "ray", "workers": workers, "batch_size": batch_size}
-        if judge_stats is not None:
-            info["judge"] = judge_stats
-        checks = presence.run_info()
-        if checks:
-            info["input_checks"] = checks
+        finish_info(info, t0=t0, input_errors=bad_rows, presence=presence, judge_stats=judge_stats)
         result = writer.finish(info)
         presence.check(path=None if _is_uri(str(data)) or not isinstance(data, str | os.PathLike)
                        else os.fspath(data))
