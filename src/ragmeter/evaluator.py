@@ -122,7 +122,8 @@ def plan(metrics: Sequence[str] | None, head: Iterable[Sample | InputError] = ()
     return Plan(evs, info)
 
 
-def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+def chunks_of(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """``items`` cut into lists of ``size`` (the last one shorter): how every engine chunks rows."""
     chunk: list[Any] = []
     for item in items:
         chunk.append(item)
@@ -272,7 +273,7 @@ async def aevaluate(
     input_errors = 0
     presence = FieldPresence()
     try:
-        for chunk in _chunks(all_items(), chunk_size):
+        for chunk in chunks_of(all_items(), chunk_size):
             good = [s for s in chunk if isinstance(s, Sample)]
             stream = _score_stream(evaluators, good, before_wait=writer.flush)
             for item in chunk:

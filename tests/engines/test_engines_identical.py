@@ -155,3 +155,24 @@ def test_generated_rows_identical_on_ray(ray_cluster, tmp_path: Path) -> None:
     print(f"ray: {len(run) / (time.perf_counter() - t0):,.0f} rows/s")
     _assert_same(tmp_path / "columnar", tmp_path / "ray")
     assert run.ids[3] == "4"
+
+
+def test_judged_run_identical_and_judge_counters_match(ray_cluster, fake_llm, tmp_path: Path) -> None:
+    from ragmeter.backend_config import JudgeConfig
+    from tests.metrics.generation.rules import judge_rule
+
+    fake_llm.rule = judge_rule
+    src = ROOT / "examples" / "rag_samples.jsonl"
+    config = JudgeConfig(f"openai:fake-model@{fake_llm.url}", cache=False, timeout=5.0, concurrency=4)
+    metrics = ["context_relevancy", "mrr"]
+    judge = config.build()
+    local = evaluate(read_samples(src), metrics, judge=judge, out_dir=str(tmp_path / "local"), keep_records=False)
+    judge.close()
+    served = len(fake_llm.log)
+    seen: list[dict[str, Any]] = []
+    ray = ray_engine.evaluate_ray(src, metrics, judge_config=config, out_dir=tmp_path / "ray", batch_size=6,
+                                  on_judge_stats=seen.append)
+    assert len(fake_llm.log) == 2 * served > 0  # no cache: Ray's workers asked the server again
+    _assert_same(tmp_path / "local", tmp_path / "ray")  # the judge counters in summary.json included
+    assert ray.run["judge"]["calls"] == local.run["judge"]["calls"] == served
+    assert seen and seen[-1]["calls"] == served  # the progress line's counters are the workers'

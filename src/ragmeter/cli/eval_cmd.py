@@ -53,9 +53,15 @@ class JudgeColumn(ProgressColumn):
     def __init__(self, judge: Any) -> None:
         super().__init__()
         self.judge = judge
+        self.reported: dict[str, Any] | None = None  # set by an engine whose judges run elsewhere (ray)
+
+    def report(self, stats: dict[str, Any]) -> None:
+        """Show ``stats`` (the workers' counters) instead of this process's judge's."""
+        self.reported = stats
 
     def render(self, task: Task) -> Text:
-        return Text(judge_status(self.judge.stats()), style="progress.data.speed")
+        return Text(judge_status(self.reported if self.reported is not None else self.judge.stats()),
+                    style="progress.data.speed")
 
 
 def judge_status(stats: dict[str, Any]) -> str:
@@ -231,7 +237,7 @@ def eval_cmd(data: Path, metrics: tuple[str, ...], out_dir: Path | None, config_
     """
     from ..config import load_config, merge_cli
     from ..gate import parse_threshold
-    from ._backends import build_embedder, build_judge, judge_options, parse_prices
+    from ._backends import embedder_config, judge_config, parse_prices
 
     loaded = load_config(config_path)
     if loaded.source is not None and not quiet:
@@ -254,21 +260,23 @@ def eval_cmd(data: Path, metrics: tuple[str, ...], out_dir: Path | None, config_
     for model, price in parse_prices(judge_price).items():
         cfg.prices[model] = _price(price)
     # backends first: a missing key or extra is a usage error before any work starts
-    jopts = judge_options(cfg, dry_run=dry_run, repeat=repeat, key_env=judge_key_env, base_url=judge_base_url,
-                          extra={"timeout": judge_timeout, "max_retries": judge_retries})
-    judge = build_judge(cfg, jopts)
+    jconf = judge_config(cfg, dry_run=dry_run, repeat=repeat, key_env=judge_key_env, base_url=judge_base_url,
+                         extra={"timeout": judge_timeout, "max_retries": judge_retries})
+    judge = jconf.build() if jconf is not None else None
     # with no embedder configured, the offline MiniLM model (when installed) serves the embedding
     # metrics that the automatic selection would otherwise skip; --no-embedder opts out
-    embedder = build_embedder(cfg, default=not no_embedder and cfg.metric_names() is None)
+    econf = embedder_config(cfg, default=not no_embedder and cfg.metric_names() is None)
+    embedder = econf.build() if econf is not None else None
     # a dry run writes no results: the engine's output goes to a temporary directory, removed after
     out_dir = Path(tempfile.mkdtemp(prefix="ragmeter-dry-run-")) if dry_run else Path(cfg.output)
     err = Console(stderr=True)
     out = Console()
     fields = {**cfg.fields, **parse_field_map(field_map)}
     samples = BadRowCounter(iter(()))  # the engine reads DATA and reports bad rows to samples.note
+    judge_column = JudgeColumn(judge) if judge is not None else None
     progress = Progress(
         SpinnerColumn(), TextColumn("evaluating"), TextColumn("{task.completed:,.0f} rows"),
-        _RateColumn(), TimeElapsedColumn(), *([JudgeColumn(judge)] if judge is not None else []),
+        _RateColumn(), TimeElapsedColumn(), *([judge_column] if judge_column is not None else []),
         console=err, transient=True, disable=quiet or not err.is_terminal,  # no bar in logs and pipes
     )
     # values that came from ${VAR} are recorded as written in the config, never expanded
@@ -293,13 +301,12 @@ def eval_cmd(data: Path, metrics: tuple[str, ...], out_dir: Path | None, config_
             format=fmt,
             judge=judge,
             embedder=embedder,
-            judge_spec=cfg.judge or None,
-            judge_options=jopts,
-            embedder_spec=cfg.embedder or None,
-            embedder_options={} if cfg.cache.enabled else {"cache": False},
+            judge_config=jconf,
+            embedder_config=econf,
             address=ray_address,
             progress=lambda n: progress.advance(task, n),
             on_bad_row=samples.note,
+            on_judge_stats=judge_column.report if judge_column is not None else None,
             run_info=run_info,
             **({} if max_text_chars is None else {"max_text_chars": max_text_chars or None}),
         )

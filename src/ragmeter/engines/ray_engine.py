@@ -5,8 +5,8 @@
     from ragmeter.engines.ray_engine import evaluate_ray
 
     run = evaluate_ray("s3://bucket/rag.parquet", ["faithfulness", "mrr"],
-                       judge_spec="openai:qwen2.5@http://vllm-host:8000/v1",
-                       judge_options={"concurrency": 64}, out_dir="out", address="auto")
+                       judge_config=JudgeConfig("openai:qwen2.5@http://vllm-host:8000/v1", concurrency=64),
+                       out_dir="out", address="auto")
 
 How it runs:
 
@@ -16,8 +16,9 @@ How it runs:
    the reader's own :class:`~ragmeter.io._records.RowConverter`, so ids (a missing id is the row
    number), duplicate-id and validation errors are exactly those of the local engine.
 2. **Scoring.** Good samples are cut into chunks of ``batch_size`` and sent to Ray tasks, at most
-   ``num_workers`` running at once. A task builds its evaluators, and the judge from its spec and
-   options (judge objects hold connections, so they are never shipped), then scores the chunk with
+   ``num_workers`` running at once. A task builds its evaluators, and the judge from its
+   :class:`~ragmeter.backend_config.JudgeConfig` (judge objects hold connections, so they are never
+   shipped), then scores the chunk with
    :func:`ragmeter.evaluator.score_chunk`, exactly as the local engine does: retrieval metrics
    vectorised over the chunk, every judged metric x sample of the chunk awaited together under the
    judge's own bounded ``concurrency`` (per task, so the cluster's bound is workers x concurrency).
@@ -31,22 +32,25 @@ How it runs:
 The judge cache: with ``cache=True`` (the default) the cache directory is resolved on the driver
 (``$RAGMETER_CACHE_DIR`` or the user cache dir) and passed to every task, so a single-machine
 cluster shares one SQLite cache; on several machines point it at shared storage
-(``judge_options={"cache": "/shared/ragmeter-cache"}``) or give each worker its own.
+(``JudgeConfig(..., cache="/shared/ragmeter-cache")``) or give each worker its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
+import itertools
 import json
 import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
+from ..backend_config import EmbedderConfig, JudgeConfig
 from ..errors import InputError, InvalidParameterError, MissingBackendError
-from ..evaluator import bad_row_id, finish_info, plan
+from ..evaluator import Plan, bad_row_id, chunks_of, finish_info, plan
 from ..io._fields import FieldPresence
 from ..registry import get_evaluator
 from ..results import RunResult, RunWriter, _json_default
@@ -75,10 +79,8 @@ def require_ray() -> Any:
 def score_chunk_on_worker(
     samples: list[Sample],
     metrics: list[str],
-    judge_spec: str | None,
-    judge_options: dict[str, Any],
-    embedder_spec: str | None,
-    embedder_options: dict[str, Any],
+    judge_config: JudgeConfig | None,
+    embedder_config: EmbedderConfig | None,
     metric_modules: Sequence[str],
 ) -> tuple[list[dict[str, dict[str, Any]]], dict[str, Any] | None]:
     """Score ``samples`` on ``metrics`` in this process (what each Ray task runs).
@@ -86,19 +88,12 @@ def score_chunk_on_worker(
     Returns one ``{metric: results.jsonl record}`` per sample, in order, and the judge's stats.
     """
     from ..evaluator import score_chunk
+    from ..judges._stats import stats_delta
 
     for module in metric_modules:
         importlib.import_module(module)  # plugin metrics register on import
-    judge = None
-    if judge_spec:
-        from ..judges import from_spec as judge_from_spec
-
-        judge = judge_from_spec(judge_spec, **judge_options)
-    embedder = None
-    if embedder_spec:
-        from ..embedders import from_spec as embedder_from_spec
-
-        embedder = embedder_from_spec(embedder_spec, **embedder_options)
+    judge = judge_config.build() if judge_config is not None else None
+    embedder = embedder_config.build() if embedder_config is not None else None
     evaluators = [get_evaluator(m, judge=judge, embedder=embedder) for m in metrics]
 
     async def run() -> dict[str, list[MetricResult]]:
@@ -108,9 +103,11 @@ def score_chunk_on_worker(
             if judge is not None:
                 await judge.aclose()
 
+    before = judge.stats() if judge is not None else None
     try:
         scored = asyncio.run(run())
-        stats = judge.stats() if judge is not None else None
+        # counted as the local engine counts a run (stats_delta), so the driver's sum has its shape
+        stats = stats_delta(judge.stats(), before) if judge is not None else None
     finally:
         if judge is not None:
             judge.close()
@@ -225,6 +222,8 @@ def evaluate_ray(
     data: str | os.PathLike[str] | Iterable[Sample | InputError | dict[str, Any]],
     metrics: Sequence[str] | None = None,
     *,
+    judge_config: JudgeConfig | None = None,
+    embedder_config: EmbedderConfig | None = None,
     judge_spec: str | None = None,
     judge_options: dict[str, Any] | None = None,
     embedder_spec: str | None = None,
@@ -241,6 +240,7 @@ def evaluate_ray(
     max_retries: int = 3,
     progress: Callable[[int], None] | None = None,
     on_bad_row: Callable[[InputError], None] | None = None,
+    on_judge_stats: Callable[[dict[str, Any]], None] | None = None,
     run_info: dict[str, Any] | None = None,
 ) -> RunResult:
     """Evaluate ``data`` on a Ray cluster; the result and files equal :func:`ragmeter.evaluate`'s.
@@ -253,11 +253,11 @@ def evaluate_ray(
     metrics:
         Metric names; None picks the defaults the data's first ``batch_size`` rows and the given
         judge / embedder allow.
-    judge_spec, judge_options:
-        ``ragmeter.judges.from_spec(judge_spec, **judge_options)`` is built in every task;
-        ``concurrency`` is per task. ``cache=True`` (default) is resolved to the driver's cache dir.
-    embedder_spec, embedder_options:
-        The same for ``ragmeter.embedders.from_spec``.
+    judge_config, embedder_config:
+        What every task builds its judge / embedder from (:mod:`ragmeter.backend_config`);
+        ``concurrency`` is per task. A judge cache left at ``True`` is resolved to the driver's
+        cache dir. ``judge_spec`` + ``judge_options`` (``embedder_spec`` + ``embedder_options``) are
+        a shorthand for the same (``JudgeConfig.from_options(judge_spec, **judge_options)``).
     address:
         The cluster to join when Ray is not initialised yet (``"auto"``, ``"ray://host:10001"``);
         None starts a local one (shut down at the end).
@@ -267,6 +267,9 @@ def evaluate_ray(
         Modules the workers import before building evaluators (where plugin metrics register).
     max_retries:
         Ray's retries of a task whose worker died.
+    on_judge_stats:
+        Called with the judge counters summed over the tasks done so far, after each chunk (what
+        the CLI's progress line shows).
 
     Raises
     ------
@@ -278,25 +281,17 @@ def evaluate_ray(
         raise InvalidParameterError(f"on_error: expected 'raise' or 'skip', got {on_error!r}")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise InvalidParameterError(f"batch_size: expected an integer >= 1, got {batch_size!r}")
-    judge_options = dict(judge_options or {})
-    embedder_options = dict(embedder_options or {})
-    if judge_spec and judge_options.get("cache", True) is True:
-        from ..judges import default_cache_dir
-
-        judge_options["cache"] = str(default_cache_dir())
+    if judge_config is None and judge_spec:
+        judge_config = JudgeConfig.from_options(judge_spec, **(judge_options or {}))
+    if embedder_config is None and embedder_spec:
+        embedder_config = EmbedderConfig(embedder_spec, dict(embedder_options or {}))
+    if judge_config is not None:
+        judge_config = judge_config.with_cache_dir()
     for module in metric_modules:
         importlib.import_module(module)
     # the driver's judge / embedder only decide default metrics and validate names: never called
-    driver_judge = None
-    driver_embedder = None
-    if judge_spec:
-        from ..judges import from_spec as judge_from_spec
-
-        driver_judge = judge_from_spec(judge_spec, **{**judge_options, "cache": False})
-    if embedder_spec:
-        from ..embedders import from_spec as embedder_from_spec
-
-        driver_embedder = embedder_from_spec(embedder_spec, **embedder_options)
+    driver_judge = replace(judge_config, cache=False).build() if judge_config is not None else None
+    driver_embedder = embedder_config.build() if embedder_config is not None else None
     started_here = False
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, ignore_reinit_error=True,
@@ -311,71 +306,75 @@ def evaluate_ray(
                 if len(head) >= batch_size:
                     break
         run = plan(metrics, head, judge=driver_judge, embedder=driver_embedder, run_info=run_info)
-        names, versions, info = run.names, run.versions, run.info
-        writer = RunWriter(names, out_dir=out_dir, keep_records=keep_records)
         cpus = float(ray.cluster_resources().get("CPU", 1.0))
         workers = num_workers or max(1, int(cpus))
         remote = ray.remote(score_chunk_on_worker).options(
             num_cpus=max(cpus / workers, 0.01), max_retries=max_retries, retry_exceptions=False)
-        judge_stats: dict[str, Any] | None = None
-        bad_rows = 0
-        presence = FieldPresence()
-        pending: deque[tuple[list[Sample | InputError], Any]] = deque()
-        t0 = time.perf_counter()
-
-        def drain_one() -> None:
-            nonlocal judge_stats, bad_rows
-            chunk, ref = pending.popleft()
-            records, stats = ray.get(ref) if ref is not None else ([], None)
-            judge_stats = _merge_stats(judge_stats, stats)
-            gi = 0
-            for item in chunk:
-                if isinstance(item, Sample):
-                    rec = records[gi]
-                    gi += 1
-                    res = {m: MetricResult.model_validate({"name": m, **rec[m]}) for m in names}
-                    presence.note_sample(item)
-                    presence.note(res)
-                    writer.add(item.id, res)
-                else:
-                    bad_rows += 1
-                    if on_bad_row is not None:
-                        on_bad_row(item)
-                    writer.add(bad_row_id(item), {m: MetricResult.from_error(m, versions[m], item) for m in names})
-            if progress is not None:
-                progress(len(chunk))
-
-        def all_items() -> Iterator[Sample | InputError]:
-            yield from head
-            yield from items
-
-        chunk: list[Sample | InputError] = []
+        driver = _Driver(ray, run, RunWriter(run.names, out_dir=out_dir, keep_records=keep_records),
+                         progress, on_bad_row, on_judge_stats)
 
         def submit(chunk: list[Sample | InputError]) -> None:
             good = [s for s in chunk if isinstance(s, Sample)]
-            ref = remote.remote(good, list(names), judge_spec, judge_options, embedder_spec, embedder_options,
+            ref = remote.remote(good, run.names, judge_config, embedder_config,
                                 list(metric_modules)) if good else None
-            pending.append((chunk, ref))
-            while len(pending) > workers * 2:  # keep every worker busy with one chunk queued behind
-                drain_one()
+            driver.pending.append((chunk, ref))
+            while len(driver.pending) > workers * 2:  # keep every worker busy with one chunk queued behind
+                driver.drain_one()
 
-        for item in all_items():
-            chunk.append(item)
-            if len(chunk) >= batch_size:
-                submit(chunk)
-                chunk = []
-        if chunk:
+        t0 = time.perf_counter()
+        for chunk in chunks_of(itertools.chain(head, items), batch_size):
             submit(chunk)
-        while pending:
-            drain_one()
-        info["engine"] = {"name": "ray", "workers": workers, "batch_size": batch_size}
-        finish_info(info, t0=t0, input_errors=bad_rows, presence=presence, judge_stats=judge_stats)
-        result = writer.finish(info)
-        presence.check(path=None if _is_uri(str(data)) or not isinstance(data, str | os.PathLike)
-                       else os.fspath(data))
+        while driver.pending:
+            driver.drain_one()
+        run.info["engine"] = {"name": "ray", "workers": workers, "batch_size": batch_size}
+        finish_info(run.info, t0=t0, input_errors=driver.bad_rows, presence=driver.presence,
+                    judge_stats=driver.judge_stats)
+        result = driver.writer.finish(run.info)
+        driver.presence.check(path=None if _is_uri(str(data)) or not isinstance(data, str | os.PathLike)
+                              else os.fspath(data))
         return result
     finally:
         if driver_judge is not None:
             driver_judge.close()
         if started_here:
             ray.shutdown()
+
+
+class _Driver:
+    """The driver's side of a Ray run: takes each chunk's results back, in input order, into the
+    one :class:`~ragmeter.results.RunWriter`, and keeps the counts ``summary.json`` records."""
+
+    def __init__(self, ray: Any, run: Plan, writer: RunWriter, progress: Callable[[int], None] | None,
+                 on_bad_row: Callable[[InputError], None] | None,
+                 on_judge_stats: Callable[[dict[str, Any]], None] | None) -> None:
+        self.ray, self.run, self.writer = ray, run, writer
+        self.progress, self.on_bad_row, self.on_judge_stats = progress, on_bad_row, on_judge_stats
+        self.pending: deque[tuple[list[Sample | InputError], Any]] = deque()
+        self.presence = FieldPresence()
+        self.judge_stats: dict[str, Any] | None = None
+        self.bad_rows = 0
+
+    def drain_one(self) -> None:
+        """Wait for the oldest chunk and write its rows."""
+        chunk, ref = self.pending.popleft()
+        records, stats = self.ray.get(ref) if ref is not None else ([], None)
+        self.judge_stats = _merge_stats(self.judge_stats, stats)
+        names, versions = self.run.names, self.run.versions
+        gi = 0
+        for item in chunk:
+            if isinstance(item, Sample):
+                rec = records[gi]
+                gi += 1
+                res = {m: MetricResult.model_validate({"name": m, **rec[m]}) for m in names}
+                self.presence.note_sample(item)
+                self.presence.note(res)
+                self.writer.add(item.id, res)
+            else:
+                self.bad_rows += 1
+                if self.on_bad_row is not None:
+                    self.on_bad_row(item)
+                self.writer.add(bad_row_id(item), {m: MetricResult.from_error(m, versions[m], item) for m in names})
+        if self.progress is not None:
+            self.progress(len(chunk))
+        if self.on_judge_stats is not None and self.judge_stats is not None:
+            self.on_judge_stats(self.judge_stats)
