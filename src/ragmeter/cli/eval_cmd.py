@@ -380,7 +380,7 @@ def _gate(run: RunResult, cfg: Any, *, judge_used: bool, junit: Path | None, mar
     gate = cfg.gate
     if not (gate.fail_under or gate.baseline or judge_used or junit or markdown):
         return 0
-    summary = json.loads((Path(cfg.output) / "summary.json").read_text(encoding="utf-8"))["metrics"]
+    summary = json.loads(run.summary_json())["metrics"]  # the run in hand, as summary.json holds it
     comparison = None
     if gate.baseline:
         from ..stats.compare import compare
@@ -404,7 +404,7 @@ def _report(run: RunResult, out_dir: Path, samples: BadRowCounter, *, quiet: boo
             chose_metrics: bool, out: Console, err: Console) -> None:
     info = err if as_json else out
     summary_path = out_dir / "summary.json"
-    summary_text = summary_path.read_text(encoding="utf-8")  # written by evaluate(); not recomputed
+    summary_text = run.summary_json()  # what the engine wrote to summary.json, kept in hand
     if as_json:
         click.echo(summary_text, nl=False)
     elif not quiet:
