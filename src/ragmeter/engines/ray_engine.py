@@ -281,12 +281,8 @@ def evaluate_ray(
         raise InvalidParameterError(f"on_error: expected 'raise' or 'skip', got {on_error!r}")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise InvalidParameterError(f"batch_size: expected an integer >= 1, got {batch_size!r}")
-    if judge_config is None and judge_spec:
-        judge_config = JudgeConfig.from_options(judge_spec, **(judge_options or {}))
-    if embedder_config is None and embedder_spec:
-        embedder_config = EmbedderConfig(embedder_spec, dict(embedder_options or {}))
-    if judge_config is not None:
-        judge_config = judge_config.with_cache_dir()
+    judge_config, embedder_config = _configs(judge_config, embedder_config, judge_spec, judge_options,
+                                             embedder_spec, embedder_options)
     for module in metric_modules:
         importlib.import_module(module)
     # the driver's judge / embedder only decide default metrics and validate names: never called
@@ -312,18 +308,11 @@ def evaluate_ray(
             num_cpus=max(cpus / workers, 0.01), max_retries=max_retries, retry_exceptions=False)
         driver = _Driver(ray, run, RunWriter(run.names, out_dir=out_dir, keep_records=keep_records),
                          progress, on_bad_row, on_judge_stats)
-
-        def submit(chunk: list[Sample | InputError]) -> None:
-            good = [s for s in chunk if isinstance(s, Sample)]
-            ref = remote.remote(good, run.names, judge_config, embedder_config,
-                                list(metric_modules)) if good else None
-            driver.pending.append((chunk, ref))
-            while len(driver.pending) > workers * 2:  # keep every worker busy with one chunk queued behind
-                driver.drain_one()
-
         t0 = time.perf_counter()
         for chunk in chunks_of(itertools.chain(head, items), batch_size):
-            submit(chunk)
+            good = [s for s in chunk if isinstance(s, Sample)]
+            driver.submit(chunk, remote.remote(good, run.names, judge_config, embedder_config,
+                                               list(metric_modules)) if good else None, workers * 2)
         while driver.pending:
             driver.drain_one()
         run.info["engine"] = {"name": "ray", "workers": workers, "batch_size": batch_size}
@@ -340,6 +329,18 @@ def evaluate_ray(
             ray.shutdown()
 
 
+def _configs(judge_config: JudgeConfig | None, embedder_config: EmbedderConfig | None, judge_spec: str | None,
+             judge_options: dict[str, Any] | None, embedder_spec: str | None,
+             embedder_options: dict[str, Any] | None) -> tuple[JudgeConfig | None, EmbedderConfig | None]:
+    """The configs the tasks build from (the spec + options shorthand turned into them), the judge
+    cache resolved to this machine's directory."""
+    if judge_config is None and judge_spec:
+        judge_config = JudgeConfig.from_options(judge_spec, **(judge_options or {}))
+    if embedder_config is None and embedder_spec:
+        embedder_config = EmbedderConfig(embedder_spec, dict(embedder_options or {}))
+    return (judge_config.with_cache_dir() if judge_config is not None else None), embedder_config
+
+
 class _Driver:
     """The driver's side of a Ray run: takes each chunk's results back, in input order, into the
     one :class:`~ragmeter.results.RunWriter`, and keeps the counts ``summary.json`` records."""
@@ -353,6 +354,13 @@ class _Driver:
         self.presence = FieldPresence()
         self.judge_stats: dict[str, Any] | None = None
         self.bad_rows = 0
+
+    def submit(self, chunk: list[Sample | InputError], ref: Any, queued: int) -> None:
+        """Queue ``chunk`` (scored by the task ``ref``, None when it has no good sample); write
+        finished chunks while more than ``queued`` wait (every worker busy, one chunk behind each)."""
+        self.pending.append((chunk, ref))
+        while len(self.pending) > queued:
+            self.drain_one()
 
     def drain_one(self) -> None:
         """Wait for the oldest chunk and write its rows."""
