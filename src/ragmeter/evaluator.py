@@ -13,31 +13,17 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Any
 
-from . import __version__
+from .contract import AsyncBatchEvaluator, BatchEvaluator, Evaluator
 from .errors import InputError, InvalidParameterError, error_info
 from .io._fields import FieldPresence, absent_result, missing_field
-from .registry import MetricSpec, default_metric_names, get_evaluator, skipped_metrics
+from .registry import default_metric_names, get_evaluator, skipped_metrics
 from .results import RunResult, RunWriter
-from .types import ErrorInfo, MetricResult, Sample
+from .types import MetricResult, Sample
 
-
-@runtime_checkable
-class Evaluator(Protocol):
-    """Scores one metric. ``name`` is canonical (``ndcg@5``); ``version`` is recorded on every result."""
-
-    name: str
-    version: str
-    spec: MetricSpec
-
-    def evaluate(self, sample: Sample) -> MetricResult:
-        """Score ``sample``."""
-        ...
-
-    async def aevaluate(self, sample: Sample) -> MetricResult:
-        """Score ``sample`` without blocking the event loop."""
-        ...
+__all__ = ["BatchContext", "Evaluator", "aevaluate", "evaluate"]
 
 
 class BatchContext:
@@ -51,13 +37,6 @@ class BatchContext:
         if key not in self._memo:
             self._memo[key] = compute()
         return self._memo[key]
-
-
-def errored(name: str, version: str, exc: BaseException) -> MetricResult:
-    """The result recorded when computing metric ``name`` raised ``exc``."""
-    return MetricResult(
-        name=name, score=None, reason=f"error: {exc}", error=ErrorInfo(**error_info(exc)), version=version
-    )
 
 
 def present_fields(samples: Iterable[Sample]) -> set[str]:
@@ -93,7 +72,58 @@ def choose_metrics(head: Iterable[Sample | InputError], *, judge: Any = None,
     return metrics, [s.name for s in skipped_metrics(fields, judge=judge, embedder=embedder)]
 
 
-def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+@dataclass
+class Plan:
+    """What a run computes, decided once before the first chunk: the evaluators (in the order of
+    the results columns) and the run-info dict that ``summary.json`` starts from."""
+
+    evaluators: list[Evaluator]
+    info: dict[str, Any]
+
+    @property
+    def names(self) -> list[str]:
+        """The canonical metric names, in column order."""
+        return [ev.name for ev in self.evaluators]
+
+    @property
+    def versions(self) -> dict[str, str]:
+        """``{metric: version}``."""
+        return {ev.name: ev.version for ev in self.evaluators}
+
+
+def plan(metrics: Sequence[str] | None, head: Iterable[Sample | InputError] = (), *, judge: Any = None,
+         embedder: Any = None, run_info: dict[str, Any] | None = None,
+         evaluators: Sequence[Evaluator] | None = None) -> Plan:
+    """The :class:`Plan` of a run over data whose first rows are ``head``: ``metrics`` (None: the
+    defaults :func:`choose_metrics` picks from ``head``) built with ``judge``/``embedder`` (or the
+    given ``evaluators``), and the run info (``ragmeter_version``, per-metric versions, the skipped
+    metrics, the start time, then ``run_info``'s keys). Every engine starts from this one plan.
+
+    Raises InvalidParameterError when a metric is asked twice or the data allows none.
+    """
+    from . import __version__
+
+    skipped: list[str] = []
+    if evaluators is None:
+        if metrics is None:
+            metrics, skipped = choose_metrics(head, judge=judge, embedder=embedder)
+        evaluators = [get_evaluator(m, judge=judge, embedder=embedder) for m in metrics]
+    evs = list(evaluators)
+    names = [ev.name for ev in evs]
+    if len(set(names)) != len(names):
+        raise InvalidParameterError(f"the same metric was asked for twice: {names}")
+    info: dict[str, Any] = {
+        "ragmeter_version": __version__,
+        "metrics": {ev.name: {"version": ev.version} for ev in evs},
+        "skipped_metrics": skipped,
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        **(run_info or {}),
+    }
+    return Plan(evs, info)
+
+
+def chunks_of(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """``items`` cut into lists of ``size`` (the last one shorter): how every engine chunks rows."""
     chunk: list[Any] = []
     for item in items:
         chunk.append(item)
@@ -104,10 +134,11 @@ def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield chunk
 
 
-async def _score_chunk(
+async def score_chunk(
     evaluators: Sequence[Evaluator], samples: Sequence[Sample]
 ) -> dict[str, list[MetricResult]]:
-    """Every evaluator's results on ``samples`` (what the columnar and Ray engines call)."""
+    """Every evaluator's results on ``samples``, ``{metric: [result per sample]}`` (the public chunk
+    scorer: what the columnar and Ray engines call; see :func:`_score_stream` for the rules)."""
     out: dict[str, list[MetricResult]] = {ev.name: [] for ev in evaluators}
     async for _i, res in _score_stream(evaluators, samples):
         for name, r in res.items():
@@ -148,10 +179,9 @@ async def _score_stream(
         idx = todo[ev.name]
         if not idx:
             continue
-        batch = getattr(ev, "evaluate_batch", None)
-        if batch is not None:
+        if isinstance(ev, BatchEvaluator):
             try:
-                for i, r in zip(idx, batch([samples[i] for i in idx], ctx), strict=True):
+                for i, r in zip(idx, ev.evaluate_batch([samples[i] for i in idx], ctx), strict=True):
                     out[ev.name][i] = r
                 continue
             except Exception:  # fall back to one sample at a time, so one bad sample costs only itself
@@ -162,13 +192,14 @@ async def _score_stream(
         try:
             return await ev.aevaluate(sample)
         except Exception as exc:
-            return errored(ev.name, ev.version, exc)
+            return MetricResult.from_error(ev.name, ev.version, exc)
 
-    async def whole(ev: Any, idx: list[int]) -> None:
+    async def whole(ev: Evaluator, idx: list[int]) -> None:
+        assert isinstance(ev, AsyncBatchEvaluator)
         try:
             res = list(await ev.aevaluate_batch([samples[i] for i in idx]))
         except Exception as exc:
-            res = [errored(ev.name, ev.version, exc)] * len(idx)
+            res = [MetricResult.from_error(ev.name, ev.version, exc)] * len(idx)
         for i, r in zip(idx, res, strict=True):
             out[ev.name][i] = r
 
@@ -176,8 +207,8 @@ async def _score_stream(
         for ev, r in zip(evs, await asyncio.gather(*(one(samples[i], ev) for ev in evs)), strict=True):
             out[ev.name][i] = r
 
-    single = [ev for ev in pending if getattr(ev, "aevaluate_batch", None) is None]
-    batched = [ev for ev in pending if getattr(ev, "aevaluate_batch", None) is not None]
+    single = [ev for ev in pending if not isinstance(ev, AsyncBatchEvaluator)]
+    batched = [ev for ev in pending if isinstance(ev, AsyncBatchEvaluator)]
     wanted = {ev.name: set(todo[ev.name]) for ev in single}
     whole_tasks = [asyncio.ensure_future(whole(ev, todo[ev.name])) for ev in batched]
     by_sample: dict[int, asyncio.Future[None]] = {}
@@ -229,20 +260,8 @@ async def aevaluate(
             head.append(item)
             if len(head) >= chunk_size:
                 break
-        metrics, skipped = choose_metrics(head, judge=judge, embedder=embedder)
-    else:
-        skipped = []
-    evaluators = [get_evaluator(m, judge=judge, embedder=embedder) for m in metrics]
-    names = [ev.name for ev in evaluators]
-    if len(set(names)) != len(names):
-        raise InvalidParameterError(f"the same metric was asked for twice: {names}")
-    info: dict[str, Any] = {
-        "ragmeter_version": __version__,
-        "metrics": {ev.name: {"version": ev.version} for ev in evaluators},
-        "skipped_metrics": skipped,
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        **(run_info or {}),
-    }
+    run = plan(metrics, head, judge=judge, embedder=embedder, run_info=run_info)
+    evaluators, names, info = run.evaluators, run.names, run.info
     writer = RunWriter(names, out_dir=out_dir, keep_records=keep_records)
     t0 = time.perf_counter()
     judge_before = _judge_stats(judge)  # a judge reused across runs: report this run's counts only
@@ -254,7 +273,7 @@ async def aevaluate(
     input_errors = 0
     presence = FieldPresence()
     try:
-        for chunk in _chunks(all_items(), chunk_size):
+        for chunk in chunks_of(all_items(), chunk_size):
             good = [s for s in chunk if isinstance(s, Sample)]
             stream = _score_stream(evaluators, good, before_wait=writer.flush)
             for item in chunk:
@@ -265,7 +284,7 @@ async def aevaluate(
                     writer.add(item.id, res)
                 else:
                     input_errors += 1
-                    writer.add(bad_row_id(item), {n: errored(n, ev.version, item)
+                    writer.add(bad_row_id(item), {n: MetricResult.from_error(n, ev.version, item)
                                                   for n, ev in zip(names, evaluators, strict=True)})
             await stream.aclose()
             writer.flush()
@@ -299,14 +318,28 @@ def _finish_run(info: dict[str, Any], t0: float, judge: Any, input_errors: int,
                 before: dict[str, Any] | None, presence: FieldPresence | None = None) -> None:
     from .judges._stats import stats_delta
 
+    now = _judge_stats(judge)
+    finish_info(info, t0=t0, input_errors=input_errors, presence=presence,
+                judge_stats=stats_delta(now, before) if now is not None else None)
+
+
+def finish_info(info: dict[str, Any], *, t0: float, input_errors: int, presence: FieldPresence | None,
+                judge_stats: dict[str, Any] | None) -> None:
+    """Complete a plan's run info at the end of a run, the same way on every engine: ``seconds``
+    since ``t0``, ``input_errors`` (bad rows recorded), ``input_checks`` (fields absent, when any;
+    per metric in the plan's order, so engines that see rows in another order agree)
+    and ``judge`` (this run's judge counters, when a judge was used)."""
     info["seconds"] = round(time.perf_counter() - t0, 3)
     info["input_errors"] = input_errors
     checks = presence.run_info() if presence is not None else {}
-    if checks:
+    if checks:  # per-metric entries in the plan's metric order, whichever row found them first
+        order = list(info.get("metrics") or {})
+        for key, value in checks.items():
+            if isinstance(value, dict) and set(value) <= set(order):
+                checks[key] = {m: value[m] for m in order if m in value}
         info["input_checks"] = checks
-    now = _judge_stats(judge)
-    if now is not None:  # this run's calls, cache hits, retries, errors by type, tokens, cost
-        info["judge"] = stats_delta(now, before)
+    if judge_stats is not None:  # this run's calls, cache hits, retries, errors by type, tokens, cost
+        info["judge"] = judge_stats
 
 
 async def _aclose_judge(judge: Any) -> None:

@@ -197,12 +197,18 @@ class RunResult:
         """The content of ``summary.json``."""
         return {"format": FORMAT_VERSION, "metrics": self.summary(), "run": self.run}
 
+    def summary_json(self) -> str:
+        """The text of ``summary.json``. Computed once (the intervals are bootstrapped) and kept, so
+        the CLI's table, ``--json`` and gate read the summary in hand, not the file back."""
+        text: str | None = getattr(self, "_summary_json", None)
+        if text is None:
+            text = json.dumps(self.summary_dict(), indent=2, ensure_ascii=False, default=_json_default) + "\n"
+            self._summary_json = text
+        return text
+
     def write_summary(self, path: str | os.PathLike[str]) -> None:
         """Write ``summary.json`` to ``path``."""
-        Path(path).write_text(
-            json.dumps(self.summary_dict(), indent=2, ensure_ascii=False, default=_json_default) + "\n",
-            encoding="utf-8",
-        )
+        Path(path).write_text(self.summary_json(), encoding="utf-8")
 
     def to_pandas(self) -> Any:
         """A DataFrame indexed by sample id, one float column per metric (NaN = no score)."""

@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .errors import error_info
+
 #: Input column -> canonical field. The canonical names map to themselves.
 FIELD_ALIASES: dict[str, str] = {
     "user_input": "query",
@@ -238,6 +240,13 @@ class MetricResult(BaseModel):
         if self.error is not None:
             return "error"
         return "undefined" if self.score is None else "scored"
+
+    @classmethod
+    def from_error(cls, name: str, version: str, exc: BaseException) -> MetricResult:
+        """The result recorded when computing metric ``name`` raised ``exc``: no score, the error
+        typed (:func:`ragmeter.errors.error_info`), ``reason`` ``"error: <message>"``."""
+        return cls(name=name, score=None, reason=f"error: {exc}", error=ErrorInfo(**error_info(exc)),
+                   version=version)
 
     def to_record(self) -> dict[str, Any]:
         """The per-metric object stored in ``results.jsonl``, within the details budget

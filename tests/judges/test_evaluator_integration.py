@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from ragmeter import MetricResult, Sample, evaluate, list_metrics, registry
-from ragmeter.evaluator import _score_chunk, errored
+from ragmeter.evaluator import score_chunk
 from ragmeter.judges import PromptTemplate
 from ragmeter.registry import MetricSpec, register
 
@@ -119,12 +119,12 @@ def test_all_metrics_of_a_chunk_run_together():
         state = {"in": 0, "expected": 6, "event": asyncio.Event()}
         evs = [_Barrier("m1", state), _Barrier("m2", state), _Barrier("m3", state)]
         samples = [Sample(id="x"), Sample(id="y")]
-        out = await _score_chunk(evs, samples)
+        out = await score_chunk(evs, samples)
         return out
 
     out = asyncio.run(go())  # would time out if metrics were awaited one after another
     assert list(out) == ["m1", "m2", "m3"] and all(len(v) == 2 for v in out.values())
-    assert errored("m", "1", RuntimeError("x")).status == "error"
+    assert MetricResult.from_error("m", "1", RuntimeError("x")).status == "error"
 
 
 def test_evaluate_with_a_judge_inside_a_running_loop(judged_metric, fake_llm, make_judge):

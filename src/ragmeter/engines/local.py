@@ -6,7 +6,7 @@
   path (:func:`ragmeter.engines.columnar.evaluate_parquet`), same output, ~10x the rows per second;
 * ``engine="local"`` otherwise: :func:`ragmeter.evaluate` over :func:`ragmeter.io.read_samples`;
 * ``engine="ray"``: :func:`ragmeter.engines.ray_engine.evaluate_ray` (the judge is rebuilt on every
-  worker from ``judge_spec`` / ``judge_options``).
+  worker from its :class:`~ragmeter.backend_config.JudgeConfig`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from ..backend_config import EmbedderConfig, JudgeConfig
 from ..errors import InputError, InvalidParameterError
 from ..evaluator import evaluate
 from ..io import read_samples
@@ -46,21 +47,22 @@ def evaluate_file(
     format: str | None = None,
     judge: Any = None,
     embedder: Any = None,
-    judge_spec: str | None = None,
-    judge_options: dict[str, Any] | None = None,
-    embedder_spec: str | None = None,
-    embedder_options: dict[str, Any] | None = None,
+    judge_config: JudgeConfig | None = None,
+    embedder_config: EmbedderConfig | None = None,
     address: str | None = None,
     progress: Callable[[int], None] | None = None,
     on_bad_row: Callable[[InputError], None] | None = None,
+    on_judge_stats: Callable[[dict[str, Any]], None] | None = None,
     run_info: dict[str, Any] | None = None,
     max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
 ) -> RunResult:
     """Evaluate the data file ``path`` on ``engine`` (``local`` or ``ray``), writing ``out_dir``.
 
-    ``judge`` / ``embedder`` objects serve the local engine; the ray engine builds its own on every
-    worker from ``judge_spec`` + ``judge_options`` (and ``embedder_spec`` + ``embedder_options``).
-    ``on_bad_row`` sees every bad row's :class:`~ragmeter.errors.InputError` (``on_error="skip"``).
+    ``judge`` / ``embedder`` objects serve the local engine (built from ``judge_config`` /
+    ``embedder_config`` when not given); the ray engine builds its own on every worker from the configs.
+    ``on_judge_stats`` receives the judge counters of the ray engine's workers as chunks finish (the
+    local engine's judge object has them live). ``on_bad_row`` sees every bad row's
+    :class:`~ragmeter.errors.InputError` (``on_error="skip"``).
     ``max_text_chars`` bounds every text a row may hold (:func:`ragmeter.io.read_samples`; the ray
     engine applies the default).
     """
@@ -69,15 +71,20 @@ def evaluate_file(
     if engine == "ray":
         from .ray_engine import evaluate_ray
 
-        return evaluate_ray(path, metrics, judge_spec=judge_spec, judge_options=judge_options,
-                            embedder_spec=embedder_spec, embedder_options=embedder_options, out_dir=out_dir,
+        return evaluate_ray(path, metrics, judge_config=judge_config, embedder_config=embedder_config, out_dir=out_dir,
                             address=address, on_error=on_error, field_map=field_map, format=format,
-                            keep_records=False, progress=progress, on_bad_row=on_bad_row, run_info=run_info)
+                            keep_records=False, progress=progress, on_bad_row=on_bad_row,
+                            on_judge_stats=on_judge_stats, run_info=run_info)
     if uses_columnar(path, metrics, format):
         assert metrics is not None
         return evaluate_parquet(path, list(metrics), out_dir=out_dir, on_error=on_error, field_map=field_map,
                                 progress=progress, on_bad_row=on_bad_row, max_text_chars=max_text_chars,
                                 run_info={**(run_info or {}), "engine": {"name": "local", "path": "columnar"}})
+
+    if judge is None and judge_config is not None:
+        judge = judge_config.build()
+    if embedder is None and embedder_config is not None:
+        embedder = embedder_config.build()
 
     def items() -> Iterator[Sample | InputError]:
         for item in read_samples(path, on_error=on_error, field_map=field_map, format=format,  # type: ignore[arg-type]

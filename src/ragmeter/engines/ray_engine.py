@@ -5,8 +5,8 @@
     from ragmeter.engines.ray_engine import evaluate_ray
 
     run = evaluate_ray("s3://bucket/rag.parquet", ["faithfulness", "mrr"],
-                       judge_spec="openai:qwen2.5@http://vllm-host:8000/v1",
-                       judge_options={"concurrency": 64}, out_dir="out", address="auto")
+                       judge_config=JudgeConfig("openai:qwen2.5@http://vllm-host:8000/v1", concurrency=64),
+                       out_dir="out", address="auto")
 
 How it runs:
 
@@ -16,39 +16,41 @@ How it runs:
    the reader's own :class:`~ragmeter.io._records.RowConverter`, so ids (a missing id is the row
    number), duplicate-id and validation errors are exactly those of the local engine.
 2. **Scoring.** Good samples are cut into chunks of ``batch_size`` and sent to Ray tasks, at most
-   ``num_workers`` running at once. A task builds its evaluators, and the judge from its spec and
-   options (judge objects hold connections, so they are never shipped), then scores the chunk with
-   :func:`ragmeter.evaluator._score_chunk`, exactly as the local engine does: retrieval metrics
+   ``num_workers`` running at once. A task builds its evaluators, and the judge from its
+   :class:`~ragmeter.backend_config.JudgeConfig` (judge objects hold connections, so they are never
+   shipped), then scores the chunk with
+   :func:`ragmeter.evaluator.score_chunk`, exactly as the local engine does: retrieval metrics
    vectorised over the chunk, every judged metric x sample of the chunk awaited together under the
    judge's own bounded ``concurrency`` (per task, so the cluster's bound is workers x concurrency).
    A task whose worker dies is retried by Ray (``max_retries``); a chunk's results are taken once,
    whichever attempt produced them.
-3. **Writing.** With ``out_dir``, each task writes its chunk to ``out_dir/parts/part-NNNNNN.jsonl``
-   (atomically: a retry rewrites it), and the driver writes ``results.jsonl`` in input order and
-   ``summary.json``, the files the local engine writes. Bad rows (``on_error="skip"``) are recorded
+3. **Writing.** Each task returns its chunk's results to the driver, which writes them through the
+   one :class:`~ragmeter.results.RunWriter` (``results.jsonl`` in input order, ``summary.json``): the
+   files the local engine writes, and no other file. Bad rows (``on_error="skip"``) are recorded
    by the driver as errored samples, as locally.
 
 The judge cache: with ``cache=True`` (the default) the cache directory is resolved on the driver
 (``$RAGMETER_CACHE_DIR`` or the user cache dir) and passed to every task, so a single-machine
 cluster shares one SQLite cache; on several machines point it at shared storage
-(``judge_options={"cache": "/shared/ragmeter-cache"}``) or give each worker its own.
+(``JudgeConfig(..., cache="/shared/ragmeter-cache")``) or give each worker its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib
+import itertools
 import json
 import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from pathlib import Path
+from dataclasses import replace
 from typing import Any
 
-from .. import __version__
+from ..backend_config import EmbedderConfig, JudgeConfig
 from ..errors import InputError, InvalidParameterError, MissingBackendError
-from ..evaluator import bad_row_id, choose_metrics, errored
+from ..evaluator import Plan, bad_row_id, chunks_of, finish_info, plan
 from ..io._fields import FieldPresence
 from ..registry import get_evaluator
 from ..results import RunResult, RunWriter, _json_default
@@ -77,54 +79,40 @@ def require_ray() -> Any:
 def score_chunk_on_worker(
     samples: list[Sample],
     metrics: list[str],
-    judge_spec: str | None,
-    judge_options: dict[str, Any],
-    embedder_spec: str | None,
-    embedder_options: dict[str, Any],
+    judge_config: JudgeConfig | None,
+    embedder_config: EmbedderConfig | None,
     metric_modules: Sequence[str],
-    part_path: str | None,
 ) -> tuple[list[dict[str, dict[str, Any]]], dict[str, Any] | None]:
     """Score ``samples`` on ``metrics`` in this process (what each Ray task runs).
 
     Returns one ``{metric: results.jsonl record}`` per sample, in order, and the judge's stats.
     """
-    from ..evaluator import _score_chunk
+    from ..evaluator import score_chunk
+    from ..judges._stats import stats_delta
 
     for module in metric_modules:
         importlib.import_module(module)  # plugin metrics register on import
-    judge = None
-    if judge_spec:
-        from ..judges import from_spec as judge_from_spec
-
-        judge = judge_from_spec(judge_spec, **judge_options)
-    embedder = None
-    if embedder_spec:
-        from ..embedders import from_spec as embedder_from_spec
-
-        embedder = embedder_from_spec(embedder_spec, **embedder_options)
+    judge = judge_config.build() if judge_config is not None else None
+    embedder = embedder_config.build() if embedder_config is not None else None
     evaluators = [get_evaluator(m, judge=judge, embedder=embedder) for m in metrics]
 
     async def run() -> dict[str, list[MetricResult]]:
         try:
-            return await _score_chunk(evaluators, samples)
+            return await score_chunk(evaluators, samples)
         finally:
             if judge is not None:
                 await judge.aclose()
 
+    before = judge.stats() if judge is not None else None
     try:
         scored = asyncio.run(run())
-        stats = judge.stats() if judge is not None else None
+        # counted as the local engine counts a run (stats_delta), so the driver's sum has its shape
+        stats = stats_delta(judge.stats(), before) if judge is not None else None
     finally:
         if judge is not None:
             judge.close()
     names = [ev.name for ev in evaluators]
     records = [{m: scored[m][i].to_record() for m in names} for i in range(len(samples))]
-    if part_path is not None:
-        tmp = f"{part_path}.tmp-{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            for s, rec in zip(samples, records, strict=True):
-                fh.write(json.dumps({"id": s.id, "metrics": rec}, ensure_ascii=False, default=_json_default) + "\n")
-        os.replace(tmp, part_path)
     return records, stats
 
 
@@ -206,7 +194,7 @@ def read_items(ray: Any, data: str | os.PathLike[str] | Iterable[Any], *, on_err
 
     def normalise() -> Iterator[Sample | InputError]:
         for i, s in enumerate(data):  # type: ignore[union-attr]
-            yield Sample.from_record(s, default_id=str(i)) if isinstance(s, dict) else s
+            yield Sample.from_record(s, default_id=str(i + 1)) if isinstance(s, dict) else s
 
     return normalise()
 
@@ -234,6 +222,8 @@ def evaluate_ray(
     data: str | os.PathLike[str] | Iterable[Sample | InputError | dict[str, Any]],
     metrics: Sequence[str] | None = None,
     *,
+    judge_config: JudgeConfig | None = None,
+    embedder_config: EmbedderConfig | None = None,
     judge_spec: str | None = None,
     judge_options: dict[str, Any] | None = None,
     embedder_spec: str | None = None,
@@ -250,6 +240,7 @@ def evaluate_ray(
     max_retries: int = 3,
     progress: Callable[[int], None] | None = None,
     on_bad_row: Callable[[InputError], None] | None = None,
+    on_judge_stats: Callable[[dict[str, Any]], None] | None = None,
     run_info: dict[str, Any] | None = None,
 ) -> RunResult:
     """Evaluate ``data`` on a Ray cluster; the result and files equal :func:`ragmeter.evaluate`'s.
@@ -262,11 +253,11 @@ def evaluate_ray(
     metrics:
         Metric names; None picks the defaults the data's first ``batch_size`` rows and the given
         judge / embedder allow.
-    judge_spec, judge_options:
-        ``ragmeter.judges.from_spec(judge_spec, **judge_options)`` is built in every task;
-        ``concurrency`` is per task. ``cache=True`` (default) is resolved to the driver's cache dir.
-    embedder_spec, embedder_options:
-        The same for ``ragmeter.embedders.from_spec``.
+    judge_config, embedder_config:
+        What every task builds its judge / embedder from (:mod:`ragmeter.backend_config`);
+        ``concurrency`` is per task. A judge cache left at ``True`` is resolved to the driver's
+        cache dir. ``judge_spec`` + ``judge_options`` (``embedder_spec`` + ``embedder_options``) are
+        a shorthand for the same (``JudgeConfig.from_options(judge_spec, **judge_options)``).
     address:
         The cluster to join when Ray is not initialised yet (``"auto"``, ``"ray://host:10001"``);
         None starts a local one (shut down at the end).
@@ -276,6 +267,9 @@ def evaluate_ray(
         Modules the workers import before building evaluators (where plugin metrics register).
     max_retries:
         Ray's retries of a task whose worker died.
+    on_judge_stats:
+        Called with the judge counters summed over the tasks done so far, after each chunk (what
+        the CLI's progress line shows).
 
     Raises
     ------
@@ -287,25 +281,13 @@ def evaluate_ray(
         raise InvalidParameterError(f"on_error: expected 'raise' or 'skip', got {on_error!r}")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise InvalidParameterError(f"batch_size: expected an integer >= 1, got {batch_size!r}")
-    judge_options = dict(judge_options or {})
-    embedder_options = dict(embedder_options or {})
-    if judge_spec and judge_options.get("cache", True) is True:
-        from ..judges import default_cache_dir
-
-        judge_options["cache"] = str(default_cache_dir())
+    judge_config, embedder_config = _configs(judge_config, embedder_config, judge_spec, judge_options,
+                                             embedder_spec, embedder_options)
     for module in metric_modules:
         importlib.import_module(module)
     # the driver's judge / embedder only decide default metrics and validate names: never called
-    driver_judge = None
-    driver_embedder = None
-    if judge_spec:
-        from ..judges import from_spec as judge_from_spec
-
-        driver_judge = judge_from_spec(judge_spec, **{**judge_options, "cache": False})
-    if embedder_spec:
-        from ..embedders import from_spec as embedder_from_spec
-
-        driver_embedder = embedder_from_spec(embedder_spec, **embedder_options)
+    driver_judge = replace(judge_config, cache=False).build() if judge_config is not None else None
+    driver_embedder = embedder_config.build() if embedder_config is not None else None
     started_here = False
     if not ray.is_initialized():
         ray.init(address=address, include_dashboard=False, ignore_reinit_error=True,
@@ -314,100 +296,93 @@ def evaluate_ray(
     try:
         items = read_items(ray, data, on_error=on_error, field_map=field_map, format=format)
         head: list[Sample | InputError] = []
-        skipped: list[str] = []
         if metrics is None:
             for item in items:
                 head.append(item)
                 if len(head) >= batch_size:
                     break
-            metrics, skipped = choose_metrics(head, judge=driver_judge, embedder=driver_embedder)
-        evaluators = [get_evaluator(m, judge=driver_judge, embedder=driver_embedder) for m in metrics]
-        names = [ev.name for ev in evaluators]
-        if len(set(names)) != len(names):
-            raise InvalidParameterError(f"the same metric was asked for twice: {names}")
-        versions = {ev.name: ev.version for ev in evaluators}
-        info: dict[str, Any] = {
-            "ragmeter_version": __version__,
-            "metrics": {n: {"version": v} for n, v in versions.items()},
-            "skipped_metrics": skipped,
-            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            **(run_info or {}),
-        }
-        writer = RunWriter(names, out_dir=out_dir, keep_records=keep_records)
-        parts_dir = None
-        if out_dir is not None:
-            parts_dir = Path(out_dir) / "parts"
-            parts_dir.mkdir(parents=True, exist_ok=True)
+        run = plan(metrics, head, judge=driver_judge, embedder=driver_embedder, run_info=run_info)
         cpus = float(ray.cluster_resources().get("CPU", 1.0))
         workers = num_workers or max(1, int(cpus))
         remote = ray.remote(score_chunk_on_worker).options(
             num_cpus=max(cpus / workers, 0.01), max_retries=max_retries, retry_exceptions=False)
-        judge_stats: dict[str, Any] | None = None
-        presence = FieldPresence()
-        pending: deque[tuple[list[Sample | InputError], Any]] = deque()
+        driver = _Driver(ray, run, RunWriter(run.names, out_dir=out_dir, keep_records=keep_records),
+                         progress, on_bad_row, on_judge_stats)
         t0 = time.perf_counter()
-
-        def drain_one() -> None:
-            nonlocal judge_stats
-            chunk, ref = pending.popleft()
-            records, stats = ray.get(ref) if ref is not None else ([], None)
-            judge_stats = _merge_stats(judge_stats, stats)
-            gi = 0
-            for item in chunk:
-                if isinstance(item, Sample):
-                    rec = records[gi]
-                    gi += 1
-                    res = {m: MetricResult.model_validate({"name": m, **rec[m]}) for m in names}
-                    presence.note_sample(item)
-                    presence.note(res)
-                    writer.add(item.id, res)
-                else:
-                    if on_bad_row is not None:
-                        on_bad_row(item)
-                    writer.add(bad_row_id(item), {m: errored(m, versions[m], item) for m in names})
-            if progress is not None:
-                progress(len(chunk))
-
-        def all_items() -> Iterator[Sample | InputError]:
-            yield from head
-            yield from items
-
-        chunk: list[Sample | InputError] = []
-        index = 0
-
-        def submit(chunk: list[Sample | InputError]) -> None:
-            nonlocal index
+        for chunk in chunks_of(itertools.chain(head, items), batch_size):
             good = [s for s in chunk if isinstance(s, Sample)]
-            part = str(parts_dir / f"part-{index:06d}.jsonl") if parts_dir is not None else None
-            ref = remote.remote(good, list(names), judge_spec, judge_options, embedder_spec, embedder_options,
-                                list(metric_modules), part) if good else None
-            index += 1
-            pending.append((chunk, ref))
-            while len(pending) > workers * 2:  # keep every worker busy with one chunk queued behind
-                drain_one()
-
-        for item in all_items():
-            chunk.append(item)
-            if len(chunk) >= batch_size:
-                submit(chunk)
-                chunk = []
-        if chunk:
-            submit(chunk)
-        while pending:
-            drain_one()
-        info["seconds"] = round(time.perf_counter() - t0, 3)
-        info["engine"] = {"name": "ray", "workers": workers, "batch_size": batch_size}
-        if judge_stats is not None:
-            info["judge"] = judge_stats
-        checks = presence.run_info()
-        if checks:
-            info["input_checks"] = checks
-        result = writer.finish(info)
-        presence.check(path=None if _is_uri(str(data)) or not isinstance(data, str | os.PathLike)
-                       else os.fspath(data))
+            driver.submit(chunk, remote.remote(good, run.names, judge_config, embedder_config,
+                                               list(metric_modules)) if good else None, workers * 2)
+        while driver.pending:
+            driver.drain_one()
+        run.info["engine"] = {"name": "ray", "workers": workers, "batch_size": batch_size}
+        finish_info(run.info, t0=t0, input_errors=driver.bad_rows, presence=driver.presence,
+                    judge_stats=driver.judge_stats)
+        result = driver.writer.finish(run.info)
+        driver.presence.check(path=None if _is_uri(str(data)) or not isinstance(data, str | os.PathLike)
+                              else os.fspath(data))
         return result
     finally:
         if driver_judge is not None:
             driver_judge.close()
         if started_here:
             ray.shutdown()
+
+
+def _configs(judge_config: JudgeConfig | None, embedder_config: EmbedderConfig | None, judge_spec: str | None,
+             judge_options: dict[str, Any] | None, embedder_spec: str | None,
+             embedder_options: dict[str, Any] | None) -> tuple[JudgeConfig | None, EmbedderConfig | None]:
+    """The configs the tasks build from (the spec + options shorthand turned into them), the judge
+    cache resolved to this machine's directory."""
+    if judge_config is None and judge_spec:
+        judge_config = JudgeConfig.from_options(judge_spec, **(judge_options or {}))
+    if embedder_config is None and embedder_spec:
+        embedder_config = EmbedderConfig(embedder_spec, dict(embedder_options or {}))
+    return (judge_config.with_cache_dir() if judge_config is not None else None), embedder_config
+
+
+class _Driver:
+    """The driver's side of a Ray run: takes each chunk's results back, in input order, into the
+    one :class:`~ragmeter.results.RunWriter`, and keeps the counts ``summary.json`` records."""
+
+    def __init__(self, ray: Any, run: Plan, writer: RunWriter, progress: Callable[[int], None] | None,
+                 on_bad_row: Callable[[InputError], None] | None,
+                 on_judge_stats: Callable[[dict[str, Any]], None] | None) -> None:
+        self.ray, self.run, self.writer = ray, run, writer
+        self.progress, self.on_bad_row, self.on_judge_stats = progress, on_bad_row, on_judge_stats
+        self.pending: deque[tuple[list[Sample | InputError], Any]] = deque()
+        self.presence = FieldPresence()
+        self.judge_stats: dict[str, Any] | None = None
+        self.bad_rows = 0
+
+    def submit(self, chunk: list[Sample | InputError], ref: Any, queued: int) -> None:
+        """Queue ``chunk`` (scored by the task ``ref``, None when it has no good sample); write
+        finished chunks while more than ``queued`` wait (every worker busy, one chunk behind each)."""
+        self.pending.append((chunk, ref))
+        while len(self.pending) > queued:
+            self.drain_one()
+
+    def drain_one(self) -> None:
+        """Wait for the oldest chunk and write its rows."""
+        chunk, ref = self.pending.popleft()
+        records, stats = self.ray.get(ref) if ref is not None else ([], None)
+        self.judge_stats = _merge_stats(self.judge_stats, stats)
+        names, versions = self.run.names, self.run.versions
+        gi = 0
+        for item in chunk:
+            if isinstance(item, Sample):
+                rec = records[gi]
+                gi += 1
+                res = {m: MetricResult.model_validate({"name": m, **rec[m]}) for m in names}
+                self.presence.note_sample(item)
+                self.presence.note(res)
+                self.writer.add(item.id, res)
+            else:
+                self.bad_rows += 1
+                if self.on_bad_row is not None:
+                    self.on_bad_row(item)
+                self.writer.add(bad_row_id(item), {m: MetricResult.from_error(m, versions[m], item) for m in names})
+        if self.progress is not None:
+            self.progress(len(chunk))
+        if self.on_judge_stats is not None and self.judge_stats is not None:
+            self.on_judge_stats(self.judge_stats)

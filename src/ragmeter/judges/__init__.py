@@ -21,9 +21,9 @@ Layout: :mod:`.base` (the seam: :class:`ChatRequest` -> :class:`Completion`),
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
+from ..backend_config import JudgeConfig
 from ..errors import (
     JudgeAuthError,
     JudgeBadRequest,
@@ -45,8 +45,9 @@ from .pricing import PRICES, lookup_price
 from .prompts import DATA_NOTICE, PromptTemplate, ReplyShape, delimit, escape_tags
 from .registry import BackendInfo, backend_from_spec, list_backends, parse_spec, register_backend
 
-#: Keyword options of :class:`Judge`; :func:`from_spec` sends every other option to the backend.
-JUDGE_OPTIONS = frozenset(p for p in inspect.signature(Judge.__init__).parameters if p not in ("self", "backend"))
+#: Keyword options of :class:`Judge` (the fields of :class:`~ragmeter.backend_config.JudgeConfig`);
+#: :func:`from_spec` sends every other option to the backend.
+JUDGE_OPTIONS = JudgeConfig.judge_option_names()
 
 
 #: The API key placeholder of a dry-run judge built without a key (never sent: a dry run sends nothing).

@@ -53,7 +53,6 @@ from typing import Any
 
 import numpy as np
 
-from ...evaluator import errored
 from ...names import MetricName
 from ...registry import MetricSpec, Param, register
 from ...types import MetricResult, Sample
@@ -172,7 +171,8 @@ class SemanticSimilarityEvaluator:
         try:
             vectors = self._embed(texts, ctx)
         except Exception as exc:  # one failed embedding call fails this batch's rows, recorded per row
-            return [errored(self.name, self.version, exc) if _usable(s) else self._undefined(s) for s in samples]
+            return [MetricResult.from_error(self.name, self.version, exc) if _usable(s) else self._undefined(s)
+                    for s in samples]
         return self._score(samples, vectors)
 
     def evaluate(self, sample: Sample) -> MetricResult:

@@ -74,13 +74,12 @@ class AnswerRelevancy(JudgedEvaluator):
     async def aevaluate_batch(self, samples: Sequence[Sample]) -> list[MetricResult]:
         """Score every sample (judge calls concurrent); with ``normalize=baseline`` rescale against the
         batch's negative pairs. A sample whose scoring raised gets that error as its result."""
-        from ...evaluator import errored
 
         async def one(i: int, sample: Sample) -> MetricResult:
             try:
                 return await self._score(sample, vectors, i)
             except Exception as exc:
-                return errored(self.name, self.version, exc)
+                return MetricResult.from_error(self.name, self.version, exc)
 
         vectors: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # row -> (query, questions), this call only
         results = list(await asyncio.gather(*(one(i, s) for i, s in enumerate(samples))))

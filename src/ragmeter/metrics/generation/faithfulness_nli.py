@@ -58,7 +58,6 @@ from typing import Any
 
 from ...embedders.st import INSTALL_HINT
 from ...errors import InvalidParameterError, MissingBackendError
-from ...evaluator import errored
 from ...names import MetricName
 from ...registry import MetricSpec, Param, register
 from ...types import MetricResult, Sample
@@ -353,7 +352,7 @@ class NLIFaithfulness(_NLIFaithfulnessBase):
                 verdicts = self.nli.entailment(pairs)
             except Exception as exc:  # a load or inference failure: recorded on the samples that needed it
                 for i, _ in todo:
-                    out[i] = errored(self.name, self.version, exc)
+                    out[i] = MetricResult.from_error(self.name, self.version, exc)
             else:
                 pos = 0
                 for i, claims in todo:

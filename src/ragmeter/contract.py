@@ -1,0 +1,77 @@
+"""The evaluator contract: what every evaluator offers and the optional capabilities the runner uses.
+
+A leaf module (it imports nothing of ragmeter at import time), so metric modules, engines and the
+evaluator can all depend on it without an import cycle.
+
+====================  =========================================  ==========================================
+protocol              method                                     used by
+====================  =========================================  ==========================================
+:class:`Evaluator`    ``evaluate(sample)``, ``aevaluate(sample)``  every engine, one sample at a time
+:class:`BatchEvaluator`  ``evaluate_batch(samples, ctx)``        the chunk scorer, before per-sample calls
+:class:`AsyncBatchEvaluator`  ``aevaluate_batch(samples)``       the chunk scorer: a score that depends on
+                                                                 the whole chunk (answer_relevancy)
+:class:`KernelEvaluator`  ``kernel_scores(batch)``               the columnar engine: one score per row of
+                                                                 a ``RelevanceBatch``, NaN when undefined
+====================  =========================================  ==========================================
+
+The capabilities are found with ``isinstance(ev, BatchEvaluator)`` (the protocols are
+``runtime_checkable``), never with ``getattr``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .metrics.retrieval._batch import RelevanceBatch
+    from .registry import MetricSpec
+    from .types import MetricResult, Sample
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """Scores one metric. ``name`` is canonical (``ndcg@5``); ``version`` is recorded on every result."""
+
+    name: str
+    version: str
+    spec: MetricSpec
+
+    def evaluate(self, sample: Sample) -> MetricResult:
+        """Score ``sample``."""
+        ...
+
+    async def aevaluate(self, sample: Sample) -> MetricResult:
+        """Score ``sample`` without blocking the event loop."""
+        ...
+
+
+@runtime_checkable
+class BatchEvaluator(Protocol):
+    """Scores many samples at once (vectorised); ``ctx`` is the chunk's shared memo."""
+
+    def evaluate_batch(self, samples: Sequence[Sample], ctx: Any = None) -> list[MetricResult]:
+        """One result per sample of ``samples``, in order."""
+        ...
+
+
+@runtime_checkable
+class AsyncBatchEvaluator(Protocol):
+    """Scores a whole chunk asynchronously (a score that depends on the chunk, e.g. a batch baseline)."""
+
+    async def aevaluate_batch(self, samples: Sequence[Sample]) -> list[MetricResult]:
+        """One result per sample of ``samples``, in order."""
+        ...
+
+
+@runtime_checkable
+class KernelEvaluator(Protocol):
+    """A retrieval metric with a vectorised kernel over a relevance batch (the columnar engine)."""
+
+    rel_level: float
+
+    def kernel_scores(self, batch: RelevanceBatch) -> np.ndarray:
+        """One float per row of ``batch``: the score, NaN where the metric is undefined."""
+        ...
