@@ -296,7 +296,8 @@ def diagnose(
         for i in ids:
             per_sample.setdefault(i, []).append(rule.key)
         samples[rule.key] = {"count": len(ids), "share": len(ids) / n if n else None, "ids": ids[:max_ids]}
-        base = {"rule": rule.key, "stage": rule.stage, "missing_metrics": check.missing, "substitutions": check.subs}
+        base: dict[str, Any] = {"rule": rule.key, "stage": rule.stage, "missing_metrics": check.missing,
+                                "substitutions": check.subs}
         evidence = check.evidence
         if check.missing_primary:
             not_fired.append({**base, "reason": f"needs {', '.join(check.missing_primary)}, not in the run"})
