@@ -98,6 +98,39 @@ def separation(records: list[dict[str, Any]], labels: list[dict[str, Any]]) -> l
     return rows
 
 
+def hard_score(details: dict[str, Any]) -> float | None:
+    """The hard-verdict score of a faithfulness result whose score is probability-weighted: the
+    direct verdict as 1/0, or the share of claims with a hard "supported" verdict; None when the
+    result has no hard verdict beside its score (it already is the hard score)."""
+    if details.get("scoring") == "probability" and "verdict" in details:
+        return 1.0 if details["verdict"] == "yes" else 0.0
+    claims = details.get("claims") or []
+    if claims and any(c.get("p_yes") is not None for c in claims):
+        return sum(c["supported"] is True for c in claims) / len(claims)
+    return None
+
+
+def hard_rows(records: list[dict[str, Any]], labels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """AUROC of the hard verdicts behind probability-weighted faithfulness scores (``name [hard]``)."""
+    out = []
+    for name in records[0]["metrics"]:
+        if name.split("(")[0] not in ("faithfulness", "hallucination_rate"):
+            continue
+        sign = -1.0 if name.startswith("hallucination_rate") else 1.0
+        pos, neg = [], []
+        for rec, lab in zip(records, labels, strict=True):
+            r = rec["metrics"][name]
+            if r["error"] or r["score"] is None:
+                continue
+            h = hard_score(r["details"] or {})
+            h = r["score"] if h is None else h
+            (pos if lab["faithful"] else neg).append(h if sign > 0 else 1.0 - h)
+        out.append({"metric": f"{name} [hard]", "n": len(pos) + len(neg), "errors": 0, "auroc": auroc(pos, neg),
+                    "mean_pos": float(np.mean(pos)) if pos else math.nan,
+                    "mean_neg": float(np.mean(neg)) if neg else math.nan})
+    return out
+
+
 def position_profile(records: list[dict[str, Any]], labels: list[dict[str, Any]]) -> dict[str, list[Any]]:
     """Share of "yes" per item position (claim 1, 2, 3+; chunk 1, 2, 3+), against the human rate
     for chunks: a judge that copies a pattern answers by position, not by content."""
@@ -144,7 +177,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--data", default=None, help=f"labelled rows (default {DATA.name}; for passage_recall: "
                     f"{PASSAGES.name})")
-    ap.add_argument("--concurrency", type=int, default=2)
+    ap.add_argument("--concurrency", type=int, default=None,
+                    help="most requests in flight (default: the judge's default, adaptive)")
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--metrics", default=",".join(METRICS))
     ap.add_argument("--out", default=None, help="write the table and per-row results as JSON here")
@@ -154,7 +188,8 @@ def main() -> None:
     labels = [s.metadata["labels"] for s in samples]
     judge = None
     if args.judge != "none":
-        judge = from_spec(args.judge, concurrency=args.concurrency, timeout=args.timeout, temperature=0.0)
+        extra = {} if args.concurrency is None else {"concurrency": args.concurrency}
+        judge = from_spec(args.judge, timeout=args.timeout, temperature=0.0, **extra)
     embedder = None
     if args.embedder:
         from ragmeter.embedders import from_spec as emb_spec
@@ -164,6 +199,7 @@ def main() -> None:
     run = ragmeter.evaluate(samples, split_names(args.metrics), judge=judge, embedder=embedder)
     seconds = time.perf_counter() - t0
     rows = separation(run.records, labels)
+    rows += hard_rows(run.records, labels)
     stats_ = run.run.get("judge", {})
     print(f"judge: {args.judge}  embedder: {args.embedder}  rows: {len(samples)}  "
           f"seconds: {seconds:.0f}  requests: {stats_.get('requests')}")
@@ -182,6 +218,7 @@ def main() -> None:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps({"judge": args.judge, "embedder": args.embedder, "rows": rows,
                                               "positions": profile, "seconds": seconds, "judge_stats": stats_,
+                                              "concurrency": judge.concurrency_info() if judge else None,
                                               "records": run.records}, indent=1, default=str))
 
 

@@ -288,20 +288,36 @@ def _evidence(text: str) -> str:
     return "" if t.lower() in ("none", "<none>", "", EVIDENCE_SLOT) else t
 
 
-async def verify(judge: Any, sample: Sample, claims: list[str], tag: str) -> list[tuple[bool, str]]:
-    """One (verdict, evidence) per claim, all claims in one call; the reply must hold exactly one
-    verdict per claim (else one repair, then a JudgeParseError)."""
+async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
+                 scoring: str = "hard") -> list[tuple[bool, str, float | None]]:
+    """One (verdict, evidence, P(yes)) per claim, all claims in one call; the reply must hold exactly
+    one verdict per claim (else one repair, then a JudgeParseError).
+
+    ``scoring="auto"`` asks for log-probabilities and gives each claim
+    P(yes) / (P(yes) + P(no)) of the token where its ``"supported"`` value starts
+    (:func:`._verdict.field_yes_shares`); None where the backend returned none or the token could
+    not be located (the caller then uses the hard verdict). ``"hard"``: always None.
+    """
+    from ._verdict import TOP_LOGPROBS, field_yes_shares
+
     t = template("verify_claims")
     context = joined_context(sample)
 
-    async def run() -> list[tuple[bool, str]]:
+    async def run() -> list[tuple[bool, str, float | None]]:
         shape = reply_shape("verdicts", [{"statement": i, "evidence": EVIDENCE_SLOT, "supported": "<yes or no>"}
                                          for i in range(1, len(claims) + 1)])
         r = await judge.judge(t.messages(context=context, statements=numbered(claims), shape=shape),
-                              sized(Verdicts, len(claims)), tag=tag, template_version=t.cache_version)
-        return align(r.value.verdicts, len(claims), "statement", lambda v: (v.supported, _evidence(v.evidence)))
+                              sized(Verdicts, len(claims)), tag=tag, template_version=t.cache_version,
+                              top_logprobs=TOP_LOGPROBS if scoring == "auto" else None)
+        verdicts = r.value.verdicts
+        shares = field_yes_shares(r.logprobs, r.raw, "supported") if scoring == "auto" else None
+        if shares is None or len(shares) != len(verdicts):
+            shares = [None] * len(verdicts)
+        p_of = {id(v): p for v, p in zip(verdicts, shares, strict=True)}
+        return align(verdicts, len(claims), "statement",
+                     lambda v: (v.supported, _evidence(v.evidence), p_of[id(v)]))
 
-    return await shared(judge, t.cache_version, (context, claims), run)
+    return await shared(judge, f"{t.cache_version}/{scoring}", (context, claims), run)
 
 
 async def rate_chunks(judge: Any, sample: Sample, tag: str,
