@@ -108,7 +108,7 @@ async def direct_verdict(judge: Any, sample: Sample, tag: str, scoring: str) -> 
     async def run() -> dict[str, Any]:
         r = await judge.complete(t.messages(context=context, question=sample.query, answer=sample.answer or ""),
                                  tag=tag, template_version=t.cache_version, max_tokens=1, top_logprobs=top)
-        p = yes_share(r.logprobs[0]) if r.logprobs else None
+        p = yes_share(r.logprobs[0]) if r.logprobs and scoring == "auto" else None
         try:
             hard = hard_yes_no(r.value)
         except JudgeParseError:
