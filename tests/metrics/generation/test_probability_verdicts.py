@@ -248,3 +248,24 @@ def test_grounding_by_hand():
     assert grounding("The Eiffel Tower was completed.", "Yes.", q) == 1.0
     kept, dropped = split_grounded(["Completed in 1889.", "It is red."], "Completed in 1889.", q)
     assert kept == ["Completed in 1889."] and dropped == [{"claim": "It is red.", "grounding": 0.0}]
+
+
+def test_binary_chunk_relevance_rates_10_p_yes_and_keeps_the_hard_decision():
+    t1 = TokenLogprob("yes", math.log(0.8), (("yes", math.log(0.8)), ("no", math.log(0.2))))
+    t2 = TokenLogprob("no", math.log(0.6), (("no", math.log(0.6)), ("Yes", math.log(0.2)), ("yes", math.log(0.1))))
+
+    async def h(request):
+        toks = [TokenLogprob('{"passages": [', -0.01)]
+        for i, t in enumerate([t1, t2]):
+            toks += [TokenLogprob(f'{", " if i else ""}{{"passage": {i + 1}, "reason": "r", "relevant": "', -0.01),
+                     t, TokenLogprob('"}', -0.01)]
+        toks.append(TokenLogprob("]}", -0.01))
+        return Completion("".join(t.token for t in toks), logprobs=tuple(toks))
+
+    judge, _ = judge_of(h)
+    smp = Sample.model_validate({"id": "c", "query": "q?", "contexts": ["a", "b"]})
+    r = evaluate([smp], ["context_relevancy(scale=binary)"], judge=judge).records[0]["metrics"]
+    r = next(iter(r.values()))
+    assert [c["rating"] for c in r["details"]["chunks"]] == pytest.approx([8.0, 10 * 0.3 / 0.9])
+    assert [c["relevant"] for c in r["details"]["chunks"]] == [True, False]
+    assert r["score"] == pytest.approx((0.8 + 0.3 / 0.9) / 2)

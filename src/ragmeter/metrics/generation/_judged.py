@@ -320,14 +320,21 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
     return await shared(judge, f"{t.cache_version}/{scoring}", (context, claims), run)
 
 
-async def rate_chunks(judge: Any, sample: Sample, tag: str,
-                      scale: str = "graded") -> tuple[list[float], list[str]]:
-    """A 0-10 rating and a reason per retrieved chunk, in one call; the reply must hold exactly one
-    entry per chunk (else one repair, then a JudgeParseError).
+async def rate_chunks(judge: Any, sample: Sample, tag: str, scale: str = "graded",
+                      scoring: str = "hard") -> tuple[list[float], list[str], list[bool | None]]:
+    """A 0-10 rating, a reason and the hard yes/no decision (None for graded) per retrieved chunk,
+    in one call; the reply must hold exactly one entry per chunk (else one repair, then a
+    JudgeParseError).
 
-    ``scale="binary"`` asks one yes/no relevance decision per chunk (rating 10 or 0);
-    ``scale="graded"`` asks for a 0-10 rating directly.
+    ``scale="binary"`` asks one yes/no relevance decision per chunk: rating 10 or 0, or with
+    ``scoring="auto"`` and log-probabilities from the backend 10 * P(yes) / (P(yes) + P(no)) of the
+    token where the chunk's ``"relevant"`` value starts (:func:`._verdict.field_yes_shares`; 10/0
+    where it cannot be located). ``scale="graded"`` asks for a 0-10 rating directly (``scoring`` is
+    not used: probability-weighted ratings are not implemented yet).
     """
+    from ._verdict import TOP_LOGPROBS, field_yes_shares
+
+    scoring = scoring if scale == "binary" else "hard"
     if scale == "binary":
         t, model, key = template("chunk_relevance"), ChunkVerdicts, "passages"
         slot: dict[str, str] = {"relevant": "<yes or no>"}
@@ -337,15 +344,23 @@ async def rate_chunks(judge: Any, sample: Sample, tag: str,
         slot, value = {"rating": "<whole number 0-10>"}, lambda x: x.rating
     texts = sample.context_texts
 
-    async def run() -> tuple[list[float], list[str]]:
+    async def run() -> tuple[list[float], list[str], list[bool | None]]:
         shape = reply_shape(key, [{"passage": i, "reason": "<short reason>", **slot}
                                   for i in range(1, len(texts) + 1)])
         r = await judge.judge(t.messages(question=sample.query, passages=numbered(texts), shape=shape),
-                              sized(model, len(texts)), tag=tag, template_version=t.cache_version)
+                              sized(model, len(texts)), tag=tag, template_version=t.cache_version,
+                              top_logprobs=TOP_LOGPROBS if scoring == "auto" else None)
         items = getattr(r.value, key)
-        return align(items, len(texts), "passage", value), align(items, len(texts), "passage", lambda x: x.reason)
+        shares = field_yes_shares(r.logprobs, r.raw, "relevant") if scoring == "auto" else None
+        if shares is None or len(shares) != len(items):
+            shares = [None] * len(items)
+        p_of = {id(x): p for x, p in zip(items, shares, strict=True)}
+        rated = align(items, len(texts), "passage",
+                      lambda x: value(x) if p_of[id(x)] is None else 10.0 * p_of[id(x)])
+        hard = align(items, len(texts), "passage", lambda x: x.relevant if scale == "binary" else None)
+        return rated, align(items, len(texts), "passage", lambda x: x.reason), hard
 
-    return await shared(judge, t.cache_version, (sample.query, texts), run)
+    return await shared(judge, f"{t.cache_version}/{scoring}", (sample.query, texts), run)
 
 
 def align(items: Sequence[Any], n: int, index_field: str, value: Callable[[Any], Any]) -> list[Any]:

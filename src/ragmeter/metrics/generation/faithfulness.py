@@ -136,5 +136,5 @@ register_judged(
           "mode=direct: 1 (max_tokens 1, shared with hallucination_rate); 0 for empty answer or no context",
     params=(STEPS, MODE, SCORING),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="2",
+    version="3",
 )

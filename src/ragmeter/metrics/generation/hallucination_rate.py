@@ -62,5 +62,5 @@ register_judged(
     params=(STEPS, MODE, SCORING),
     higher_is_better=False,
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="2",
+    version="3",
 )
