@@ -2,7 +2,10 @@
 
 .. math:: \\mathrm{HallucinationRate} = \\frac{|\\{c \\in C(a) : \\text{context} \\not\\models c\\}|}{|C(a)|}
 
-Lower is better. It re-uses faithfulness's decomposition and verdicts for the same sample, so
+With log-probabilities (``scoring=auto``) each claim counts 1 - P(yes)/(P(yes)+P(no)) of its verdict
+token instead of 1/0, i.e. 1 - faithfulness; claims the answer does not make are dropped first
+(``ungrounded_claims``, see faithfulness). Lower is better. It re-uses faithfulness's decomposition
+and verdicts for the same sample, so
 computing both costs no extra judge call. Edge cases: empty answer -> 0.0; no context -> 1.0; no
 claim -> 0.0 only when the judge states the answer makes no factual claim, else undefined; a
 verdict count other than the claim count is a JudgeParseError (after one repair).
