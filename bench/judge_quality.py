@@ -116,18 +116,19 @@ def hard_rows(records: list[dict[str, Any]], labels: list[dict[str, Any]]) -> li
     for name in records[0]["metrics"]:
         if name.split("(")[0] not in ("faithfulness", "hallucination_rate"):
             continue
-        sign = -1.0 if name.startswith("hallucination_rate") else 1.0
-        pos, neg = [], []
+        halluc = name.startswith("hallucination_rate")
+        pos, neg = [], []  # hard faithfulness (the share supported), whichever metric it came from
         for rec, lab in zip(records, labels, strict=True):
             r = rec["metrics"][name]
             if r["error"] or r["score"] is None:
                 continue
             h = hard_score(r["details"] or {})
-            h = r["score"] if h is None else h
-            (pos if lab["faithful"] else neg).append(h if sign > 0 else 1.0 - h)
+            if h is None:
+                h = 1.0 - r["score"] if halluc else r["score"]
+            (pos if lab["faithful"] else neg).append(h)
+        mp, mn = (float(np.mean(x)) if x else math.nan for x in (pos, neg))
         out.append({"metric": f"{name} [hard]", "n": len(pos) + len(neg), "errors": 0, "auroc": auroc(pos, neg),
-                    "mean_pos": float(np.mean(pos)) if pos else math.nan,
-                    "mean_neg": float(np.mean(neg)) if neg else math.nan})
+                    "mean_pos": 1.0 - mp if halluc else mp, "mean_neg": 1.0 - mn if halluc else mn})
     return out
 
 
@@ -167,6 +168,17 @@ def split_names(text: str) -> list[str]:
         else:
             cur += ch
     return [n for n in [*out, cur.strip()] if n]
+
+
+def rescore(path: str) -> None:
+    """Recompute and store the table of a saved ``--out`` file (after a fix to the arithmetic)."""
+    saved = json.loads(Path(path).read_text())
+    rows = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
+    labels = [r["labels"] for r in rows][: len(saved["records"])]
+    saved["rows"] = separation(saved["records"], labels) + hard_rows(saved["records"], labels)
+    Path(path).write_text(json.dumps(saved, indent=1, default=str))
+    for r in saved["rows"]:
+        print(f"{r['metric']:<42}{r['n']:>5}{r['errors']:>8}{r['auroc']:>8.3f}{r['mean_pos']:>8.3f}{r['mean_neg']:>8.3f}")
 
 
 def main() -> None:

@@ -91,5 +91,10 @@ def test_hard_rows_use_the_hard_verdicts_behind_probability_scores():
     assert prob["auroc"] == 1.0  # 0.9 above 0.4 and 0.2
     # hard: pos [1], neg [1, 0] -> (1/2 + 1) / 2
     assert hard["metric"] == f"{n} [hard]" and hard["auroc"] == pytest.approx(0.75)
+    h = "hallucination_rate(mode=direct)"
+    hrec = [_rec(h, 0.1, verdict="yes", scoring="probability"), _rec(h, 0.6, verdict="yes", scoring="probability"),
+            _rec(h, 0.8, verdict="no", scoring="probability")]
+    hard_h = jq.hard_rows(hrec, labels)[0]
+    assert hard_h["auroc"] == pytest.approx(0.75) and hard_h["mean_pos"] == 0.0 and hard_h["mean_neg"] == 0.5
     claims = _rec("faithfulness", 0.6, claims=[{"supported": True, "p_yes": 0.8}, {"supported": False, "p_yes": 0.4}])
     assert jq.hard_score(claims["metrics"]["faithfulness"]["details"]) == 0.5
