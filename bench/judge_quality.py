@@ -98,6 +98,40 @@ def separation(records: list[dict[str, Any]], labels: list[dict[str, Any]]) -> l
     return rows
 
 
+def hard_score(details: dict[str, Any]) -> float | None:
+    """The hard-verdict score of a faithfulness result whose score is probability-weighted: the
+    direct verdict as 1/0, or the share of claims with a hard "supported" verdict; None when the
+    result has no hard verdict beside its score (it already is the hard score)."""
+    if details.get("scoring") == "probability" and "verdict" in details:
+        return 1.0 if details["verdict"] == "yes" else 0.0
+    claims = details.get("claims") or []
+    if claims and any(c.get("p_yes") is not None for c in claims):
+        return sum(c["supported"] is True for c in claims) / len(claims)
+    return None
+
+
+def hard_rows(records: list[dict[str, Any]], labels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """AUROC of the hard verdicts behind probability-weighted faithfulness scores (``name [hard]``)."""
+    out = []
+    for name in records[0]["metrics"]:
+        if name.split("(")[0] not in ("faithfulness", "hallucination_rate"):
+            continue
+        halluc = name.startswith("hallucination_rate")
+        pos, neg = [], []  # hard faithfulness (the share supported), whichever metric it came from
+        for rec, lab in zip(records, labels, strict=True):
+            r = rec["metrics"][name]
+            if r["error"] or r["score"] is None:
+                continue
+            h = hard_score(r["details"] or {})
+            if h is None:
+                h = 1.0 - r["score"] if halluc else r["score"]
+            (pos if lab["faithful"] else neg).append(h)
+        mp, mn = (float(np.mean(x)) if x else math.nan for x in (pos, neg))
+        out.append({"metric": f"{name} [hard]", "n": len(pos) + len(neg), "errors": 0, "auroc": auroc(pos, neg),
+                    "mean_pos": 1.0 - mp if halluc else mp, "mean_neg": 1.0 - mn if halluc else mn})
+    return out
+
+
 def position_profile(records: list[dict[str, Any]], labels: list[dict[str, Any]]) -> dict[str, list[Any]]:
     """Share of "yes" per item position (claim 1, 2, 3+; chunk 1, 2, 3+), against the human rate
     for chunks: a judge that copies a pattern answers by position, not by content."""
@@ -136,6 +170,17 @@ def split_names(text: str) -> list[str]:
     return [n for n in [*out, cur.strip()] if n]
 
 
+def rescore(path: str) -> None:
+    """Recompute and store the table of a saved ``--out`` file (after a fix to the arithmetic)."""
+    saved = json.loads(Path(path).read_text())
+    rows = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
+    labels = [r["labels"] for r in rows][: len(saved["records"])]
+    saved["rows"] = separation(saved["records"], labels) + hard_rows(saved["records"], labels)
+    Path(path).write_text(json.dumps(saved, indent=1, default=str))
+    for r in saved["rows"]:
+        print(f"{r['metric']:<42}{r['n']:>5}{r['errors']:>8}{r['auroc']:>8.3f}{r['mean_pos']:>8.3f}{r['mean_neg']:>8.3f}")
+
+
 def main() -> None:
     """Run the judged metrics on the validation set and print the separation table."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -144,7 +189,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--data", default=None, help=f"labelled rows (default {DATA.name}; for passage_recall: "
                     f"{PASSAGES.name})")
-    ap.add_argument("--concurrency", type=int, default=2)
+    ap.add_argument("--concurrency", type=int, default=None,
+                    help="most requests in flight (default: the judge's default, adaptive)")
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--metrics", default=",".join(METRICS))
     ap.add_argument("--out", default=None, help="write the table and per-row results as JSON here")
@@ -154,7 +200,8 @@ def main() -> None:
     labels = [s.metadata["labels"] for s in samples]
     judge = None
     if args.judge != "none":
-        judge = from_spec(args.judge, concurrency=args.concurrency, timeout=args.timeout, temperature=0.0)
+        extra = {} if args.concurrency is None else {"concurrency": args.concurrency}
+        judge = from_spec(args.judge, timeout=args.timeout, temperature=0.0, **extra)
     embedder = None
     if args.embedder:
         from ragmeter.embedders import from_spec as emb_spec
@@ -164,6 +211,7 @@ def main() -> None:
     run = ragmeter.evaluate(samples, split_names(args.metrics), judge=judge, embedder=embedder)
     seconds = time.perf_counter() - t0
     rows = separation(run.records, labels)
+    rows += hard_rows(run.records, labels)
     stats_ = run.run.get("judge", {})
     print(f"judge: {args.judge}  embedder: {args.embedder}  rows: {len(samples)}  "
           f"seconds: {seconds:.0f}  requests: {stats_.get('requests')}")
@@ -182,6 +230,7 @@ def main() -> None:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps({"judge": args.judge, "embedder": args.embedder, "rows": rows,
                                               "positions": profile, "seconds": seconds, "judge_stats": stats_,
+                                              "concurrency": judge.concurrency_info() if judge else None,
                                               "records": run.records}, indent=1, default=str))
 
 

@@ -78,3 +78,23 @@ def test_position_profile_counts_yes_by_position():
     c = {p["position"]: p for p in prof["context_relevancy"]}
     assert (c["1"]["judged_yes"], c["1"]["human_yes"]) == (0.5, 0.5)
     assert (c["2"]["judged_yes"], c["2"]["human_yes"]) == (0.5, 0.5) and c["3+"]["n"] == 0
+
+
+def test_hard_rows_use_the_hard_verdicts_behind_probability_scores():
+    n = "faithfulness(mode=direct)"
+    records = [_rec(n, 0.9, verdict="yes", scoring="probability"),   # faithful
+               _rec(n, 0.4, verdict="yes", scoring="probability"),   # not faithful: hard yes, P 0.4
+               _rec(n, 0.2, verdict="no", scoring="probability")]    # not faithful
+    labels = [{"faithful": True}, {"faithful": False}, {"faithful": False}]
+    prob = jq.separation(records, labels)[0]
+    hard = jq.hard_rows(records, labels)[0]
+    assert prob["auroc"] == 1.0  # 0.9 above 0.4 and 0.2
+    # hard: pos [1], neg [1, 0] -> (1/2 + 1) / 2
+    assert hard["metric"] == f"{n} [hard]" and hard["auroc"] == pytest.approx(0.75)
+    h = "hallucination_rate(mode=direct)"
+    hrec = [_rec(h, 0.1, verdict="yes", scoring="probability"), _rec(h, 0.6, verdict="yes", scoring="probability"),
+            _rec(h, 0.8, verdict="no", scoring="probability")]
+    hard_h = jq.hard_rows(hrec, labels)[0]
+    assert hard_h["auroc"] == pytest.approx(0.75) and hard_h["mean_pos"] == 0.0 and hard_h["mean_neg"] == 0.5
+    claims = _rec("faithfulness", 0.6, claims=[{"supported": True, "p_yes": 0.8}, {"supported": False, "p_yes": 0.4}])
+    assert jq.hard_score(claims["metrics"]["faithfulness"]["details"]) == 0.5

@@ -61,6 +61,9 @@ class CacheEntry:
     backend: str = ""
     model: str = ""
     tag: str = ""
+    #: the reply's token log-probabilities as JSON (``[[token, logprob, [[alt, logprob], ...]], ...]``),
+    #: or None when the request did not ask for them or the server sent none
+    logprobs: str | None = None
 
 
 def _m001_responses(conn: sqlite3.Connection) -> None:
@@ -79,9 +82,14 @@ def _m001_responses(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m002_logprobs(conn: sqlite3.Connection) -> None:
+    conn.execute("ALTER TABLE responses ADD COLUMN logprobs TEXT")
+
+
 #: Named migrations, applied in order, each once per database. Append; never edit or reorder.
 MIGRATIONS: list[tuple[str, Callable[[sqlite3.Connection], None]]] = [
     ("m001_responses", _m001_responses),
+    ("m002_logprobs", _m002_logprobs),
 ]
 
 
@@ -140,19 +148,19 @@ class ResponseCache:
         """The entry stored under ``key``, or None."""
         with self._lock:
             row = self._reader.execute(
-                "SELECT response, prompt_tokens, completion_tokens, finish_reason, backend, model, tag "
-                "FROM responses WHERE key = ?",
+                "SELECT response, prompt_tokens, completion_tokens, finish_reason, backend, model, tag, "
+                "logprobs FROM responses WHERE key = ?",
                 (key,),
             ).fetchone()
         if row is None:
             return None
-        return CacheEntry(key, row[0], row[1], row[2], row[3], row[4], row[5], row[6])
+        return CacheEntry(key, row[0], row[1], row[2], row[3], row[4], row[5], row[6], row[7])
 
     def put_many(self, entries: Iterable[CacheEntry]) -> None:
         """Store ``entries`` in one committed transaction (blocking; see :meth:`aput_many`)."""
         rows = [
             (e.key, e.response, e.prompt_tokens, e.completion_tokens, e.finish_reason, e.backend, e.model,
-             e.tag, time.time())
+             e.tag, time.time(), e.logprobs)
             for e in entries
         ]
         if not rows:
@@ -162,7 +170,7 @@ class ResponseCache:
         try:
             conn.executemany(
                 "INSERT OR REPLACE INTO responses (key, response, prompt_tokens, completion_tokens, "
-                "finish_reason, backend, model, tag, created) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "finish_reason, backend, model, tag, created, logprobs) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
             conn.execute("COMMIT")

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import functools
 import hashlib
+import json
 import logging
 import math
 import random
@@ -38,7 +39,7 @@ from ..errors import (
     MissingBackendError,
 )
 from ._stats import Stats
-from .base import ChatRequest, Completion, JudgeBackend, Message, Usage
+from .base import ChatRequest, Completion, JudgeBackend, Message, TokenLogprob, Usage
 from .cache import CacheEntry, ResponseCache, canonical_json
 from .concurrency import AdaptiveLimit, probe_endpoint, start_for
 from .masking import mask_secrets, mask_url
@@ -83,6 +84,9 @@ class JudgeResult(Generic[T]):
         The cache key of the judgement (``sha256:...``, ``#i`` for extra samples).
     sample:
         0 for the first sample; 1..N-1 for the extra samples of ``repeat=N``.
+    logprobs:
+        The reply's token log-probabilities when the call asked for them (``top_logprobs``) and
+        the backend returned them (also on a cache hit: they are stored with the reply); else None.
     """
 
     value: T
@@ -92,6 +96,7 @@ class JudgeResult(Generic[T]):
     repaired: bool = False
     key: str = ""
     sample: int = 0
+    logprobs: tuple[TokenLogprob, ...] | None = None
 
 
 @dataclass
@@ -166,8 +171,11 @@ _SCHEMA_JSON: dict[int, tuple[dict[str, Any], str]] = {}
 
 def judge_cache_key(*, backend: str, model: str, base_url: str | None, messages: list[dict[str, str]],
                     temperature: float, max_tokens: int, schema: dict[str, Any] | None, seed: int | None,
-                    template_version: str) -> str:
+                    template_version: str, top_logprobs: int | None = None) -> str:
     """``cache_key`` of these fields, i.e. ``sha256:`` + SHA-256 of their canonical JSON.
+
+    ``top_logprobs`` is part of the key only when set (a request asking for log-probabilities
+    is a different request; keys of requests without it are unchanged).
 
     The same bytes as ``canonical_json({...all fields...})``, built from pieces so the (large,
     constant) schema is serialised once per schema, not once per call.
@@ -181,9 +189,30 @@ def judge_cache_key(*, backend: str, model: str, base_url: str | None, messages:
         schema_json = got[1]
     head = canonical_json({"backend": backend, "base_url": base_url, "max_tokens": max_tokens,
                            "messages": messages, "model": model})
-    tail = canonical_json({"seed": seed, "temperature": temperature, "template_version": template_version})
+    tail_fields: dict[str, Any] = {"seed": seed, "temperature": temperature, "template_version": template_version}
+    if top_logprobs is not None:
+        tail_fields["top_logprobs"] = top_logprobs
+    tail = canonical_json(tail_fields)
     text = f'{head[:-1]},"schema":{schema_json},{tail[1:]}'
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def logprobs_to_json(logprobs: tuple[TokenLogprob, ...] | None) -> str | None:
+    """Token log-probabilities as compact JSON for the cache (None stays None)."""
+    if logprobs is None:
+        return None
+    return json.dumps([[t.token, t.logprob, [list(a) for a in t.top]] for t in logprobs], ensure_ascii=False)
+
+
+def logprobs_from_json(text: str | None) -> tuple[TokenLogprob, ...] | None:
+    """Inverse of :func:`logprobs_to_json`; None for None or an unreadable value."""
+    if text is None:
+        return None
+    try:
+        return tuple(TokenLogprob(str(t), float(lp), tuple((str(a), float(b)) for a, b in top))
+                     for t, lp, top in json.loads(text))
+    except (ValueError, TypeError):
+        return None
 
 
 def estimate_tokens(messages: Sequence[Message]) -> int:
@@ -323,15 +352,17 @@ class Judge:
         max_tokens: int | None = None,
         seed: int | None = None,
         sample: int = 0,
+        top_logprobs: int | None = None,
     ) -> JudgeResult[M]:
         """Ask the judge and return its reply validated as ``schema``.
 
         ``tag`` names the metric for accounting; ``template_version`` (e.g.
         ``PromptTemplate.cache_version``) goes into the cache key. Raises a
         :class:`~ragmeter.errors.JudgeError` subclass, e.g. :class:`~ragmeter.errors.JudgeParseError`
-        with ``.raw`` when the reply is unreadable even after one repair.
+        with ``.raw`` when the reply is unreadable even after one repair. ``top_logprobs=n`` asks
+        for token log-probabilities (see :attr:`JudgeResult.logprobs`).
         """
-        request = self._request(messages, schema, temperature, max_tokens, seed)
+        request = self._request(messages, schema, temperature, max_tokens, seed, top_logprobs)
         key = self._key(request, template_version, sample)
         self._stats.bump(tag, "calls")
         try:
@@ -357,16 +388,19 @@ class Judge:
 
     async def complete(self, messages: MessagesLike, *, tag: str = "", template_version: str = "",
                        temperature: float | None = None, max_tokens: int | None = None,
-                       seed: int | None = None, sample: int = 0) -> JudgeResult[str]:
-        """Free-text reply (no schema, no parsing), with the same cache, retries and accounting."""
-        request = self._request(messages, None, temperature, max_tokens, seed)
+                       seed: int | None = None, sample: int = 0,
+                       top_logprobs: int | None = None) -> JudgeResult[str]:
+        """Free-text reply (no schema, no parsing), with the same cache, retries and accounting;
+        ``top_logprobs=n`` asks for token log-probabilities (:attr:`JudgeResult.logprobs`)."""
+        request = self._request(messages, None, temperature, max_tokens, seed, top_logprobs)
         key = self._key(request, template_version, sample)
         self._stats.bump(tag, "calls")
         try:
             completion, hit = await self._fetch(request, key, tag)
             if not hit:
                 await self._store([(key, completion)], tag)
-            return JudgeResult(completion.text, completion.text, completion.usage, hit, key=key, sample=sample)
+            return JudgeResult(completion.text, completion.text, completion.usage, hit, key=key, sample=sample,
+                               logprobs=completion.logprobs)
         except JudgeError as exc:
             self._stats.error(tag, type(exc).__name__, final=True)
             raise
@@ -414,7 +448,7 @@ class Judge:
     # -- internals ----------------------------------------------------------------------------
 
     def _request(self, messages: MessagesLike, schema: type[BaseModel] | None, temperature: float | None,
-                 max_tokens: int | None, seed: int | None) -> ChatRequest:
+                 max_tokens: int | None, seed: int | None, top_logprobs: int | None = None) -> ChatRequest:
         return ChatRequest(
             messages=_messages(messages),
             temperature=self.temperature if temperature is None else temperature,
@@ -423,6 +457,7 @@ class Judge:
             schema_name=(schema.__name__ if schema is not None else "judgement")[:64],
             seed=self.seed if seed is None else seed,
             timeout=self.timeout,
+            top_logprobs=top_logprobs,
         )
 
     def _key(self, request: ChatRequest, template_version: str, sample: int) -> str:
@@ -437,6 +472,7 @@ class Judge:
             schema=request.json_schema,
             seed=request.seed,
             template_version=template_version,
+            top_logprobs=request.top_logprobs,
         )
         return f"{key}#{sample}" if sample else key
 
@@ -452,7 +488,7 @@ class Judge:
         else:
             if not hit:
                 await self._store([(key, first)], tag)
-            return JudgeResult(value, first.text, first.usage, hit, key=key, sample=sample)
+            return JudgeResult(value, first.text, first.usage, hit, key=key, sample=sample, logprobs=first.logprobs)
         # one repair: show the judge its reply and what was wrong with it
         fix = replace(request, messages=(*request.messages, Message("assistant", first.text),
                                          Message("user", repair_message(error, schema))))
@@ -469,7 +505,8 @@ class Judge:
         # only a reply that validated is stored, under the original request's key: the next run
         # reads it back in one lookup; the reply that failed validation is never written
         await self._store([(key, second)], tag)
-        return JudgeResult(value, second.text, first.usage + second.usage, hit and hit2, True, key, sample)
+        return JudgeResult(value, second.text, first.usage + second.usage, hit and hit2, True, key, sample,
+                           second.logprobs)
 
     async def _fetch(self, request: ChatRequest, key: str, tag: str, repair: bool = False) -> tuple[Completion, bool]:
         if self.cache is not None:
@@ -477,7 +514,7 @@ class Judge:
             if entry is not None:
                 self._stats.bump(tag, "cache_hits")
                 return Completion(entry.response, Usage(entry.prompt_tokens, entry.completion_tokens),
-                                  entry.finish_reason), True
+                                  entry.finish_reason, logprobs_from_json(entry.logprobs)), True
             self._stats.bump(tag, "cache_misses")
         return await self._send(request, tag, check_budget=not repair), False
 
@@ -486,7 +523,7 @@ class Judge:
             return
         entries = [
             CacheEntry(k, c.text, c.usage.prompt_tokens, c.usage.completion_tokens, c.finish_reason,
-                       self.backend.name, self.backend.model, tag)
+                       self.backend.name, self.backend.model, tag, logprobs_to_json(c.logprobs))
             for k, c in items
         ]
         await self.cache.aput_many(entries)

@@ -288,30 +288,53 @@ def _evidence(text: str) -> str:
     return "" if t.lower() in ("none", "<none>", "", EVIDENCE_SLOT) else t
 
 
-async def verify(judge: Any, sample: Sample, claims: list[str], tag: str) -> list[tuple[bool, str]]:
-    """One (verdict, evidence) per claim, all claims in one call; the reply must hold exactly one
-    verdict per claim (else one repair, then a JudgeParseError)."""
+async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
+                 scoring: str = "hard") -> list[tuple[bool, str, float | None]]:
+    """One (verdict, evidence, P(yes)) per claim, all claims in one call; the reply must hold exactly
+    one verdict per claim (else one repair, then a JudgeParseError).
+
+    ``scoring="auto"`` asks for log-probabilities and gives each claim
+    P(yes) / (P(yes) + P(no)) of the token where its ``"supported"`` value starts
+    (:func:`._verdict.field_yes_shares`); None where the backend returned none or the token could
+    not be located (the caller then uses the hard verdict). ``"hard"``: always None.
+    """
+    from ._verdict import TOP_LOGPROBS, field_yes_shares
+
     t = template("verify_claims")
     context = joined_context(sample)
 
-    async def run() -> list[tuple[bool, str]]:
+    async def run() -> list[tuple[bool, str, float | None]]:
         shape = reply_shape("verdicts", [{"statement": i, "evidence": EVIDENCE_SLOT, "supported": "<yes or no>"}
                                          for i in range(1, len(claims) + 1)])
         r = await judge.judge(t.messages(context=context, statements=numbered(claims), shape=shape),
-                              sized(Verdicts, len(claims)), tag=tag, template_version=t.cache_version)
-        return align(r.value.verdicts, len(claims), "statement", lambda v: (v.supported, _evidence(v.evidence)))
+                              sized(Verdicts, len(claims)), tag=tag, template_version=t.cache_version,
+                              top_logprobs=TOP_LOGPROBS if scoring == "auto" else None)
+        verdicts = r.value.verdicts
+        shares = field_yes_shares(r.logprobs, r.raw, "supported") if scoring == "auto" else None
+        if shares is None or len(shares) != len(verdicts):
+            shares = [None] * len(verdicts)
+        p_of = {id(v): p for v, p in zip(verdicts, shares, strict=True)}
+        return align(verdicts, len(claims), "statement",
+                     lambda v: (v.supported, _evidence(v.evidence), p_of[id(v)]))
 
-    return await shared(judge, t.cache_version, (context, claims), run)
+    return await shared(judge, f"{t.cache_version}/{scoring}", (context, claims), run)
 
 
-async def rate_chunks(judge: Any, sample: Sample, tag: str,
-                      scale: str = "graded") -> tuple[list[float], list[str]]:
-    """A 0-10 rating and a reason per retrieved chunk, in one call; the reply must hold exactly one
-    entry per chunk (else one repair, then a JudgeParseError).
+async def rate_chunks(judge: Any, sample: Sample, tag: str, scale: str = "graded",
+                      scoring: str = "hard") -> tuple[list[float], list[str], list[bool | None]]:
+    """A 0-10 rating, a reason and the hard yes/no decision (None for graded) per retrieved chunk,
+    in one call; the reply must hold exactly one entry per chunk (else one repair, then a
+    JudgeParseError).
 
-    ``scale="binary"`` asks one yes/no relevance decision per chunk (rating 10 or 0);
-    ``scale="graded"`` asks for a 0-10 rating directly.
+    ``scale="binary"`` asks one yes/no relevance decision per chunk: rating 10 or 0, or with
+    ``scoring="auto"`` and log-probabilities from the backend 10 * P(yes) / (P(yes) + P(no)) of the
+    token where the chunk's ``"relevant"`` value starts (:func:`._verdict.field_yes_shares`; 10/0
+    where it cannot be located). ``scale="graded"`` asks for a 0-10 rating directly (``scoring`` is
+    not used: probability-weighted ratings are not implemented yet).
     """
+    from ._verdict import TOP_LOGPROBS, field_yes_shares
+
+    scoring = scoring if scale == "binary" else "hard"
     if scale == "binary":
         t, model, key = template("chunk_relevance"), ChunkVerdicts, "passages"
         slot: dict[str, str] = {"relevant": "<yes or no>"}
@@ -321,15 +344,23 @@ async def rate_chunks(judge: Any, sample: Sample, tag: str,
         slot, value = {"rating": "<whole number 0-10>"}, lambda x: x.rating
     texts = sample.context_texts
 
-    async def run() -> tuple[list[float], list[str]]:
+    async def run() -> tuple[list[float], list[str], list[bool | None]]:
         shape = reply_shape(key, [{"passage": i, "reason": "<short reason>", **slot}
                                   for i in range(1, len(texts) + 1)])
         r = await judge.judge(t.messages(question=sample.query, passages=numbered(texts), shape=shape),
-                              sized(model, len(texts)), tag=tag, template_version=t.cache_version)
+                              sized(model, len(texts)), tag=tag, template_version=t.cache_version,
+                              top_logprobs=TOP_LOGPROBS if scoring == "auto" else None)
         items = getattr(r.value, key)
-        return align(items, len(texts), "passage", value), align(items, len(texts), "passage", lambda x: x.reason)
+        shares = field_yes_shares(r.logprobs, r.raw, "relevant") if scoring == "auto" else None
+        if shares is None or len(shares) != len(items):
+            shares = [None] * len(items)
+        p_of = {id(x): p for x, p in zip(items, shares, strict=True)}
+        rated = align(items, len(texts), "passage",
+                      lambda x: value(x) if p_of[id(x)] is None else 10.0 * p_of[id(x)])
+        hard = align(items, len(texts), "passage", lambda x: x.relevant if scale == "binary" else None)
+        return rated, align(items, len(texts), "passage", lambda x: x.reason), hard
 
-    return await shared(judge, t.cache_version, (sample.query, texts), run)
+    return await shared(judge, f"{t.cache_version}/{scoring}", (sample.query, texts), run)
 
 
 def align(items: Sequence[Any], n: int, index_field: str, value: Callable[[Any], Any]) -> list[Any]:

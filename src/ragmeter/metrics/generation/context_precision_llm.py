@@ -4,7 +4,8 @@
    \\qquad rel_i = [r_i \\ge \\tau]
 
 where r_i is the judge's rating of chunk i, from the same single call as context_relevancy (0-10
-with ``scale=graded``, the default, or 10 / 0 from a yes/no decision with ``scale=binary``), and
+with ``scale=graded``, the default, or from a yes/no decision with ``scale=binary``: 10 / 0, or
+10 * P(yes) / (P(yes) + P(no)) where the backend returns log-probabilities), and
 τ the ``threshold`` parameter (default 5: "on topic and at least partly answering"). RAGAS makes
 one call per chunk for this; ragmeter makes one for all. Edge cases: empty context list -> 0.0; no
 relevant chunk in the top k -> 0.0; a rating count other than the chunk count is a
@@ -18,6 +19,7 @@ from ...types import MetricResult, Sample
 from ..retrieval._batch import RankedList
 from ..retrieval.context_precision import context_precision_single
 from ._judged import SCALE, JudgedEvaluator, rate_chunks, register_judged
+from ._verdict import SCORING
 
 
 class ContextPrecisionLLM(JudgedEvaluator):
@@ -27,7 +29,8 @@ class ContextPrecisionLLM(JudgedEvaluator):
         """Score one sample."""
         if not sample.contexts:
             return self.result(0.0, "no contexts retrieved")
-        ratings, _ = await rate_chunks(self.judge, sample, "context_precision_llm", self.params["scale"])
+        ratings, _, _ = await rate_chunks(self.judge, sample, "context_precision_llm", self.params["scale"],
+                                          self.params["scoring"])
         tau = self.params["threshold"]
         rel = [r >= tau for r in ratings]
         ranked = RankedList(rel, [float(x) for x in rel], [int(x) for x in rel], float("nan"))
@@ -48,7 +51,7 @@ register_judged(
     requires=("query", "contexts"),
     calls="1 for all chunks, shared with context_relevancy (RAGAS: 1 per chunk)",
     params=(Param("threshold", float, 5.0, "rating (0-10) at or above which a chunk is relevant", minimum=0),
-            SCALE),
-    version="3",
+            SCALE, SCORING),
+    version="4",
     cutoff="optional",
 )

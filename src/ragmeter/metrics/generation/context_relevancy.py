@@ -4,7 +4,10 @@
 
 One call judges every chunk. With ``scale=graded`` (the default) the judge rates each chunk 0-10;
 with ``scale=binary`` it makes one yes/no relevance decision per chunk and r_i is 10 or 0, so the
-score is the share of relevant chunks (measured side by side in docs/generation.md).
+score is the share of relevant chunks (measured side by side in docs/generation.md); with
+``scale=binary`` and log-probabilities from the backend (``scoring=auto``, the default) r_i is
+10 * P(yes) / (P(yes) + P(no)) of the chunk's verdict token (the hard decision stays in the
+details as ``relevant``).
 Edge cases: empty context list -> 0.0 (no call); a reply with another number of ratings than
 chunks, or a missing field, is unreadable output (one repair, then a recorded JudgeParseError).
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 from ...types import MetricResult, Sample
 from ._judged import SCALE, JudgedEvaluator, rate_chunks, register_judged
+from ._verdict import SCORING
 
 
 class ContextRelevancy(JudgedEvaluator):
@@ -22,15 +26,17 @@ class ContextRelevancy(JudgedEvaluator):
         """Score one sample."""
         if not sample.contexts:
             return self.result(0.0, "no contexts retrieved")
-        ratings, reasons = await rate_chunks(self.judge, sample, "context_relevancy", self.params["scale"])
+        ratings, reasons, hard = await rate_chunks(self.judge, sample, "context_relevancy", self.params["scale"],
+                                                   self.params["scoring"])
         values = [r / 10 for r in ratings]
         if self.params["scale"] == "binary":
-            reason = f"{sum(v == 1.0 for v in values)} of {len(values)} chunks judged relevant"
+            reason = f"{sum(h is True for h in hard)} of {len(values)} chunks judged relevant"
         else:
             reason = f"mean chunk rating {10 * sum(values) / len(values):.1f}/10 over {len(values)} chunks"
         return self.result(sum(values) / len(values), reason, scale=self.params["scale"],
                            chunks=[{"rank": i + 1, "rating": r, "reason": why}
-                                   for i, (r, why) in enumerate(zip(ratings, reasons, strict=True))])
+                                   | ({"relevant": h} if h is not None else {})
+                                   for i, (r, why, h) in enumerate(zip(ratings, reasons, hard, strict=True))])
 
 
 register_judged(
@@ -39,11 +45,12 @@ register_judged(
     role="context",
     summary="Mean judged relevance of the retrieved chunks: mean 0-10 rating / 10 (graded, default) or "
             "share judged relevant (binary).",
-    formula="context_relevancy = mean_i rating_i / 10; binary: rating_i = 10 if judged relevant else 0",
+    formula="context_relevancy = mean_i rating_i / 10; binary: rating_i = 10 * P(yes)/(P(yes)+P(no)) with "
+            "log-probabilities, else 10 if judged relevant else 0",
     edge_cases=("empty context list -> 0.0",
                 "a rating count other than the chunk count -> JudgeParseError after one repair"),
     requires=("query", "contexts"),
     calls="1 for all chunks (shared with context_precision_llm); 0 without contexts",
-    params=(SCALE,),
-    version="3",
+    params=(SCALE, SCORING),
+    version="4",
 )

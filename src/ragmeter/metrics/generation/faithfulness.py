@@ -1,6 +1,12 @@
-"""Faithfulness: the share of the answer's atomic claims that the retrieved context supports.
+"""Faithfulness: how much of the answer the retrieved context supports.
 
-.. math:: \\mathrm{Faithfulness} = \\frac{|\\{c \\in C(a) : \\text{context} \\models c\\}|}{|C(a)|}
+``mode=claims`` (the default): the share of the answer's atomic claims that the context supports.
+
+.. math:: \\mathrm{Faithfulness} = \\frac{1}{|C(a)|} \\sum_{c \\in C(a)} s(c)
+
+where :math:`s(c)` is P(yes) / (P(yes) + P(no)) of the claim's verdict token when the backend
+returns log-probabilities (``scoring=auto``), else 1 for a "yes" verdict and 0 for "no" (the share
+of supported claims; ``scoring=hard`` always). Hard verdicts stay in the details.
 
 (1) The judge decomposes the answer into atomic, self-contained claims C(a) (shared with
 answer_relevancy's question generation: one call reads query and answer); (2) the judge checks
@@ -8,36 +14,81 @@ every claim against the joined contexts, yes or no per claim, all claims in one 
 
 Edge cases: empty answer -> 1.0 (nothing to be unfaithful about, no call); no context -> 0.0 (no
 call); a non-empty answer with no claim -> 1.0 only when the judge states explicitly that it
-makes no factual claim (``no_facts: yes``), else undefined with the reason; a verdict reply
+makes no factual claim (``no_facts: yes``), else undefined with the reason; extracted claims the
+answer does not make (:mod:`._grounding`) are dropped and listed in ``ungrounded_claims``, and
+undefined when none is left; a verdict reply
 with another number of verdicts than claims, or a missing field, is unreadable output (one
 repair, then a recorded JudgeParseError), never a score.
+
+``mode=direct``: one judge call per answer, "is every fact in the answer supported by the
+context? yes or no" (``max_tokens`` 1), scored
+
+.. math:: \\mathrm{Faithfulness_{direct}} = \\frac{P(\\text{yes})}{P(\\text{yes}) + P(\\text{no})}
+
+from the verdict token's log-probabilities (:mod:`._verdict`), or 1/0 from the hard verdict where
+the backend returns none (or with ``scoring=hard``); details hold ``verdict``, ``p_yes`` and
+``scoring`` ("probability" or "hard"). Same edge cases for empty answer and no context; no claim
+list, so never undefined.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ...types import MetricResult, Sample
+from ._grounding import split_grounded
 from ._judged import NO_CLAIM_UNDEFINED, STEPS, JudgedEvaluator, decompose, register_judged, verify
+from ._verdict import MODE, SCORING, direct_verdict
 
 
-async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> tuple[list[str], list[bool], list[str],
-                                                                         bool] | None:
-    """The answer's claims, their verdicts, the evidence each verdict quotes ("" when none) and the
-    judge's ``no_facts`` statement; None when the answer is empty or there is no context."""
+@dataclass
+class ClaimVerdicts:
+    """The grounded claims of an answer, their hard verdicts, quoted evidence ("" when none), P(yes)
+    per claim (None without log-probabilities), the judge's ``no_facts`` statement, and the claims
+    dropped because the answer does not make them (:func:`._grounding.split_grounded`)."""
+
+    claims: list[str]
+    verdicts: list[bool]
+    evidence: list[str]
+    p_yes: list[float | None]
+    no_facts: bool
+    ungrounded: list[dict[str, Any]]
+
+    def supports(self) -> list[float]:
+        """Each claim's support: P(yes) where known, else the hard verdict as 1/0."""
+        return [p if p is not None else float(v) for v, p in zip(self.verdicts, self.p_yes, strict=True)]
+
+    @property
+    def scoring(self) -> str:
+        """"probability" when every claim has a P(yes), "hard" when none has, else "mixed"."""
+        known = sum(p is not None for p in self.p_yes)
+        return "probability" if known == len(self.p_yes) and known else ("hard" if not known else "mixed")
+
+    def details(self) -> dict[str, Any]:
+        """Per-claim verdicts (with the context sentence the judge quoted and P(yes)), the scoring
+        used and the dropped ungrounded claims, for the report."""
+        return {"claims": [{"claim": c, "supported": v, "evidence": e, "p_yes": p}
+                           for c, v, e, p in zip(self.claims, self.verdicts, self.evidence, self.p_yes, strict=True)],
+                "scoring": self.scoring, "ungrounded_claims": self.ungrounded}
+
+
+async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts | None:
+    """The answer's grounded claims and their verdicts (see :class:`ClaimVerdicts`); None when the
+    answer is empty or there is no context."""
     if not (sample.answer or "").strip() or not any(t.strip() for t in sample.context_texts):
         return None
-    claims, no_facts = await decompose(ev.judge, sample, "faithfulness", ev.params["steps"])
+    extracted, no_facts = await decompose(ev.judge, sample, "faithfulness", ev.params["steps"])
+    claims, ungrounded = split_grounded(extracted, sample.answer or "", sample.query)
     if not claims:
-        return [], [], [], no_facts
-    pairs = await verify(ev.judge, sample, claims, "faithfulness")
-    return claims, [p[0] for p in pairs], [p[1] for p in pairs], no_facts
+        return ClaimVerdicts([], [], [], [], no_facts, ungrounded)
+    triples = await verify(ev.judge, sample, claims, "faithfulness", ev.params["scoring"])
+    return ClaimVerdicts(claims, [t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples],
+                         no_facts, ungrounded)
 
 
-def claim_details(claims: list[str], verdicts: list[bool], evidence: list[str]) -> dict[str, Any]:
-    """Per-claim verdicts (with the context sentence the judge quoted, if any) for the report."""
-    return {"claims": [{"claim": c, "supported": v, "evidence": e}
-                       for c, v, e in zip(claims, verdicts, evidence, strict=True)]}
+#: why a claim metric is undefined when every extracted claim was dropped as ungrounded
+ALL_UNGROUNDED = "undefined: every claim the judge extracted is absent from the answer (ungrounded_claims)"
 
 
 class Faithfulness(JudgedEvaluator):
@@ -47,18 +98,27 @@ class Faithfulness(JudgedEvaluator):
         """Score one sample."""
         if not (sample.answer or "").strip():
             return self.result(1.0, "empty answer: nothing to be unfaithful about")
+        if not any(t.strip() for t in sample.context_texts):
+            return self.result(0.0, "no retrieved context: no claim can be supported")
+        if self.params["mode"] == "direct":
+            d = await direct_verdict(self.judge, sample, "faithfulness", self.params["scoring"])
+            how = (f"P(yes) = {d['p_yes']:.3f}" if d["scoring"] == "probability"
+                   else "hard verdict (no log-probabilities)")
+            return self.result(d["support"], f"direct verdict: {d['verdict']}; {how}", **d)
         cv = await claim_verdicts(self, sample)
         if cv is None:
             return self.result(0.0, "no retrieved context: no claim can be supported")
-        claims, verdicts, evidence, no_facts = cv
-        if not claims:
-            if no_facts:
+        if not cv.claims:
+            if cv.ungrounded:
+                return self.result(None, ALL_UNGROUNDED, **cv.details())
+            if cv.no_facts:
                 return self.result(1.0, "the judge states the answer makes no factual claim", claims=[],
                                    no_facts=True)
             return self.result(None, NO_CLAIM_UNDEFINED, claims=[], no_facts=False)
-        supported = sum(verdicts)
-        return self.result(supported / len(claims), f"{supported} of {len(claims)} claims supported by the context",
-                           **claim_details(claims, verdicts, evidence))
+        supported, n = sum(cv.verdicts), len(cv.claims)
+        score = sum(cv.supports()) / n
+        how = "" if cv.scoring == "hard" else f"; mean P(yes) {score:.3f}"
+        return self.result(score, f"{supported} of {n} claims supported by the context{how}", **cv.details())
 
 
 register_judged(
@@ -66,15 +126,16 @@ register_judged(
     Faithfulness,
     role="answer",
     summary="Share of the answer's atomic claims supported by the retrieved context (LLM judge).",
-    formula="faithfulness = supported claims / claims",
+    formula="mode=claims: supported claims / claims; mode=direct: P(yes) / (P(yes) + P(no)) of one yes/no verdict "
+            "(hard 1/0 without log-probabilities)",
     edge_cases=("empty answer -> 1.0", "no context -> 0.0",
                 "no claim and the judge states the answer makes no factual claim -> 1.0",
                 "no claim without that statement -> undefined",
                 "a verdict count other than the claim count -> JudgeParseError after one repair"),
     requires=("answer", "contexts"),
-    calls="2 (claims shared with answer_relevancy; verdicts shared with hallucination_rate); 0 for empty "
-          "answer or no context",
-    params=(STEPS,),
+    calls="mode=claims: 2 (claims shared with answer_relevancy; verdicts shared with hallucination_rate); "
+          "mode=direct: 1 (max_tokens 1, shared with hallucination_rate); 0 for empty answer or no context",
+    params=(STEPS, MODE, SCORING),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="2",
+    version="3",
 )

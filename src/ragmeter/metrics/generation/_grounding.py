@@ -1,0 +1,61 @@
+"""Claim grounding: does the answer make the claim the judge extracted from it? (no model)
+
+A small judge asked for an answer's claims sometimes invents claims the answer never made (a
+one-fact answer about when a landmark was completed came back with the landmark's height and
+location too), and those are then verified as if the answer had made them. Every extracted claim
+is therefore checked against the answer, deterministically:
+
+.. math:: g(c) = \\frac{|W(c) \\setminus W(q) \\,\\cap\\, W(a)|}{|W(c) \\setminus W(q)|}
+
+where :math:`W(x)` are the content words of ``x`` (case-folded word tokens minus English function
+words, :func:`ragmeter.metrics.lexical.lexical_faithfulness.content_tokens`; a word also matches
+when one is the other plus a plural/verb suffix, "towers" ~ "tower", "completed" ~ "complete"),
+:math:`q` the question and :math:`a` the answer. Words the claim shares with the question do not
+count: a self-contained claim restates the subject the question names ("the Eiffel Tower") even
+when the answer says only "it". A claim is grounded when :math:`g(c) \\ge` :data:`GROUNDING_THRESHOLD`
+(0.5: at least half of what the claim adds beyond the question is in the answer). Edge case: a claim
+with no content word beyond the question's has :math:`g = 1` (it adds nothing to check).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..lexical.lexical_faithfulness import content_tokens
+
+#: minimum share of a claim's new content words (beyond the question's) that the answer contains
+GROUNDING_THRESHOLD = 0.5
+
+_SUFFIXES = ("ing", "ed", "es", "s", "d")
+
+
+def _stem(word: str) -> str:
+    for suf in _SUFFIXES:
+        if len(word) > len(suf) + 2 and word.endswith(suf):
+            return word[: -len(suf)]
+    return word
+
+
+def grounding(claim: str, answer: str, question: str = "") -> float:
+    """:math:`g(c)` of the module docstring: the share of the claim's content words beyond the
+    question's that the answer contains (1.0 when there are none)."""
+    asked = {_stem(w) for w in content_tokens(question)}
+    said = {_stem(w) for w in content_tokens(answer)}
+    new = [w for w in {_stem(w) for w in content_tokens(claim)} if w not in asked]
+    if not new:
+        return 1.0
+    return sum(w in said for w in new) / len(new)
+
+
+def split_grounded(claims: list[str], answer: str, question: str = "",
+                   threshold: float = GROUNDING_THRESHOLD) -> tuple[list[str], list[dict[str, Any]]]:
+    """``(grounded claims, [{"claim", "grounding"} of each dropped one])``, order kept."""
+    kept: list[str] = []
+    dropped: list[dict[str, Any]] = []
+    for c in claims:
+        g = grounding(c, answer, question)
+        if g >= threshold:
+            kept.append(c)
+        else:
+            dropped.append({"claim": c, "grounding": round(g, 3)})
+    return kept, dropped

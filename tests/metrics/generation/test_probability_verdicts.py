@@ -1,0 +1,271 @@
+"""Probability-weighted verdicts (direct faithfulness, claim verification), their hard fallback,
+the cache key of the scoring mode, and claim grounding.
+
+Log-probabilities come from replies recorded from the real llama-cpp-python server
+(tests/judges/recorded/) or are written out token by token here; every expected score is
+computed by hand from those numbers with P(yes) / (P(yes) + P(no)).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from ragmeter import Sample, evaluate
+from ragmeter.judges import Completion, FunctionBackend, Judge
+from ragmeter.judges.backends.openai_compat import _completion_from
+from ragmeter.judges.base import TokenLogprob
+from ragmeter.judges.judge import judge_cache_key
+from ragmeter.metrics.generation._grounding import GROUNDING_THRESHOLD, grounding, split_grounded
+from ragmeter.metrics.generation._verdict import field_yes_shares, yes_share
+
+RECORDED = Path(__file__).resolve().parents[2] / "judges" / "recorded"
+
+
+def recorded(name: str) -> Completion:
+    return _completion_from(json.loads((RECORDED / name).read_text())["reply"], "openai")
+
+
+def sample(answer: str = "It was completed in 1889.") -> Sample:
+    return Sample.model_validate({"id": "a", "query": "When was the Eiffel Tower completed?", "answer": answer,
+                                  "contexts": ["The Eiffel Tower was completed in March 1889 in Paris."]})
+
+
+def judge_of(handler, **kw) -> tuple[Judge, list]:
+    seen: list = []
+
+    async def h(request):
+        seen.append(request)
+        return await handler(request)
+
+    kw.setdefault("cache", False)
+    return Judge(FunctionBackend(h), **kw), seen
+
+
+# ---- yes_share / field_yes_shares ------------------------------------------------------------------
+
+def test_yes_share_sums_the_spellings_of_each_word():
+    tok = TokenLogprob("yes", math.log(0.5), (("yes", math.log(0.5)), ("Yes", math.log(0.2)), (" no", math.log(0.1)),
+                                              ("No.", math.log(0.05)), ("maybe", math.log(0.15))))
+    assert yes_share(tok) == pytest.approx(0.7 / 0.85)
+
+
+def test_yes_share_none_without_either_word():
+    assert yes_share(TokenLogprob("{", -0.1, (("{", -0.1), ("[", -2.0)))) is None
+
+
+def test_yes_share_of_the_recorded_server_verdict():
+    tok = recorded("yesno_top_logprobs.json").logprobs[0]
+    # recorded alternatives: no -0.9459, yes -1.3246, No -1.5308, Yes -2.0801, " yes" -7.0899
+    p_yes = math.exp(-1.3246210813522339) + math.exp(-2.080106735229492) + math.exp(-7.089912414550781)
+    p_no = math.exp(-0.945876955986023) + math.exp(-1.530776858329773)
+    assert yes_share(tok) == pytest.approx(p_yes / (p_yes + p_no))
+    assert yes_share(tok) < 0.5  # the argmax "no" agrees
+
+
+def test_field_yes_shares_finds_the_boolean_value_token_in_the_recorded_json_reply():
+    c = recorded("json_object_schema_logprobs.json")
+    # the value token " true" (-1.067) with alternatives ' "' (-1.144) and " false" (-1.267)
+    want = math.exp(-1.0670148134231567) / (math.exp(-1.0670148134231567) + math.exp(-1.267))
+    got = field_yes_shares(c.logprobs, c.text, "supported")
+    assert got is not None and len(got) == 1 and got[0] == pytest.approx(want, abs=1e-3)
+
+
+def test_field_yes_shares_refuses_tokens_that_do_not_spell_the_text():
+    toks = (TokenLogprob('{"supported": "', 0.0), TokenLogprob("yes", -0.1, (("no", -2.0),)))
+    assert field_yes_shares(toks, '{"supported": "no"}', "supported") is None
+    assert field_yes_shares(None, '{"supported": "no"}', "supported") is None
+
+
+# ---- faithfulness(mode=direct) ---------------------------------------------------------------------
+
+def test_direct_mode_scores_p_yes_and_hallucination_rate_shares_the_call():
+    async def h(request):
+        assert request.max_tokens == 1 and request.top_logprobs == 10
+        return recorded("yesno_top_logprobs.json")
+
+    judge, seen = judge_of(h)
+    run = evaluate([sample()], ["faithfulness(mode=direct)", "hallucination_rate(mode=direct)"], judge=judge)
+    m = run.records[0]["metrics"]
+    p_yes = math.exp(-1.3246210813522339) + math.exp(-2.080106735229492) + math.exp(-7.089912414550781)
+    p_no = math.exp(-0.945876955986023) + math.exp(-1.530776858329773)
+    f = m["faithfulness(mode=direct)"]
+    assert f["score"] == pytest.approx(p_yes / (p_yes + p_no))
+    assert f["details"]["verdict"] == "no" and f["details"]["scoring"] == "probability"
+    assert m["hallucination_rate(mode=direct)"]["score"] == pytest.approx(p_no / (p_yes + p_no))
+    assert len(seen) == 1
+
+
+@pytest.mark.parametrize(("reply", "score"), [("Yes", 1.0), ("no", 0.0), (" No.", 0.0)])
+def test_direct_mode_falls_back_to_the_hard_verdict_without_logprobs(reply, score):
+    async def h(request):
+        return reply
+
+    judge, _ = judge_of(h)
+    r = evaluate([sample()], ["faithfulness(mode=direct)"], judge=judge).records[0]["metrics"][
+        "faithfulness(mode=direct)"]
+    assert r["score"] == score and r["details"]["scoring"] == "hard" and r["details"]["p_yes"] is None
+
+
+def test_direct_mode_hard_scoring_asks_for_no_logprobs():
+    async def h(request):
+        assert request.top_logprobs is None
+        return recorded("yesno_top_logprobs.json")  # logprobs present but not asked: ignored
+
+    judge, seen = judge_of(h)
+    r = evaluate([sample()], ["faithfulness(mode=direct,scoring=hard)"], judge=judge).records[0]["metrics"]
+    r = next(iter(r.values()))
+    assert r["score"] == 0.0 and r["details"]["scoring"] == "hard" and len(seen) == 1
+
+
+def test_direct_mode_unreadable_one_word_reply_is_an_error_not_a_score():
+    async def h(request):
+        return "Maybe"
+
+    judge, _ = judge_of(h)
+    r = evaluate([sample()], ["faithfulness(mode=direct)"], judge=judge).records[0]["metrics"][
+        "faithfulness(mode=direct)"]
+    assert r["score"] is None and r["error"] is not None and "JudgeParseError" in json.dumps(r["error"])
+
+
+def test_scoring_mode_is_in_the_cache_key_and_logprobs_come_back_from_the_cache(tmp_path):
+    base = dict(backend="b", model="m", base_url=None, messages=[{"role": "user", "content": "x"}], temperature=0.0,
+                max_tokens=1, schema=None, seed=None, template_version="t@1")
+    assert judge_cache_key(**base) == judge_cache_key(**base, top_logprobs=None)  # old keys unchanged
+    assert judge_cache_key(**base) != judge_cache_key(**base, top_logprobs=10)
+    assert judge_cache_key(**base) != judge_cache_key(**{**base, "max_tokens": 2})
+
+    async def h(request):
+        c = recorded("yesno_top_logprobs.json")
+        return c if request.top_logprobs is not None else Completion(c.text)
+
+    names = ["faithfulness(mode=direct)", "faithfulness(mode=direct,scoring=hard)"]
+    judge, seen = judge_of(h, cache=tmp_path / "c.sqlite3")
+    first = evaluate([sample()], names, judge=judge).records[0]["metrics"]
+    assert len(seen) == 2  # one request per scoring mode
+    judge.close()
+    again, seen2 = judge_of(h, cache=tmp_path / "c.sqlite3")
+    second = evaluate([sample()], names, judge=again).records[0]["metrics"]
+    assert seen2 == []  # both from the cache
+    for n in names:
+        assert second[n]["score"] == pytest.approx(first[n]["score"])
+        assert second[n]["details"]["scoring"] == first[n]["details"]["scoring"]
+    assert second[names[0]]["details"]["scoring"] == "probability"
+    again.close()
+
+
+# ---- claims: probability-weighted verification and grounding ---------------------------------------
+
+ANSWER = "It was completed in 1889 and designed by Gustave Eiffel."
+
+
+def claims_handler(claims: list[str], verdict_tokens: list[TokenLogprob]):
+    """analyse_answer returns ``claims``; verify_claims returns one verdict per statement asked,
+    spelled token by token with ``verdict_tokens`` at the value positions."""
+
+    async def h(request):
+        system = request.messages[0].content
+        if "analyse answers" in system:
+            return json.dumps({"claims": claims, "no_facts": "no", "questions": ["When?"], "evasive": "no"})
+        user = request.messages[-1].content
+        n = sum(1 for line in user.splitlines() if line[:2] in {f"{i}." for i in range(1, 10)})
+        toks: list[TokenLogprob] = [TokenLogprob('{"verdicts": [', -0.01)]
+        for i in range(n):
+            sep = ", " if i else ""
+            toks.append(TokenLogprob(f'{sep}{{"statement": {i + 1}, "evidence": "none", "supported":', -0.01))
+            toks.append(TokenLogprob(' "', -0.01))
+            toks.append(verdict_tokens[i])
+            toks.append(TokenLogprob('"}', -0.01))
+        toks.append(TokenLogprob("]}", -0.01))
+        return Completion("".join(t.token for t in toks), logprobs=tuple(toks))
+
+    return h
+
+
+def test_claims_mode_is_the_mean_p_yes_and_keeps_hard_verdicts():
+    t1 = TokenLogprob("yes", math.log(0.6), (("yes", math.log(0.6)), ("no", math.log(0.2)), ("Yes", math.log(0.1))))
+    t2 = TokenLogprob("no", math.log(0.5), (("no", math.log(0.5)), ("yes", math.log(0.3))))
+    claims = ["The Eiffel Tower was completed in 1889.", "The Eiffel Tower was designed by Gustave Eiffel."]
+    judge, seen = judge_of(claims_handler(claims, [t1, t2]))
+    m = evaluate([sample(ANSWER)], ["faithfulness", "hallucination_rate"], judge=judge).records[0]["metrics"]
+    s1, s2 = 0.7 / 0.9, 0.3 / 0.8
+    assert m["faithfulness"]["score"] == pytest.approx((s1 + s2) / 2)
+    assert m["hallucination_rate"]["score"] == pytest.approx(1 - (s1 + s2) / 2)
+    d = m["faithfulness"]["details"]
+    assert [c["supported"] for c in d["claims"]] == [True, False]
+    assert [c["p_yes"] for c in d["claims"]] == pytest.approx([s1, s2])
+    assert d["scoring"] == "probability" and d["ungrounded_claims"] == []
+    assert len(seen) == 2  # analyse + verify, shared by both metrics
+
+
+def test_claims_mode_without_logprobs_is_the_share_of_supported_claims():
+    claims = ["The Eiffel Tower was completed in 1889.", "The Eiffel Tower was designed by Gustave Eiffel."]
+
+    async def h(request):
+        if "analyse answers" in request.messages[0].content:
+            return json.dumps({"claims": claims, "no_facts": "no", "questions": ["When?"], "evasive": "no"})
+        return json.dumps({"verdicts": [{"statement": 1, "evidence": "none", "supported": "yes"},
+                                        {"statement": 2, "evidence": "none", "supported": "no"}]})
+
+    judge, _ = judge_of(h)
+    f = evaluate([sample(ANSWER)], ["faithfulness"], judge=judge).records[0]["metrics"]["faithfulness"]
+    assert f["score"] == 0.5 and f["details"]["scoring"] == "hard"
+
+
+def test_a_claim_the_answer_never_made_is_dropped_before_verification():
+    invented = "The Eiffel Tower is 330 metres tall."
+    claims = ["The Eiffel Tower was completed in 1889.", invented]
+    yes = TokenLogprob("yes", math.log(0.9), (("yes", math.log(0.9)), ("no", math.log(0.1))))
+    judge, seen = judge_of(claims_handler(claims, [yes, yes]))
+    f = evaluate([sample()], ["faithfulness"], judge=judge).records[0]["metrics"]["faithfulness"]
+    assert [c["claim"] for c in f["details"]["claims"]] == [claims[0]]
+    assert f["details"]["ungrounded_claims"] == [{"claim": invented, "grounding": 0.0}]
+    assert f["score"] == pytest.approx(0.9)
+    verify_prompt = seen[1].messages[-1].content
+    assert "330" not in verify_prompt and "completed in 1889" in verify_prompt
+
+
+def test_every_claim_ungrounded_is_undefined_with_the_reason():
+    judge, seen = judge_of(claims_handler(["Paris has ten million cats."], []))
+    f = evaluate([sample()], ["faithfulness"], judge=judge).records[0]["metrics"]["faithfulness"]
+    assert f["score"] is None and "absent from the answer" in f["reason"] and len(seen) == 1
+
+
+def test_grounding_by_hand():
+    q = "When was the Eiffel Tower completed?"
+    # new words beyond the question: {1889} -> in the answer -> 1/1
+    assert grounding("The Eiffel Tower was completed in 1889.", "It was completed in 1889.", q) == 1.0
+    # new words: {330, metres, tall} -> none in the answer
+    assert grounding("The Eiffel Tower is 330 metres tall.", "It was completed in 1889.", q) == 0.0
+    # new words: {designed, gustave, eiffel?} eiffel is in the question -> {designed, gustave}; answer has
+    # "design" (stem of "designed") but not gustave -> 1/2 = the threshold -> kept
+    g = grounding("The tower was designed by Gustave.", "Eiffel's firm did the design.", q)
+    assert g == pytest.approx(0.5) and g >= GROUNDING_THRESHOLD
+    # nothing beyond the question -> 1.0
+    assert grounding("The Eiffel Tower was completed.", "Yes.", q) == 1.0
+    kept, dropped = split_grounded(["Completed in 1889.", "It is red."], "Completed in 1889.", q)
+    assert kept == ["Completed in 1889."] and dropped == [{"claim": "It is red.", "grounding": 0.0}]
+
+
+def test_binary_chunk_relevance_rates_10_p_yes_and_keeps_the_hard_decision():
+    t1 = TokenLogprob("yes", math.log(0.8), (("yes", math.log(0.8)), ("no", math.log(0.2))))
+    t2 = TokenLogprob("no", math.log(0.6), (("no", math.log(0.6)), ("Yes", math.log(0.2)), ("yes", math.log(0.1))))
+
+    async def h(request):
+        toks = [TokenLogprob('{"passages": [', -0.01)]
+        for i, t in enumerate([t1, t2]):
+            toks += [TokenLogprob(f'{", " if i else ""}{{"passage": {i + 1}, "reason": "r", "relevant": "', -0.01),
+                     t, TokenLogprob('"}', -0.01)]
+        toks.append(TokenLogprob("]}", -0.01))
+        return Completion("".join(t.token for t in toks), logprobs=tuple(toks))
+
+    judge, _ = judge_of(h)
+    smp = Sample.model_validate({"id": "c", "query": "q?", "contexts": ["a", "b"]})
+    r = evaluate([smp], ["context_relevancy(scale=binary)"], judge=judge).records[0]["metrics"]
+    r = next(iter(r.values()))
+    assert [c["rating"] for c in r["details"]["chunks"]] == pytest.approx([8.0, 10 * 0.3 / 0.9])
+    assert [c["relevant"] for c in r["details"]["chunks"]] == [True, False]
+    assert r["score"] == pytest.approx((0.8 + 0.3 / 0.9) / 2)
