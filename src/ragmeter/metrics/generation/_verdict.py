@@ -25,7 +25,9 @@ from ...errors import JudgeParseError
 from ...judges.base import TokenLogprob
 from ...registry import Param
 from ...types import Sample
-from ._judged import joined_context, shared, template
+from ._claim_steps import joined_context
+from ._memo import shared
+from ._prompting import template
 
 #: how many alternatives per token a probability-scored call asks for
 TOP_LOGPROBS = 10
