@@ -133,6 +133,8 @@ class Reply:
     finish_reason: str = "stop"
     usage: tuple[int, int] | None = None
     kind: str = ""
+    #: OpenAI's ``choices[0].logprobs.content`` list (``[{"token", "logprob", "top_logprobs": [...]}]``)
+    logprobs: list[dict[str, Any]] | None = None
 
     @classmethod
     def json(cls, obj: Any, **kw: Any) -> Reply:
@@ -278,7 +280,8 @@ class FakeLLMServer:
             "created": int(time.time()),
             "model": call.model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                         "finish_reason": reply.finish_reason}],
+                         "finish_reason": reply.finish_reason,
+                         **({"logprobs": {"content": reply.logprobs}} if reply.logprobs is not None else {})}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
         }

@@ -24,6 +24,9 @@ Deterministic rules (so tests can compute expected scores by hand):
 - Grade (answer_grade): grade given by "[grade N]" inside the answer.
 - SectionScores (passage_recall): a section scores 5 when its text occurs in the returned
   passage, else 1 (essential) or 0 (bonus).
+- RubricSteps (rubric_steps): two fixed steps, "Read the data." and "Check the criteria.".
+- RubricRating (rubric): rating given by "[rating N]" anywhere in the user message, else 0.
+- RubricVerdict (rubric, yes/no): "yes" when the user message contains "[yes]", else "no".
 """
 
 from __future__ import annotations
@@ -128,6 +131,9 @@ REPLIES: dict[str, Callable[[str], dict[str, Any]]] = {
     "Agreement": _agreement,
     "Grade": lambda u: {"reasoning": "step by step", "grade": number(block(u, "answer"), "grade") or 1},
     "SectionScores": _sections,
+    "RubricSteps": lambda u: {"steps": ["Read the data.", "Check the criteria."]},
+    "RubricRating": lambda u: {"reason": "rule", "rating": number(u, "rating") or 0},
+    "RubricVerdict": lambda u: {"reason": "rule", "verdict": "yes" if "[yes]" in u else "no"},
 }
 
 

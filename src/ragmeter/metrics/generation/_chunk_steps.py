@@ -62,6 +62,7 @@ async def rate_chunks(judge: Any, sample: Sample, tag: str, scale: str = "graded
     from ._verdict import TOP_LOGPROBS, field_yes_shares
 
     scoring = scoring if scale == "binary" else "hard"
+    model: type[BaseModel]
     if scale == "binary":
         t, model, key = template("chunk_relevance"), ChunkVerdicts, "passages"
         slot: dict[str, str] = {"relevant": "<yes or no>"}
@@ -81,9 +82,13 @@ async def rate_chunks(judge: Any, sample: Sample, tag: str, scale: str = "graded
         shares = field_yes_shares(r.logprobs, r.raw, "relevant") if scoring == "auto" else None
         if shares is None or len(shares) != len(items):
             shares = [None] * len(items)
-        p_of = {id(x): p for x, p in zip(items, shares, strict=True)}
-        rated = align(items, len(texts), "passage",
-                      lambda x: value(x) if p_of[id(x)] is None else 10.0 * p_of[id(x)])
+        p_of: dict[int, float | None] = {id(x): p for x, p in zip(items, shares, strict=True)}
+
+        def rating(x: Any) -> float:
+            p = p_of[id(x)]
+            return value(x) if p is None else 10.0 * p
+
+        rated = align(items, len(texts), "passage", rating)
         hard = align(items, len(texts), "passage", lambda x: x.relevant if scale == "binary" else None)
         return rated, align(items, len(texts), "passage", lambda x: x.reason), hard
 

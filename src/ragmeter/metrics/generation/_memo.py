@@ -37,7 +37,7 @@ async def shared(judge: Any, step: str, content: tuple[Any, ...], compute: Calla
     key = (id(loop), step, _digest(*content))
     fut = memo.get(key)
     if fut is None or (fut.done() and fut.exception() is not None):
-        fut = loop.create_task(compute())  # type: ignore[assignment]
+        fut = asyncio.ensure_future(compute(), loop=loop)
         memo[key] = fut
         while len(memo) > MEMO_SIZE:
             memo.popitem(last=False)

@@ -62,7 +62,7 @@ def sized(base: type[BaseModel], n: int) -> type[BaseModel]:
     if len(lists) != 1:
         raise TypeError(f"{base.__name__}: expected exactly one list field, got {lists}")
     item = base.model_fields[lists[0]].annotation
-    return create_model(f"{base.__name__}{n}", __base__=base,
+    return create_model(f"{base.__name__}{n}", __base__=base,  # type: ignore[call-overload, no-any-return]
                         **{lists[0]: (item, Field(min_length=n, max_length=n))})
 
 

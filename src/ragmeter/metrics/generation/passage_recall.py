@@ -82,7 +82,7 @@ def scores_for(n: int, n_essential: int | None = None) -> type[SectionScores]:
         return value
 
     return create_model(f"SectionScores{n}", __base__=SectionScores,
-                        __validators__={"essential": model_validator(mode="after")(essential_at_least_1)},
+                        __validators__={"essential": model_validator(mode="after")(essential_at_least_1)},  # type: ignore[dict-item]
                         sections=(list[SectionScore], Field(min_length=n, max_length=n)))
 
 
