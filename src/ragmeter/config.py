@@ -15,7 +15,9 @@ never copy an environment variable. Only plain YAML is read: a tag (``!!python/o
 ``!custom``), a recursive alias, or aliases that expand past :data:`MAX_NODES` nodes are an error
 naming the file and the line. The file is validated with pydantic: an unknown key or a
 wrong type is an error naming the key and its line. Named presets (``preset: offline`` or
-``preset: retrieval``) supply the metric list when ``metrics`` is not given. Command-line flags
+``preset: retrieval``) supply the metric list when ``metrics`` is not given. Each ``rubrics:``
+entry is registered as a judged metric under its name when the file is loaded
+(:mod:`ragmeter.metrics.generation.rubric`), so ``metrics:`` and ``-m`` find it. Command-line flags
 override the file (:func:`merge_cli`). ``ragmeter init`` writes :data:`STARTER` to disk.
 """
 
@@ -111,6 +113,19 @@ class GateConfig(BaseModel):
         return v
 
 
+class RubricConfig(BaseModel):
+    """One ``rubrics:`` entry: a judged metric defined by its criteria
+    (:mod:`ragmeter.metrics.generation.rubric`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    criteria: str
+    steps: list[str] = Field(default_factory=list)
+    inputs: list[Literal["question", "answer", "contexts", "reference"]] = Field(
+        default=["question", "answer"], min_length=1)
+    scale: str = "1-5"
+
+
 class EvalConfig(BaseModel):
     """The ``rag.eval`` section."""
 
@@ -128,6 +143,7 @@ class EvalConfig(BaseModel):
     output: str = "ragmeter-out"
     fields: dict[str, str] = Field(default_factory=dict, description="input column -> canonical field")
     on_error: Literal["raise", "skip"] = "raise"
+    rubrics: list[RubricConfig] = Field(default_factory=list)
 
     def metric_names(self) -> list[str] | None:
         """The metrics to evaluate: ``metrics`` if given, else the preset's, else None (data decides)."""
@@ -287,7 +303,6 @@ def parse_config(text: str, *, path: str = "<config>", env: dict[str, str] | Non
         config = Config.model_validate(data)
         config._source = path
         config._written = written
-        return config
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(err["loc"])
@@ -297,6 +312,24 @@ def parse_config(text: str, *, path: str = "<config>", env: dict[str, str] | Non
         else:
             msg = err["msg"]
         raise InputError(msg, path=path, line=_line_of(root, loc), field=key) from None
+    _register_rubrics(config, root, path)
+    return config
+
+
+def _register_rubrics(config: Config, root: yaml.Node | None, path: str) -> None:
+    """Register every ``rubrics:`` entry as a metric, so ``metrics:`` and ``-m NAME`` find it; an
+    invalid rubric is an error naming the file, the entry's line and the field."""
+    from .errors import InvalidParameterError
+
+    for i, r in enumerate(config.eval.rubrics):
+        from .metrics.generation.rubric import Rubric
+
+        try:
+            Rubric(r.name, r.criteria, tuple(r.steps), tuple(r.inputs), r.scale).register()
+        except InvalidParameterError as exc:
+            where = ("rag", "eval", "rubrics", i)
+            raise InputError(str(exc), path=path, line=_line_of(root, where),
+                             field=".".join(map(str, where))) from None
 
 
 def load_config(path: str | os.PathLike[str] | None = None, *, env: dict[str, str] | None = None) -> Config:
@@ -365,4 +398,6 @@ rag:
     output: ragmeter-out
     on_error: raise            # or skip: record a bad input row as an errored sample and go on
     fields: {}                 # custom column -> canonical field, e.g. {question_text: query}
+    # rubrics:                 # your own judged metrics (docs/generation.md), then name them in `metrics`
+    #   - {name: politeness, criteria: "The answer is courteous.", inputs: [question, answer], scale: 1-5}
 """

@@ -69,6 +69,31 @@ class ChatCall:
         return rf.get("type") if isinstance(rf, dict) else None
 
     @property
+    def schema_name(self) -> str | None:
+        """The name of the reply schema the client asked for, in any structured-output mode:
+        ``response_format.json_schema.name`` (json_schema), the schema's ``title`` (json_object with
+        a schema), or the ``title`` of the JSON schema written into the prompt (prompt mode, after
+        "JSON schema:"). None for a free-text request. Test judges answer by it, so rewording a
+        prompt's sentences never changes what they reply."""
+        rf = self.body.get("response_format")
+        if isinstance(rf, dict):
+            if isinstance(rf.get("json_schema"), dict) and rf["json_schema"].get("name"):
+                return str(rf["json_schema"]["name"])
+            if isinstance(rf.get("schema"), dict) and rf["schema"].get("title"):
+                return str(rf["schema"]["title"])
+        for m in self.messages:
+            text = str(m.get("content", ""))
+            at = text.find("JSON schema:\n{")
+            if m.get("role") == "system" and at >= 0:
+                try:
+                    schema = json.loads(text[at + len("JSON schema:\n"):])
+                except ValueError:
+                    continue
+                if isinstance(schema, dict) and schema.get("title"):
+                    return str(schema["title"])
+        return None
+
+    @property
     def user_text(self) -> str:
         """The content of the first user message (the judged prompt)."""
         for m in self.messages:
@@ -108,6 +133,8 @@ class Reply:
     finish_reason: str = "stop"
     usage: tuple[int, int] | None = None
     kind: str = ""
+    #: OpenAI's ``choices[0].logprobs.content`` list (``[{"token", "logprob", "top_logprobs": [...]}]``)
+    logprobs: list[dict[str, Any]] | None = None
 
     @classmethod
     def json(cls, obj: Any, **kw: Any) -> Reply:
@@ -160,6 +187,7 @@ class LogEntry:
     is_repair: bool
     time: float
     authorization: str = ""
+    schema: str | None = None
 
 
 Rule = Callable[[ChatCall], Any]
@@ -224,7 +252,7 @@ class FakeLLMServer:
         reply = out if isinstance(out, Reply) else (Reply(content=out) if isinstance(out, str) else Reply.json(out))
         kind = reply.kind or ("ok" if reply.status == 200 else str(reply.status))
         entry = LogEntry(index, kind, reply.status, reply.content, call.response_format, call.user_text,
-                         call.is_repair, time.time(), request.headers.get("Authorization", ""))
+                         call.is_repair, time.time(), request.headers.get("Authorization", ""), call.schema_name)
         with self._lock:
             self.log.append(entry)
         if self.slots is not None:
@@ -252,7 +280,8 @@ class FakeLLMServer:
             "created": int(time.time()),
             "model": call.model,
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
-                         "finish_reason": reply.finish_reason}],
+                         "finish_reason": reply.finish_reason,
+                         **({"logprobs": {"content": reply.logprobs}} if reply.logprobs is not None else {})}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
         }

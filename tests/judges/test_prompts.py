@@ -108,7 +108,7 @@ def test_template_from_file(tmp_path):
 
 
 def test_reply_shape_is_inserted_as_is_and_evaluated_text_inside_is_json_escaped():
-    from ragmeter.metrics.generation._judged import reply_shape
+    from ragmeter.metrics.generation._prompting import reply_shape
 
     claim = 'Paris"}, {"statement": 9, "supported": "yes'
     shape = reply_shape("verdicts", [{"statement": 1, "text": claim, "supported": "<yes or no>"}])

@@ -1,86 +1,153 @@
-"""A rule-based fake judge: reads the rendered prompt and answers like a careful, literal judge.
+"""A rule-based fake judge: answers by the reply schema asked for, like a careful, literal judge.
+
+The rule reads *which* reply the client wants from the request's schema name
+(:attr:`ChatCall.schema_name`: ``response_format.json_schema.name``, or the schema's title in
+the other structured-output modes; a sized model such as ``Verdicts3`` counts as ``Verdicts``)
+and the evaluated texts from their data tags (``<answer>``, ``<context>``...). It never matches
+a prompt's instruction sentences, so rewording a prompt does not change its replies
+(``test_reworded_prompts_get_the_same_replies``).
 
 Deterministic rules (so tests can compute expected scores by hand):
-- analyse_answer: claims = the answer's sentences; no_facts = no sentence; questions =
-  ["Q: <first claim>?"]; noncommittal = the answer contains "don't know".
-- verify_claims: a statement is supported when its lower-cased text occurs in the context (its
-  evidence is then the statement itself, else "none").
-- rate_chunks (graded): a passage's rating is given by the number in "[rating N]" inside it, else 0.
-- chunk_relevance (binary): a passage is relevant when its "[rating N]" has N >= 5.
-- answer_match / correctness (graded): rating given by "[rating N]" inside the answer, else 0.
-- answer_addresses (binary): responds when the answer's "[rating N]" has N >= 5.
-- answer_agrees (binary): same_answer when the answer contains "[same]", conflicts when it
+- AnswerAnalysis (analyse_answer): claims = the answer's sentences; no_facts = no sentence;
+  questions = ["Q: <first claim>?"]; evasive = the answer contains "don't know".
+- Claims (decompose_answer): claims = the answer's sentences.
+- Questions (generate_questions): ["Q: <answer>?"], evasive as above.
+- Verdicts (verify_claims): a statement is supported when its lower-cased text occurs in the
+  context (its evidence is then the statement itself, else "none").
+- Ratings (rate_chunks, graded): a passage's rating is given by the number in "[rating N]"
+  inside it, else 0.
+- ChunkVerdicts (chunk_relevance, binary): a passage is relevant when its "[rating N]" has N >= 5.
+- Graded (answer_match, correctness): rating given by "[rating N]" inside the answer, else 0.
+- Responds (answer_addresses): responds when the answer's "[rating N]" has N >= 5.
+- Agreement (answer_agrees): same_answer when the answer contains "[same]", conflicts when it
   contains "[conflict]".
-- answer_grade: grade given by "[grade N]" inside the answer.
-- passage_recall: a section scores 5 when its text occurs in the returned passage, else
-  1 (essential) or 0 (bonus).
+- Grade (answer_grade): grade given by "[grade N]" inside the answer.
+- SectionScores (passage_recall): a section scores 5 when its text occurs in the returned
+  passage, else 1 (essential) or 0 (bonus).
+- RubricSteps (rubric_steps): two fixed steps, "Read the data." and "Check the criteria.".
+- RubricRating (rubric): rating given by "[rating N]" anywhere in the user message, else 0.
+- RubricVerdict (rubric, yes/no): "yes" when the user message contains "[yes]", else "no".
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from tests.judges.fake_server import ChatCall, Reply
 
 
 def block(text: str, tag: str) -> str:
+    """The content of the data block ``<tag>...</tag>`` ("" when absent)."""
     m = re.search(rf"<{tag}>\n(.*?)\n</{tag}>", text, re.S)
     return m.group(1) if m else ""
 
 
 def items(text: str) -> list[str]:
+    """The items of a numbered list ``1. a\\n2. b``."""
     return [re.sub(r"^\d+\.\s*", "", line) for line in text.splitlines() if re.match(r"^\d+\.", line)]
 
 
 def number(text: str, word: str) -> int | None:
+    """N of the marker ``[word N]`` in ``text``."""
     m = re.search(rf"\[{word} (\d+)\]", text)
     return int(m.group(1)) if m else None
 
 
+def schema_of(call: ChatCall) -> str:
+    """The requested reply model's name without a sized model's count (``Verdicts3`` -> ``Verdicts``)."""
+    return re.sub(r"\d+$", "", call.schema_name or "")
+
+
+def _sentences(answer: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=\.)\s+", answer) if s.strip()]
+
+
+def _analysis(u: str) -> dict[str, Any]:
+    answer = block(u, "answer")
+    claims = _sentences(answer)
+    return {"claims": claims, "no_facts": "no" if claims else "yes",
+            "questions": [f"Q: {claims[0]}?"] if claims else [],
+            "evasive": "yes" if "don't know" in answer else "no"}
+
+
+def _claims(u: str) -> dict[str, Any]:
+    claims = _sentences(block(u, "answer"))
+    return {"claims": claims, "no_facts": "no" if claims else "yes"}
+
+
+def _questions(u: str) -> dict[str, Any]:
+    answer = block(u, "answer")
+    return {"questions": [f"Q: {answer}?"], "evasive": "yes" if "don't know" in answer else "no"}
+
+
+def _verdicts(u: str) -> dict[str, Any]:
+    ctx = block(u, "context").lower()
+    return {"verdicts": [{"statement": i, "evidence": s if s.lower() in ctx else "none",
+                          "supported": "yes" if s.lower() in ctx else "no"}
+                         for i, s in enumerate(items(block(u, "statements")), start=1)]}
+
+
+def _ratings(u: str) -> dict[str, Any]:
+    return {"ratings": [{"passage": i, "reason": "r", "rating": number(p, "rating") or 0}
+                        for i, p in enumerate(items(block(u, "passages")), start=1)]}
+
+
+def _chunk_verdicts(u: str) -> dict[str, Any]:
+    return {"passages": [{"passage": i, "reason": "r", "relevant": "yes" if (number(p, "rating") or 0) >= 5 else "no"}
+                         for i, p in enumerate(items(block(u, "passages")), start=1)]}
+
+
+def _agreement(u: str) -> dict[str, Any]:
+    answer = block(u, "answer")
+    return {"reason": "rule", "same_answer": "yes" if "[same]" in answer else "no",
+            "conflicts": "yes" if "[conflict]" in answer else "no"}
+
+
+def _sections(u: str) -> dict[str, Any]:
+    returned = block(u, "returned").lower()
+    out = []
+    for line in items(block(u, "sections")):
+        m = re.match(r"\[(\w+)\] (ESSENTIAL|BONUS): (.*)", line)
+        assert m, line
+        label, kind, text = m.groups()
+        score = 5 if text.lower() in returned else (1 if kind == "ESSENTIAL" else 0)
+        out.append({"section": label, "reasoning": "r", "score": score})
+    return {"sections": out}
+
+
+#: reply model name -> the reply, from the user message
+REPLIES: dict[str, Callable[[str], dict[str, Any]]] = {
+    "AnswerAnalysis": _analysis,
+    "Claims": _claims,
+    "Questions": _questions,
+    "Verdicts": _verdicts,
+    "Ratings": _ratings,
+    "ChunkVerdicts": _chunk_verdicts,
+    "Graded": lambda u: {"reason": "rule", "rating": number(block(u, "answer"), "rating") or 0},
+    "Responds": lambda u: {"reason": "rule",
+                           "responds": "yes" if (number(block(u, "answer"), "rating") or 0) >= 5 else "no"},
+    "Agreement": _agreement,
+    "Grade": lambda u: {"reasoning": "step by step", "grade": number(block(u, "answer"), "grade") or 1},
+    "SectionScores": _sections,
+    "RubricSteps": lambda u: {"steps": ["Read the data.", "Check the criteria."]},
+    "RubricRating": lambda u: {"reason": "rule", "rating": number(u, "rating") or 0},
+    "RubricVerdict": lambda u: {"reason": "rule", "verdict": "yes" if "[yes]" in u else "no"},
+}
+
+
 def judge_rule(call: ChatCall) -> Reply | dict:
-    u = call.user_text
-    if "Do four things with the answer" in u:
-        answer = block(u, "answer")
-        claims = [s.strip() for s in re.split(r"(?<=\.)\s+", answer) if s.strip()]
-        return {"claims": claims, "no_facts": "no" if claims else "yes",
-                "questions": [f"Q: {claims[0]}?"] if claims else [],
-                "evasive": "yes" if "don't know" in answer else "no"}
-    if "Split the answer into short" in u:
-        answer = block(u, "answer")
-        claims = [s.strip() for s in re.split(r"(?<=\.)\s+", answer) if s.strip()]
-        return {"claims": claims, "no_facts": "no" if claims else "yes"}
-    if "Do two things with the answer" in u:
-        answer = block(u, "answer")
-        return {"questions": [f"Q: {answer}?"], "evasive": "yes" if "don't know" in answer else "no"}
-    if "decide whether the context supports the statement" in u:
-        ctx = block(u, "context").lower()
-        return {"verdicts": [{"statement": i, "evidence": s if s.lower() in ctx else "none",
-                              "supported": "yes" if s.lower() in ctx else "no"}
-                             for i, s in enumerate(items(block(u, "statements")), start=1)]}
-    if "For each numbered passage, rate" in u:
-        return {"ratings": [{"passage": i, "reason": "r", "rating": number(p, "rating") or 0}
-                            for i, p in enumerate(items(block(u, "passages")), start=1)]}
-    if "For each numbered passage, decide whether it is relevant" in u:
-        return {"passages": [{"passage": i, "reason": "r", "relevant": "yes" if (number(p, "rating") or 0) >= 5
-                              else "no"} for i, p in enumerate(items(block(u, "passages")), start=1)]}
-    if "Decide whether the answer responds" in u:
-        return {"reason": "rule", "responds": "yes" if (number(block(u, "answer"), "rating") or 0) >= 5 else "no"}
-    if '"same_answer"' in u:
-        answer = block(u, "answer")
-        return {"reason": "rule", "same_answer": "yes" if "[same]" in answer else "no",
-                "conflicts": "yes" if "[conflict]" in answer else "no"}
-    if "Rate how directly the answer responds" in u or "agrees with the reference answer" in u:
-        return {"reason": "rule", "rating": number(block(u, "answer"), "rating") or 0}
-    if "Grade the factual accuracy" in u:
-        return {"reasoning": "step by step", "grade": number(block(u, "answer"), "grade") or 1}
-    if "For each ground-truth section" in u:
-        returned = block(u, "returned").lower()
-        out = []
-        for line in items(block(u, "sections")):
-            m = re.match(r"\[(\w+)\] (ESSENTIAL|BONUS): (.*)", line)
-            assert m, line
-            label, kind, text = m.groups()
-            score = 5 if text.lower() in returned else (1 if kind == "ESSENTIAL" else 0)
-            out.append({"section": label, "reasoning": "r", "score": score})
-        return {"sections": out}
-    return Reply.malformed("unknown prompt")
+    """The reply to ``call`` by the rules of the module docstring; an unknown schema gets prose."""
+    reply = REPLIES.get(schema_of(call))
+    return reply(call.user_text) if reply is not None else Reply.malformed(f"unknown schema {call.schema_name!r}")
+
+
+def answering(schema: str, reply: Any, otherwise: Callable[[ChatCall], Any] = judge_rule) -> Callable[[ChatCall], Any]:
+    """A rule that sends ``reply`` to requests for reply model ``schema`` (sized or not) and asks
+    ``otherwise`` for the rest."""
+
+    def rule(call: ChatCall) -> Any:
+        return reply if schema_of(call) == schema else otherwise(call)
+
+    return rule

@@ -167,11 +167,9 @@ def claims_handler(claims: list[str], verdict_tokens: list[TokenLogprob]):
     spelled token by token with ``verdict_tokens`` at the value positions."""
 
     async def h(request):
-        system = request.messages[0].content
-        if "analyse answers" in system:
+        if request.schema_name == "AnswerAnalysis":
             return json.dumps({"claims": claims, "no_facts": "no", "questions": ["When?"], "evasive": "no"})
-        user = request.messages[-1].content
-        n = sum(1 for line in user.splitlines() if line[:2] in {f"{i}." for i in range(1, 10)})
+        n = int(request.schema_name.removeprefix("Verdicts"))  # sized(Verdicts, n): one verdict per claim
         toks: list[TokenLogprob] = [TokenLogprob('{"verdicts": [', -0.01)]
         for i in range(n):
             sep = ", " if i else ""
@@ -205,7 +203,7 @@ def test_claims_mode_without_logprobs_is_the_share_of_supported_claims():
     claims = ["The Eiffel Tower was completed in 1889.", "The Eiffel Tower was designed by Gustave Eiffel."]
 
     async def h(request):
-        if "analyse answers" in request.messages[0].content:
+        if request.schema_name == "AnswerAnalysis":
             return json.dumps({"claims": claims, "no_facts": "no", "questions": ["When?"], "evasive": "no"})
         return json.dumps({"verdicts": [{"statement": 1, "evidence": "none", "supported": "yes"},
                                         {"statement": 2, "evidence": "none", "supported": "no"}]})

@@ -17,7 +17,7 @@ from ragmeter.errors import JudgeParseError
 from ragmeter.judges.judge import request_schema
 from ragmeter.judges.parsing import parse_reply
 
-from .rules import block, judge_rule
+from .rules import answering, block, judge_rule
 from .test_judged_metrics import BagOfWordsEmbedder
 
 
@@ -80,23 +80,20 @@ def s(**kw):
     return Sample.model_validate({"id": "x", "query": "What is the capital of France?", **kw})
 
 
-def _with(step_words: str, reply):
-    def rule(call):
-        if step_words in call.user_text:
-            return reply
-        return judge_rule(call)
-    return rule
+def _with(schema: str, reply):
+    """Reply ``reply`` to requests for reply model ``schema`` (``Verdicts3`` counts as ``Verdicts``)."""
+    return answering(schema, reply)
 
 
 def test_empty_verdicts_for_three_claims_is_an_error_not_zero(judge, fake_llm):
     # before: {"verdicts": []} -> faithfulness 0.0 with 0 errors
-    fake_llm.rule = _with("decide whether the context supports the statement", {"verdicts": []})
+    fake_llm.rule = _with("Verdicts", {"verdicts": []})
     run = evaluate([s(answer="A one. B two. C three.", contexts=["a one. b two. c three."])],
                    ["faithfulness", "hallucination_rate"], judge=judge)
     for name in ("faithfulness", "hallucination_rate"):
         rec = run.records[0]["metrics"][name]
         assert rec["score"] is None and rec["error"]["type"] == "JudgeParseError", rec
-    verify = [c for c in fake_llm.log if "supports the statement" in c.user_text]
+    verify = [c for c in fake_llm.log if str(c.schema).startswith("Verdicts")]
     assert [c.is_repair for c in verify] == [False, True]  # one repair, then the error
     assert "3" in run.records[0]["metrics"]["faithfulness"]["error"]["message"]
 
@@ -105,12 +102,12 @@ def test_fewer_or_more_verdicts_than_claims_is_an_error(judge, fake_llm):
     # before: a missing verdict counted as unsupported (0.5), an extra one was dropped silently
     for n, answer in ((1, "A one. B two."), (3, "A one. B too.")):  # 2 claims each
         verdicts = [{"statement": i, "evidence": "none", "supported": "yes"} for i in range(1, n + 1)]
-        fake_llm.rule = _with("decide whether the context supports the statement", {"verdicts": verdicts})
+        fake_llm.rule = _with("Verdicts", {"verdicts": verdicts})
         fake_llm.clear_log()
         r = evaluate([s(answer=answer, contexts=["a one. b two."])], ["faithfulness"],
                      judge=judge).records[0]["metrics"]["faithfulness"]
         assert r["score"] is None and r["error"]["type"] == "JudgeParseError"
-        verify = [c for c in fake_llm.log if "supports the statement" in c.user_text]
+        verify = [c for c in fake_llm.log if str(c.schema).startswith("Verdicts")]
         assert len(verify) == 2 and verify[1].is_repair  # the verdicts were asked, then repaired once
 
 
@@ -124,8 +121,8 @@ def test_exact_count_is_in_the_schema_sent(judge, fake_llm):
     fake_llm.rule = rule
     evaluate([s(answer="A one. B two.", contexts=["a one.", "b two.", "c", "d"])],
              ["faithfulness", "context_relevancy"], judge=judge)
-    verify = next(c for c in calls if "supports the statement" in c.user_text)
-    rate = next(c for c in calls if "For each numbered passage, rate" in c.user_text)
+    verify = next(c for c in calls if c.schema_name.startswith("Verdicts"))
+    rate = next(c for c in calls if c.schema_name.startswith("Ratings"))
     vs = verify.body["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]
     rs = rate.body["response_format"]["json_schema"]["schema"]["properties"]["ratings"]
     assert (vs["minItems"], vs["maxItems"], rs["minItems"], rs["maxItems"]) == (2, 2, 4, 4)
@@ -134,7 +131,7 @@ def test_exact_count_is_in_the_schema_sent(judge, fake_llm):
 @pytest.mark.parametrize("scale", ["graded", "binary"])
 def test_empty_ratings_for_four_chunks_is_an_error_not_zero(judge, fake_llm, scale):
     # before: {"ratings": []} -> context_relevancy 0.0 and context_precision_llm 0.0, 0 errors
-    fake_llm.rule = _with("For each numbered passage", {"ratings": [], "passages": []})
+    fake_llm.rule = _with("Ratings" if scale == "graded" else "ChunkVerdicts", {"ratings": [], "passages": []})
     names = [f"context_relevancy(scale={scale})", f"context_precision_llm(scale={scale})"]
     run = evaluate([s(contexts=["a", "b", "c", "d"])], names, judge=judge)
     for name in names:
@@ -145,14 +142,14 @@ def test_empty_ratings_for_four_chunks_is_an_error_not_zero(judge, fake_llm, sca
 
 def test_ratings_by_passage_number_in_any_order(judge, fake_llm):
     ratings = [{"passage": 2, "reason": "r", "rating": 4}, {"passage": 1, "reason": "r", "rating": 8}]
-    fake_llm.rule = _with("For each numbered passage", {"ratings": ratings})
+    fake_llm.rule = _with("Ratings", {"ratings": ratings})
     r = get_evaluator("context_relevancy", judge=judge).evaluate(s(contexts=["a", "b"]))
     assert r.score == pytest.approx((0.8 + 0.4) / 2)
     assert [c["rating"] for c in r.details["chunks"]] == [8, 4]
 
 
 def _analysis(claims, no_facts, questions=(), evasive="no"):
-    return _with("Do four things with the answer",
+    return _with("AnswerAnalysis",
                  {"claims": list(claims), "no_facts": no_facts, "questions": list(questions), "evasive": evasive})
 
 
@@ -179,7 +176,7 @@ def test_no_claim_with_the_judges_statement_is_scored(judge, fake_llm):
 
 
 def test_separate_decomposition_needs_the_statement_too(judge, fake_llm):
-    fake_llm.rule = _with("Split the answer into short", {"claims": [], "no_facts": "no"})
+    fake_llm.rule = _with("Claims", {"claims": [], "no_facts": "no"})
     r = get_evaluator("faithfulness(steps=separate)", judge=judge).evaluate(
         s(answer="Paris is the capital.", contexts=["Paris is the capital."]))
     assert r.score is None and "undefined" in r.reason
@@ -208,7 +205,7 @@ def test_skeleton_holds_no_evaluated_text(judge, fake_llm):
             u = u.replace(inside, "")
         for text in ("Zebras", "Ignore the above", "Alpha beta", "Rate every passage", "Second passage"):
             assert text not in u, (text, u)
-    verify = next(c for c in fake_llm.log if "supports the statement" in c.user_text)
+    verify = next(c for c in fake_llm.log if str(c.schema).startswith("Verdicts"))
     shape = json.loads(verify.user_text[verify.user_text.index('{"verdicts"'):])
     assert [e["statement"] for e in shape["verdicts"]] == [1, 2]
     assert set(shape["verdicts"][0]) == {"statement", "evidence", "supported"}

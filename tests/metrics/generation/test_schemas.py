@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from ragmeter.metrics.generation._judged import AnswerAnalysis, Graded, Ratings, Verdict, Verdicts, align, sized
+from ragmeter.metrics.generation._answer_steps import AnswerAnalysis
+from ragmeter.metrics.generation._chunk_steps import Ratings
+from ragmeter.metrics.generation._claim_steps import Verdict, Verdicts
+from ragmeter.metrics.generation._schema import Graded, align, sized
 
 
 def verdict(supported, statement=1):

@@ -25,7 +25,9 @@ from ...errors import JudgeParseError
 from ...judges.base import TokenLogprob
 from ...registry import Param
 from ...types import Sample
-from ._judged import joined_context, shared, template
+from ._claim_steps import joined_context
+from ._memo import shared
+from ._prompting import template
 
 #: how many alternatives per token a probability-scored call asks for
 TOP_LOGPROBS = 10
@@ -66,23 +68,52 @@ def _offsets(tokens: Sequence[TokenLogprob]) -> list[int]:
     return out
 
 
+def field_value_tokens(tokens: Sequence[TokenLogprob] | None, text: str,
+                       field: str) -> list[TokenLogprob] | None:
+    """Per occurrence of ``"field": <value>`` in a JSON reply, in reply order, the token where the
+    value starts (after an opening quote, if any). None when there are no log-probabilities or the
+    tokens do not spell ``text`` (then the positions cannot be trusted)."""
+    if not tokens or "".join(t.token for t in tokens) != text:
+        return None
+    starts = _offsets(tokens)
+    out: list[TokenLogprob] = []
+    for m in re.finditer(rf'"{re.escape(field)}"\s*:\s*"?', text):
+        at = m.end()  # first character of the value
+        idx = max(i for i, s in enumerate(starts) if s <= at) if starts else 0
+        # a token ending exactly at the value start (e.g. '": "') is not the value's token
+        if starts[idx] + len(tokens[idx].token) <= at and idx + 1 < len(tokens):
+            idx += 1
+        out.append(tokens[idx])
+    return out
+
+
 def field_yes_shares(tokens: Sequence[TokenLogprob] | None, text: str, field: str) -> list[float | None] | None:
     """Per occurrence of ``"field": "<yes|no>"`` (or a JSON boolean) in a JSON reply, in reply order, the
     :func:`yes_share` of the token where the value starts (None for an occurrence whose token has
     neither word among its alternatives). None when there are no log-probabilities or the tokens do
     not spell ``text`` (then the positions cannot be trusted)."""
-    if not tokens or "".join(t.token for t in tokens) != text:
-        return None
-    starts = _offsets(tokens)
-    out: list[float | None] = []
-    for m in re.finditer(rf'"{re.escape(field)}"\s*:\s*"?', text):
-        at = m.end()  # first character of the value
-        idx = max(i for i, s in enumerate(starts) if s <= at) if starts else 0
-        # a token ending exactly at the value start (e.g. '": "') is not the verdict token
-        if starts[idx] + len(tokens[idx].token) <= at and idx + 1 < len(tokens):
-            idx += 1
-        out.append(yes_share(tokens[idx]))
-    return out
+    found = field_value_tokens(tokens, text, field)
+    return None if found is None else [yes_share(t) for t in found]
+
+
+def rating_mean(token: TokenLogprob, low: int, high: int) -> float | None:
+    """The probability-weighted mean rating over ``token``'s alternatives (G-Eval's score):
+
+    .. math:: \\bar r = \\frac{\\sum_{d} d \\, P(d)}{\\sum_{d} P(d)}, \\quad d \\in \\{low, \\dots, high\\}
+
+    over the alternatives that read as one whole number ``d`` in ``[low, high]`` once whitespace
+    and quotes are stripped (``"4"``, ``" 4"``). Only meaningful when every rating is one token,
+    i.e. ``0 <= low < high <= 9``: a tokenizer that writes 10 as "1", "0" (Qwen's does) makes the
+    first token of 10 read as 1. None when no alternative is a rating on the scale.
+    """
+    mass = weighted = 0.0
+    for text, lp in token.alternatives().items():
+        w = text.strip().strip("\"'").strip()
+        if len(w) == 1 and w in "0123456789" and low <= int(w) <= high:
+            p = math.exp(lp)
+            mass += p
+            weighted += int(w) * p
+    return weighted / mass if mass > 0 else None
 
 
 def hard_yes_no(text: str) -> bool:

@@ -17,7 +17,8 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from ...types import MetricResult, Sample
-from ._judged import JudgedEvaluator, register_judged, template
+from ._base import JudgedEvaluator, register_judged
+from ._prompting import template
 
 
 class Grade(BaseModel):

@@ -37,22 +37,31 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from pydantic import AliasChoices, BaseModel, Field
 
 from ...errors import InvalidParameterError
 from ...registry import Param
 from ...types import MetricResult, Sample
 from ..embedding.semantic_similarity import MIN_BASELINE_ROWS, baseline_mean, normalise, same_text_key
-from ._judged import (
-    SCALE,
-    STEPS,
-    Graded,
-    JudgedEvaluator,
-    Responds,
-    analyse_answer,
-    register_judged,
-    shared,
-    template,
-)
+from ._answer_steps import analyse_answer
+from ._base import SCALE, STEPS, JudgedEvaluator, register_judged
+from ._memo import shared
+from ._prompting import template
+from ._schema import Graded, YesNo
+
+
+class Questions(BaseModel):
+    """Reply of ``generate_questions`` (``evasive`` in the prompt)."""
+
+    questions: list[str]
+    noncommittal: YesNo = Field(validation_alias=AliasChoices("evasive", "noncommittal"))
+
+
+class Responds(BaseModel):
+    """Reply of ``answer_addresses``: does the answer respond to the question?"""
+
+    reason: str
+    responds: YesNo
 
 
 class AnswerRelevancy(JudgedEvaluator):
@@ -151,8 +160,6 @@ class AnswerRelevancy(JudgedEvaluator):
         if self.params["steps"] == "shared":
             a = await analyse_answer(self.judge, sample, "answer_relevancy")
             return [q for q in a.questions if q.strip()][:3], a.noncommittal
-        from ._judged import Questions
-
         t = template("generate_questions")
 
         async def run() -> tuple[list[str], bool]:

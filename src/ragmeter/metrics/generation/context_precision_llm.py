@@ -18,7 +18,8 @@ from ...registry import Param
 from ...types import MetricResult, Sample
 from ..retrieval._batch import RankedList
 from ..retrieval.context_precision import context_precision_single
-from ._judged import SCALE, JudgedEvaluator, rate_chunks, register_judged
+from ._base import SCALE, JudgedEvaluator, register_judged
+from ._chunk_steps import rate_chunks
 from ._verdict import SCORING
 
 

@@ -15,7 +15,8 @@ chunks, or a missing field, is unreadable output (one repair, then a recorded Ju
 from __future__ import annotations
 
 from ...types import MetricResult, Sample
-from ._judged import SCALE, JudgedEvaluator, rate_chunks, register_judged
+from ._base import SCALE, JudgedEvaluator, register_judged
+from ._chunk_steps import rate_chunks
 from ._verdict import SCORING
 
 

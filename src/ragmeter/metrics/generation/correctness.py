@@ -14,8 +14,20 @@ an empty answer -> 0.0 (no call).
 
 from __future__ import annotations
 
+from pydantic import BaseModel
+
 from ...types import MetricResult, Sample
-from ._judged import SCALE, Agreement, Graded, JudgedEvaluator, register_judged, template
+from ._base import SCALE, JudgedEvaluator, register_judged
+from ._prompting import template
+from ._schema import Graded, YesNo
+
+
+class Agreement(BaseModel):
+    """Reply of ``answer_agrees``: two decisions against the reference answer."""
+
+    reason: str
+    same_answer: YesNo
+    conflicts: YesNo
 
 
 def agreement_rating(same_answer: bool, conflicts: bool) -> float:

@@ -33,12 +33,14 @@ list, so never undefined.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ...types import MetricResult, Sample
+from ._answer_steps import NO_CLAIM_UNDEFINED, decompose
+from ._base import STEPS, JudgedEvaluator, register_judged
+from ._claim_steps import verify
 from ._grounding import split_grounded
-from ._judged import NO_CLAIM_UNDEFINED, STEPS, JudgedEvaluator, decompose, register_judged, verify
 from ._verdict import MODE, SCORING, direct_verdict
 
 
@@ -91,34 +93,79 @@ async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts |
 ALL_UNGROUNDED = "undefined: every claim the judge extracted is absent from the answer (ungrounded_claims)"
 
 
+@dataclass(frozen=True)
+class SupportOutcome:
+    """How far the context supports the answer: the one computation behind faithfulness and
+    hallucination_rate, which report ``support`` and ``1 - support`` with their own wording.
+
+    ``case`` is one of ``"empty_answer"`` (support 1.0, no call), ``"no_context"`` (0.0, no call),
+    ``"direct"`` (the direct verdict's support; ``verdict``/``scoring`` set), ``"ungrounded"``
+    (None: every extracted claim was dropped), ``"no_facts"`` (1.0: the judge states the answer
+    makes no factual claim), ``"no_claim"`` (None: no claim without that statement) or
+    ``"claims"`` (the mean support of ``n`` claims, ``supported`` of them with a "yes" verdict).
+    ``details`` are the result's details, the same for both metrics.
+    """
+
+    case: str
+    support: float | None
+    details: dict[str, Any] = field(default_factory=dict)
+    verdict: str = ""
+    scoring: str = ""
+    supported: int = 0
+    n: int = 0
+
+
+async def support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcome:
+    """The :class:`SupportOutcome` of ``sample`` under ``ev``'s ``mode``, ``steps`` and ``scoring``
+    (the direct verdict and the claim steps are shared calls, so both metrics cost one set)."""
+    if not (sample.answer or "").strip():
+        return SupportOutcome("empty_answer", 1.0)
+    if not any(t.strip() for t in sample.context_texts):
+        return SupportOutcome("no_context", 0.0)
+    if ev.params["mode"] == "direct":
+        d = await direct_verdict(ev.judge, sample, "faithfulness", ev.params["scoring"])
+        return SupportOutcome("direct", d["support"], d, verdict=d["verdict"], scoring=d["scoring"])
+    cv = await claim_verdicts(ev, sample)
+    if cv is None:
+        return SupportOutcome("no_context", 0.0)
+    if not cv.claims:
+        if cv.ungrounded:
+            return SupportOutcome("ungrounded", None, cv.details())
+        if cv.no_facts:
+            return SupportOutcome("no_facts", 1.0, {"claims": [], "no_facts": True})
+        return SupportOutcome("no_claim", None, {"claims": [], "no_facts": False})
+    return SupportOutcome("claims", sum(cv.supports()) / len(cv.claims), cv.details(), scoring=cv.scoring,
+                          supported=sum(cv.verdicts), n=len(cv.claims))
+
+
+#: the reasons shared word for word by faithfulness and hallucination_rate
+SHARED_REASONS = {"ungrounded": ALL_UNGROUNDED, "no_facts": "the judge states the answer makes no factual claim",
+                  "no_claim": NO_CLAIM_UNDEFINED}
+
+
 class Faithfulness(JudgedEvaluator):
     """See the module docstring."""
 
     async def ascore(self, sample: Sample) -> MetricResult:
         """Score one sample."""
-        if not (sample.answer or "").strip():
-            return self.result(1.0, "empty answer: nothing to be unfaithful about")
-        if not any(t.strip() for t in sample.context_texts):
-            return self.result(0.0, "no retrieved context: no claim can be supported")
-        if self.params["mode"] == "direct":
-            d = await direct_verdict(self.judge, sample, "faithfulness", self.params["scoring"])
-            how = (f"P(yes) = {d['p_yes']:.3f}" if d["scoring"] == "probability"
+        o = await support_outcome(self, sample)
+        return self.result(o.support, self.reason(o), **o.details)
+
+    @staticmethod
+    def reason(o: SupportOutcome) -> str:
+        """The result's reason for outcome ``o``."""
+        if o.case == "empty_answer":
+            return "empty answer: nothing to be unfaithful about"
+        if o.case == "no_context":
+            return "no retrieved context: no claim can be supported"
+        if o.case == "direct":
+            how = (f"P(yes) = {o.details['p_yes']:.3f}" if o.scoring == "probability"
                    else "hard verdict (no log-probabilities)")
-            return self.result(d["support"], f"direct verdict: {d['verdict']}; {how}", **d)
-        cv = await claim_verdicts(self, sample)
-        if cv is None:
-            return self.result(0.0, "no retrieved context: no claim can be supported")
-        if not cv.claims:
-            if cv.ungrounded:
-                return self.result(None, ALL_UNGROUNDED, **cv.details())
-            if cv.no_facts:
-                return self.result(1.0, "the judge states the answer makes no factual claim", claims=[],
-                                   no_facts=True)
-            return self.result(None, NO_CLAIM_UNDEFINED, claims=[], no_facts=False)
-        supported, n = sum(cv.verdicts), len(cv.claims)
-        score = sum(cv.supports()) / n
-        how = "" if cv.scoring == "hard" else f"; mean P(yes) {score:.3f}"
-        return self.result(score, f"{supported} of {n} claims supported by the context{how}", **cv.details())
+            return f"direct verdict: {o.verdict}; {how}"
+        if o.case == "claims":
+            how = "" if o.scoring == "hard" else f"; mean P(yes) {o.support:.3f}"
+            return f"{o.supported} of {o.n} claims supported by the context{how}"
+        return SHARED_REASONS[o.case]
 
 
 register_judged(

@@ -11,7 +11,7 @@ with :math:`\theta` the ``threshold`` parameter (default 0.5) and :math:`W` the 
 **Claims** :math:`C(a)`. ``claims=sentences``: the answer's sentences, split by the rule of
 :func:`ragmeter.metrics.lexical.lexical_faithfulness.split_sentences`; a sentence with no content
 word (``It is.``) is not a claim. ``claims=judge``: the judge's atomic claims from
-:func:`ragmeter.metrics.generation._judged.decompose`, the very step the judged ``faithfulness``
+:func:`ragmeter.metrics.generation._answer_steps.decompose`, the very step the judged ``faithfulness``
 metric uses, so when both metrics run the claims are shared and cost no extra judge call.
 ``claims=auto`` (default): the judge's claims when a judge is configured, else sentences
 (``details.claims_from`` says which; pin ``claims=sentences`` to compare runs with and without a
@@ -62,7 +62,9 @@ from ...names import MetricName
 from ...registry import MetricSpec, Param, register
 from ...types import MetricResult, Sample
 from ..lexical.lexical_faithfulness import content_tokens, split_sentences
-from ._judged import NO_CLAIM_UNDEFINED, STEPS, decompose, joined_context
+from ._answer_steps import NO_CLAIM_UNDEFINED, decompose
+from ._base import STEPS
+from ._claim_steps import joined_context
 
 NAME = "faithfulness_nli"
 MODEL_ENV = "RAGMETER_NLI_MODEL"

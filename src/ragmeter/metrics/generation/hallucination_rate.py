@@ -17,37 +17,31 @@ verdict (shared call), or 1/0 from the hard verdict without log-probabilities.
 from __future__ import annotations
 
 from ...types import MetricResult, Sample
-from ._judged import NO_CLAIM_UNDEFINED, STEPS, JudgedEvaluator, register_judged
-from ._verdict import MODE, SCORING, direct_verdict
-from .faithfulness import ALL_UNGROUNDED, claim_verdicts
+from ._base import STEPS, JudgedEvaluator, register_judged
+from ._verdict import MODE, SCORING
+from .faithfulness import SHARED_REASONS, SupportOutcome, support_outcome
 
 
 class HallucinationRate(JudgedEvaluator):
     """See the module docstring."""
 
     async def ascore(self, sample: Sample) -> MetricResult:
-        """Score one sample."""
-        if not (sample.answer or "").strip():
-            return self.result(0.0, "empty answer: nothing hallucinated")
-        if not any(t.strip() for t in sample.context_texts):
-            return self.result(1.0, "no retrieved context: every claim is unsupported")
-        if self.params["mode"] == "direct":
-            d = await direct_verdict(self.judge, sample, "faithfulness", self.params["scoring"])
-            return self.result(1.0 - d["support"], f"direct verdict: {d['verdict']} ({d['scoring']} scoring)", **d)
-        cv = await claim_verdicts(self, sample)
-        if cv is None:
-            return self.result(1.0, "no retrieved context: every claim is unsupported")
-        if not cv.claims:
-            if cv.ungrounded:
-                return self.result(None, ALL_UNGROUNDED, **cv.details())
-            if cv.no_facts:
-                return self.result(0.0, "the judge states the answer makes no factual claim", claims=[],
-                                   no_facts=True)
-            return self.result(None, NO_CLAIM_UNDEFINED, claims=[], no_facts=False)
-        unsupported, n = sum(not v for v in cv.verdicts), len(cv.claims)
-        score = 1.0 - sum(cv.supports()) / n
-        return self.result(score, f"{unsupported} of {n} claims not supported ({cv.scoring} scoring)",
-                           **cv.details())
+        """Score one sample: 1 - faithfulness's support (:func:`.faithfulness.support_outcome`)."""
+        o = await support_outcome(self, sample)
+        return self.result(None if o.support is None else 1.0 - o.support, self.reason(o), **o.details)
+
+    @staticmethod
+    def reason(o: SupportOutcome) -> str:
+        """The result's reason for outcome ``o``."""
+        if o.case == "empty_answer":
+            return "empty answer: nothing hallucinated"
+        if o.case == "no_context":
+            return "no retrieved context: every claim is unsupported"
+        if o.case == "direct":
+            return f"direct verdict: {o.verdict} ({o.scoring} scoring)"
+        if o.case == "claims":
+            return f"{o.n - o.supported} of {o.n} claims not supported ({o.scoring} scoring)"
+        return SHARED_REASONS[o.case]
 
 
 register_judged(

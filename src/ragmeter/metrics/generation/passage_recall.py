@@ -24,7 +24,8 @@ from pydantic import BaseModel, Field, create_model, model_validator
 
 from ...errors import JudgeParseError
 from ...types import MetricResult, Sample
-from ._judged import JudgedEvaluator, numbered, register_judged, reply_shape, template
+from ._base import JudgedEvaluator, register_judged
+from ._prompting import numbered, reply_shape, template
 from .passage_recall_math import passage_recall_score
 
 _MARK = re.compile(r"\[(ESSENTIAL|BONUS) PASSAGE\]", re.IGNORECASE)
@@ -81,7 +82,7 @@ def scores_for(n: int, n_essential: int | None = None) -> type[SectionScores]:
         return value
 
     return create_model(f"SectionScores{n}", __base__=SectionScores,
-                        __validators__={"essential": model_validator(mode="after")(essential_at_least_1)},
+                        __validators__={"essential": model_validator(mode="after")(essential_at_least_1)},  # type: ignore[dict-item]
                         sections=(list[SectionScore], Field(min_length=n, max_length=n)))
 
 

@@ -1,0 +1,75 @@
+"""Steps that read the answer: its claims, back-generated questions and the noncommittal flag.
+
+- :func:`analyse_answer`: prompt ``analyse_answer.prompt``, reply :class:`AnswerAnalysis`; used by
+  faithfulness and hallucination_rate (claims) and answer_relevancy (questions, noncommittal).
+- :func:`decompose`: the claims, from the shared analysis or, with ``steps=separate``, from
+  prompt ``decompose_answer.prompt`` with reply :class:`Claims`.
+
+A non-empty answer with no claim is scored only when the judge says so explicitly
+(``no_facts: yes``); otherwise the claim metrics are undefined with the reason
+(:data:`NO_CLAIM_UNDEFINED`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import AliasChoices, BaseModel, Field
+
+from ...types import Sample
+from ._memo import shared
+from ._prompting import template
+from ._schema import YesNo
+
+
+class AnswerAnalysis(BaseModel):
+    """Reply of ``analyse_answer`` (the prompt calls the noncommittal flag ``evasive``).
+
+    ``no_facts`` is the judge's explicit statement that the answer makes no factual claim: only
+    with it does an empty ``claims`` list mean "nothing to check" (see :func:`no_claim_result`).
+    """
+
+    claims: list[str]
+    no_facts: YesNo
+    questions: list[str]
+    noncommittal: YesNo = Field(validation_alias=AliasChoices("evasive", "noncommittal"))
+
+
+class Claims(BaseModel):
+    """Reply of ``decompose_answer``."""
+
+    claims: list[str]
+    no_facts: YesNo
+
+
+#: Why a non-empty answer with no claim and without the judge's explicit "no fact" is undefined.
+NO_CLAIM_UNDEFINED = ("undefined: the judge listed no claim for a non-empty answer but did not state that it "
+                      "makes no factual claim (no_facts was 'no')")
+
+
+async def analyse_answer(judge: Any, sample: Sample, tag: str) -> AnswerAnalysis:
+    """Claims, back-generated questions and the noncommittal flag, in one shared call."""
+    t = template("analyse_answer")
+
+    async def run() -> AnswerAnalysis:
+        r = await judge.judge(t.messages(question=sample.query, answer=sample.answer or ""), AnswerAnalysis,
+                              tag=tag, template_version=t.cache_version)
+        return r.value
+
+    return await shared(judge, t.cache_version, (sample.query, sample.answer), run)
+
+
+async def decompose(judge: Any, sample: Sample, tag: str, steps: str) -> tuple[list[str], bool]:
+    """The answer's atomic claims (from the shared analysis, or a dedicated call) and the judge's
+    explicit ``no_facts`` statement (True: "the answer makes no factual claim")."""
+    if steps == "shared":
+        a = await analyse_answer(judge, sample, tag)
+        return [c for c in a.claims if c.strip()], a.no_facts
+    t = template("decompose_answer")
+
+    async def run() -> tuple[list[str], bool]:
+        r = await judge.judge(t.messages(question=sample.query, answer=sample.answer or ""), Claims,
+                              tag=tag, template_version=t.cache_version)
+        return [c for c in r.value.claims if c.strip()], r.value.no_facts
+
+    return await shared(judge, t.cache_version, (sample.query, sample.answer), run)

@@ -1,0 +1,90 @@
+"""The evaluator base of every LLM-judged metric and its declarative registration.
+
+A judged metric module subclasses :class:`JudgedEvaluator` (implementing :meth:`~JudgedEvaluator.ascore`)
+and calls :func:`register_judged` once. :data:`STEPS` and :data:`SCALE` are the parameters
+several judged metrics share.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from ...names import MetricName
+from ...registry import MetricSpec, Param
+from ...types import MetricResult, Sample
+
+STEPS = Param("steps", str, "shared", "shared: one call reads query+answer for several tasks; separate: one "
+              "call per task", choices=("shared", "separate"))
+SCALE = Param("scale", str, "graded", "graded: the judge rates 0-10 directly; binary: yes/no decisions per item, "
+              "from which ragmeter derives the 0-10 rating", choices=("graded", "binary"))
+
+
+class JudgedEvaluator:
+    """Base of every LLM-judged metric: subclasses implement :meth:`ascore`.
+
+    A :class:`~ragmeter.errors.JudgeError` raised by the judge propagates; the runner records it
+    as the sample's error for this metric (never a score).
+    """
+
+    def __init__(self, spec: MetricSpec, name: MetricName, judge: Any, embedder: Any) -> None:
+        self.spec = spec
+        self.name = str(name)
+        self.version = spec.version
+        self.params = {p.name: p.default for p in spec.params} | name.kwargs
+        self.cutoff = name.cutoff
+        self.judge = judge
+        self.embedder = embedder
+
+    async def ascore(self, sample: Sample) -> MetricResult:  # pragma: no cover - abstract
+        """Score one sample."""
+        raise NotImplementedError
+
+    async def aevaluate(self, sample: Sample) -> MetricResult:
+        """Score ``sample`` (judge calls are awaited, never blocking the loop)."""
+        return await self.ascore(sample)
+
+    def evaluate(self, sample: Sample) -> MetricResult:
+        """Synchronous :meth:`aevaluate` (not for use inside a running event loop)."""
+        return asyncio.run(self.aevaluate(sample))
+
+    def result(self, score: float | None, reason: str, **details: Any) -> MetricResult:
+        """A result of this metric."""
+        return MetricResult(name=self.name, score=score, reason=reason, details=details, version=self.version)
+
+
+def register_judged(
+    name: str,
+    cls: type[JudgedEvaluator],
+    *,
+    role: str,
+    summary: str,
+    formula: str,
+    edge_cases: tuple[str, ...],
+    requires: tuple[str, ...],
+    calls: str,
+    params: tuple[Param, ...] = (),
+    cutoff: str = "none",
+    needs_embedder: bool = False,
+    higher_is_better: bool = True,
+    undefined: str = "never undefined",
+    version: str = "1",
+    aliases: tuple[str, ...] = (),
+    extra: dict[str, Any] | None = None,
+    default_names: tuple[str, ...] | None = None,
+) -> MetricSpec:
+    """Declare and register one judged metric (one call per metric module). ``extra`` adds entries
+    to the spec's ``extra`` (which always holds ``calls``); ``default_names`` defaults to ``(name,)``."""
+    from ...registry import register
+
+    box: list[MetricSpec] = []
+    spec = MetricSpec(
+        name=name, summary=summary, formula=formula, edge_cases=(*edge_cases, f"judge calls per sample: {calls}"),
+        factory=lambda n, judge, embedder: cls(box[0], n, judge, embedder),
+        category="generation", version=version, aliases=aliases, params=params, cutoff=cutoff,  # type: ignore[arg-type]
+        needs_judge=True, needs_embedder=needs_embedder, higher_is_better=higher_is_better, requires=requires,
+        default_names=(name,) if default_names is None else default_names, undefined=undefined,
+        extra={"calls": calls, **(extra or {})}, role=role,  # type: ignore[arg-type]
+    )
+    box.append(spec)
+    return register(spec)

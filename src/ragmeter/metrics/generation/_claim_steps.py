@@ -1,0 +1,77 @@
+"""The claim verification step: each claim checked against the joined contexts, in one call.
+
+Prompt ``verify_claims.prompt``, reply model :class:`Verdicts` asked with ``sized(Verdicts, n)``
+(exactly one verdict per claim). Shared by faithfulness and hallucination_rate (one call per
+sample and scoring mode).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from ...types import Sample
+from ._memo import shared
+from ._prompting import numbered, reply_shape, template
+from ._schema import YesNo, align, sized
+
+
+class Verdict(BaseModel):
+    """One claim's verdict."""
+
+    statement: int
+    evidence: str
+    supported: YesNo
+
+
+class Verdicts(BaseModel):
+    """Reply of ``verify_claims`` (ask with ``sized(Verdicts, n)``: exactly one verdict per claim)."""
+
+    verdicts: list[Verdict]
+
+
+def joined_context(sample: Sample) -> str:
+    """The retrieved contexts' texts, joined as the evidence claims are checked against."""
+    return "\n\n".join(t for t in sample.context_texts if t.strip())
+
+
+EVIDENCE_SLOT = "<sentence from the context, or none>"
+
+
+def _evidence(text: str) -> str:
+    """The evidence a verdict quotes; "" for none or for the unfilled slot copied from the skeleton."""
+    t = text.strip()
+    return "" if t.lower() in ("none", "<none>", "", EVIDENCE_SLOT) else t
+
+
+async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
+                 scoring: str = "hard") -> list[tuple[bool, str, float | None]]:
+    """One (verdict, evidence, P(yes)) per claim, all claims in one call; the reply must hold exactly
+    one verdict per claim (else one repair, then a JudgeParseError).
+
+    ``scoring="auto"`` asks for log-probabilities and gives each claim
+    P(yes) / (P(yes) + P(no)) of the token where its ``"supported"`` value starts
+    (:func:`._verdict.field_yes_shares`); None where the backend returned none or the token could
+    not be located (the caller then uses the hard verdict). ``"hard"``: always None.
+    """
+    from ._verdict import TOP_LOGPROBS, field_yes_shares
+
+    t = template("verify_claims")
+    context = joined_context(sample)
+
+    async def run() -> list[tuple[bool, str, float | None]]:
+        shape = reply_shape("verdicts", [{"statement": i, "evidence": EVIDENCE_SLOT, "supported": "<yes or no>"}
+                                         for i in range(1, len(claims) + 1)])
+        r = await judge.judge(t.messages(context=context, statements=numbered(claims), shape=shape),
+                              sized(Verdicts, len(claims)), tag=tag, template_version=t.cache_version,
+                              top_logprobs=TOP_LOGPROBS if scoring == "auto" else None)
+        verdicts = r.value.verdicts
+        shares = field_yes_shares(r.logprobs, r.raw, "supported") if scoring == "auto" else None
+        if shares is None or len(shares) != len(verdicts):
+            shares = [None] * len(verdicts)
+        p_of = {id(v): p for v, p in zip(verdicts, shares, strict=True)}
+        return align(verdicts, len(claims), "statement",
+                     lambda v: (v.supported, _evidence(v.evidence), p_of[id(v)]))
+
+    return await shared(judge, f"{t.cache_version}/{scoring}", (context, claims), run)
