@@ -104,3 +104,21 @@ def test_concurrency_option(fake_llm, tmp_path):
     assert res.exit_code == 0, res.output
     res = CliRunner().invoke(main, ["judge-check", "--judge", f"openai:fake@{fake_llm.url}", "--concurrency", "x"])
     assert res.exit_code == 2 and "expected 'auto' or an integer" in res.output
+
+
+def test_judge_dying_mid_check_writes_finished_metrics_and_exits_3(tmp_path, monkeypatch):
+    import ragmeter.judges.judge as judge_module
+    from tests.judges.test_unreachable import _dying_server
+
+    monkeypatch.setattr(judge_module, "DOWN_AFTER_SECONDS", 1.0)
+    data = write_rows(tmp_path / "labelled.jsonl", labelled_rows())
+    server = _dying_server(answers=12)  # answers the first metric's 12 calls, then dies
+    try:
+        res = run("judge-check", "--judge", f"openai:m@{server.url}", "--data", str(data), "--metrics",
+                  f"{M},hallucination_rate", "-o", str(tmp_path / "jc.json"), "--no-cache", "--concurrency", "1")
+    finally:
+        server.stop()
+    assert res.exit_code == 3, res.output
+    out = json.loads((tmp_path / "jc.json").read_text())
+    assert [r["metric"] for r in out["metrics"]] == [M]
+    assert "unreachable" in out["stopped"] and "hallucination_rate" in out["stopped"]
