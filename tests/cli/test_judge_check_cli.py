@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 from click.testing import CliRunner
@@ -122,3 +123,25 @@ def test_judge_dying_mid_check_writes_finished_metrics_and_exits_3(tmp_path, mon
     out = json.loads((tmp_path / "jc.json").read_text())
     assert [r["metric"] for r in out["metrics"]] == [M]
     assert "unreachable" in out["stopped"] and "hallucination_rate" in out["stopped"]
+
+
+def test_eval_concurrency_switch_auto_or_fixed(tmp_path, fake_llm):
+    from ragmeter.cli._backends import judge_config
+    from ragmeter.config import EvalConfig
+
+    spec = f"openai:m@{fake_llm.url}"
+    auto = judge_config(EvalConfig(judge=spec)).build()
+    assert auto.adaptive is True and auto.concurrency == 16  # the default: adaptive up to 16
+    fixed = judge_config(EvalConfig(judge=spec, concurrency=3)).build()
+    assert fixed.adaptive is False and fixed.concurrency == 3
+    # from the command line: a fixed 1 against the server never has 2 in flight
+    data = write_rows(tmp_path / "labelled.jsonl", labelled_rows())
+    fake_llm.rule = say(GOOD)
+    fake_llm.latency = 0.05
+    res = run("eval", str(data), "-m", M, "--judge", spec, "--concurrency", "1", "--no-cache", "-o",
+              str(tmp_path / "o"), "-q", "--no-embedder", "--no-report")
+    assert res.exit_code == 0, res.output
+    times = sorted(e.time for e in fake_llm.log)  # when each request reached the server; each takes 0.05 s
+    assert len(times) == 12 and all(b - a >= 0.045 for a, b in itertools.pairwise(times))
+    res = CliRunner().invoke(main, ["eval", str(data), "-m", M, "--judge", spec, "--concurrency", "0"])
+    assert res.exit_code == 2 and "expected 'auto' or an integer 1-1024" in res.output
