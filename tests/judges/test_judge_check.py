@@ -206,3 +206,56 @@ def test_docstring_examples(module):
 
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0 and result.attempted >= 1
+
+
+def graded_rows(n: int = 12) -> list[dict]:
+    """Rows with a 1-5 grade (``correct``) and two chunks, the relevant one first on even rows."""
+    rows = []
+    for i in range(n):
+        grade = 1 + i % 5
+        chunks = [f"chunk RELEVANT {i}.", f"chunk OTHER {i}."]
+        rel = [1, 0]
+        if i % 2:
+            chunks, rel = chunks[::-1], rel[::-1]
+        rows.append({"id": f"g{i}", "query": f"question {i}?", "contexts": chunks, "reference": f"reference {i}.",
+                     "answer": f"answer {i} (G{grade})", "labels": {"correct": grade, "context_relevance": rel}})
+    return rows
+
+
+def test_graded_label_rho_and_verdict(fake_llm, make_judge, tmp_path):
+    # grades 1..5 cycle over 12 rows: 1,2,3,4,5,1,2,3,4,5,1,2 -> correct >= 4 on 4 rows (pos), 8 neg
+    import re
+
+    data = write_rows(tmp_path / "g.jsonl", graded_rows())
+    fake_llm.rule = lambda call: {"reason": "r", "rating": 2 * int(re.search(r"\(G(\d)\)", call.user_text)[1])}
+    (rep,) = judge_check(make_judge(), metrics=["correctness"], data=data, thresholds=Thresholds(min_per_class=4)
+                         ).metrics
+    # the judge's rating is 2 x the grade: a monotone map, so rho = 1 and every pos scores above every neg
+    assert rep["spearman"]["rho"] == pytest.approx(1.0) and rep["auroc"] == 1.0
+    assert (rep["n_pos"], rep["n_neg"]) == (4, 8) and rep["verdict"] == "usable"
+    fake_llm.rule = lambda call: {"reason": "r", "rating": 5}  # one rating for all: no ranking at all
+    (rep,) = judge_check(make_judge(), metrics=["correctness"], data=data,
+                         thresholds=Thresholds(min_per_class=4)).metrics
+    assert rep["auroc"] == 0.5 and rep["spearman"] is None and rep["verdict"] == "not usable"
+    assert any("Spearman rho n/a" in r for r in rep["reasons"])
+
+
+def test_chunk_labels_and_position_profile(fake_llm, make_judge, tmp_path):
+    data = write_rows(tmp_path / "g.jsonl", graded_rows())
+
+    def rule(call):  # 9 for the relevant chunk, 1 for the other, in the order the prompt shows them
+        text = call.user_text
+        first_relevant = text.index("chunk RELEVANT") < text.index("chunk OTHER")
+        r = [9, 1] if first_relevant else [1, 9]
+        return {"ratings": [{"passage": k + 1, "reason": "r", "rating": r[k]} for k in range(2)]}
+    fake_llm.rule = rule
+    check = judge_check(make_judge(), metrics=["context_relevancy"], data=data)
+    (rep,) = check.metrics
+    assert rep["unit"] == "chunk" and (rep["n_pos"], rep["n_neg"]) == (12, 12) and rep["auroc"] == 1.0
+    assert rep["mean_pos"] == 9.0 and rep["mean_neg"] == 1.0 and rep["agreement"]["accuracy"] == 1.0
+    # relevant first on the 6 even rows: judged "yes" (rating >= 5) at position 1 on 6 of 12, as the humans
+    prof = check.positions["context_relevancy"]
+    assert prof[0] == {"position": "1", "n": 12, "judged_yes": 0.5, "human_yes": 0.5}
+    assert prof[1]["judged_yes"] == 0.5 and prof[2]["n"] == 0
+    # the per-row label for calibrate is the share of relevant chunks: 1/2 on every row
+    assert {r["label"] for r in check.rows["context_relevancy"]} == {0.5}
