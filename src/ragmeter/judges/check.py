@@ -181,7 +181,7 @@ def labelled_pairs(name: str, records: Sequence[dict[str, Any]], labels: Sequenc
             for chunk, y in zip(details["chunks"], rel, strict=True):
                 out.scores.append(chunk["rating"] if chunk["rating"] is not None else 0.0)
                 out.labels.append(y)
-            out.rows.append({"id": rec["id"], "score": score, "label": float(np.mean(rel)) if rel else 0.0})
+            out.rows.append({"id": rec.get("id"), "score": score, "label": float(np.mean(rel)) if rel else 0.0})
             continue
         if field_ == "correct":
             y = int(lab["correct"] >= 4)
@@ -196,7 +196,7 @@ def labelled_pairs(name: str, records: Sequence[dict[str, Any]], labels: Sequenc
         if base in ("faithfulness", "hallucination_rate"):
             h = hard_score(details)
             out.hard.append((1.0 - h if out.sign < 0 else h) if h is not None else score)
-        out.rows.append({"id": rec["id"], "score": score, "label": float(y if out.sign > 0 else 1 - y)})
+        out.rows.append({"id": rec.get("id"), "score": score, "label": float(y if out.sign > 0 else 1 - y)})
     return out
 
 

@@ -221,8 +221,8 @@ def calibrate(
             report["abstention_note"] = ("no labelled sample" if not y.size else
                                          "scores outside [0, 1]: use ragmeter.stats.abstention_threshold(grid=...)")
         out[m] = report
-    settings = {"confidence": confidence, "threshold": threshold, "bins": bins, "alpha": alpha,
-                "positive": positive, "lambda": lam}
+    settings: dict[str, Any] = {"confidence": confidence, "threshold": threshold, "bins": bins,
+                                "alpha": alpha, "positive": positive, "lambda": lam}
     if judge_check is not None:
         settings["judge_check"] = {"file": str(judge_check), "note": "labelled rows from a judge-check: PPI++ "
                                    "assumes they come from the same population as the run's samples"}
