@@ -152,7 +152,11 @@ def judge_check_cmd(judge_spec: str, judge_key_env: str | None, data: Path | Non
                         on_metric=lambda r: err.print(f"checked {r['metric']}: {r['verdict']}", highlight=False,
                                                       markup=False))
     if check.metrics:
-        check.record = str(save_record(check, judge, output=str(output) if output else None))
+        try:
+            check.record = str(save_record(check, judge, output=str(output) if output else None))
+        except OSError as exc:  # the results are still printed and written
+            err.print(f"warning: judge-check not kept on record: {exc}", style="yellow", highlight=False,
+                      markup=False, soft_wrap=True)
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(check.to_json() + "\n", encoding="utf-8")
