@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ragmeter.metrics.generation._grounding import GROUNDING_THRESHOLD, grounding
 
-DATA = Path(__file__).resolve().parents[1] / "examples" / "validation" / "judge_validation.jsonl"
+DATA = Path(__file__).resolve().parents[1] / "src" / "ragmeter" / "data" / "validation" / "judge_validation.jsonl"
 
 
 def main() -> None:

@@ -3,7 +3,7 @@
     python bench/judges/offline_faithfulness.py [--embedder st:all-MiniLM-L6-v2] [--out FILE]
 
 Scores ``fact_consistency``, ``lexical_faithfulness`` and (with ``--embedder``)
-``semantic_similarity`` on ``examples/validation/judge_validation.jsonl`` and prints the AUROC
+``semantic_similarity`` on ``src/ragmeter/data/validation/judge_validation.jsonl`` and prints the AUROC
 against ``labels.faithful`` on three row sets:
 
 - **design**: rows at even positions (0, 2, 4...): the rows ``fact_consistency``'s rule was
@@ -27,7 +27,7 @@ from scipy import stats
 import ragmeter
 from ragmeter.io import read_samples
 
-DATA = Path(__file__).resolve().parents[2] / "examples" / "validation" / "judge_validation.jsonl"
+DATA = Path(__file__).resolve().parents[2] / "src" / "ragmeter" / "data" / "validation" / "judge_validation.jsonl"
 
 
 def auroc(scores: list[float | None], labels: list[bool]) -> float:

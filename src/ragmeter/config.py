@@ -134,7 +134,8 @@ class EvalConfig(BaseModel):
     preset: Literal["offline", "retrieval"] | None = None
     judge: str | None = Field(default=None, alias="model")
     embedder: str | None = None
-    concurrency: int = Field(default=16, ge=1, le=1024)
+    #: ``auto``: adaptive, up to 16 in flight (see ragmeter.judges.concurrency); N: exactly N, fixed
+    concurrency: int | Literal["auto"] = "auto"
     rate_limits: RateLimits = Field(default_factory=RateLimits)
     cache: CacheConfig = Field(default_factory=CacheConfig)
     prices: dict[str, Price] = Field(default_factory=dict)
@@ -144,6 +145,15 @@ class EvalConfig(BaseModel):
     fields: dict[str, str] = Field(default_factory=dict, description="input column -> canonical field")
     on_error: Literal["raise", "skip"] = "raise"
     rubrics: list[RubricConfig] = Field(default_factory=list)
+
+    @field_validator("concurrency", mode="before")
+    @classmethod
+    def _concurrency(cls, v: Any) -> Any:
+        if isinstance(v, str) and v.strip().lower() == "auto":
+            return "auto"
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 1024:
+            raise ValueError(f"expected 'auto' or an integer 1-1024, got {v!r}")
+        return v
 
     def metric_names(self) -> list[str] | None:
         """The metrics to evaluate: ``metrics`` if given, else the preset's, else None (data decides)."""
@@ -377,7 +387,7 @@ rag:
     # model: ${JUDGE_LLM_REF}
     # embedder: st:all-MiniLM-L6-v2
 
-    concurrency: 16            # judge calls in flight
+    concurrency: auto          # judge calls in flight: auto (adapts to the endpoint, up to 16) or N (fixed)
     rate_limits:
       requests_per_minute: null
       tokens_per_minute: null

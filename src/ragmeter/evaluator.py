@@ -119,6 +119,11 @@ def plan(metrics: Sequence[str] | None, head: Iterable[Sample | InputError] = ()
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         **(run_info or {}),
     }
+    if judge is not None:  # the judge-check on record for this judge and prompt versions, or why none
+        from .judges.record import on_record
+
+        if (check := on_record(judge, names)) is not None:
+            info["judge_check"] = check
     return Plan(evs, info)
 
 

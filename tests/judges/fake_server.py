@@ -258,7 +258,14 @@ class FakeLLMServer:
         if self.slots is not None:
             await self._serve_in_slot(self.latency + reply.delay)
         elif self.latency or reply.delay:
-            await asyncio.sleep(self.latency + reply.delay)
+            with self._lock:  # requests being served at once (no slot limit: all of them)
+                self.busy += 1
+                self.peak_busy = max(self.peak_busy, self.busy)
+            try:
+                await asyncio.sleep(self.latency + reply.delay)
+            finally:
+                with self._lock:
+                    self.busy -= 1
         if reply.drop:
             assert request.transport is not None
             request.transport.abort()

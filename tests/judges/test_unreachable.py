@@ -110,3 +110,82 @@ def test_a_judge_that_worked_once_is_never_declared_unreachable():
         with pytest.raises(JudgeConnectionError):
             asyncio.run(judge.judge(f"q{i}", Verdict))
     assert judge.unreachable is None
+
+
+# ---- a judge that answered and then died (issue #12 notes) ---------------------------------------------
+
+def _dying_server(answers: int):
+    """A server that answers ``answers`` requests and then stops (port closed: connection refused)."""
+    import threading
+
+    from .fake_server import FakeLLMServer
+
+    box: dict = {}
+
+    def rule(call):
+        if call.index + 1 == answers:
+            threading.Timer(0.05, box["server"].stop).start()
+        return Reply(content="yes")
+    box["server"] = FakeLLMServer(rule).start()
+    return box["server"]
+
+
+def test_judge_that_dies_mid_run_stops_with_finished_rows_kept(tmp_path, monkeypatch):
+    # before: a judge reached once was retried for minutes (5 retries per sample, sample after sample)
+    import ragmeter.judges.judge as judge_module
+
+    monkeypatch.setattr(judge_module, "DOWN_AFTER_SECONDS", 1.0)
+    server = _dying_server(answers=4)
+    data = write_rows(tmp_path / "rows.jsonl", 40)
+    out = tmp_path / "o"
+    t0 = time.perf_counter()
+    try:
+        res = CliRunner().invoke(main, ["eval", str(data), "-m", "faithfulness(mode=direct)", "-m", "mrr",
+                                        "--judge", f"openai:m@{server.url}", "-o", str(out), "--no-report",
+                                        "--concurrency", "1"], catch_exceptions=False)
+    finally:
+        server.stop()
+    elapsed = time.perf_counter() - t0
+    assert res.exit_code == 3, res.output
+    line = next(ln for ln in res.output.splitlines() if "unreachable" in ln)
+    assert "answered before" in line and "JudgeConnectionError" in line
+    assert elapsed < 15, elapsed
+    rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 40 and all(r["metrics"]["mrr"]["score"] == 1.0 for r in rows)
+    scored = [r for r in rows if r["metrics"]["faithfulness(mode=direct)"]["score"] == 1.0]
+    assert len(scored) >= 3  # the rows judged before the server died are kept
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["run"]["aborted"]["type"] == "JudgeUnreachable"
+
+
+def test_a_short_outage_after_success_is_retried(tmp_path):
+    import threading
+
+    from .fake_server import FakeLLMServer
+
+    box: dict = {}
+
+    def restart():
+        port = box["server"].port
+        box["server"].stop()
+        time.sleep(0.4)  # connection refused meanwhile
+        box["server"] = FakeLLMServer(rule, port=port).start()
+
+    def rule(call):
+        if call.index == 2 and not box.get("restarted"):
+            box["restarted"] = True
+            threading.Thread(target=restart).start()
+        return Reply(content="yes")
+    box["server"] = FakeLLMServer(rule).start()
+    data = write_rows(tmp_path / "rows.jsonl", 12)
+    url = box["server"].url
+    try:
+        res = CliRunner().invoke(main, ["eval", str(data), "-m", "faithfulness(mode=direct)", "--judge",
+                                        f"openai:m@{url}", "-o", str(tmp_path / "o"), "--no-report",
+                                        "--concurrency", "1"], catch_exceptions=False)
+    finally:
+        box["server"].stop()
+    assert res.exit_code == 0, res.output
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["metrics"]["faithfulness(mode=direct)"]["errors"] == 0
+    assert summary["run"]["judge"]["attempt_errors"].get("JudgeConnectionError", 0) >= 1  # the outage was seen

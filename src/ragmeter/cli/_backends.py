@@ -35,7 +35,8 @@ def judge_config(cfg: EvalConfig, *, dry_run: bool = False, repeat: int = 1, key
     if not cfg.judge:
         return None
     options: dict[str, Any] = {
-        "concurrency": cfg.concurrency,
+        "concurrency": None if cfg.concurrency == "auto" else cfg.concurrency,
+        "adaptive": cfg.concurrency == "auto",  # N: exactly N in flight, no adaptation
         "rpm": cfg.rate_limits.requests_per_minute,
         "tpm": cfg.rate_limits.tokens_per_minute,
         "cache": (cfg.cache.dir or True) if cfg.cache.enabled else False,

@@ -182,7 +182,8 @@ def _num(value: float | None) -> str:
 @click.option("--judge-base-url", default=None, help="Base URL of an OpenAI-compatible judge endpoint.")
 @click.option("--judge-key-env", default=None, metavar="VAR",
               help="Read the judge's API key from environment variable VAR (keys are never taken as flags).")
-@click.option("--concurrency", type=click.IntRange(1, 1024), default=None, help="Judge calls in flight [16].")
+@click.option("--concurrency", default=None, metavar="auto|N",
+              help="Judge calls in flight: auto (adapts to the endpoint, up to 16) or N (fixed) [auto].")
 @click.option("--rpm", type=float, default=None, help="Judge requests per minute (default: unlimited).")
 @click.option("--tpm", type=float, default=None, help="Judge tokens per minute (default: unlimited).")
 @click.option("--judge-timeout", type=float, default=None, help="Seconds per judge request [60].")
@@ -280,7 +281,7 @@ def _configure(o: Any) -> tuple[Any, Any, JudgeConfig | None, EmbedderConfig | N
     cfg = merge_cli(
         loaded,
         metrics=list(o.metrics) or None, preset=o.preset, judge=o.judge_spec, embedder=o.embedder_spec,
-        concurrency=o.concurrency, output=str(o.out_dir) if o.out_dir else None, on_error=o.on_error,
+        concurrency=_concurrency(o.concurrency), output=str(o.out_dir) if o.out_dir else None, on_error=o.on_error,
         max_cost=o.max_cost, fail_under=dict(parse_threshold(t) for t in o.fail_under) or None,
         gate_statistic=o.gate_statistic, baseline=str(o.baseline) if o.baseline else None,
         max_error_rate=o.max_error_rate,
@@ -300,6 +301,15 @@ def _configure(o: Any) -> tuple[Any, Any, JudgeConfig | None, EmbedderConfig | N
     # metrics that the automatic selection would otherwise skip; --no-embedder opts out
     econf = embedder_config(cfg, default=not o.no_embedder and cfg.metric_names() is None)
     return loaded, cfg, jconf, econf
+
+
+def _concurrency(value: str | None) -> int | str | None:
+    """``--concurrency``: None (the config's), ``"auto"`` or an integer 1-1024."""
+    if value is None:
+        return None
+    from .judge_check import parse_concurrency
+
+    return parse_concurrency(value).get("concurrency", "auto")
 
 
 def _run_info(data: Path, fmt: str | None, loaded: Any, cfg: Any, fields: dict[str, str],

@@ -78,8 +78,10 @@ def compare_cmd(run_a: Path, run_b: Path, metrics: tuple[str, ...], test: str, c
 
 @main.command("calibrate")
 @click.argument("scores", type=click.Path(exists=True, path_type=Path))
-@click.option("-l", "--labels", type=click.Path(exists=True, dir_okay=False, path_type=Path), required=True,
+@click.option("-l", "--labels", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="Human labels: CSV/TSV/JSONL with columns id, metric, label.")
+@click.option("--judge-check", "judge_check", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="Also use the labelled rows of a `ragmeter judge-check -o` file.")
 @click.option("-m", "--metric", "metrics", multiple=True, metavar="METRIC",
               help="Calibrate only this metric (repeatable); with one metric, label files may omit the "
                    "'metric' column.")
@@ -96,11 +98,14 @@ def compare_cmd(run_a: Path, run_b: Path, metrics: tuple[str, ...], test: str, c
 @click.option("--confidence", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.95,
               show_default=True)
 @_format_option
-def calibrate_cmd(scores: Path, labels: Path, metrics: tuple[str, ...], threshold: float, bins: int, alpha: float,
-                  positive: float, lam: str, confidence: float, fmt: str, output: Path | None) -> None:
+def calibrate_cmd(scores: Path, labels: Path | None, judge_check: Path | None, metrics: tuple[str, ...],
+                  threshold: float, bins: int, alpha: float, positive: float, lam: str, confidence: float, fmt: str,
+                  output: Path | None) -> None:
     """Check an LLM judge against human labels and correct its estimate (PPI++).
 
     SCORES is a run OUTDIR, a results.jsonl, or a CSV/JSONL file with columns id, metric, score.
+    --judge-check adds the labelled rows of a `ragmeter judge-check -o` file (the judge's scores
+    and the human labels there) to the labelled samples.
     """
     lam_value: float | str = lam
     if lam != "auto":
@@ -109,9 +114,11 @@ def calibrate_cmd(scores: Path, labels: Path, metrics: tuple[str, ...], threshol
         except ValueError:
             raise InvalidParameterError(f"--lambda: expected 'auto' or a number in [0, 1], got {lam!r}") from None
     one = metrics[0] if len(metrics) == 1 else None
-    result = stats.calibrate(scores, labels, metrics=list(metrics) or None, confidence=confidence,
-                             threshold=threshold, bins=bins, alpha=alpha, positive=positive, lam=lam_value,
-                             metric=one)
+    if labels is None and judge_check is None:
+        raise InvalidParameterError("calibrate: expected --labels FILE, --judge-check FILE, or both")
+    result = stats.calibrate(scores, labels, judge_check=judge_check, metrics=list(metrics) or None,
+                             confidence=confidence, threshold=threshold, bins=bins, alpha=alpha, positive=positive,
+                             lam=lam_value, metric=one)
     _emit(result, fmt, output)
 
 

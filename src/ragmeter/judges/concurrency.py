@@ -58,7 +58,15 @@ estimates ``n / rho`` (a request sent with ``n`` requests in flight, itself incl
 and before any estimate, ``max`` (no deferral). Time a request spends inside the server waiting
 for ragmeter's own earlier requests is not held against it. ``slack`` is 5 % of the timeout:
 latency differences below it are scheduling noise, not a queue (without it a fast loopback
-server's millisecond jitter read as queueing and collapsed the limit to 2).
+server's millisecond jitter read as queueing and collapsed the limit to 2). It is also at most
+``max(0.25 s, half the fastest reply seen)``: with a long timeout (600 s) 5 % of it (30 s) was
+longer than a whole call of a slow one-slot server, which hid its queue (measured: 9 in flight).
+
+**Growth stops at a queue.** In latency mode the limit grows (slow start or the window rule)
+only up to ``1.5 c + 1``, ``c`` the capacity estimate above: when latency rises in proportion to
+the number in flight, ``n / rho`` stays near the server's parallelism however many are sent, so
+a one-slot server keeps about 2 in flight, while on a server whose latency does not grow with
+``n`` the estimate follows ``n`` and the limit still reaches ``max``.
 
 **An abandoned request is not re-sent at once.** After a timeout the request keeps its place
 in flight for one more typical service time (the median latency of recent successes, at most
@@ -94,6 +102,7 @@ QUEUE = 1.0
 BASE_WINDOW = 500
 LOCAL_START = 2
 SLACK = 0.05
+NOISE_FLOOR = 0.25
 
 
 @dataclass(frozen=True)
@@ -203,6 +212,7 @@ class AdaptiveLimit:
         self._window: list[tuple[float, float]] = []
         self._capacity: deque[float] = deque(maxlen=8)
         self._latencies: deque[float] = deque(maxlen=50)
+        self._fastest = math.inf  # the shortest reply seen (seconds): scales the noise slack
         self._epoch = 0
         self.peak = 0
         self.lowest = self.limit
@@ -290,6 +300,19 @@ class AdaptiveLimit:
             ticket.done.set_result(None)
         self._wake()
 
+    def slack(self) -> float:
+        """Latency differences read as noise, not as a queue: ``5 %`` of the timeout, but at most
+        ``max(0.25 s, half the fastest reply seen)`` (see the module docs)."""
+        cap = max(NOISE_FLOOR, self._fastest / 2) if math.isfinite(self._fastest) else math.inf
+        return min(SLACK * self.timeout, cap)
+
+    def _grow(self, value: float) -> None:
+        """Raise the limit to ``value``, but in latency mode not past ``1.5 c + 1`` with ``c`` the
+        measured capacity (a queue: latency growing with the number in flight); never lowers it."""
+        if self.mode == "latency" and self._capacity:
+            value = min(value, max(self.limit, TOLERANCE * self.capacity() + QUEUE))
+        self._set(value)
+
     def _set(self, value: float) -> None:
         self.limit = min(float(self.maximum), max(1.0, value))
         self.lowest = min(self.lowest, self.limit)
@@ -299,10 +322,11 @@ class AdaptiveLimit:
         """Learn from a reply that took ``latency`` seconds since it was sent, when ``in_flight``
         requests (itself included) were in flight.
 
-        Latency differences below ``slack = 5 % of the timeout`` are not read as queueing: on a
-        fast server they are scheduling noise, not a queue worth a smaller limit.
+        Latency differences below :meth:`slack` are not read as queueing: on a fast server they
+        are scheduling noise, not a queue worth a smaller limit.
         """
         self._latencies.append(latency)
+        self._fastest = min(self._fastest, latency)
         if self.mode == "fixed":
             return
         if self.mode == "loss":
@@ -316,11 +340,11 @@ class AdaptiveLimit:
         self._samples.append(x)
         bisect.insort(self._sorted, x)
         base = self._sorted[0]
-        slack = SLACK * self.timeout
+        slack = self.slack()
         rho = max(1.0, (latency - slack) / (base * weight)) if base > 0 else 1.0
         self._capacity.append(in_flight / rho)
         if self.slow_start and latency <= TOLERANCE * base * weight + slack:
-            self._set(self.limit + 1)
+            self._grow(self.limit + 1)
         self._window.append((x, weight))
         if len(self._window) >= max(4, math.floor(self.limit)):
             now = median(x for x, _ in self._window)
@@ -330,7 +354,11 @@ class AdaptiveLimit:
             if g < 1:
                 self.slow_start = False
             if not self.slow_start:
-                self._set(self.limit * g + QUEUE)
+                new = self.limit * g + QUEUE
+                if new > self.limit:
+                    self._grow(new)
+                else:
+                    self._set(new)
 
     def on_overload(self, ticket: _Ticket) -> None:
         """A timeout or a 429: halve the limit, once per round trip."""

@@ -53,6 +53,13 @@ logger = logging.getLogger("ragmeter.judges")
 #: Consecutive connection / authentication failures, before any request ever succeeded, after
 #: which the judge is declared unreachable and every further call raises JudgeUnreachable at once.
 UNREACHABLE_AFTER = 3
+#: After the judge has answered at least once (a server that dies mid-run): it is declared
+#: unreachable once this many connection / authentication failures came in a row (no reply of any
+#: kind in between) over at least :data:`DOWN_AFTER_SECONDS`. A shorter outage (a blip, a quick
+#: restart) is retried as before. Read when a Judge is built (``judge.down_after``,
+#: ``judge.down_after_seconds`` may be changed on an instance).
+DOWN_AFTER = 5
+DOWN_AFTER_SECONDS = 20.0
 
 
 def _cannot_reach(error: JudgeError) -> bool:
@@ -335,7 +342,9 @@ class Judge:
         self._learned: AdaptiveLimit | None = None
         self._spent = 0.0
         self._reached = False  # a request ever succeeded
-        self._cannot_reach = 0  # consecutive connection/auth failures while never reached
+        self._cannot_reach = 0  # consecutive connection/auth failures (no reply of any kind in between)
+        self._down_since: float | None = None  # when that streak began, once the judge had answered
+        self.down_after, self.down_after_seconds = DOWN_AFTER, DOWN_AFTER_SECONDS
         #: set once the judge is declared unreachable (see :data:`UNREACHABLE_AFTER`)
         self.unreachable: JudgeUnreachable | None = None
 
@@ -616,7 +625,7 @@ class Judge:
                 except JudgeError as exc:
                     error = exc
                 else:
-                    self._reached = True
+                    self._reached, self._cannot_reach, self._down_since = True, 0, None
                     self._account(tag, completion.usage)
                     return completion
                 slot.failed(timeout=isinstance(error, JudgeTimeout),
@@ -635,22 +644,36 @@ class Judge:
             await asyncio.sleep(delay)
 
     def _note_unreachable(self, error: JudgeError) -> None:
-        """Count a failed request; declare the judge unreachable after :data:`UNREACHABLE_AFTER`
-        connection/auth failures in a row with no success ever, and raise."""
-        if self._reached or self.unreachable is not None:
+        """Count a failed request; declare the judge unreachable, and raise, after
+        :data:`UNREACHABLE_AFTER` connection/auth failures in a row when no request ever succeeded,
+        or (a judge that answered before and then died) after ``down_after`` of them in a row
+        spanning at least ``down_after_seconds``. Any reply from the server (a success, a 5xx, a
+        timeout...) ends the streak."""
+        if self.unreachable is not None:
             return
         if not _cannot_reach(error):
-            self._cannot_reach = 0
+            self._cannot_reach, self._down_since = 0, None
             return
         self._cannot_reach += 1
-        if self._cannot_reach >= UNREACHABLE_AFTER:
-            cause = " ".join(str(error).split())
-            self.unreachable = JudgeUnreachable(
-                f"judge {self.backend.name}:{self.backend.model} at {mask_url(self.backend.base_url) or '-'} is "
-                f"unreachable: {self._cannot_reach} requests in a row failed and none ever succeeded "
-                f"({type(error).__name__}: {mask_secrets(cause)}); check the URL, that the server runs, and the "
-                "API key", status_code=error.status_code)
-            self._raise_if_unreachable()
+        now = time.monotonic()
+        if self._reached:
+            if self._down_since is None:
+                self._down_since = now
+            down = now - self._down_since
+            if self._cannot_reach < self.down_after or down < self.down_after_seconds:
+                return
+            why = (f"it answered before, then {self._cannot_reach} requests in a row over {down:.0f} s failed; the "
+                   "rows finished before are kept")
+        elif self._cannot_reach < UNREACHABLE_AFTER:
+            return
+        else:
+            why = f"{self._cannot_reach} requests in a row failed and none ever succeeded"
+        cause = " ".join(str(error).split())
+        self.unreachable = JudgeUnreachable(
+            f"judge {self.backend.name}:{self.backend.model} at {mask_url(self.backend.base_url) or '-'} is "
+            f"unreachable: {why} ({type(error).__name__}: {mask_secrets(cause)}); check the URL, that the server "
+            "runs, and the API key", status_code=error.status_code)
+        self._raise_if_unreachable()
 
     def _raise_if_unreachable(self) -> None:
         if self.unreachable is not None:

@@ -51,6 +51,7 @@ RUN_LABELS = (
     ("started", "Date"),
     ("ragmeter_version", "ragmeter"),
     ("judge", "Judge"),
+    ("judge_check", "Judge check"),
     ("embedder", "Embedder"),
     ("seconds", "Seconds"),
     ("calls", "Calls"),

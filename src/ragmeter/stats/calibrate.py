@@ -70,6 +70,38 @@ def read_labels(path: str | os.PathLike[str], *, metric: str | None = None) -> S
     return read_long_table(path, "label", metric=metric)
 
 
+#: Prefix of the sample ids read from a judge-check file (kept apart from the run's own ids).
+JUDGE_CHECK_ID = "judge-check:"
+
+
+def read_judge_check(path: str | os.PathLike[str]) -> tuple[ScoreTable, ScoreTable]:
+    """The judge scores and human labels of a ``ragmeter judge-check -o`` file: per metric,
+    ``{"judge-check:<id>": score}`` and ``{"judge-check:<id>": label}`` (labels on the metric's
+    scale: 1/0 for faithful, relevant, correct >= 4, complete; 1 - faithful for
+    hallucination_rate; the share of relevant chunks for context_relevancy)."""
+    from ..errors import InputError
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+    except ValueError as exc:
+        raise InputError(f"not valid JSON ({exc})", path=str(path)) from None
+    if not isinstance(data, dict) or data.get("kind") != "ragmeter-judge-check" or not isinstance(
+            data.get("rows"), dict):
+        raise InputError("expected the JSON written by `ragmeter judge-check -o`", path=str(path), field="kind")
+    scores: ScoreTable = {}
+    labels: ScoreTable = {}
+    for metric, rows in data["rows"].items():
+        for k, row in enumerate(rows):
+            if not isinstance(row, dict) or not {"id", "score", "label"} <= set(row):
+                raise InputError(f"rows.{metric}[{k}]: expected id, score and label", path=str(path),
+                                 field=f"rows.{metric}")
+            sid = JUDGE_CHECK_ID + str(row["id"])
+            scores.setdefault(metric, {})[sid] = float(row["score"])
+            labels.setdefault(metric, {})[sid] = float(row["label"])
+    return scores, labels
+
+
 def _judge_only(f_all: np.ndarray, confidence: float) -> Interval:
     if f_all.size == 0:
         return Interval(None, None, None, 0, "none", confidence)
@@ -82,8 +114,9 @@ def _judge_only(f_all: np.ndarray, confidence: float) -> Interval:
 
 def calibrate(
     scores: RunResult | str | os.PathLike[str] | ScoreTable,
-    labels: str | os.PathLike[str] | ScoreTable,
+    labels: str | os.PathLike[str] | ScoreTable | None = None,
     *,
+    judge_check: str | os.PathLike[str] | None = None,
     metrics: list[str] | None = None,
     confidence: float = 0.95,
     threshold: float = 0.5,
@@ -115,6 +148,12 @@ def calibrate(
         long-format file (``id, metric, score``) or a ``{metric: {id: score}}`` dict.
     labels:
         A label file (``id, metric, label``; see :func:`read_labels`) or ``{metric: {id: label}}``.
+    judge_check:
+        A ``ragmeter judge-check -o`` file: its rows (the judge's scores and the human labels on the
+        labelled set, ids prefixed ``judge-check:``) join the labelled samples, the run's scores
+        stay the unlabelled ones. PPI++'s guarantee assumes the labelled rows are drawn from the
+        same population as the run's samples; the bundled validation set is not your data, so the
+        corrected interval holds only as far as it resembles it (``settings.judge_check`` says so).
     metrics:
         Restrict to these metrics (default: every metric that has labels and scores).
     metric:
@@ -132,7 +171,14 @@ def calibrate(
     alpha = check_probability(alpha, "alpha")
     positive = check_finite(positive, "positive")
     table = _as_table(scores, "scores", metric, load_scores)
-    lab = _as_table(labels, "labels", metric, read_labels)
+    if labels is None and judge_check is None:
+        raise InvalidParameterError("labels: expected a label file, a judge-check file (judge_check=), or both")
+    lab = _as_table(labels, "labels", metric, read_labels) if labels is not None else {}
+    if judge_check is not None:
+        jc_scores, jc_labels = read_judge_check(judge_check)
+        for m, rows in jc_scores.items():
+            table.setdefault(m, {}).update(rows)
+            lab.setdefault(m, {}).update(jc_labels[m])
     names = [m for m in lab if m in table]
     if metrics is not None:
         unknown = [m for m in metrics if m not in names]
@@ -175,8 +221,11 @@ def calibrate(
             report["abstention_note"] = ("no labelled sample" if not y.size else
                                          "scores outside [0, 1]: use ragmeter.stats.abstention_threshold(grid=...)")
         out[m] = report
-    settings = {"confidence": confidence, "threshold": threshold, "bins": bins, "alpha": alpha,
-                "positive": positive, "lambda": lam}
+    settings: dict[str, Any] = {"confidence": confidence, "threshold": threshold, "bins": bins,
+                                "alpha": alpha, "positive": positive, "lambda": lam}
+    if judge_check is not None:
+        settings["judge_check"] = {"file": str(judge_check), "note": "labelled rows from a judge-check: PPI++ "
+                                   "assumes they come from the same population as the run's samples"}
     return Calibration(out, [m for m in lab if m not in table], settings)
 
 

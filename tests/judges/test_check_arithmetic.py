@@ -1,25 +1,39 @@
-"""The arithmetic behind the judge-quality numbers in docs/generation.md (bench/judge_quality.py)."""
+"""The arithmetic behind the judge-quality numbers in docs/generation.md and ``ragmeter judge-check``
+(moved from bench/judge_quality.py into :mod:`ragmeter.judges.check`; the bench uses it from there)."""
 
 from __future__ import annotations
 
 import importlib.util
-import math
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-_PATH = Path(__file__).resolve().parents[2] / "bench" / "judge_quality.py"
-_spec = importlib.util.spec_from_file_location("judge_quality", _PATH)
-assert _spec and _spec.loader
-jq = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(jq)
+from ragmeter.cli.judge_check import split_names
+from ragmeter.judges import check
+from ragmeter.stats.roc import auroc
+
+jq = SimpleNamespace(separation=check.separation, position_profile=check.position_profile,
+                     hard_score=check.hard_score, split_names=split_names,
+                     hard_rows=lambda records, labels: [r for r in check.separation(records, labels)
+                                                        if r["metric"].endswith(" [hard]")])
+
+
+def test_the_bench_uses_the_package_arithmetic():
+    path = Path(__file__).resolve().parents[2] / "bench" / "judge_quality.py"
+    spec = importlib.util.spec_from_file_location("judge_quality", path)
+    assert spec and spec.loader
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.separation is check.separation and bench.position_profile is check.position_profile
+    assert not hasattr(bench, "auroc") and not hasattr(bench, "hard_rows")  # no second copy
 
 
 def test_auroc_by_hand():
     # pairs (pos, neg): (0.9 > 0.1), (0.9 > 0.5), (0.5 = 0.5 -> 1/2), (0.5 > 0.1) -> 3.5 / 4
-    assert jq.auroc([0.9, 0.5], [0.1, 0.5]) == pytest.approx(3.5 / 4)
-    assert jq.auroc([1.0], [0.0]) == 1.0 and jq.auroc([0.0], [1.0]) == 0.0
-    assert math.isnan(jq.auroc([], [0.3]))
+    assert auroc([0.9, 0.5], [0.1, 0.5]) == pytest.approx(3.5 / 4)
+    assert auroc([1.0], [0.0]) == 1.0 and auroc([0.0], [1.0]) == 0.0
+    assert auroc([], [0.3]) is None
 
 
 def _rec(name, score, error=None, **details):

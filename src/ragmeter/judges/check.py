@@ -1,0 +1,472 @@
+"""Judge-check: measure how well a judge's metrics separate good answers from bad ones, before trusting it.
+
+:func:`judge_check` runs judged metrics over hand-labelled rows (the bundled sets in
+``ragmeter/data/validation/`` or the user's JSONL with a ``labels`` object per row) and reports, per
+metric, the AUROC of the score against the human label with DeLong's 95% interval
+(:func:`ragmeter.stats.roc.auroc_interval`), agreement with the labels
+(:func:`ragmeter.stats.agreement`), Spearman's rho against graded labels, the position profile,
+judge calls, seconds and cost, and a verdict: ``usable`` or ``not usable`` by the
+:class:`Thresholds` (stated in the output).
+
+Labels, per metric (the "good" side is label 1; a lower-is-better metric's score is negated for
+its AUROC, from the registry's ``higher_is_better``):
+
+=====================  =====================================  ======================================
+metric                 label (``labels.<field>``)              unit / graded label
+=====================  =====================================  ======================================
+faithfulness           ``faithful``                            row
+hallucination_rate     ``faithful`` (score reversed)           row
+answer_relevancy       ``relevant``                            row
+context_relevancy      ``context_relevance[i]`` per chunk       chunk (its 0-10 rating)
+correctness            ``correct >= 4``                        row; rho against ``correct`` (1-5)
+answer_grade           ``correct >= 4``                        row; rho against ``correct`` (1-5)
+passage_recall         ``complete``                            row; rho and MAE of the 1-5 final
+                                                               against the one the human section
+                                                               scores give
+=====================  =====================================  ======================================
+
+A judge error on a row is counted (``errors``), never scored; an undefined score is left out
+(``undefined``). The bench ``bench/judge_quality.py`` prints the same numbers from these functions.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError, InvalidParameterError, JudgeUnreachable
+
+#: Metric -> bundled labelled set (a file in ``ragmeter/data/validation/``).
+BUNDLED = {"faithfulness": "judge_validation.jsonl", "hallucination_rate": "judge_validation.jsonl",
+           "answer_relevancy": "judge_validation.jsonl", "context_relevancy": "judge_validation.jsonl",
+           "correctness": "judge_validation.jsonl", "answer_grade": "judge_validation.jsonl",
+           "passage_recall": "passage_recall_validation.jsonl"}
+#: The metrics checked by default.
+DEFAULT_METRICS = tuple(BUNDLED)
+#: The ``labels`` field each metric reads.
+LABEL_FIELD = {"faithfulness": "faithful", "hallucination_rate": "faithful", "answer_relevancy": "relevant",
+               "context_relevancy": "context_relevance", "correctness": "correct", "answer_grade": "correct",
+               "passage_recall": "complete"}
+#: Offline metrics scored against the same labels (for comparison in the bench; no judge needed).
+OFFLINE_LABEL = {"lexical_faithfulness": "faithful", "token_f1": "correct", "rouge_l": "correct",
+                 "semantic_similarity": "correct"}
+
+
+def bundled_path(filename: str) -> Path:
+    """The path of a bundled labelled set (package data, so it works from an installed package)."""
+    return Path(str(resources.files("ragmeter").joinpath("data", "validation", filename)))
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """When a metric's judge is ``usable``: every condition holds.
+
+    ``min_auroc``: the AUROC is at least this; ``min_ci_low``: the lower end of its 95% interval
+    is above this (0.5: better than chance with 95% confidence); ``min_per_class``: at least this
+    many labelled units on each side; ``max_error_rate``: at most this share of rows with a judge
+    error; ``min_spearman``: Spearman's rho against a graded label at least this (graded metrics).
+    """
+
+    min_auroc: float = 0.75
+    min_ci_low: float = 0.5
+    min_per_class: int = 5
+    max_error_rate: float = 0.10
+    min_spearman: float = 0.5
+
+    def describe(self) -> str:
+        """The rule in one line, as printed and written."""
+        return (f"usable when AUROC >= {self.min_auroc:g}, the lower end of its 95% CI > {self.min_ci_low:g}, "
+                f">= {self.min_per_class} labelled units per class, judge errors <= {self.max_error_rate:.0%} "
+                f"of rows, and (graded labels) Spearman rho >= {self.min_spearman:g}")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The thresholds and the rule text."""
+        return {"min_auroc": self.min_auroc, "min_ci_low": self.min_ci_low, "min_per_class": self.min_per_class,
+                "max_error_rate": self.max_error_rate, "min_spearman": self.min_spearman, "rule": self.describe()}
+
+
+# ---- labelled pairs ---------------------------------------------------------------------------------
+
+def base_of(name: str) -> str:
+    """The base metric of a name: ``faithfulness(mode=direct)`` -> ``faithfulness``."""
+    return name.split("(")[0].split("@")[0].strip()
+
+
+def _higher_is_better(base: str) -> bool:
+    from ..registry import lookup_spec
+
+    spec = lookup_spec(base)
+    return True if spec is None else spec.higher_is_better
+
+
+@dataclass
+class Pairs:
+    """One metric's judge scores beside the human labels on a labelled set.
+
+    ``scores``/``labels``: one per labelled unit (row, or chunk for context_relevancy), label 1 =
+    the good side (faithful, relevant, correct, complete); ``sign`` is -1 for a lower-is-better
+    metric (its score is negated for the AUROC); ``scale`` is the top of the score's range (10 for
+    a chunk's 0-10 rating, else 1). ``graded``: (judge, human) pairs for rho.
+    ``hard``: hard-verdict faithfulness per unit when the score is probability-weighted.
+    ``rows``: per sample ``{"id", "score", "label"}`` with the label on the metric's own scale
+    (what ``calibrate --judge-check`` reads).
+    """
+
+    metric: str
+    unit: str = "row"
+    sign: float = 1.0
+    scale: float = 1.0
+    scores: list[float] = field(default_factory=list)
+    labels: list[int] = field(default_factory=list)
+    graded: list[tuple[float, float]] = field(default_factory=list)
+    hard: list[float] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    errors: int = 0
+    undefined: int = 0
+    n_rows: int = 0
+
+    def split(self, values: Sequence[float] | None = None) -> tuple[list[float], list[float]]:
+        """Signed scores (or ``values``) of the label-1 and label-0 units."""
+        vals = self.scores if values is None else values
+        pos = [self.sign * v for v, y in zip(vals, self.labels, strict=True) if y]
+        neg = [self.sign * v for v, y in zip(vals, self.labels, strict=True) if not y]
+        return pos, neg
+
+
+def hard_score(details: dict[str, Any]) -> float | None:
+    """The hard-verdict faithfulness of a probability-weighted faithfulness result: the direct
+    verdict as 1/0, or the share of claims with a hard "supported" verdict; None when the result
+    has no hard verdict beside its score (it already is the hard score)."""
+    if details.get("scoring") == "probability" and "verdict" in details:
+        return 1.0 if details["verdict"] == "yes" else 0.0
+    claims = details.get("claims") or []
+    if claims and any(c.get("p_yes") is not None for c in claims):
+        return sum(c["supported"] is True for c in claims) / len(claims)
+    return None
+
+
+def labelled_pairs(name: str, records: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]]) -> Pairs:
+    """The :class:`Pairs` of metric ``name`` from evaluation records (``RunResult.records``) and
+    the rows' ``labels`` objects, in the same order (label rules: the module docstring)."""
+    from ..metrics.generation.passage_recall_math import passage_recall_score
+
+    base = base_of(name)
+    field_ = LABEL_FIELD.get(base) or OFFLINE_LABEL.get(base)
+    if field_ is None:
+        raise InvalidParameterError(f"metrics: no label rule for {name!r}; expected one of "
+                                    f"{', '.join([*LABEL_FIELD, *OFFLINE_LABEL])}")
+    chunks = base == "context_relevancy"
+    out = Pairs(name, unit="chunk" if chunks else "row", sign=1.0 if _higher_is_better(base) else -1.0,
+                scale=10.0 if chunks else 1.0)
+    for rec, lab in zip(records, labels, strict=True):
+        out.n_rows += 1
+        r = rec["metrics"][name]
+        if r["error"]:
+            out.errors += 1
+            continue
+        if r["score"] is None:
+            out.undefined += 1
+            continue
+        score, details = float(r["score"]), r.get("details") or {}
+        if base == "context_relevancy":
+            rel = [int(bool(x)) for x in lab["context_relevance"]]
+            for chunk, y in zip(details["chunks"], rel, strict=True):
+                out.scores.append(chunk["rating"] if chunk["rating"] is not None else 0.0)
+                out.labels.append(y)
+            out.rows.append({"id": rec.get("id"), "score": score, "label": float(np.mean(rel)) if rel else 0.0})
+            continue
+        if field_ == "correct":
+            y = int(lab["correct"] >= 4)
+            out.graded.append((score, float(lab["correct"])))
+        else:
+            y = int(bool(lab[field_]))
+        if base == "passage_recall":
+            human = passage_recall_score(lab["essential_covered"], lab["bonus_covered"])
+            out.graded.append((float(details["final"]), float(human)))
+        out.scores.append(score)
+        out.labels.append(y)
+        if base in ("faithfulness", "hallucination_rate"):
+            h = hard_score(details)
+            out.hard.append((1.0 - h if out.sign < 0 else h) if h is not None else score)
+        out.rows.append({"id": rec.get("id"), "score": score, "label": float(y if out.sign > 0 else 1 - y)})
+    return out
+
+
+def separation(records: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The bench's table: per metric with a label rule, n scored, errors, AUROC, the mean score of
+    the label-1 and label-0 units, Spearman's rho (graded labels) and, for passage_recall, the MAE
+    of the 1-5 final; plus a ``NAME [hard]`` row with the hard verdicts' AUROC for
+    probability-weighted faithfulness / hallucination_rate."""
+    from scipy import stats
+
+    from ..stats.roc import auroc
+
+    rows = []
+    for name in records[0]["metrics"]:
+        if base_of(name) not in LABEL_FIELD and base_of(name) not in OFFLINE_LABEL:
+            continue
+        p = labelled_pairs(name, records, labels)
+        pos, neg = p.split()
+        raw_pos, raw_neg = [p.sign * v for v in pos], [p.sign * v for v in neg]
+        row: dict[str, Any] = {"metric": name, "n": len(p.scores), "errors": p.errors,
+                               "auroc": _nan(auroc(pos, neg)),
+                               "mean_pos": float(np.mean(raw_pos)) if raw_pos else math.nan,
+                               "mean_neg": float(np.mean(raw_neg)) if raw_neg else math.nan}
+        if p.graded:
+            row["spearman"] = float(stats.spearmanr([g[0] for g in p.graded], [g[1] for g in p.graded]).statistic)
+        if base_of(name) == "passage_recall" and p.graded:
+            row["mae_final"] = float(np.mean([abs(a - b) for a, b in p.graded]))
+        rows.append(row)
+    for name in records[0]["metrics"]:
+        if base_of(name) in ("faithfulness", "hallucination_rate"):
+            p = labelled_pairs(name, records, labels)
+            pos, neg = p.split(p.hard)
+            mp, mn = (float(np.mean([p.sign * v for v in x])) if x else math.nan for x in (pos, neg))
+            rows.append({"metric": f"{name} [hard]", "n": len(p.hard), "errors": 0, "auroc": _nan(auroc(pos, neg)),
+                         "mean_pos": mp, "mean_neg": mn})
+    return rows
+
+
+def _nan(v: float | None) -> float:
+    return math.nan if v is None else v
+
+
+def position_profile(records: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]]) -> dict[str, list[Any]]:
+    """Share of "yes" per item position (claim 1, 2, 3+; chunk 1, 2, 3+), beside the human rate
+    for chunks: a judge that copies a pattern answers by position, not by content."""
+    out: dict[str, list[Any]] = {}
+    for name in records[0]["metrics"]:
+        base = base_of(name)
+        if base not in ("faithfulness", "context_relevancy"):
+            continue
+        yes: list[list[float]] = [[], [], []]
+        human: list[list[float]] = [[], [], []]
+        for rec, lab in zip(records, labels, strict=True):
+            d = rec["metrics"][name]["details"] or {}
+            if base == "faithfulness":
+                for i, c in enumerate(d.get("claims", [])):
+                    yes[min(i, 2)].append(float(c["supported"] is True))
+            else:
+                for i, (c, h) in enumerate(zip(d.get("chunks", []), lab["context_relevance"], strict=False)):
+                    yes[min(i, 2)].append(float((c["rating"] or 0) >= 5))
+                    human[min(i, 2)].append(float(h))
+        if not any(yes):
+            continue  # no item list (e.g. faithfulness(mode=direct)): no profile
+        out[name] = [{"position": ("1", "2", "3+")[k], "n": len(yes[k]),
+                      "judged_yes": float(np.mean(yes[k])) if yes[k] else None,
+                      "human_yes": float(np.mean(human[k])) if human[k] else None} for k in range(3)]
+    return out
+
+
+# ---- the check ----------------------------------------------------------------------------------------
+
+def _spearman(graded: Sequence[tuple[float, float]], confidence: float) -> dict[str, Any] | None:
+    """Spearman's rho with a Fisher-z interval (Bonett-Wright standard error
+    :math:`\\sqrt{(1 + \\rho^2/2)/(n - 3)}`); None with fewer than 4 pairs or a constant side."""
+    from scipy import stats
+
+    from ..stats.intervals import normal_interval
+
+    a, b = np.array([g[0] for g in graded]), np.array([g[1] for g in graded])
+    if a.size < 4 or np.ptp(a) == 0 or np.ptp(b) == 0:
+        return None
+    rho = float(stats.spearmanr(a, b).statistic)
+    z = math.atanh(min(max(rho, -0.999999), 0.999999))
+    iv = normal_interval(z, math.sqrt((1 + rho * rho / 2) / (a.size - 3)), int(a.size), confidence)
+    return {"rho": rho, "ci": [math.tanh(iv.low or 0.0), math.tanh(iv.high or 0.0)], "n": int(a.size)}
+
+
+def verdict(report: dict[str, Any], t: Thresholds) -> tuple[str, list[str]]:
+    """``("usable" | "not usable", reasons)`` for one metric's report by the thresholds ``t``."""
+    fails, passes = [], []
+    rows, errors = report["rows"], report["errors"]
+    if rows and errors / rows > t.max_error_rate:
+        fails.append(f"judge errors on {errors} of {rows} rows (> {t.max_error_rate:.0%})")
+    if min(report["n_pos"], report["n_neg"]) < t.min_per_class:
+        fails.append(f"too few labelled {report['unit']}s: {report['n_pos']} positive, {report['n_neg']} negative "
+                     f"(need {t.min_per_class} of each)")
+    auc, ci = report["auroc"], report["auroc_ci"]
+    if auc is None or auc < t.min_auroc:
+        fails.append(f"AUROC {_fmt(auc)} < {t.min_auroc:g}")
+    else:
+        passes.append(f"AUROC {auc:.3f} >= {t.min_auroc:g}")
+    if ci is None or ci[0] <= t.min_ci_low:
+        fails.append(f"95% CI lower end {_fmt(ci[0] if ci else None)} <= {t.min_ci_low:g} (not clearly better "
+                     "than chance)")
+    else:
+        passes.append(f"CI lower end {ci[0]:.3f} > {t.min_ci_low:g}")
+    sp = report.get("spearman")
+    if report.get("graded"):
+        if sp is None or sp["rho"] < t.min_spearman:
+            fails.append(f"Spearman rho {_fmt(sp['rho'] if sp else None)} < {t.min_spearman:g}")
+        else:
+            passes.append(f"rho {sp['rho']:.2f} >= {t.min_spearman:g}")
+    return ("not usable", fails) if fails else ("usable", passes)
+
+
+def _fmt(v: float | None) -> str:
+    return "n/a" if v is None else f"{v:.3f}"
+
+
+def metric_report(p: Pairs, judge_stats: dict[str, Any], seconds: float, thresholds: Thresholds,
+                  confidence: float = 0.95) -> dict[str, Any]:
+    """One metric's judge-check report from its :class:`Pairs`, the judge counters of its run and
+    its wall time: AUROC with interval, agreement, rho, calls, seconds, cost and the verdict."""
+    from ..stats import agreement
+    from ..stats.roc import auroc, auroc_interval
+
+    pos, neg = p.split()
+    iv = auroc_interval(pos, neg, confidence=confidence)
+    direction = [y if p.sign > 0 else 1 - y for y in p.labels]
+    agree = agreement(direction, [v / p.scale for v in p.scores], threshold=0.5) if p.scores else None
+    report: dict[str, Any] = {
+        "metric": p.metric, "label": LABEL_FIELD.get(base_of(p.metric)), "unit": p.unit,
+        "rows": p.n_rows, "n": len(p.scores), "n_pos": len(pos), "n_neg": len(neg),
+        "errors": p.errors, "undefined": p.undefined,
+        "auroc": iv.estimate, "auroc_ci": iv.ci, "ci_method": iv.method, "confidence": confidence,
+        "mean_pos": float(np.mean([p.sign * v for v in pos])) if pos else None,
+        "mean_neg": float(np.mean([p.sign * v for v in neg])) if neg else None,
+        "agreement": None if agree is None else {k: agree.get(k) for k in ("accuracy", "cohen_kappa", "threshold")},
+        "graded": bool(p.graded), "spearman": _spearman(p.graded, confidence) if p.graded else None,
+    }
+    if p.hard and any(h != s for h, s in zip(p.hard, p.scores, strict=True)):
+        report["auroc_hard"] = auroc(*p.split(p.hard))
+    if base_of(p.metric) == "passage_recall" and p.graded:
+        report["mae_final"] = float(np.mean([abs(a - b) for a, b in p.graded]))
+    report.update({
+        "calls": int(judge_stats.get("calls", 0)), "requests": int(judge_stats.get("requests", 0)),
+        "cache_hits": int(judge_stats.get("cache_hits", 0)), "retries": int(judge_stats.get("retries", 0)),
+        "prompt_tokens": int(judge_stats.get("prompt_tokens", 0)),
+        "completion_tokens": int(judge_stats.get("completion_tokens", 0)),
+        "cost": judge_stats.get("cost"), "seconds": round(seconds, 3),
+        "seconds_per_row": round(seconds / p.n_rows, 3) if p.n_rows else None,
+    })
+    report["verdict"], report["reasons"] = verdict(report, thresholds)
+    return report
+
+
+@dataclass
+class JudgeCheck:
+    """The result of :func:`judge_check`; :meth:`to_dict` is the JSON written by ``-o``.
+
+    ``metrics``: one report per metric (:func:`metric_report`); ``rows``: per metric the per-sample
+    ``{"id", "score", "label"}`` (labels on the metric's scale, for ``ragmeter calibrate
+    --judge-check``); ``positions``: the position profiles; ``stopped``: why the check stopped
+    early (an unreachable judge), None when it finished.
+    """
+
+    judge: dict[str, Any]
+    judge_spec: str | None
+    metrics: list[dict[str, Any]]
+    rows: dict[str, list[dict[str, Any]]]
+    positions: dict[str, list[Any]]
+    thresholds: Thresholds
+    data: dict[str, str]
+    prompts: dict[str, str]
+    created: str
+    stopped: str | None = None
+    record: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict."""
+        from .. import __version__
+        from ..stats._validate import clean
+
+        return clean({"kind": "ragmeter-judge-check", "format": 1, "ragmeter_version": __version__,
+                      "created": self.created, "judge": self.judge, "judge_spec": self.judge_spec,
+                      "thresholds": self.thresholds.to_dict(), "data": self.data, "prompts": self.prompts,
+                      "metrics": self.metrics, "positions": self.positions, "rows": self.rows,
+                      "stopped": self.stopped, "record": self.record})
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as indented JSON."""
+        return json.dumps(self.to_dict(), indent=1, ensure_ascii=False)
+
+
+def load_labelled(path: str | Path, limit: int | None = None) -> tuple[list[Any], list[dict[str, Any]]]:
+    """The samples of a labelled JSONL file and their ``labels`` objects (first ``limit`` rows).
+
+    A row without a ``labels`` object is an :class:`~ragmeter.errors.InputError` naming the file
+    and line."""
+    from ..io import read_samples
+
+    samples = []
+    for i, s in enumerate(read_samples(path)):
+        if limit is not None and i >= limit:
+            break
+        if not isinstance(s.metadata.get("labels"), dict):
+            raise InputError("expected a 'labels' object (see the bundled judge_validation.jsonl)", path=str(path),
+                             line=i + 1, field="labels")
+        samples.append(s)
+    return samples, [s.metadata["labels"] for s in samples]
+
+
+def _check_labels(name: str, path: str, labels: Sequence[dict[str, Any]]) -> None:
+    """Raise InputError naming file, row and field when a row lacks a label ``name`` needs."""
+    base = base_of(name)
+    need = {"context_relevancy": ("context_relevance",), "passage_recall": ("complete", "essential_covered",
+                                                                            "bonus_covered")}.get(
+        base, (LABEL_FIELD.get(base) or OFFLINE_LABEL[base],))
+    for i, lab in enumerate(labels, start=1):
+        for f in need:
+            if f not in lab:
+                raise InputError(f"metric {name} needs labels.{f}", path=path, line=i, field=f"labels.{f}")
+
+
+def judge_check(judge: Any, *, metrics: Sequence[str] | None = None, data: str | Path | None = None,
+                limit: int | None = None, thresholds: Thresholds | None = None, confidence: float = 0.95,
+                judge_spec: str | None = None,
+                on_metric: Callable[[dict[str, Any]], None] | None = None) -> JudgeCheck:
+    """Run each metric of ``metrics`` (default :data:`DEFAULT_METRICS`) with ``judge`` over its
+    labelled set (``data``, else the bundled set of :data:`BUNDLED`; first ``limit`` rows) and
+    report per metric (see the module docstring). Metrics run one after another, so each one's
+    calls, seconds and cost are its own. Every label a metric needs is checked before any call.
+    An unreachable judge stops the check: the metrics finished so far are kept and ``stopped``
+    says why. ``on_metric`` is called with each metric's report as it finishes."""
+    from .. import evaluate
+    from ..registry import canonical_name
+    from ..stats._validate import check_probability
+    from .record import prompt_versions
+
+    confidence = check_probability(confidence, "confidence")
+    thresholds = thresholds or Thresholds()
+    names = [canonical_name(m) for m in (metrics or DEFAULT_METRICS)]
+    sets: dict[str, tuple[str, list[Any], list[dict[str, Any]]]] = {}
+    plan = []
+    for name in names:
+        base = base_of(name)
+        if data is None and base not in BUNDLED:
+            raise InvalidParameterError(f"metrics: no bundled labelled set for {name!r} (bundled: "
+                                        f"{', '.join(BUNDLED)}); pass --data with a 'labels' object per row")
+        path = str(data) if data is not None else str(bundled_path(BUNDLED[base]))
+        if path not in sets:
+            sets[path] = (path, *load_labelled(path, limit))
+        _check_labels(name, path, sets[path][2])
+        plan.append((name, sets[path]))
+    reports, rows, positions, stopped = [], {}, {}, None
+    for name, (path, samples, labels) in plan:
+        t0 = time.perf_counter()
+        try:
+            run = evaluate(samples, [name], judge=judge)
+        except JudgeUnreachable as exc:
+            stopped = f"{exc}; stopped before finishing {name}"
+            break
+        pairs = labelled_pairs(name, run.records, labels)
+        report = metric_report(pairs, run.run.get("judge") or {}, time.perf_counter() - t0, thresholds, confidence)
+        report["data"] = Path(path).name
+        reports.append(report)
+        rows[name] = pairs.rows
+        positions.update(position_profile(run.records, labels))
+        if on_metric is not None:
+            on_metric(report)
+    return JudgeCheck(judge=judge.describe(), judge_spec=judge_spec, metrics=reports, rows=rows, positions=positions,
+                      thresholds=thresholds, data={n: p for n, (p, _, _) in plan}, prompts=prompt_versions(),
+                      created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), stopped=stopped)
