@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidParameterError
+from ._compare import add_baseline_texts, baseline_texts, render_compare_plots
 from ._data import (
     DEFAULT_MAX_TEXT_CHARS,
     Run,
@@ -97,7 +98,11 @@ def build_report(
                 "evaluate both on at least one common metric"
             )
         index_of = {str(rec.get("id")): i for i, rec in enumerate(run.records)}
-        comparison_html = render_comparison(compare_runs(base, run, metrics), base, run, index_of)
+        comps = compare_runs(base, run, metrics)
+        comparison_html = render_comparison(comps, base, run, index_of)
+        comparison_html += render_compare_plots(comps, base.path, run.path)
+        add_baseline_texts(payload, baseline_texts(base, {s["id"] for s in payload["samples"]}),
+                           max_text_chars=max_text_chars)
     dataset = run.info.get("dataset") or (data_path.name if data_path is not None else run.path.name)
     if title:
         page_title = title

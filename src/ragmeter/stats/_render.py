@@ -174,8 +174,18 @@ def multi_table(mc: MultiComparison, digits: int = 4) -> Group:
                 text.append(" " + MARKS[mark], style=style)
             cells.append(text)
         t.add_row(label, *cells)
-    return Group(t, Text(_legend(mc)), Text(_tests_sentence(mc)),
-                 *[Text(line) for c in mc.comparisons for line in _notes(c, 5, md=False)[1:]])
+    return Group(t, Text(_legend(mc)), Text(_tests_sentence(mc)), *[Text(line) for line in _multi_notes(mc, 5, False)])
+
+
+def _multi_notes(mc: MultiComparison, max_ids: int, md: bool) -> list[str]:
+    """Sample counts per run, then each comparison's notes (unmatched samples, ...) prefixed with its runs."""
+    q = "`" if md else ""
+    counts = [f"{q}{mc.labels[0]}{q} {mc.comparisons[0].samples['a']:,}"]
+    counts += [f"{q}{c.b}{q} {c.samples['b']:,} ({c.samples['matched']:,} matched)" for c in mc.comparisons]
+    lines = ["Samples: " + "; ".join(counts) + "."]
+    for c in mc.comparisons:
+        lines += [f"{q}{c.b}{q} vs {q}{c.a}{q}: {line}" for line in _notes(c, max_ids, md)[1:]]
+    return lines
 
 
 def multi_markdown(mc: MultiComparison, digits: int = 4) -> str:
@@ -187,8 +197,7 @@ def multi_markdown(mc: MultiComparison, digits: int = 4) -> str:
         cells = [(f"**{v}**" if best else v) + (f" {MARKS[mark]}" if mark else "") for v, mark, best in row]
         out.append(f"| `{label}` | " + " | ".join(cells) + " |")
     out += ["", _legend(mc), "", _tests_sentence(mc), ""]
-    notes = [line for c in mc.comparisons for line in _notes(c, 10, md=True)[1:]]
-    out.extend(f"- {line}" for line in notes)
+    out.extend(f"- {line}" for line in _multi_notes(mc, 10, True))
     return "\n".join(out).rstrip("\n") + "\n"
 
 

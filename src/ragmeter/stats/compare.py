@@ -221,6 +221,23 @@ def _pair_samples(ra: RunResult, rb: RunResult) -> tuple[_Pairs, dict[str, Any]]
     return pairs, samples
 
 
+def paired_scores(run_a: RunResult | str | os.PathLike[str], run_b: RunResult | str | os.PathLike[str],
+                  metric: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """The samples both runs scored on ``metric``, matched by id: ``(ids, scores in A, scores in B)``.
+
+    These are the pairs :func:`compare` tests (in run A's order). Sample ids must be unique.
+    """
+    ra, rb = load_run(run_a, "run_a"), load_run(run_b, "run_b")
+    check_unique_ids(ra, "run A")
+    check_unique_ids(rb, "run B")
+    if metric not in ra.scores or metric not in rb.scores:
+        raise InvalidParameterError(f"metric: expected a metric both runs have, got {metric!r}")
+    pairs, _ = _pair_samples(ra, rb)
+    both = (ra.status[metric][pairs.ia] == SCORED) & (rb.status[metric][pairs.ib] == SCORED)
+    return (pairs.ids[both].tolist(), ra.scores[metric][pairs.ia][both].astype(np.float64),
+            rb.scores[metric][pairs.ib][both].astype(np.float64))
+
+
 def _metrics_to_compare(ra: RunResult, rb: RunResult, metrics: list[str] | None) -> list[str]:
     """``metrics`` checked against the metrics both runs have (default: all of those)."""
     common = [m for m in ra.metrics if m in rb.scores]
