@@ -14,6 +14,7 @@ import ragmeter.stats._render as render
 from ragmeter.cli import main
 from ragmeter.errors import InvalidParameterError
 from ragmeter.stats import compare, compare_many, holm
+from ragmeter.stats.compare import paired_scores
 
 
 def test_holm_golden_values_by_hand():
@@ -158,3 +159,14 @@ def test_cli_three_runs_json_markdown_latex(three_runs, tmp_path):
 def test_cli_one_run_is_a_usage_error(three_runs):
     res = CliRunner().invoke(main, ["compare", str(three_runs[0])])
     assert res.exit_code == 2 and "at least two run directories" in res.output
+
+
+def test_paired_scores_are_the_pairs_compare_tests(make_run):
+    a = make_run("a", {"q1": {"x": 0.1}, "q2": {"x": 0.2}, "q3": {"x": None}, "q4": {"x": 0.4}})
+    b = make_run("b", {"q4": {"x": 0.9}, "q3": {"x": 0.5}, "q2": {"x": "error"}, "q1": {"x": 0.3}, "q5": {"x": 1.0}})
+    ids, xa, xb = paired_scores(a, b, ["x"])["x"]
+    # q2 errored in B, q3 undefined in A, q5 only in B: the pairs are q1 and q4, in A's order
+    assert ids == ["q1", "q4"] and xa.tolist() == [0.1, 0.4] and xb.tolist() == [0.3, 0.9]
+    assert compare(a, b).metrics[0]["n_pairs"] == 2
+    with pytest.raises(InvalidParameterError, match="both runs have"):
+        paired_scores(a, b, ["y"])

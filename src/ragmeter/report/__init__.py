@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidParameterError
-from ._compare import add_baseline_texts, baseline_texts, render_compare_plots
+from ._compare import add_baseline_texts, baseline_texts, load_results, render_compare_plots
 from ._data import (
     DEFAULT_MAX_TEXT_CHARS,
     Run,
@@ -98,9 +98,9 @@ def build_report(
                 "evaluate both on at least one common metric"
             )
         index_of = {str(rec.get("id")): i for i, rec in enumerate(run.records)}
-        comps = compare_runs(base, run, metrics)
-        comparison_html = render_comparison(comps, base, run, index_of)
-        comparison_html += render_compare_plots(comps, base.path, run.path)
+        results = load_results(base, run)  # read once for the statistics and the plots
+        comps = compare_runs(base, run, metrics, results=results)
+        comparison_html = render_comparison(comps, base, run, index_of) + render_compare_plots(comps, *results)
         add_baseline_texts(payload, baseline_texts(base, {s["id"] for s in payload["samples"]}),
                            max_text_chars=max_text_chars)
     dataset = run.info.get("dataset") or (data_path.name if data_path is not None else run.path.name)

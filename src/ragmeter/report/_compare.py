@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -158,17 +157,25 @@ def scatter_svg(metric: str, ids: Sequence[str], base: np.ndarray, run: np.ndarr
             f"{escape_html(metric)}</strong> {escape_html(caption)}</figcaption>{''.join(parts)}</figure>")
 
 
-def render_compare_plots(comps: Sequence[MetricComparison], base_dir: str | os.PathLike[str],
-                         run_dir: str | os.PathLike[str], *, max_points: int = MAX_POINTS, seed: int = 0) -> str:
-    """The comparison's pictures as a page section: the forest plot, then one scatter per metric."""
+def load_results(base: Run, run: Run) -> tuple[Any, Any]:
+    """Both runs as :class:`~ragmeter.results.RunResult` (what :mod:`ragmeter.stats` compares)."""
+    from ..stats._io import load_run
+
+    return load_run(base.path, "baseline"), load_run(run.path, "run")
+
+
+def render_compare_plots(comps: Sequence[MetricComparison], base: Any, run: Any, *,
+                         max_points: int = MAX_POINTS, seed: int = 0) -> str:
+    """The comparison's pictures as a page section: the forest plot, then one scatter per metric.
+
+    ``base``, ``run``: the two runs as :class:`~ragmeter.results.RunResult` objects or OUTDIR paths.
+    """
     from ..stats._io import load_run
     from ..stats.compare import paired_scores
 
-    base, run = load_run(Path(base_dir), "baseline"), load_run(Path(run_dir), "run")
-    scatters = []
-    for c in comps:
-        ids, xb, xr = paired_scores(base, run, c.metric)
-        scatters.append(scatter_svg(c.metric, ids, xb, xr, max_points=max_points, seed=seed))
+    base, run = load_run(base, "baseline"), load_run(run, "run")
+    pairs = paired_scores(base, run, [c.metric for c in comps])
+    scatters = [scatter_svg(c.metric, *pairs[c.metric], max_points=max_points, seed=seed) for c in comps]
     return ('<section id="comparison-plots"><h2>Δ per metric</h2>'
             '<p class="muted">Dot: mean difference run − baseline over the samples both runs scored; whisker: its '
             "confidence interval; dashed line: no difference. Green: the run is significantly better, red: worse "

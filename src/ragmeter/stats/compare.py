@@ -222,20 +222,24 @@ def _pair_samples(ra: RunResult, rb: RunResult) -> tuple[_Pairs, dict[str, Any]]
 
 
 def paired_scores(run_a: RunResult | str | os.PathLike[str], run_b: RunResult | str | os.PathLike[str],
-                  metric: str) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """The samples both runs scored on ``metric``, matched by id: ``(ids, scores in A, scores in B)``.
+                  metrics: list[str]) -> dict[str, tuple[list[str], np.ndarray, np.ndarray]]:
+    """Per metric, the samples both runs scored, matched by id: ``{metric: (ids, scores in A, scores in B)}``.
 
     These are the pairs :func:`compare` tests (in run A's order). Sample ids must be unique.
     """
     ra, rb = load_run(run_a, "run_a"), load_run(run_b, "run_b")
     check_unique_ids(ra, "run A")
     check_unique_ids(rb, "run B")
-    if metric not in ra.scores or metric not in rb.scores:
-        raise InvalidParameterError(f"metric: expected a metric both runs have, got {metric!r}")
+    missing = [m for m in metrics if m not in ra.scores or m not in rb.scores]
+    if missing:
+        raise InvalidParameterError(f"metrics: expected metrics both runs have, got {', '.join(missing)}")
     pairs, _ = _pair_samples(ra, rb)
-    both = (ra.status[metric][pairs.ia] == SCORED) & (rb.status[metric][pairs.ib] == SCORED)
-    return (pairs.ids[both].tolist(), ra.scores[metric][pairs.ia][both].astype(np.float64),
-            rb.scores[metric][pairs.ib][both].astype(np.float64))
+    out = {}
+    for m in metrics:
+        both = (ra.status[m][pairs.ia] == SCORED) & (rb.status[m][pairs.ib] == SCORED)
+        out[m] = (pairs.ids[both].tolist(), ra.scores[m][pairs.ia][both].astype(np.float64),
+                  rb.scores[m][pairs.ib][both].astype(np.float64))
+    return out
 
 
 def _metrics_to_compare(ra: RunResult, rb: RunResult, metrics: list[str] | None) -> list[str]:
