@@ -239,7 +239,7 @@ def multi_latex(mc: MultiComparison, digits: int = 4) -> str:
 
 def _intervals_rows(m: str, rep: dict[str, Any]) -> list[tuple[str, ...]]:
     iv = rep["intervals"]
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for key, label in (("labels_only", "labels only"), ("judge_only", "judge only"), ("ppi", "PPI++")):
         d = iv[key]
         extra = f"lambda={d['lambda']:.3f}" if key == "ppi" else ""

@@ -446,8 +446,9 @@ def compare_many(
     loaded = [load_run(r, f"runs[{k}]") for k, r in enumerate(runs)]
     common = [m for m in loaded[0].metrics if all(m in r.scores for r in loaded[1:])]
     chosen = _metrics_to_compare_all(common, metrics)
-    kw = {"test": test, "confidence": confidence, "alpha": alpha, "ci_method": ci_method, "n_resamples": n_resamples,
-          "n_bootstrap": n_bootstrap, "seed": seed, "permutation_max_n": permutation_max_n}
+    kw: dict[str, Any] = {"test": test, "confidence": confidence, "alpha": alpha, "ci_method": ci_method,
+                          "n_resamples": n_resamples, "n_bootstrap": n_bootstrap, "seed": seed,
+                          "permutation_max_n": permutation_max_n}
     check_choice(correction, "correction", ("holm", "none"))
     pairwise = [compare(loaded[0], r, metrics=chosen, correction="none", labels=(labels[0], labels[k]), **kw)
                 for k, r in enumerate(loaded[1:], start=1)]
