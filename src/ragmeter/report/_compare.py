@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from ._data import MetricComparison, Run, clip_text, find_data_path, histogram_range, sanitize
-from ._html import escape_html, fmt
+from ._data import MetricComparison, Run, clip_text, compare_runs, find_data_path, histogram_range, sanitize
+from ._html import escape_html, fmt, render_comparison
 
 LABEL_W = 180
 VALUE_W = 190
@@ -155,6 +155,14 @@ def scatter_svg(metric: str, ids: Sequence[str], base: np.ndarray, run: np.ndarr
         caption += f" Showing {len(shown):,} of {n:,} pairs (a seeded random sample, seed {seed})."
     return (f'<figure class="scatter-fig" data-metric="{escape_html(metric)}"><figcaption><strong>'
             f"{escape_html(metric)}</strong> {escape_html(caption)}</figcaption>{''.join(parts)}</figure>")
+
+
+def comparison_section(base: Run, run: Run, metrics: Sequence[str], index_of: dict[str, int]) -> str:
+    """The comparison's table (:func:`~ragmeter.report._html.render_comparison`) and its pictures
+    (:func:`render_compare_plots`), from one reading of the two runs (freed on return)."""
+    results = load_results(base, run)
+    comps = compare_runs(base, run, metrics, results=results)
+    return render_comparison(comps, base, run, index_of) + render_compare_plots(comps, *results)
 
 
 def load_results(base: Run, run: Run) -> tuple[Any, Any]:
