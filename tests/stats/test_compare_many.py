@@ -170,3 +170,14 @@ def test_paired_scores_are_the_pairs_compare_tests(make_run):
     assert compare(a, b).metrics[0]["n_pairs"] == 2
     with pytest.raises(InvalidParameterError, match="both runs have"):
         paired_scores(a, b, ["y"])
+
+
+def test_cli_html_writes_the_comparison_report(three_runs, tmp_path):
+    base, better, equal = (str(p) for p in three_runs)
+    out = tmp_path / "cmp.html"
+    res = CliRunner().invoke(main, ["compare", base, better, "--html", str(out), "--bootstrap", "200"])
+    assert res.exit_code == 0, res.output
+    page = out.read_text()
+    assert '<section id="comparison-plots">' in page and page.count('class="forest-row') == 3
+    res = CliRunner().invoke(main, ["compare", base, better, equal, "--html", str(out)])
+    assert res.exit_code == 2 and "--html: expected two run directories" in res.output

@@ -78,6 +78,8 @@ def _export(path: Path | None, text: str) -> None:
               default=None, help="Also write the Markdown report here (- for stdout).")
 @click.option("--latex", "latex_path", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
               default=None, help="Also write the runs x metrics table as LaTeX here (- for stdout).")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Two runs: also write the HTML comparison report here (as `ragmeter report RUN_A RUN_B`).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the report to this file instead of stdout.")
 @click.option("--format", "fmt", type=click.Choice(COMPARE_FORMATS), default="table", show_default=True,
@@ -85,7 +87,7 @@ def _export(path: Path | None, text: str) -> None:
                    "metrics table for a paper).")
 def compare_cmd(runs: tuple[Path, ...], metrics: tuple[str, ...], test: str, confidence: float, alpha: float,
                 no_correction: bool, resamples: int, n_bootstrap: int, seed: int, markdown_path: Path | None,
-                latex_path: Path | None, fmt: str, output: Path | None) -> None:
+                latex_path: Path | None, html_path: Path | None, fmt: str, output: Path | None) -> None:
     """Compare runs (OUTDIRs of `ragmeter eval -o`) against the first one, paired by sample id.
 
     Two runs, RUN_A RUN_B: for each metric both have, B - A with a paired bootstrap CI, a paired
@@ -96,6 +98,8 @@ def compare_cmd(runs: tuple[Path, ...], metrics: tuple[str, ...], test: str, con
     """
     if len(runs) < 2:
         raise click.UsageError(f"expected at least two run directories to compare, got {len(runs)}")
+    if html_path is not None and len(runs) != 2:
+        raise click.UsageError(f"--html: expected two run directories (baseline, run), got {len(runs)}")
     result = stats.compare_many(list(runs), metrics=list(metrics) or None, test=test, confidence=confidence,
                                 alpha=alpha, correction="none" if no_correction else "holm", n_resamples=resamples,
                                 n_bootstrap=n_bootstrap, seed=seed)
@@ -107,6 +111,11 @@ def compare_cmd(runs: tuple[Path, ...], metrics: tuple[str, ...], test: str, con
         _export(output or Path("-"), result.to_latex())
     else:
         _emit(report, fmt, output)
+    if html_path is not None:
+        from ..report import write_report
+
+        write_report(runs[1], html_path, baseline=runs[0])
+        click.echo(f"wrote {html_path}", err=True)
 
 
 @main.command("calibrate")
