@@ -42,11 +42,24 @@ def _format_option(f: Any) -> Any:
                         help="table (terminal), json (machine-readable), markdown (PR comment).")(f)
 
 
+COMPARE_FORMATS = ("table", "json", "markdown", "latex")
+
+
+def _export(path: Path | None, text: str) -> None:
+    """Write ``text`` to ``path`` (``-``: stdout); nothing when ``path`` is None."""
+    if path is None:
+        return
+    if str(path) == "-":
+        click.echo(text, nl=False)
+    else:
+        path.write_text(text, encoding="utf-8")
+
+
 @main.command("compare")
-@click.argument("run_a", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.argument("run_b", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("runs", nargs=-1, required=True, metavar="RUN_A RUN_B [RUN ...]",
+                type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("-m", "--metric", "metrics", multiple=True, metavar="METRIC",
-              help="Compare only this metric (repeatable). Default: every metric both runs have.")
+              help="Compare only this metric (repeatable). Default: every metric the runs all have.")
 @click.option("--test", type=click.Choice(["auto", "permutation", "t-test", "mcnemar"]), default="auto",
               show_default=True, help="auto: McNemar for 0/1 metrics, paired permutation test otherwise "
                                        "(paired t-test above 20,000 pairs).")
@@ -61,19 +74,48 @@ def _format_option(f: Any) -> Any:
               help="Bootstrap resamples for the CI of the difference.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of every random procedure (same seed, same numbers).")
-@_format_option
-def compare_cmd(run_a: Path, run_b: Path, metrics: tuple[str, ...], test: str, confidence: float, alpha: float,
-                no_correction: bool, resamples: int, n_bootstrap: int, seed: int, fmt: str,
-                output: Path | None) -> None:
-    """Compare run B against run A (two OUTDIRs of `ragmeter eval -o`), paired by sample id.
+@click.option("--markdown", "markdown_path", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+              default=None, help="Also write the Markdown report here (- for stdout).")
+@click.option("--latex", "latex_path", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+              default=None, help="Also write the runs x metrics table as LaTeX here (- for stdout).")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Two runs: also write the HTML comparison report here (as `ragmeter report RUN_A RUN_B`).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the report to this file instead of stdout.")
+@click.option("--format", "fmt", type=click.Choice(COMPARE_FORMATS), default="table", show_default=True,
+              help="table (terminal), json (machine-readable), markdown (PR comment), latex (the runs x "
+                   "metrics table for a paper).")
+def compare_cmd(runs: tuple[Path, ...], metrics: tuple[str, ...], test: str, confidence: float, alpha: float,
+                no_correction: bool, resamples: int, n_bootstrap: int, seed: int, markdown_path: Path | None,
+                latex_path: Path | None, html_path: Path | None, fmt: str, output: Path | None) -> None:
+    """Compare runs (OUTDIRs of `ragmeter eval -o`) against the first one, paired by sample id.
 
-    For each metric both runs have: B - A with a paired bootstrap CI, a paired test, Holm-adjusted
-    p-values and an effect size. Samples in only one run are listed, never dropped silently.
+    Two runs, RUN_A RUN_B: for each metric both have, B - A with a paired bootstrap CI, a paired
+    test, Holm-adjusted p-values and an effect size. Three or more: a table with a row per run
+    and a column per metric, each cell marked when the run differs significantly from the first
+    (Holm-corrected over every comparison of the table). Samples in only one run are listed,
+    never dropped silently.
     """
-    result = stats.compare(run_a, run_b, metrics=list(metrics) or None, test=test, confidence=confidence,
-                           alpha=alpha, correction="none" if no_correction else "holm", n_resamples=resamples,
-                           n_bootstrap=n_bootstrap, seed=seed)
-    _emit(result, fmt, output)
+    if len(runs) < 2:
+        raise click.UsageError(f"expected at least two run directories to compare, got {len(runs)}")
+    if html_path is not None and len(runs) != 2:
+        raise click.UsageError(f"--html: expected two run directories (baseline, run), got {len(runs)}")
+    result = stats.compare_many(list(runs), metrics=list(metrics) or None, test=test, confidence=confidence,
+                                alpha=alpha, correction="none" if no_correction else "holm", n_resamples=resamples,
+                                n_bootstrap=n_bootstrap, seed=seed)
+    # two runs: the pairwise report of today (the table's Holm family is then the metrics, as in compare)
+    report: Any = result.comparisons[0] if len(runs) == 2 else result
+    _export(markdown_path, report.to_markdown())
+    _export(latex_path, result.to_latex())
+    if fmt == "latex":
+        _export(output or Path("-"), result.to_latex())
+    else:
+        _emit(report, fmt, output)
+    if html_path is not None:
+        from ..report import write_report
+
+        write_report(runs[1], html_path, baseline=runs[0])
+        click.echo(f"wrote {html_path}", err=True)
 
 
 @main.command("calibrate")

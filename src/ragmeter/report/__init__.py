@@ -16,17 +16,16 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidParameterError
+from ._compare import add_baseline_texts, baseline_texts, comparison_section
 from ._data import (
     DEFAULT_MAX_TEXT_CHARS,
     Run,
     build_payload,
-    compare_runs,
     find_data_path,
     load_run,
     read_texts,
 )
 from ._html import (
-    render_comparison,
     render_diagnosis,
     render_metric_cards,
     render_page,
@@ -97,7 +96,9 @@ def build_report(
                 "evaluate both on at least one common metric"
             )
         index_of = {str(rec.get("id")): i for i, rec in enumerate(run.records)}
-        comparison_html = render_comparison(compare_runs(base, run, metrics), base, run, index_of)
+        comparison_html = comparison_section(base, run, metrics, index_of)
+        add_baseline_texts(payload, baseline_texts(base, {s["id"] for s in payload["samples"]}),
+                           max_text_chars=max_text_chars)
     dataset = run.info.get("dataset") or (data_path.name if data_path is not None else run.path.name)
     if title:
         page_title = title

@@ -224,13 +224,14 @@ def paired_permutation_p(diff: np.ndarray, *, resamples: int = 5000, seed: int =
 
 
 def compare_runs(baseline: Run, candidate: Run, metrics: Sequence[str], *, top: int = 10,
-                 seed: int = 0) -> list[MetricComparison]:
+                 seed: int = 0, results: tuple[Any, Any] | None = None) -> list[MetricComparison]:
     """Per-metric paired comparison over the samples (matched by id) that both runs scored.
 
     The statistics come from :func:`ragmeter.stats.compare` (paired bootstrap CI of the mean
     difference, paired permutation or McNemar test, Holm-adjusted p-values); where that module is
     not installed, from :func:`compare_runs_simple`. ``changed`` lists the ``top`` samples with
     the largest ``|candidate - baseline|`` as ``(id, baseline score, candidate score)``.
+    ``results``: the two runs as :class:`~ragmeter.results.RunResult` when already loaded.
     """
     try:
         from ..stats.compare import compare
@@ -238,7 +239,7 @@ def compare_runs(baseline: Run, candidate: Run, metrics: Sequence[str], *, top: 
         return compare_runs_simple(baseline, candidate, metrics, top=top, seed=seed)
     simple = {c.metric: c for c in compare_runs_simple(baseline, candidate, metrics, top=top, seed=seed,
                                                        stats=False)}
-    result = compare(baseline.path, candidate.path, metrics=list(metrics), seed=seed,
+    result = compare(*(results or (baseline.path, candidate.path)), metrics=list(metrics), seed=seed,
                      labels=("baseline", "candidate"))
     out: list[MetricComparison] = []
     for row in result.to_dict()["metrics"]:

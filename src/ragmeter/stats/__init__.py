@@ -4,7 +4,8 @@ Everything the ``compare``, ``calibrate``, ``diagnose`` and ``fuse`` commands do
 
 * :func:`metric_ci`, :func:`bootstrap_ci`, :func:`wilson_interval`, :func:`bootstrap_means`:
   confidence intervals for a metric's mean (used by ``RunResult.summary()``);
-* :func:`compare`: run B vs run A, paired by sample id (:func:`paired_permutation_test`,
+* :func:`compare`: run B vs run A, paired by sample id (:func:`compare_many`: N runs against
+  the first, a ranx-style table with Markdown and LaTeX export) (:func:`paired_permutation_test`,
   :func:`paired_ttest`, :func:`mcnemar_test`, :func:`holm`, :func:`cohens_dz`);
 * :func:`calibrate`: judge vs human labels (:func:`agreement`, :func:`cohen_kappa`,
   :func:`expected_calibration_error`), prediction-powered inference (:func:`ppi_mean`) and
@@ -23,7 +24,7 @@ from __future__ import annotations
 from .abstain import AbstentionResult, abstention_threshold
 from .agreement import agreement, cohen_kappa, confusion_matrix, expected_calibration_error
 from .calibrate import Calibration, calibrate, read_labels
-from .compare import Comparison, compare
+from .compare import Comparison, MultiComparison, compare, compare_many
 from .diagnose import DEFAULT_THRESHOLDS, Diagnosis, diagnose, position_analysis
 from .fusion import fuse, read_trec_run, write_trec_run
 from .intervals import Interval, bootstrap_ci, bootstrap_means, metric_ci, wilson_interval
@@ -37,6 +38,7 @@ __all__ = [
     "Comparison",
     "Diagnosis",
     "Interval",
+    "MultiComparison",
     "PPIResult",
     "TestResult",
     "abstention_threshold",
@@ -47,6 +49,7 @@ __all__ = [
     "cohen_kappa",
     "cohens_dz",
     "compare",
+    "compare_many",
     "confusion_matrix",
     "diagnose",
     "expected_calibration_error",

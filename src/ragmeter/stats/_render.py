@@ -8,9 +8,11 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from .compare import MARKS
+
 if TYPE_CHECKING:
     from .calibrate import Calibration
-    from .compare import Comparison
+    from .compare import Comparison, MultiComparison
     from .diagnose import Diagnosis
 
 
@@ -118,9 +120,126 @@ def comparison_markdown(c: Comparison, max_ids: int = 10) -> str:
     return "\n".join(out) + "\n"
 
 
+#: Readable names of the paired tests (``TestResult.method``).
+TEST_NAMES = {
+    "permutation-exact": "paired sign-flip permutation test (exact)",
+    "permutation-mc": "paired sign-flip permutation test (Monte Carlo)",
+    "t-test": "paired t-test",
+    "mcnemar-exact": "McNemar's test (exact binomial)",
+    "mcnemar-chi2": "McNemar's test (chi-square)",
+}
+#: LaTeX for the marks of :data:`ragmeter.stats.compare.MARKS` (plain LaTeX, no package).
+LATEX_MARKS = {"better": r"$^{\bigtriangleup}$", "worse": r"$^{\bigtriangledown}$",
+               "higher": r"$^{\uparrow}$", "lower": r"$^{\downarrow}$"}
+
+
+def _tests_sentence(mc: MultiComparison) -> str:
+    """Which paired test each metric used, in words (one phrase when every metric used the same)."""
+    used = {m: ", ".join(TEST_NAMES.get(t, t) for t in tests) for m, tests in mc.tests_used().items()}
+    kinds = set(used.values())
+    if len(kinds) == 1:
+        return f"Test: {kinds.pop()}, two-sided, for every metric."
+    return "Tests (two-sided): " + "; ".join(f"{m}: {t}" for m, t in used.items()) + "."
+
+
+def _legend(mc: MultiComparison) -> str:
+    """What the marks and the bold numbers mean, and how the p-values were corrected."""
+    st = mc.settings
+    corr = (f"Holm-adjusted p < {st['alpha']} over the {st['n_comparisons']} comparisons of this table"
+            if st["correction"] == "holm" else f"p < {st['alpha']}, not corrected for multiple comparisons")
+    return (f"▲ / ▼: significantly better / worse than the first run, {mc.labels[0]} (paired by sample id; "
+            f"{corr}); ↑ / ↓: significantly higher / lower for a metric of unknown "
+            "direction. Bold: best mean of the column. Means are over each run's own scored samples.")
+
+
+def _multi_cells(mc: MultiComparison, digits: int) -> list[list[tuple[str, str | None, bool]]]:
+    """Per run, per metric: (formatted mean, mark key or None, is the column's best)."""
+    best = {m: mc.best(m) for m in mc.metrics}
+    return [[(num(cells[m]["mean"], digits), cells[m].get("mark"), best[m] == k) for m in mc.metrics]
+            for k, cells in enumerate(mc.cells)]
+
+
+def multi_table(mc: MultiComparison, digits: int = 4) -> Group:
+    """The N-run table as rich: a row per run, a column per metric, marks against the first run."""
+    t = Table(title=f"ragmeter compare: {len(mc.labels)} runs against {mc.labels[0]}")
+    t.add_column("run", overflow="fold")
+    for m in mc.metrics:
+        t.add_column(m, justify="right", overflow="fold")
+    for label, row in zip(mc.labels, _multi_cells(mc, digits), strict=True):
+        cells = []
+        for value, mark, best in row:
+            style = "green" if mark in ("better", "higher") else "red" if mark in ("worse", "lower") else ""
+            text = Text(value, style=("bold " if best else "") + style)
+            if mark:
+                text.append(" " + MARKS[mark], style=style)
+            cells.append(text)
+        t.add_row(label, *cells)
+    return Group(t, Text(_legend(mc)), Text(_tests_sentence(mc)), *[Text(line) for line in _multi_notes(mc, 5, False)])
+
+
+def _multi_notes(mc: MultiComparison, max_ids: int, md: bool) -> list[str]:
+    """Sample counts per run, then each comparison's notes (unmatched samples, ...) prefixed with its runs."""
+    q = "`" if md else ""
+    counts = [f"{q}{mc.labels[0]}{q} {mc.comparisons[0].samples['a']:,}"]
+    counts += [f"{q}{c.b}{q} {c.samples['b']:,} ({c.samples['matched']:,} matched)" for c in mc.comparisons]
+    lines = ["Samples: " + "; ".join(counts) + "."]
+    for c in mc.comparisons:
+        lines += [f"{q}{c.b}{q} vs {q}{c.a}{q}: {line}" for line in _notes(c, max_ids, md)[1:]]
+    return lines
+
+
+def multi_markdown(mc: MultiComparison, digits: int = 4) -> str:
+    """The N-run table as GitHub-flavoured Markdown."""
+    out = [f"### ragmeter compare: {len(mc.labels)} runs against `{mc.labels[0]}`", "",
+           "| run | " + " | ".join(f"`{m}`" for m in mc.metrics) + " |",
+           "|---|" + "---:|" * len(mc.metrics)]
+    for label, row in zip(mc.labels, _multi_cells(mc, digits), strict=True):
+        cells = [(f"**{v}**" if best else v) + (f" {MARKS[mark]}" if mark else "") for v, mark, best in row]
+        out.append(f"| `{label}` | " + " | ".join(cells) + " |")
+    out += ["", _legend(mc), "", _tests_sentence(mc), ""]
+    out.extend(f"- {line}" for line in _multi_notes(mc, 10, True))
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                  "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def latex_escape(text: str) -> str:
+    r"""``text`` with LaTeX's special characters escaped.
+
+    >>> latex_escape("recall@5 & 10% of $x_1$")
+    'recall@5 \\& 10\\% of \\$x\\_1\\$'
+    """
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def multi_latex(mc: MultiComparison, digits: int = 4) -> str:
+    """The N-run table as a LaTeX ``table`` with a ``tabular`` (``l`` then one ``r`` per metric).
+
+    Plain LaTeX: no package is needed (``\\hline`` rules, ``\\bigtriangleup`` marks).
+    """
+    legend = (_legend(mc).replace("▲ / ▼", "BETTER / WORSE").replace("↑ / ↓", "HIGHER / LOWER"))
+    legend = latex_escape(legend)
+    for word, key in (("BETTER", "better"), ("WORSE", "worse"), ("HIGHER", "higher"), ("LOWER", "lower")):
+        legend = legend.replace(word, LATEX_MARKS[key])
+    out = ["% ragmeter compare: paste into a LaTeX document (no package needed)",
+           r"\begin{table}[htbp]", r"\centering",
+           r"\caption{" + legend + " " + latex_escape(_tests_sentence(mc)) + "}",
+           r"\label{tab:ragmeter-compare}",
+           r"\begin{tabular}{l" + "r" * len(mc.metrics) + "}", r"\hline",
+           "Run & " + " & ".join(latex_escape(m) for m in mc.metrics) + r" \\", r"\hline"]
+    for label, row in zip(mc.labels, _multi_cells(mc, digits), strict=True):
+        cells = [(r"\textbf{" + v + "}" if best else v) + (LATEX_MARKS[mark] if mark else "")
+                 for v, mark, best in row]
+        out.append(latex_escape(label) + " & " + " & ".join(cells) + r" \\")
+    out += [r"\hline", r"\end{tabular}", r"\end{table}"]
+    return "\n".join(out) + "\n"
+
+
 def _intervals_rows(m: str, rep: dict[str, Any]) -> list[tuple[str, ...]]:
     iv = rep["intervals"]
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for key, label in (("labels_only", "labels only"), ("judge_only", "judge only"), ("ppi", "PPI++")):
         d = iv[key]
         extra = f"lambda={d['lambda']:.3f}" if key == "ppi" else ""

@@ -221,6 +221,27 @@ def _pair_samples(ra: RunResult, rb: RunResult) -> tuple[_Pairs, dict[str, Any]]
     return pairs, samples
 
 
+def paired_scores(run_a: RunResult | str | os.PathLike[str], run_b: RunResult | str | os.PathLike[str],
+                  metrics: list[str]) -> dict[str, tuple[list[str], np.ndarray, np.ndarray]]:
+    """Per metric, the samples both runs scored, matched by id: ``{metric: (ids, scores in A, scores in B)}``.
+
+    These are the pairs :func:`compare` tests (in run A's order). Sample ids must be unique.
+    """
+    ra, rb = load_run(run_a, "run_a"), load_run(run_b, "run_b")
+    check_unique_ids(ra, "run A")
+    check_unique_ids(rb, "run B")
+    missing = [m for m in metrics if m not in ra.scores or m not in rb.scores]
+    if missing:
+        raise InvalidParameterError(f"metrics: expected metrics both runs have, got {', '.join(missing)}")
+    pairs, _ = _pair_samples(ra, rb)
+    out = {}
+    for m in metrics:
+        both = (ra.status[m][pairs.ia] == SCORED) & (rb.status[m][pairs.ib] == SCORED)
+        out[m] = (pairs.ids[both].tolist(), ra.scores[m][pairs.ia][both].astype(np.float64),
+                  rb.scores[m][pairs.ib][both].astype(np.float64))
+    return out
+
+
 def _metrics_to_compare(ra: RunResult, rb: RunResult, metrics: list[str] | None) -> list[str]:
     """``metrics`` checked against the metrics both runs have (default: all of those)."""
     common = [m for m in ra.metrics if m in rb.scores]
@@ -290,3 +311,197 @@ def _verdict(row: dict[str, Any], labels: tuple[str, str]) -> str:
     if hib is None:
         return f"B higher ({labels[1]})" if up else f"A higher ({labels[0]})"
     return "B better" if up == hib else "A better"
+
+
+#: Marks of a run's cell in the N-run table: significantly better / worse than the first run, or
+#: (for a metric whose direction ragmeter does not know) significantly higher / lower.
+MARKS = {"better": "▲", "worse": "▼", "higher": "↑", "lower": "↓"}
+
+
+@dataclass
+class MultiComparison:
+    """The result of :func:`compare_many`: N runs against the first, ranx-style.
+
+    Attributes
+    ----------
+    labels:
+        One label per run; ``labels[0]`` is the baseline every other run is tested against.
+    metrics:
+        The metrics compared (those every run has, or the ones asked for).
+    cells:
+        ``cells[k][metric]``: run k's ``mean`` and ``n`` over its own scored samples and, for
+        k >= 1, the paired comparison against run 0: ``diff``, ``ci``, ``test``, ``p_value``,
+        ``p_adjusted`` (Holm over every comparison of the table), ``significant`` and ``mark``
+        (``"better"``, ``"worse"``, ``"higher"``, ``"lower"`` or None; see :data:`MARKS`).
+    comparisons:
+        The N - 1 pairwise :class:`Comparison` objects (run 0 vs run k), their p-values adjusted
+        over the whole table; with N = 2 this is exactly ``compare(run_0, run_1)``.
+    settings:
+        As :attr:`Comparison.settings`, plus ``n_comparisons`` (the size of the Holm family).
+    """
+
+    labels: list[str]
+    metrics: list[str]
+    cells: list[dict[str, dict[str, Any]]]
+    comparisons: list[Comparison]
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    def tests_used(self) -> dict[str, list[str]]:
+        """``{metric: [test, ...]}``: the paired test(s) each metric's comparisons used."""
+        out: dict[str, list[str]] = {m: [] for m in self.metrics}
+        for c in self.comparisons:
+            for r in c.metrics:
+                if r["test"] not in out[r["metric"]]:
+                    out[r["metric"]].append(r["test"])
+        return out
+
+    def best(self, metric: str) -> int | None:
+        """The index of the run with the best mean on ``metric`` (highest, or lowest for a
+        lower-is-better metric); None when no run has a mean or several tie for best."""
+        means = [(k, c[metric]["mean"]) for k, c in enumerate(self.cells) if c[metric]["mean"] is not None]
+        if not means:
+            return None
+        sign = -1.0 if _higher_is_better(metric) is False else 1.0
+        top = max(sign * v for _, v in means)
+        winners = [k for k, v in means if sign * v == top]
+        return winners[0] if len(winners) == 1 else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-safe dict: the table, the pairwise comparisons and the settings."""
+        return clean({"runs": self.labels, "baseline": self.labels[0], "metrics": self.metrics,
+                      "table": [{"run": label, "metrics": cells} for label, cells in zip(self.labels, self.cells,
+                                                                                        strict=True)],
+                      "tests": self.tests_used(), "comparisons": [c.to_dict() for c in self.comparisons],
+                      "settings": self.settings})
+
+    def to_json(self) -> str:
+        """:meth:`to_dict` as indented JSON."""
+        return json.dumps(self.to_dict(), indent=2, ensure_ascii=False)
+
+    def to_markdown(self) -> str:
+        """The table as GitHub-flavoured Markdown, with the legend and the tests used."""
+        from ._render import multi_markdown
+
+        return multi_markdown(self)
+
+    def to_latex(self) -> str:
+        """The table as a LaTeX ``table`` + ``tabular`` (no package needed), legend in the caption."""
+        from ._render import multi_latex
+
+        return multi_latex(self)
+
+    def to_rich(self) -> Any:
+        """A :class:`rich.table.Table` of the N-run table."""
+        from ._render import multi_table
+
+        return multi_table(self)
+
+
+def compare_many(
+    runs: list[RunResult | str | os.PathLike[str]],
+    *,
+    metrics: list[str] | None = None,
+    test: str = "auto",
+    confidence: float = 0.95,
+    alpha: float = 0.05,
+    correction: str = "holm",
+    ci_method: str = "bca",
+    n_resamples: int = 10_000,
+    n_bootstrap: int = N_RESAMPLES,
+    seed: int = 0,
+    labels: list[str] | None = None,
+    permutation_max_n: int = PERMUTATION_MAX_N,
+) -> MultiComparison:
+    """Compare every run against the first one (ranx-style table: a row per run, a column per metric).
+
+    Each run k >= 1 is compared with run 0 by :func:`compare` (same pairing by id, CIs and tests).
+    The family of the multiple-testing correction is the whole table: the (N - 1) x M p-values of
+    the N - 1 comparisons and M metrics are Holm-adjusted together (with N = 2 that is exactly
+    :func:`compare`'s correction across metrics). A cell is marked (:data:`MARKS`) when its
+    adjusted p-value is below ``alpha``. Each run's ``mean`` is over its own scored samples; the
+    paired numbers (``diff``, ``ci``, ``p_value``) are over the samples scored in both runs.
+
+    Parameters
+    ----------
+    runs:
+        Two or more :class:`~ragmeter.results.RunResult` objects or OUTDIR paths; the first is the
+        baseline.
+    metrics:
+        Metrics to compare (default: every metric all the runs have).
+    labels:
+        One name per run (default: the paths, or "run 1", "run 2", ...).
+    test, confidence, alpha, correction, ci_method, n_resamples, n_bootstrap, seed, permutation_max_n:
+        As in :func:`compare`.
+
+    Returns
+    -------
+    MultiComparison
+    """
+    if isinstance(runs, str | os.PathLike | RunResult) or len(runs) < 2:
+        raise InvalidParameterError(f"runs: expected a list of at least two runs, got {runs!r}")
+    if labels is None:
+        labels = [str(r) if not isinstance(r, RunResult) else f"run {k + 1}" for k, r in enumerate(runs)]
+    if len(labels) != len(runs):
+        raise InvalidParameterError(f"labels: expected one label per run ({len(runs)}), got {len(labels)}")
+    loaded = [load_run(r, f"runs[{k}]") for k, r in enumerate(runs)]
+    common = [m for m in loaded[0].metrics if all(m in r.scores for r in loaded[1:])]
+    chosen = _metrics_to_compare_all(common, metrics)
+    kw: dict[str, Any] = {"test": test, "confidence": confidence, "alpha": alpha, "ci_method": ci_method,
+                          "n_resamples": n_resamples, "n_bootstrap": n_bootstrap, "seed": seed,
+                          "permutation_max_n": permutation_max_n}
+    check_choice(correction, "correction", ("holm", "none"))
+    pairwise = [compare(loaded[0], r, metrics=chosen, correction="none", labels=(labels[0], labels[k]), **kw)
+                for k, r in enumerate(loaded[1:], start=1)]
+    rows = [row for c in pairwise for row in c.metrics]
+    raw = [r["p_value"] for r in rows]
+    adjusted = holm(raw) if correction == "holm" else raw
+    adjusted_iter = iter(adjusted)
+    for c in pairwise:
+        c.settings["correction"] = correction
+        for r in c.metrics:
+            p = next(adjusted_iter)
+            r["p_adjusted"] = p
+            r["significant"] = p is not None and p < c.settings["alpha"]
+            r["verdict"] = _verdict(r, (c.a, c.b))
+    settings = dict(pairwise[0].settings, n_comparisons=sum(p is not None for p in raw))
+    cells = [_own_means(loaded[0], chosen)]
+    for k, c in enumerate(pairwise, start=1):
+        cells.append(_own_means(loaded[k], chosen))
+        for r in c.metrics:
+            cells[k][r["metric"]].update(
+                diff=r["diff"], ci=r["ci"], test=r["test"], p_value=r["p_value"], p_adjusted=r["p_adjusted"],
+                significant=r["significant"], mark=_mark(r))
+    return MultiComparison(list(labels), chosen, cells, pairwise, settings)
+
+
+def _metrics_to_compare_all(common: list[str], metrics: list[str] | None) -> list[str]:
+    """``metrics`` checked against the metrics every run has (default: all of those)."""
+    if metrics is None:
+        return common
+    if isinstance(metrics, str) or not all(isinstance(m, str) for m in metrics):
+        raise InvalidParameterError(f"metrics: expected a list of metric names, got {metrics!r}")
+    missing = [m for m in metrics if m not in common]
+    if missing:
+        raise InvalidParameterError(f"metrics: expected metrics every run has ({', '.join(common) or 'none'}), "
+                                    f"got {', '.join(missing)}")
+    return list(metrics)
+
+
+def _own_means(run: RunResult, metrics: list[str]) -> dict[str, dict[str, Any]]:
+    """Each metric's mean and count over the run's own scored samples."""
+    out: dict[str, dict[str, Any]] = {}
+    for m in metrics:
+        x = run.scores[m][run.status[m] == SCORED]
+        out[m] = {"mean": float(x.mean()) if x.size else None, "n": int(x.size)}
+    return out
+
+
+def _mark(row: dict[str, Any]) -> str | None:
+    """The cell's mark (a key of :data:`MARKS`) from a pairwise row, None when not significant."""
+    if not row["significant"] or not row["diff"]:
+        return None
+    up = row["diff"] > 0
+    hib = row["higher_is_better"]
+    if hib is None:
+        return "higher" if up else "lower"
+    return "better" if up == hib else "worse"

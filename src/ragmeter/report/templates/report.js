@@ -280,6 +280,18 @@
     d.appendChild(t);
     return d;
   }
+  // the baseline's contexts beside the run's, and its answer where it differs (report/_compare.py)
+  function baselineFields(s) {
+    var d = s.bc ? contextsField({ c: s.bc, m: {} }) : el("div");
+    d.className = "field baseline";
+    if (s.bc) d.firstChild.textContent = "Baseline contexts (" + s.bc.length + " retrieved)";
+    else {
+      d.appendChild(el("h4", null, "Baseline contexts"));
+      d.appendChild(el("p", "missing", s.bsame ? "(the same as this run's)" : DATA.baseText
+        ? "(this sample is not in the baseline's data file)" : "(not available: the baseline's data file was not found)"));
+    }
+    return s.ba === undefined ? [d] : [d, field("Baseline answer", s.ba, true)];
+  }
   function detailRow(s) {
     var tr = el("tr", "detail"), td = el("td"), grid = el("div", "detail-grid");
     td.colSpan = COLS.length;
@@ -291,6 +303,7 @@
     grid.appendChild(field("Answer", s.a));
     grid.appendChild(field("Reference", s.r));
     grid.appendChild(contextsField(s));
+    if (DATA.compare) { grid.lastChild.classList.remove("full"); baselineFields(s).forEach(function (f) { grid.appendChild(f); }); }
     grid.appendChild(resultsField(s));
     td.appendChild(grid);
     tr.appendChild(td);
