@@ -19,6 +19,7 @@ from typing import Any
 from .contract import AsyncBatchEvaluator, BatchEvaluator, Evaluator
 from .errors import InputError, InvalidParameterError, error_info
 from .io._fields import FieldPresence, absent_result, missing_field
+from .io.adapters import as_samples, keep_inputs
 from .registry import default_metric_names, get_evaluator, skipped_metrics
 from .results import RunResult, RunWriter
 from .types import MetricResult, Sample
@@ -245,7 +246,7 @@ def _done(r: MetricResult | None) -> MetricResult:
 
 
 async def aevaluate(
-    samples: Iterable[Sample | InputError],
+    samples: Any,
     metrics: Sequence[str] | None = None,
     *,
     judge: Any = None,
@@ -257,7 +258,8 @@ async def aevaluate(
     run_info: dict[str, Any] | None = None,
 ) -> RunResult:
     """Async twin of :func:`evaluate`."""
-    iterator = iter(samples)
+    inputs: list[Sample | None] | None = [] if keep_records else None  # for to_pandas(inputs=True)
+    iterator = keep_inputs(as_samples(samples), inputs)
     head: list[Sample | InputError] = []
     if metrics is None:
         # peek at the first rows to see which fields the data has
@@ -306,6 +308,7 @@ async def aevaluate(
     await _aclose_judge(judge)
     _finish_run(info, t0, judge, input_errors, judge_before, presence)
     result = writer.finish(info)
+    result.inputs = inputs
     presence.check()
     return result
 
@@ -353,7 +356,7 @@ async def _aclose_judge(judge: Any) -> None:
 
 
 def evaluate(
-    samples: Iterable[Sample | InputError | dict[str, Any]],
+    samples: Any,
     metrics: Sequence[str] | None = None,
     *,
     judge: Any = None,
@@ -369,8 +372,11 @@ def evaluate(
     Parameters
     ----------
     samples:
-        :class:`~ragmeter.types.Sample` objects or plain dicts (converted with
-        ``Sample.from_record``; a dict without ``id`` gets its 1-based position, as the readers do). An
+        The data as you hold it (:func:`ragmeter.io.as_samples`): a path, a dict, a list of dicts
+        or :class:`~ragmeter.types.Sample` objects, a pandas DataFrame, a Hugging Face
+        ``Dataset``, RAGAS ``EvaluationDataset`` / ``SingleTurnSample`` or DeepEval
+        ``LLMTestCase`` objects. Rows follow the files' rules (a row without ``id`` gets its
+        1-based position; a bad row raises an InputError naming the row and the field). An
         :class:`~ragmeter.errors.InputError` item (from a reader with ``on_error="skip"``) is
         recorded as an errored sample.
     metrics:
@@ -380,19 +386,12 @@ def evaluate(
         When given, ``results.jsonl`` is streamed there as chunks finish and ``summary.json``
         written at the end, so memory stays bounded whatever the input size.
     keep_records:
-        Keep every per-sample :class:`~ragmeter.types.MetricResult` in memory (the score
-        table is always kept).
+        Keep every per-sample :class:`~ragmeter.types.MetricResult` and the input samples in
+        memory (``RunResult.to_pandas(inputs=True)``); the score table is always kept.
 
     Works in plain scripts and inside a running event loop (Jupyter): there the evaluation runs
     in a worker thread with its own loop.
     """
-
-    def normalise() -> Iterator[Sample | InputError]:
-        for i, s in enumerate(samples):
-            if isinstance(s, dict):
-                yield Sample.from_record(s, default_id=str(i + 1))
-            else:
-                yield s
 
     coro_args = dict(
         judge=judge,
@@ -406,8 +405,8 @@ def evaluate(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(aevaluate(normalise(), metrics, **coro_args))
+        return asyncio.run(aevaluate(samples, metrics, **coro_args))
     import concurrent.futures
 
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(lambda: asyncio.run(aevaluate(normalise(), metrics, **coro_args))).result()
+        return pool.submit(lambda: asyncio.run(aevaluate(samples, metrics, **coro_args))).result()

@@ -158,6 +158,8 @@ class RunResult:
         self.status = status
         self.records = records
         self.run = run
+        #: The input samples in order (None for a bad row), when the run kept them (see to_pandas).
+        self.inputs: list[Any] | None = None
 
     @property
     def metrics(self) -> list[str]:
@@ -210,11 +212,31 @@ class RunResult:
         """Write ``summary.json`` to ``path``."""
         Path(path).write_text(self.summary_json(), encoding="utf-8")
 
-    def to_pandas(self) -> Any:
-        """A DataFrame indexed by sample id, one float column per metric (NaN = no score)."""
+    def to_pandas(self, inputs: bool = False) -> Any:
+        """A DataFrame indexed by sample id, one float column per metric (NaN = no score).
+
+        With ``inputs=True`` (as RAGAS users expect): first the input columns ``query``,
+        ``answer``, ``contexts`` (the texts, ``""`` for an id-only context), ``context_ids`` (only
+        when a context has an id), ``reference``, ``relevant``, ``metadata`` (None where a sample did
+        not give the field, and for a bad row), then per metric ``<metric>`` (the score) and
+        ``<metric>_reason`` (why it is that, undefined or errored). Needs a run of
+        :func:`ragmeter.evaluate` with ``keep_records=True`` (the default); a loaded run has no inputs.
+        """
         import pandas as pd
 
-        return pd.DataFrame({m: self.scores[m] for m in self.metrics}, index=pd.Index(self.ids, name="id"))
+        index = pd.Index(self.ids, name="id")
+        if not inputs:
+            return pd.DataFrame({m: self.scores[m] for m in self.metrics}, index=index)
+        if self.inputs is None or self.records is None:
+            raise ValueError("to_pandas(inputs=True): this run kept no inputs: use ragmeter.evaluate(...) with "
+                             "keep_records=True (the default); a loaded run or one with keep_records=False has none")
+        from .io.adapters import input_columns
+
+        cols: dict[str, Any] = input_columns(self.inputs)
+        for m in self.metrics:
+            cols[m] = self.scores[m]
+            cols[f"{m}_reason"] = [r["metrics"][m]["reason"] for r in self.records]
+        return pd.DataFrame(cols, index=index)
 
     def to_jsonl(self, path: str | os.PathLike[str] | None = None) -> str | None:
         """Per-sample records as JSON lines: written to ``path``, or returned as a string when None."""

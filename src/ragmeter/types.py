@@ -4,7 +4,10 @@ A ``Sample`` is one RAG interaction: the query, the generated answer, the retrie
 rank order, an optional reference answer and optional relevance labels. Column names that RAGAS
 users already have are accepted as aliases (``user_input``/``question`` -> ``query``, ``response``
 -> ``answer``, ``retrieved_contexts`` -> ``contexts``, ``ground_truth`` -> ``reference``,
-``reference_contexts`` -> ``relevant``). Unknown fields are kept in ``metadata``.
+``reference_contexts`` -> ``relevant``), and so are DeepEval's (``input``, ``actual_output``,
+``expected_output``, ``retrieval_context``; its ``context`` is read as ``relevant`` only in a row
+that also has one of the others: :func:`ragmeter.io._records.dialect_map`). Unknown fields are kept
+in ``metadata``.
 """
 
 from __future__ import annotations
@@ -26,6 +29,11 @@ FIELD_ALIASES: dict[str, str] = {
     "retrieved_contexts": "contexts",
     "ground_truth": "reference",
     "reference_contexts": "relevant",
+    # DeepEval (LLMTestCase) names
+    "input": "query",
+    "actual_output": "answer",
+    "expected_output": "reference",
+    "retrieval_context": "contexts",
 }
 CANONICAL_FIELDS = ("id", "query", "answer", "contexts", "reference", "relevant", "metadata")
 

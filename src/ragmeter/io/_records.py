@@ -46,6 +46,21 @@ def canonical(name: str) -> str:
     return FIELD_ALIASES.get(name, name)
 
 
+#: Keys only a DeepEval row has: a row with one of them reads its ``context`` (DeepEval's ideal,
+#: ground-truth context) as ``relevant``; elsewhere ``context`` stays a plain column, since many
+#: files name their *retrieved* context so (the "did you mean" suggests ``--map context=contexts``).
+DEEPEVAL_KEYS = frozenset({"actual_output", "expected_output", "retrieval_context"})
+_DEEPEVAL_CONTEXT = {"context": "relevant"}
+
+
+def dialect_map(keys: Any, field_map: Mapping[str, str]) -> Mapping[str, str]:
+    """Renames a row with ``keys`` gets beyond the aliases: ``{"context": "relevant"}`` for a
+    DeepEval-named row that has ``context`` and no ``field_map`` entry for it, else ``{}``."""
+    if "context" in keys and "context" not in field_map and not DEEPEVAL_KEYS.isdisjoint(keys):
+        return _DEEPEVAL_CONTEXT
+    return {}
+
+
 def check_field_map(field_map: Mapping[str, str] | None) -> dict[str, str]:
     """Validate ``field_map`` (column -> canonical field); raises InvalidParameterError on a bad target."""
     from ..errors import InvalidParameterError
@@ -96,7 +111,7 @@ def _no_field_message(found: list[str]) -> str:
     shown = ", ".join(map(repr, found[:12])) + (", ..." if len(found) > 12 else "")
     return (
         f"no recognised field: expected at least one of {', '.join(EVALUABLE_FIELDS)} "
-        f"(or a RAGAS alias such as user_input, response, retrieved_contexts, reference), found: "
+        f"(or a RAGAS or DeepEval alias such as user_input, response, retrieved_contexts, actual_output), found: "
         f"{shown or 'nothing'}. Map your own names with field_map={{'col': 'query'}} "
         "(CLI: --map col=query)"
     )
@@ -195,9 +210,10 @@ class RowConverter:
             )
         data: dict[str, Any] = {}
         given_as: dict[str, str] = {}  # canonical field -> the column that gave it
+        dialect = dialect_map(record, self.field_map)
         for key, value in record.items():
             key = str(key)
-            resolved = self._targets.get(key)
+            resolved = (dialect[key], dialect[key]) if key in dialect else self._targets.get(key)
             if resolved is None:
                 mapped = self.field_map.get(key, key)
                 resolved = (mapped, canonical(mapped) if canonical(mapped) in CANONICAL_FIELDS else None)
