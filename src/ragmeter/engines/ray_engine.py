@@ -116,6 +116,25 @@ def score_chunk_on_worker(
     return records, stats
 
 
+_WORKER_EVALUATORS: dict[tuple[str, ...], list[Any]] = {}
+
+
+def score_batch_on_worker(batch: Any, cols: Any, metrics: list[str],
+                          metric_modules: Sequence[str]) -> Any:
+    """The columnar kernels over one Arrow record batch in this process (what each Ray task of a
+    retrieval-only Parquet run runs): :func:`ragmeter.engines._arrow.score_batch`'s
+    :class:`~ragmeter.engines._arrow.BatchScores`, written by the driver."""
+    from ._arrow import score_batch
+    from .columnar import retrieval_evaluators
+
+    for module in metric_modules:
+        importlib.import_module(module)
+    key = tuple(metrics)
+    if key not in _WORKER_EVALUATORS:  # a worker process serves many tasks: build them once
+        _WORKER_EVALUATORS[key] = retrieval_evaluators(metrics)
+    return score_batch(batch, cols, _WORKER_EVALUATORS[key])
+
+
 # ---- driver side --------------------------------------------------------------------------------
 
 
@@ -294,6 +313,12 @@ def evaluate_ray(
                  log_to_driver=False, configure_logging=False)
         started_here = True
     try:
+        if _columnar_data(data, metrics, format):
+            assert metrics is not None
+            return _evaluate_columnar(ray, os.fspath(data), list(metrics), out_dir=out_dir,  # type: ignore[arg-type]
+                                      num_workers=num_workers, on_error=on_error, field_map=field_map,
+                                      metric_modules=metric_modules, max_retries=max_retries, progress=progress,
+                                      on_bad_row=on_bad_row, run_info=run_info, keep_records=keep_records)
         items = read_items(ray, data, on_error=on_error, field_map=field_map, format=format)
         head: list[Sample | InputError] = []
         if metrics is None:
@@ -386,3 +411,62 @@ class _Driver:
             self.progress(len(chunk))
         if self.on_judge_stats is not None and self.judge_stats is not None:
             self.on_judge_stats(self.judge_stats)
+
+
+# ---- retrieval-only Parquet: the columnar kernels on the workers -------------------------------------
+
+#: Rows per Arrow record batch sent to a worker on the columnar path.
+COLUMNAR_BATCH_ROWS = 16384
+
+
+def _columnar_data(data: Any, metrics: Sequence[str] | None, format: str | None) -> bool:
+    """True for a local Parquet file and retrieval metrics only (the columnar path)."""
+    from .columnar import columnar_supported
+
+    if not isinstance(data, str | os.PathLike) or not columnar_supported(metrics):
+        return False
+    spath = os.fspath(data)
+    return not _is_uri(spath) and os.path.isfile(spath) and (
+        format == "parquet" or (format is None and spath.lower().endswith((".parquet", ".pq"))))
+
+
+def _evaluate_columnar(ray: Any, spath: str, metrics: list[str], *, out_dir: Any, num_workers: int | None,
+                       on_error: str, field_map: dict[str, str] | None, metric_modules: Sequence[str],
+                       max_retries: int, progress: Callable[[int], None] | None,
+                       on_bad_row: Callable[[InputError], None] | None, run_info: dict[str, Any] | None,
+                       keep_records: bool) -> RunResult:
+    """The columnar engine with its kernels on Ray workers: the driver reads record batches,
+    each task returns its :class:`~ragmeter.engines._arrow.BatchScores`, and the driver's
+    :class:`~ragmeter.engines.columnar.ColumnarSink` writes them, in order, through the one
+    :class:`~ragmeter.results.RunWriter` (ids, duplicate check, rows for the Sample path)."""
+    from ..io import read_samples
+    from ..io._records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_field_map
+    from .columnar import ArrowRows, ColumnarSink, _open, _record_batches, retrieval_evaluators
+
+    revs = retrieval_evaluators(metrics)
+    run = plan(metrics, evaluators=revs, run_info=run_info)
+    read_samples(spath, on_error=on_error, field_map=field_map, format="parquet")  # type: ignore[arg-type]  # file-level checks
+    fmap = check_field_map(field_map)
+    pf, cols, map_cols = _open(spath, fmap, DEFAULT_MAX_TEXT_CHARS)  # the ray engine applies the default
+    conv = RowConverter(spath, fmap, unit="row", max_text_chars=DEFAULT_MAX_TEXT_CHARS)
+    cpus = float(ray.cluster_resources().get("CPU", 1.0))
+    workers = num_workers or max(1, int(cpus))
+    remote = ray.remote(score_batch_on_worker).options(
+        num_cpus=max(cpus / workers, 0.01), max_retries=max_retries, retry_exceptions=False)
+    sink = ColumnarSink(run, RunWriter(run.names, out_dir=out_dir, keep_records=keep_records), conv, cols,
+                        on_error=on_error, on_bad_row=on_bad_row, progress=progress)
+    t0 = time.perf_counter()
+    pending: deque[tuple[ArrowRows, Any]] = deque()
+    cols_ref, names = ray.put(cols), list(run.names)
+    for row0, batch in _record_batches(pf, COLUMNAR_BATCH_ROWS, spath):
+        pending.append((ArrowRows(batch, row0, map_cols),
+                        remote.remote(batch, cols_ref, names, list(metric_modules))))
+        while len(pending) > workers * 2:  # every worker busy, one batch behind each
+            rows, ref = pending.popleft()
+            sink.write(rows, ray.get(ref))
+    while pending:
+        rows, ref = pending.popleft()
+        sink.write(rows, ray.get(ref))
+    run.info["engine"] = {"name": "ray", "workers": workers, "batch_size": COLUMNAR_BATCH_ROWS,
+                          "path": "columnar"}
+    return sink.finish(t0, path=spath, keys=pf.schema_arrow.names)
