@@ -163,7 +163,8 @@ class RunWriter:
         for k, m in enumerate(self.metrics):
             sc = np.full(n, np.nan)
             st = np.zeros(n, dtype=np.int8)
-            sc[at], st[at] = scores[k], status[k]
+            if scores:  # no pattern row: every row is one of the others
+                sc[at], st[at] = scores[k], status[k]
             for i, res in others.items():
                 r = res[m]
                 st[i] = result_status(r)

@@ -162,8 +162,9 @@ class ColumnarSink:
 
     def write(self, rows: Any, scores: BatchScores) -> None:
         """Write one batch's rows, in order (``rows``: :class:`ArrowRows` or alike)."""
-        slow = scores.slow.copy()
-        fast_before = ~slow
+        fast_before = ~scores.slow
+        forced = getattr(rows, "forced_slow", None)  # rows the reader could not hand to the kernels
+        slow = scores.slow | forced if forced is not None else scores.slow.copy()
         row_ids, items = self._ids(rows, slow)
         kept = ~slow[fast_before]  # a fast row whose id was seen before now takes the Sample path
         others = self._others(items)

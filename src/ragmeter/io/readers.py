@@ -246,21 +246,23 @@ def _jsonl_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
                     raw = raw.removeprefix(b"\xef\xbb\xbf")
                 if not raw.strip():
                     continue
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    yield lineno, InputError(
-                        f"not UTF-8 text (byte {exc.start + 1} of the line): expected UTF-8 encoded JSON",
-                        path=path, line=lineno), ""
-                    continue
-                try:
-                    yield lineno, parse_json_row(text), ""
-                except ValueError as exc:
-                    yield lineno, InputError(f"{exc}; expected one JSON object per line", path=path,
-                                             line=lineno), ""
+                yield lineno, jsonl_record(raw, lineno, path), ""
         except _DECOMPRESS_ERRORS as exc:
             raise InputError(f"cannot decompress the gzip file after this line: {exc}",
                              path=path, line=lineno) from exc
+
+
+def jsonl_record(raw: bytes, lineno: int, path: str) -> Any:
+    """The record of one non-blank JSONL line (UTF-8 JSON), or the InputError naming the line."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return InputError(f"not UTF-8 text (byte {exc.start + 1} of the line): expected UTF-8 encoded JSON",
+                          path=path, line=lineno)
+    try:
+        return parse_json_row(text)
+    except ValueError as exc:
+        return InputError(f"{exc}; expected one JSON object per line", path=path, line=lineno)
 
 
 def _json_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
