@@ -286,10 +286,10 @@ async def aevaluate(
                     input_errors += 1
                     writer.add(bad_row_id(item), {n: MetricResult.from_error(n, ev.version, item)
                                                   for n, ev in zip(names, evaluators, strict=True)})
+                if progress is not None:
+                    progress(1)  # per finished sample: a slow judged run moves from its first sample
             await stream.aclose()
             writer.flush()
-            if progress is not None:
-                progress(len(chunk))
             if getattr(judge, "unreachable", None) is not None:
                 raise judge.unreachable  # stop the run: no later sample can be judged (rows so far kept)
     except BaseException as exc:
@@ -371,6 +371,8 @@ def evaluate(
     metrics:
         Metric names such as ``["ndcg@5", "mrr"]``; None picks every default metric that the
         data's fields and the given backends allow.
+    progress:
+        Called with 1 as each sample (or bad row) is finished and recorded, in input order.
     out_dir:
         When given, ``results.jsonl`` is streamed there as chunks finish and ``summary.json``
         written at the end, so memory stays bounded whatever the input size.
