@@ -162,31 +162,8 @@ async def _score_stream(
     """
     n = len(samples)
     out: dict[str, list[MetricResult | None]] = {ev.name: [None] * n for ev in evaluators}
-    todo: dict[str, list[int]] = {}
-    for ev in evaluators:
-        spec = getattr(ev, "spec", None)
-        idx: list[int] = []
-        for i, s in enumerate(samples):
-            miss = missing_field(spec, s) if spec is not None else None
-            if miss is None:
-                idx.append(i)
-            else:
-                out[ev.name][i] = absent_result(ev.name, ev.version, miss)
-        todo[ev.name] = idx
-    ctx = BatchContext()
-    pending: list[Evaluator] = []
-    for ev in evaluators:
-        idx = todo[ev.name]
-        if not idx:
-            continue
-        if isinstance(ev, BatchEvaluator):
-            try:
-                for i, r in zip(idx, ev.evaluate_batch([samples[i] for i in idx], ctx), strict=True):
-                    out[ev.name][i] = r
-                continue
-            except Exception:  # fall back to one sample at a time, so one bad sample costs only itself
-                pass
-        pending.append(ev)
+    todo = _absent_first(evaluators, samples, out)
+    pending = _batched_first(evaluators, samples, todo, out)
 
     async def one(sample: Sample, ev: Evaluator) -> MetricResult:
         try:
@@ -232,6 +209,45 @@ async def _score_stream(
     finally:
         for task in [*whole_tasks, *by_sample.values()]:
             task.cancel()
+
+
+def _absent_first(evaluators: Sequence[Evaluator], samples: Sequence[Sample],
+                  out: dict[str, list[MetricResult | None]]) -> dict[str, list[int]]:
+    """Fill in the undefined result of every sample lacking a field its metric needs; returns, per
+    metric, the samples left to score."""
+    todo: dict[str, list[int]] = {}
+    for ev in evaluators:
+        spec = getattr(ev, "spec", None)
+        idx: list[int] = []
+        for i, s in enumerate(samples):
+            miss = missing_field(spec, s) if spec is not None else None
+            if miss is None:
+                idx.append(i)
+            else:
+                out[ev.name][i] = absent_result(ev.name, ev.version, miss)
+        todo[ev.name] = idx
+    return todo
+
+
+def _batched_first(evaluators: Sequence[Evaluator], samples: Sequence[Sample], todo: dict[str, list[int]],
+                   out: dict[str, list[MetricResult | None]]) -> list[Evaluator]:
+    """Run the vectorised ``evaluate_batch`` evaluators over their samples; returns the evaluators
+    still to run sample by sample (the others, and a batch evaluator that raised)."""
+    ctx = BatchContext()
+    pending: list[Evaluator] = []
+    for ev in evaluators:
+        idx = todo[ev.name]
+        if not idx:
+            continue
+        if isinstance(ev, BatchEvaluator):
+            try:
+                for i, r in zip(idx, ev.evaluate_batch([samples[i] for i in idx], ctx), strict=True):
+                    out[ev.name][i] = r
+                continue
+            except Exception:  # fall back to one sample at a time, so one bad sample costs only itself
+                pass
+        pending.append(ev)
+    return pending
 
 
 def _done(r: MetricResult | None) -> MetricResult:
