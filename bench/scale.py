@@ -119,6 +119,9 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
         run = evaluate_file(spec["data"], RETRIEVAL_METRICS, out_dir=spec["out"])
         out["path"] = run.run.get("engine", {}).get("path")
         out["n"] = len(run)
+    elif kind == "make-jsonl":
+        make_jsonl(Path(spec["src"]), Path(spec["data"]))
+        out["n"] = 0
     elif kind == "numpy":
         out["n"], out["head"] = _plain_numpy(spec["data"])
     elif kind == "samples":
@@ -183,19 +186,21 @@ def _plain_numpy(path: str) -> tuple[int, list[list[float]]]:
         crow = np.repeat(np.arange(m), clen)
         lrow = np.repeat(np.arange(m), llen)
         width = int(codes.max()) + 1
-        labels = np.unique(lrow * width + codes[len(cids):])
+        labels = np.unique(lrow * width + codes[len(cids):])  # for the join only
         keys = crow * width + codes[:len(cids)]
         j = np.minimum(np.searchsorted(labels, keys), len(labels) - 1)
-        hit = labels[j] == keys
+        first = np.zeros(len(keys), dtype=bool)
+        first[np.unique(keys, return_index=True)[1]] = True
+        hit = (labels[j] == keys) & first  # a label is found at the first position of its id only
         rank = np.arange(len(keys)) - np.repeat(np.concatenate(([0], np.cumsum(clen)[:-1])), clen) + 1
         # mrr: 1 / rank of the first hit
-        first = np.full(m, np.inf)
-        np.minimum.at(first, crow[hit], rank[hit])
-        mrr = np.where(np.isfinite(first), 1.0 / first, 0.0)
+        best = np.full(m, np.inf)
+        np.minimum.at(best, crow[hit], rank[hit])
+        mrr = np.where(np.isfinite(best), 1.0 / best, 0.0)
         # ndcg@10, binary gains: DCG over the top 10, ideal from the distinct labels per row
         top = hit & (rank <= 10)
         dcg = np.bincount(crow[top], weights=1.0 / np.log2(rank[top] + 1.0), minlength=m)
-        nrel = np.bincount(labels // width, minlength=m)
+        nrel = llen  # every label counts, a repeated one too (as ragmeter reads a list of ids)
         disc = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(np.arange(2, 12)))))
         idcg = disc[np.minimum(nrel, 10)]
         ndcg = np.divide(dcg, idcg, out=np.zeros(m), where=idcg > 0)
@@ -257,7 +262,8 @@ def retrieval_table(args: argparse.Namespace) -> None:
         with open(out / "columnar" / "results.jsonl", encoding="utf-8") as fh:
             r["head"] = [line for _, line in zip(range(1000), fh, strict=False)]
         rows.append(("local, columnar fast path (`ragmeter eval`)", r))
-        jsonl = make_jsonl(ray_data, data_dir / f"rag-{args.rows}-head{args.ray_rows}.jsonl")
+        jsonl = data_dir / f"rag-{args.rows}-head{args.ray_rows}.jsonl"
+        measure({"kind": "make-jsonl", "src": str(ray_data), "data": str(jsonl)})  # not in this process's RSS
         r = measure({"kind": "columnar", "data": str(jsonl), "out": str(out / "jsonl")})
         rows.append(("local, columnar path over JSONL (`ragmeter eval`)", r))
         limit = measure({"kind": "numpy", "data": str(full)})
