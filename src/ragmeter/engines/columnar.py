@@ -52,6 +52,7 @@ from ..evaluator import Plan, bad_row_id, finish_info, plan, score_chunk
 from ..io import read_samples
 from ..io._fields import FieldPresence, absent_result, missing_field
 from ..io._records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_columns, check_field_map
+from ..io.readers import arrow_records
 from ..metrics.retrieval._batch import RankedList
 from ..metrics.retrieval.base import RetrievalEvaluator
 from ..metrics.retrieval.relevance import Relevance
@@ -137,12 +138,7 @@ class ArrowRows:
         """The raw records of ``rows`` as the reader gives them (map columns as dicts)."""
         import pyarrow as pa
 
-        out = self.batch.take(pa.array(rows, pa.int64())).to_pylist() if rows else []
-        for record in out:
-            for c in self.map_cols:
-                if record.get(c) is not None:
-                    record[c] = dict(record[c])
-        return out
+        return arrow_records(self.batch.take(pa.array(rows, pa.int64()))) if rows else []
 
 
 class ColumnarSink:

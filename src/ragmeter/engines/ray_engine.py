@@ -145,9 +145,8 @@ def _is_uri(path: str) -> bool:
 def _rows_from_ray_parquet(ray: Any, path: str, field_map: dict[str, str] | None,
                            on_error: str) -> Iterator[Sample | InputError]:
     """Rows of a Parquet file/dir/URI read with Ray Data in file order, converted as the local reader does."""
-    import pyarrow as pa
-
     from ..io._records import RowConverter, check_columns, check_field_map
+    from ..io.readers import arrow_records
 
     fmap = check_field_map(field_map)
     ctx = ray.data.DataContext.get_current()
@@ -160,12 +159,8 @@ def _rows_from_ray_parquet(ray: Any, path: str, field_map: dict[str, str] | None
         if not checked:
             check_columns(list(batch.schema.names), fmap, path=path)
             checked = True
-        map_cols = [f.name for f in batch.schema if pa.types.is_map(f.type)]
-        for record in batch.to_pylist():
+        for record in arrow_records(batch):
             pos += 1
-            for c in map_cols:
-                if record.get(c) is not None:
-                    record[c] = dict(record[c])
             item = conv.convert(record, pos)
             if isinstance(item, InputError) and on_error == "raise":
                 raise item
