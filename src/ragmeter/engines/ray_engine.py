@@ -24,6 +24,9 @@ How it runs:
    judge's own bounded ``concurrency`` (per task, so the cluster's bound is workers x concurrency).
    A task whose worker dies is retried by Ray (``max_retries``); a chunk's results are taken once,
    whichever attempt produced them.
+   Retrieval metrics only over a local Parquet file: the driver reads Arrow record batches of
+   :data:`COLUMNAR_BATCH_ROWS` rows and each task runs the columnar kernels on one
+   (:func:`score_batch_on_worker`), returning kernel values and result patterns, not text.
 3. **Writing.** Each task returns its chunk's results to the driver, which writes them through the
    one :class:`~ragmeter.results.RunWriter` (``results.jsonl`` in input order, ``summary.json``): the
    files the local engine writes, and no other file. Bad rows (``on_error="skip"``) are recorded
