@@ -11,6 +11,7 @@ files or output.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -447,8 +448,9 @@ def row_patterns(x: IdLabels, r: IdRelevance, rows: NDArray[np.int64]) -> tuple[
     if int(mask.max(initial=0)) < (2**62 // 64) // top and int(nrel.min(initial=0)) >= 0:
         uk, inv = np.unique((mask * 64 + clen) * top + np.where(none, 0, nrel + 1), return_inverse=True)
         tag, base = uk % top, uk // top
-        uniq = zip((base % 64).tolist(), (base // 64).tolist(), np.maximum(tag - 1, 0).tolist(),
-                   (tag == 0).tolist(), strict=True)
+        uniq: Iterable[tuple[Any, Any, Any, Any]] = zip(
+            (base % 64).tolist(), (base // 64).tolist(), np.maximum(tag - 1, 0).tolist(), (tag == 0).tolist(),
+            strict=True)
     else:
         u2, inv = np.unique(np.stack([clen, mask, nrel, none.astype(np.int64)], axis=1), axis=0,
                             return_inverse=True)
