@@ -83,6 +83,19 @@ def head_parquet(src: Path, dst: Path, rows: int) -> Path:
     return dst
 
 
+def make_jsonl(src: Path, dst: Path) -> Path:
+    """``src`` (Parquet) as JSONL, one row per line (skipped when it already exists)."""
+    import pyarrow.parquet as pq
+
+    if not dst.exists():
+        tmp = dst.with_suffix(".tmp")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            for batch in pq.ParquetFile(src).iter_batches(batch_size=65536):
+                fh.writelines(json.dumps(r) + "\n" for r in batch.to_pylist())
+        tmp.rename(dst)
+    return dst
+
+
 def judged_rows(n: int) -> list[dict[str, Any]]:
     """``n`` samples with 3 contexts, a two-sentence answer and labels (seeded, deterministic)."""
     return [{"id": f"j{i}", "query": f"What does passage {i} say?",
@@ -106,6 +119,11 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
         run = evaluate_file(spec["data"], RETRIEVAL_METRICS, out_dir=spec["out"])
         out["path"] = run.run.get("engine", {}).get("path")
         out["n"] = len(run)
+    elif kind == "make-jsonl":
+        make_jsonl(Path(spec["src"]), Path(spec["data"]))
+        out["n"] = 0
+    elif kind == "numpy":
+        out["n"], out["head"] = _plain_numpy(spec["data"])
     elif kind == "samples":
         from ragmeter import evaluate
         from ragmeter.io import read_samples
@@ -142,6 +160,55 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
     out["cpu"] = time.process_time() - c0
     out["rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
+
+
+def _plain_numpy(path: str) -> tuple[int, list[list[float]]]:
+    """The practical limit: ``mrr`` and ``ndcg@10`` of the bench file in plain numpy (read with
+    pyarrow, ids joined by dictionary codes, binary gains, nothing written), checked against
+    ragmeter's scores on the first 1,000 rows by the caller. Returns the rows scored and the first
+    1,000 rows' ``[mrr, ndcg@10]``."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    n, total = table.num_rows, 0
+    head: list[list[float]] = []
+    for batch in table.to_batches(max_chunksize=65536):
+        ctx, rel = batch.column(1), batch.column(2)
+        cids = pc.list_flatten(ctx).field("id")
+        lids = pc.list_flatten(rel)
+        codes = pa.concat_arrays([cids, lids]).dictionary_encode().indices.to_numpy().astype(np.int64)
+        m = batch.num_rows
+        clen = np.diff(ctx.offsets.to_numpy())
+        llen = np.diff(rel.offsets.to_numpy())
+        crow = np.repeat(np.arange(m), clen)
+        lrow = np.repeat(np.arange(m), llen)
+        width = int(codes.max()) + 1
+        labels = np.unique(lrow * width + codes[len(cids):])  # for the join only
+        keys = crow * width + codes[:len(cids)]
+        j = np.minimum(np.searchsorted(labels, keys), len(labels) - 1)
+        first = np.zeros(len(keys), dtype=bool)
+        first[np.unique(keys, return_index=True)[1]] = True
+        hit = (labels[j] == keys) & first  # a label is found at the first position of its id only
+        rank = np.arange(len(keys)) - np.repeat(np.concatenate(([0], np.cumsum(clen)[:-1])), clen) + 1
+        # mrr: 1 / rank of the first hit
+        best = np.full(m, np.inf)
+        np.minimum.at(best, crow[hit], rank[hit])
+        mrr = np.where(np.isfinite(best), 1.0 / best, 0.0)
+        # ndcg@10, binary gains: DCG over the top 10, ideal from the distinct labels per row
+        top = hit & (rank <= 10)
+        dcg = np.bincount(crow[top], weights=1.0 / np.log2(rank[top] + 1.0), minlength=m)
+        nrel = llen  # every label counts, a repeated one too (as ragmeter reads a list of ids)
+        disc = np.concatenate(([0.0], np.cumsum(1.0 / np.log2(np.arange(2, 12)))))
+        idcg = disc[np.minimum(nrel, 10)]
+        ndcg = np.divide(dcg, idcg, out=np.zeros(m), where=idcg > 0)
+        total += m
+        if not head:
+            head = np.stack([mrr[:1000], ndcg[:1000]], axis=1).tolist()
+    assert total == n
+    return n, head
 
 
 def measure(spec: dict[str, Any]) -> dict[str, Any]:
@@ -192,7 +259,15 @@ def retrieval_table(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="ragmeter-scale-out-") as tmp:  # ~600 MB of results.jsonl
         out = Path(tmp)
         r = measure({"kind": "columnar", "data": str(full), "out": str(out / "columnar")})
+        with open(out / "columnar" / "results.jsonl", encoding="utf-8") as fh:
+            r["head"] = [line for _, line in zip(range(1000), fh, strict=False)]
         rows.append(("local, columnar fast path (`ragmeter eval`)", r))
+        jsonl = data_dir / f"rag-{args.rows}-head{args.ray_rows}.jsonl"
+        measure({"kind": "make-jsonl", "src": str(ray_data), "data": str(jsonl)})  # not in this process's RSS
+        r = measure({"kind": "columnar", "data": str(jsonl), "out": str(out / "jsonl")})
+        rows.append(("local, columnar path over JSONL (`ragmeter eval`)", r))
+        limit = measure({"kind": "numpy", "data": str(full)})
+        rows.append(("plain numpy, same measures, nothing written (the practical limit)", limit))
         r = measure({"kind": "samples", "data": str(small), "out": str(out / "samples")})
         rows.append(("local, Sample path (`ragmeter.evaluate`)", r))
         if not args.no_ray:
@@ -204,6 +279,15 @@ def retrieval_table(args: argparse.Namespace) -> None:
     for name, r in rows:
         print(f"| {name} | {r['n']:,} | {r['wall']:.1f} | {r['n'] / r['wall']:,.0f} | {r['cpu']:.1f} | "
               f"{r['n'] / max(r['cpu'], 1e-9):,.0f} | {r['rss_mib']:,.0f} |")
+    col, jl, lim = rows[0][1], rows[1][1], rows[2][1]
+    import numpy as np
+
+    got = [[json.loads(line)["metrics"][m]["score"] for m in RETRIEVAL_METRICS] for line in col["head"]]
+    print(f"\nplain numpy agrees with ragmeter on the first {len(got):,} rows: "
+          f"{np.allclose(np.array(got, dtype=float), np.array(lim['head']), rtol=0, atol=1e-12)}")
+    print(f"\nParquet / JSONL, rows per CPU-second: {(col['n'] / col['cpu']) / (jl['n'] / jl['cpu']):.2f}x")
+    print(f"\nragmeter columnar / plain numpy, rows per CPU-second: "
+          f"{(col['n'] / col['cpu']) / (lim['n'] / lim['cpu']):.1%}")
     print(f"\nmachine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end")
 
 
@@ -241,7 +325,7 @@ def main() -> None:
     ap.add_argument("--only", choices=["retrieval", "judged"], default=None)
     ap.add_argument("--rows", type=int, default=1_000_000, help="retrieval rows (columnar path)")
     ap.add_argument("--sample-rows", type=int, default=50_000, help="rows for the Sample path")
-    ap.add_argument("--ray-rows", type=int, default=100_000, help="rows for the Ray engine")
+    ap.add_argument("--ray-rows", type=int, default=100_000, help="rows for the Ray engine and the JSONL file")
     ap.add_argument("--data-dir", default=str(Path(tempfile.gettempdir()) / "ragmeter-scale-data"))
     ap.add_argument("--n", type=int, default=10_000, help="judged samples")
     ap.add_argument("--latency", type=float, default=0.2, help="judge reply latency, seconds")

@@ -168,31 +168,8 @@ async def _score_stream(
     """
     n = len(samples)
     out: dict[str, list[MetricResult | None]] = {ev.name: [None] * n for ev in evaluators}
-    todo: dict[str, list[int]] = {}
-    for ev in evaluators:
-        spec = getattr(ev, "spec", None)
-        idx: list[int] = []
-        for i, s in enumerate(samples):
-            miss = missing_field(spec, s) if spec is not None else None
-            if miss is None:
-                idx.append(i)
-            else:
-                out[ev.name][i] = absent_result(ev.name, ev.version, miss)
-        todo[ev.name] = idx
-    ctx = BatchContext()
-    pending: list[Evaluator] = []
-    for ev in evaluators:
-        idx = todo[ev.name]
-        if not idx:
-            continue
-        if isinstance(ev, BatchEvaluator):
-            try:
-                for i, r in zip(idx, ev.evaluate_batch([samples[i] for i in idx], ctx), strict=True):
-                    out[ev.name][i] = r
-                continue
-            except Exception:  # fall back to one sample at a time, so one bad sample costs only itself
-                pass
-        pending.append(ev)
+    todo = _absent_first(evaluators, samples, out)
+    pending = _batched_first(evaluators, samples, todo, out)
 
     async def one(sample: Sample, ev: Evaluator) -> MetricResult:
         try:
@@ -238,6 +215,45 @@ async def _score_stream(
     finally:
         for task in [*whole_tasks, *by_sample.values()]:
             task.cancel()
+
+
+def _absent_first(evaluators: Sequence[Evaluator], samples: Sequence[Sample],
+                  out: dict[str, list[MetricResult | None]]) -> dict[str, list[int]]:
+    """Fill in the undefined result of every sample lacking a field its metric needs; returns, per
+    metric, the samples left to score."""
+    todo: dict[str, list[int]] = {}
+    for ev in evaluators:
+        spec = getattr(ev, "spec", None)
+        idx: list[int] = []
+        for i, s in enumerate(samples):
+            miss = missing_field(spec, s) if spec is not None else None
+            if miss is None:
+                idx.append(i)
+            else:
+                out[ev.name][i] = absent_result(ev.name, ev.version, miss)
+        todo[ev.name] = idx
+    return todo
+
+
+def _batched_first(evaluators: Sequence[Evaluator], samples: Sequence[Sample], todo: dict[str, list[int]],
+                   out: dict[str, list[MetricResult | None]]) -> list[Evaluator]:
+    """Run the vectorised ``evaluate_batch`` evaluators over their samples; returns the evaluators
+    still to run sample by sample (the others, and a batch evaluator that raised)."""
+    ctx = BatchContext()
+    pending: list[Evaluator] = []
+    for ev in evaluators:
+        idx = todo[ev.name]
+        if not idx:
+            continue
+        if isinstance(ev, BatchEvaluator):
+            try:
+                for i, r in zip(idx, ev.evaluate_batch([samples[i] for i in idx], ctx), strict=True):
+                    out[ev.name][i] = r
+                continue
+            except Exception:  # fall back to one sample at a time, so one bad sample costs only itself
+                pass
+        pending.append(ev)
+    return pending
 
 
 def _done(r: MetricResult | None) -> MetricResult:
@@ -293,10 +309,10 @@ async def aevaluate(
                     input_errors += 1
                     writer.add(bad_row_id(item), {n: MetricResult.from_error(n, ev.version, item)
                                                   for n, ev in zip(names, evaluators, strict=True)})
+                if progress is not None:
+                    progress(1)  # per finished sample: a slow judged run moves from its first sample
             await stream.aclose()
             writer.flush()
-            if progress is not None:
-                progress(len(chunk))
             if getattr(judge, "unreachable", None) is not None:
                 raise judge.unreachable  # stop the run: no later sample can be judged (rows so far kept)
     except BaseException as exc:
@@ -382,6 +398,8 @@ def evaluate(
     metrics:
         Metric names such as ``["ndcg@5", "mrr"]``; None picks every default metric that the
         data's fields and the given backends allow.
+    progress:
+        Called with 1 as each sample (or bad row) is finished and recorded, in input order.
     out_dir:
         When given, ``results.jsonl`` is streamed there as chunks finish and ``summary.json``
         written at the end, so memory stays bounded whatever the input size.

@@ -25,11 +25,16 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import os
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .types import MetricResult
 
@@ -41,11 +46,40 @@ SUMMARY_CONFIDENCE = 0.95
 
 #: Lines ``RunWriter`` holds before it writes them (it also writes whenever the run waits).
 FLUSH_LINES = 256
+#: Patterns :meth:`RunWriter.add_columns` keeps formatted between chunks (then it starts afresh).
+PATTERN_MEMO = 200_000
+
+
+@dataclass
+class PatternColumn:
+    """One metric's results over the pattern rows of a chunk (:meth:`RunWriter.add_columns`).
+
+    Rows that share a *pattern* (for a retrieval metric: ranking length, relevant ranks, labelled
+    count) share every byte of their result but the score. ``keys`` are the chunk's distinct
+    patterns (hashable, stable across chunks), ``inv[j]`` the pattern of the chunk's j-th pattern
+    row, ``values[j]`` its kernel value (NaN: undefined), and ``result(key, value)`` the
+    :class:`~ragmeter.types.MetricResult` that pattern has at that value: the very function the
+    Sample path words its results with, so the two paths cannot drift.
+    """
+
+    name: str
+    values: NDArray[np.float64]
+    keys: Sequence[Hashable]
+    inv: NDArray[np.int64]
+    result: Callable[[Hashable, float], MetricResult]
+
+
+#: Two scores a pattern is formatted at to find where its score goes (see :meth:`RunWriter._piece`).
+_MARKS = (0.12345678901234566, 0.6543210987654321)
+_DYNAMIC = ("", "", -1)  # a pattern whose text depends on more than the score: formatted row by row
 
 
 class RunWriter:
     """Collects results sample by sample, streaming them to ``results.jsonl`` when ``out_dir`` is set.
 
+    The one serialiser of ``results.jsonl``: :meth:`add` takes one sample's
+    :class:`~ragmeter.types.MetricResult` objects, :meth:`add_columns` a whole chunk from kernel
+    arrays (the columnar path), each line formatted by :func:`record_json`.
     Lines are written whole, in batches of at most :data:`FLUSH_LINES` and whenever the run is
     about to wait (:meth:`flush`), each batch with one unbuffered ``write``: a run killed with
     ``kill -9`` leaves a file of complete lines holding every sample finished before it waited.
@@ -57,10 +91,14 @@ class RunWriter:
         self.ids: list[str] = []
         self._scores: dict[str, list[float]] = {m: [] for m in metrics}
         self._status: dict[str, list[int]] = {m: [] for m in metrics}
+        self._score_parts: dict[str, list[NDArray[np.float64]]] = {m: [] for m in metrics}
+        self._status_parts: dict[str, list[NDArray[np.int8]]] = {m: [] for m in metrics}
         self.records: list[dict[str, Any]] | None = [] if keep_records else None
         self.out_dir = Path(out_dir) if out_dir is not None else None
         self._fh: IO[bytes] | None = None
         self._pending: list[str] = []
+        self._layout: tuple[str, str, list[str]] | None = None
+        self._memo: dict[tuple[str, Hashable, bool], tuple[str, str, int]] = {}
         if self.out_dir is not None:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             self._fh = open(self.out_dir / "results.jsonl", "wb", buffering=0)  # noqa: SIM115
@@ -70,8 +108,7 @@ class RunWriter:
         self.ids.append(sample_id)
         for m in self.metrics:
             r = results[m]
-            status = ERROR if r.error is not None else (UNDEFINED if r.score is None else SCORED)
-            self._status[m].append(status)
+            self._status[m].append(result_status(r))
             self._scores[m].append(float("nan") if r.score is None else float(r.score))
         record = {"id": sample_id, "metrics": {m: results[m].to_record() for m in self.metrics}}
         if self.records is not None:
@@ -81,11 +118,167 @@ class RunWriter:
             if len(self._pending) >= FLUSH_LINES:
                 self.flush()
 
+    def add_columns(self, ids: Sequence[str], columns: Sequence[PatternColumn],
+                    others: dict[int, dict[str, MetricResult]] | None = None) -> None:
+        """Record a chunk of rows at once, in order: row ``i`` (id ``ids[i]``) has the results
+        ``others[i]`` when given (rows scored on the Sample path), else its pattern results from
+        ``columns`` (one per metric, in :attr:`metrics` order, over those rows in order).
+
+        Each distinct pattern is formatted once per metric by :func:`record_json` from
+        ``column.result`` and then only its score changes from row to row; the lines are those
+        :meth:`add` writes for the same results.
+        """
+        others = others or {}
+        pattern_ids = [sid for i, sid in enumerate(ids) if i not in others] if others else list(ids)
+        head, tail, _ = self._line_layout()
+        lines = [head + encode_basestring(sid) for sid in pattern_ids]
+        scores, status = [], []
+        for k, col in enumerate(columns):
+            t, sc, st = self._column_texts(col, tail if k == len(columns) - 1 else "")
+            lines = list(map(operator.add, lines, t))
+            scores.append(sc)
+            status.append(st)
+        if not columns:
+            lines = [line + tail for line in lines]
+        self._seal()
+        if not others:
+            self.ids.extend(pattern_ids)
+            for m, sc, st in zip(self.metrics, scores, status, strict=True):
+                self._score_parts[m].append(sc)
+                self._status_parts[m].append(st)
+        else:
+            lines = self._merge(ids, others, lines, scores, status)
+        self._write_lines(lines)
+
+    def _merge(self, ids: Sequence[str], others: dict[int, dict[str, MetricResult]], lines: list[str],
+               scores: list[NDArray[np.float64]], status: list[NDArray[np.int8]]) -> list[str]:
+        """The chunk's lines, score and status rows in input order, pattern rows and others mixed."""
+        n = len(ids)
+        is_other = np.zeros(n, dtype=bool)
+        is_other[list(others)] = True
+        at = np.flatnonzero(~is_other)
+        out: list[str] = [""] * n
+        for j, i in enumerate(at.tolist()):
+            out[i] = lines[j]
+        for k, m in enumerate(self.metrics):
+            sc = np.full(n, np.nan)
+            st = np.zeros(n, dtype=np.int8)
+            if scores:  # no pattern row: every row is one of the others
+                sc[at], st[at] = scores[k], status[k]
+            for i, res in others.items():
+                r = res[m]
+                st[i] = result_status(r)
+                sc[i] = np.nan if r.score is None else float(r.score)
+            self._score_parts[m].append(sc)
+            self._status_parts[m].append(st)
+        for i, res in others.items():
+            out[i] = record_json({"id": ids[i], "metrics": {m: res[m].to_record() for m in self.metrics}}) + "\n"
+        self.ids.extend(ids)
+        return out
+
+    def _write_lines(self, lines: list[str]) -> None:
+        if self.records is not None:
+            self.records.extend(json.loads(line) for line in lines)
+        if self._fh is not None:
+            self.flush()
+            self._pending = lines
+            self.flush()
+
+    def _line_layout(self) -> tuple[str, str, list[str]]:
+        """``(head, tail, before)``: a line is ``head + id JSON + before[k] + metric k's JSON ... + tail``,
+        read off :func:`record_json` once (so a change to the line format reaches both paths)."""
+        if self._layout is None:
+            marks = [f"\x00{k}\x00" for k in range(len(self.metrics) + 1)]
+            text = record_json({"id": marks[0], "metrics": dict(zip(self.metrics, marks[1:], strict=True))})
+            cuts = [json.dumps(mk) for mk in marks]
+            pieces: list[str] = []
+            rest = text
+            for cut in cuts:
+                before, rest = rest.split(cut, 1)
+                pieces.append(before)
+            self._layout = (pieces[0], rest + "\n", pieces[1:])
+        return self._layout
+
+    def _column_texts(self, col: PatternColumn,
+                      after: str) -> tuple[list[str], NDArray[np.float64], NDArray[np.int8]]:
+        """Metric ``col``'s ``"name": {...}`` text per row followed by ``after``, with its score
+        and status arrays.
+
+        Row ``j`` of pattern ``p`` is ``prefix[p] + repr(score) + suffix[p]`` (a scored pattern),
+        the pattern's whole text (undefined, or a result without score), or its own text (the
+        pattern's text depends on the score beyond the score itself). Each distinct score is
+        written with ``repr`` (what :func:`json.dumps` writes for a float) once.
+        """
+        before = self._line_layout()[2][self.metrics.index(col.name)]
+        values = np.asarray(col.values, dtype=np.float64)
+        inv = np.asarray(col.inv, dtype=np.int64)
+        undefined = np.isnan(values)
+        scored = [self._piece(col, before, key, False) for key in col.keys]
+        unscored = [self._piece(col, before, key, True) for key in col.keys] if undefined.any() else scored
+        k = len(scored)
+        status = np.where(undefined, np.array([p[2] for p in unscored], dtype=np.int8)[inv],
+                          np.array([p[2] for p in scored], dtype=np.int8)[inv]).astype(np.int8)
+        slot = ~undefined & np.array([bool(p[1]) for p in scored], dtype=bool)[inv]  # a score to write
+        dynamic = (status < 0) | (~np.isfinite(values) & ~undefined)
+        slot &= ~dynamic
+        own: list[str] = []
+        for j in np.flatnonzero(dynamic).tolist():  # the text depends on the score: the whole result
+            r = col.result(col.keys[int(inv[j])], float(values[j]))
+            own.append(before + record_json(r.to_record()))
+            status[j] = result_status(r)
+        pre_tab = [p[0] for p in scored] + [p[0] for p in unscored] + own
+        post_tab = [p[1] + after for p in scored] + [after]
+        pre_idx = np.where(undefined, inv + k, inv)
+        pre_idx[dynamic] = 2 * k + np.arange(len(own))
+        uniq, sinv = np.unique(values[slot], return_inverse=True)
+        score_tab = [repr(v) for v in uniq.tolist()] + [""]
+        score_idx = np.full(len(values), len(uniq), dtype=np.int64)
+        score_idx[slot] = sinv.reshape(-1)
+        post_idx = np.where(slot, inv, k)
+        texts = [pre_tab[a] + score_tab[b] + post_tab[c]
+                 for a, b, c in zip(pre_idx.tolist(), score_idx.tolist(), post_idx.tolist(), strict=True)]
+        scores = np.where(status == SCORED, values, np.nan)
+        return texts, scores, status
+
+    def _piece(self, col: PatternColumn, before: str, key: Hashable, undefined: bool) -> tuple[str, str, int]:
+        """``(prefix, suffix, status)`` of a pattern: its text is ``prefix + repr(score) + suffix``
+        (suffix empty: the prefix is the whole text, the score is not in it); status -1 when the
+        text changes with the score otherwise (formatted row by row)."""
+        memo_key = (col.name, key, undefined)
+        got = self._memo.get(memo_key)
+        if got is not None:
+            return got
+        if undefined:
+            r = col.result(key, float("nan"))
+            got = (before + record_json(r.to_record()), "", result_status(r))
+        else:
+            r = col.result(key, _MARKS[0])
+            text = before + record_json(r.to_record())
+            if r.score is None or r.error is not None:
+                got = (text, "", result_status(r))
+            else:
+                parts = text.split(repr(_MARKS[0]))
+                again = before + record_json(col.result(key, _MARKS[1]).to_record())
+                ok = len(parts) == 2 and again == parts[0] + repr(_MARKS[1]) + parts[1]
+                got = (parts[0], parts[1], SCORED) if ok else _DYNAMIC
+        if len(self._memo) >= PATTERN_MEMO:
+            self._memo.clear()
+        self._memo[memo_key] = got
+        return got
+
+    def _seal(self) -> None:
+        """Move the scores collected row by row into the array parts (order kept)."""
+        for m in self.metrics:
+            if self._scores[m]:
+                self._score_parts[m].append(np.asarray(self._scores[m], dtype=np.float64))
+                self._status_parts[m].append(np.asarray(self._status[m], dtype=np.int8))
+                self._scores[m], self._status[m] = [], []
+
     def flush(self) -> None:
         """Write the lines held so far to the file, whole (a killed run keeps them)."""
         if self._fh is not None and self._pending:
-            data = "".join(self._pending).encode("utf-8")
-            self._pending.clear()
+            data = _utf8("".join(self._pending))
+            self._pending = []
             view = memoryview(data)
             while view:  # a regular file takes it in one call; a short write goes on where it stopped
                 written = self._fh.write(view)
@@ -95,10 +288,11 @@ class RunWriter:
 
     def finish(self, run_info: dict[str, Any]) -> RunResult:
         """Close the stream, write ``summary.json`` and return the :class:`RunResult`."""
+        self._seal()
         result = RunResult(
             ids=self.ids,
-            scores={m: np.asarray(v, dtype=np.float64) for m, v in self._scores.items()},
-            status={m: np.asarray(v, dtype=np.int8) for m, v in self._status.items()},
+            scores={m: _concat(self._score_parts[m], np.float64) for m in self.metrics},
+            status={m: _concat(self._status_parts[m], np.int8) for m in self.metrics},
             records=self.records,
             run=run_info,
         )
@@ -108,6 +302,33 @@ class RunWriter:
             assert self.out_dir is not None
             result.write_summary(self.out_dir / "summary.json")
         return result
+
+
+def result_status(r: MetricResult) -> int:
+    """:data:`ERROR`, :data:`UNDEFINED` or :data:`SCORED`: how one result counts in the summary."""
+    return ERROR if r.error is not None else (UNDEFINED if r.score is None else SCORED)
+
+
+def _concat(parts: list[Any], dtype: Any) -> Any:
+    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` as UTF-8; a line holding a lone surrogate is written as :func:`record_json` writes it."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        lines = text.splitlines(keepends=True)
+        return "".join(line if _encodes(line) else record_json(json.loads(line)) + "\n"
+                       for line in lines).encode("utf-8")
+
+
+def _encodes(line: str) -> bool:
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def record_json(record: dict[str, Any]) -> str:

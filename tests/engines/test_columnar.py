@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from ragmeter import evaluate
-from ragmeter.engines.columnar import IdLabels, columnar_supported, evaluate_parquet, id_relevance
+from ragmeter.engines._arrow import IdLabels, id_relevance
+from ragmeter.engines.columnar import columnar_supported, evaluate_parquet
 from ragmeter.errors import InputError, InvalidParameterError
 from ragmeter.io import read_samples
 

@@ -143,18 +143,19 @@ def test_generated_100k_rows_identical_local_and_columnar(tmp_path: Path) -> Non
 
 
 @pytest.mark.slow
-def test_generated_rows_identical_on_ray(ray_cluster, tmp_path: Path) -> None:
-    # 20k rows, not 100k: the Ray engine still scores Sample objects on the workers (~2k rows/s on
-    # 2 cores), see the module docstring of ragmeter.engines.ray_engine
-    rows = _generated(20_000, seed=7)
+def test_generated_100k_rows_identical_on_ray(ray_cluster, tmp_path: Path) -> None:
+    # retrieval-only Parquet: the columnar kernels run on the workers, the driver writes
+    rows = _generated(100_000, seed=7)
     _, parquet = _write(rows, tmp_path, "gen")
-    metrics = ["mrr", "ndcg@10", "recall@5"]
-    evaluate_parquet(parquet, metrics, out_dir=tmp_path / "columnar")
+    metrics = ["mrr", "ndcg@10", "recall@5", "map(rel_level=2)"]
+    columnar = evaluate_parquet(parquet, metrics, out_dir=tmp_path / "columnar")
     t0 = time.perf_counter()
-    run = ray_engine.evaluate_ray(parquet, metrics, out_dir=tmp_path / "ray", batch_size=4096, num_workers=2)
+    run = ray_engine.evaluate_ray(parquet, metrics, out_dir=tmp_path / "ray", num_workers=2, keep_records=False)
     print(f"ray: {len(run) / (time.perf_counter() - t0):,.0f} rows/s")
     _assert_same(tmp_path / "columnar", tmp_path / "ray")
-    assert run.ids[3] == "4"
+    assert run.ids == columnar.ids and run.ids[3] == "4"
+    assert run.run["engine"]["path"] == "columnar" and run.run["engine"]["columnar_rows"] == 100_000
+    assert sorted(p.name for p in (tmp_path / "ray").iterdir()) == ["results.jsonl", "summary.json"]
 
 
 def test_judged_run_identical_and_judge_counters_match(ray_cluster, fake_llm, tmp_path: Path) -> None:

@@ -24,6 +24,9 @@ How it runs:
    judge's own bounded ``concurrency`` (per task, so the cluster's bound is workers x concurrency).
    A task whose worker dies is retried by Ray (``max_retries``); a chunk's results are taken once,
    whichever attempt produced them.
+   Retrieval metrics only over a local Parquet file: the driver reads Arrow record batches of
+   :data:`COLUMNAR_BATCH_ROWS` rows and each task runs the columnar kernels on one
+   (:func:`score_batch_on_worker`), returning kernel values and result patterns, not text.
 3. **Writing.** Each task returns its chunk's results to the driver, which writes them through the
    one :class:`~ragmeter.results.RunWriter` (``results.jsonl`` in input order, ``summary.json``): the
    files the local engine writes, and no other file. Bad rows (``on_error="skip"``) are recorded
@@ -45,7 +48,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..backend_config import EmbedderConfig, JudgeConfig
@@ -116,6 +119,25 @@ def score_chunk_on_worker(
     return records, stats
 
 
+_WORKER_EVALUATORS: dict[tuple[str, ...], list[Any]] = {}
+
+
+def score_batch_on_worker(batch: Any, cols: Any, metrics: list[str],
+                          metric_modules: Sequence[str]) -> Any:
+    """The columnar kernels over one Arrow record batch in this process (what each Ray task of a
+    retrieval-only Parquet run runs): :func:`ragmeter.engines._arrow.score_batch`'s
+    :class:`~ragmeter.engines._arrow.BatchScores`, written by the driver."""
+    from ._arrow import score_batch
+    from .columnar import retrieval_evaluators
+
+    for module in metric_modules:
+        importlib.import_module(module)
+    key = tuple(metrics)
+    if key not in _WORKER_EVALUATORS:  # a worker process serves many tasks: build them once
+        _WORKER_EVALUATORS[key] = retrieval_evaluators(metrics)
+    return score_batch(batch, cols, _WORKER_EVALUATORS[key])
+
+
 # ---- driver side --------------------------------------------------------------------------------
 
 
@@ -126,9 +148,8 @@ def _is_uri(path: str) -> bool:
 def _rows_from_ray_parquet(ray: Any, path: str, field_map: dict[str, str] | None,
                            on_error: str) -> Iterator[Sample | InputError]:
     """Rows of a Parquet file/dir/URI read with Ray Data in file order, converted as the local reader does."""
-    import pyarrow as pa
-
     from ..io._records import RowConverter, check_columns, check_field_map
+    from ..io.readers import arrow_records
 
     fmap = check_field_map(field_map)
     ctx = ray.data.DataContext.get_current()
@@ -141,12 +162,8 @@ def _rows_from_ray_parquet(ray: Any, path: str, field_map: dict[str, str] | None
         if not checked:
             check_columns(list(batch.schema.names), fmap, path=path)
             checked = True
-        map_cols = [f.name for f in batch.schema if pa.types.is_map(f.type)]
-        for record in batch.to_pylist():
+        for record in arrow_records(batch):
             pos += 1
-            for c in map_cols:
-                if record.get(c) is not None:
-                    record[c] = dict(record[c])
             item = conv.convert(record, pos)
             if isinstance(item, InputError) and on_error == "raise":
                 raise item
@@ -285,48 +302,80 @@ def evaluate_ray(
                                              embedder_spec, embedder_options)
     for module in metric_modules:
         importlib.import_module(module)
+    opts = _Options(out_dir, num_workers, batch_size, on_error, field_map, format, keep_records,
+                    list(metric_modules), max_retries, progress, on_bad_row, on_judge_stats, run_info)
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(address=address, include_dashboard=False, ignore_reinit_error=True,
+                 log_to_driver=False, configure_logging=False)
+    try:
+        if _columnar_data(data, metrics, format):
+            return _evaluate_columnar(ray, os.fspath(data), list(metrics or ()), opts)  # type: ignore[arg-type]
+        return _evaluate_samples(ray, data, metrics, opts, judge_config, embedder_config)
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+@dataclass(frozen=True)
+class _Options:
+    """The run options of :func:`evaluate_ray` that both of its paths read."""
+
+    out_dir: str | os.PathLike[str] | None
+    num_workers: int | None
+    batch_size: int
+    on_error: str
+    field_map: dict[str, str] | None
+    format: str | None
+    keep_records: bool
+    metric_modules: list[str]
+    max_retries: int
+    progress: Callable[[int], None] | None
+    on_bad_row: Callable[[InputError], None] | None
+    on_judge_stats: Callable[[dict[str, Any]], None] | None
+    run_info: dict[str, Any] | None
+
+    def remote(self, ray: Any, fn: Callable[..., Any]) -> tuple[Any, int]:
+        """``fn`` as a Ray task with an equal share of the cluster's CPUs, and the tasks run at once."""
+        cpus = float(ray.cluster_resources().get("CPU", 1.0))
+        workers = self.num_workers or max(1, int(cpus))
+        return ray.remote(fn).options(num_cpus=max(cpus / workers, 0.01), max_retries=self.max_retries,
+                                      retry_exceptions=False), workers
+
+
+def _evaluate_samples(ray: Any, data: Any, metrics: Sequence[str] | None, opts: _Options,
+                      judge_config: JudgeConfig | None, embedder_config: EmbedderConfig | None) -> RunResult:
+    """The Sample path: chunks of samples scored by :func:`score_chunk_on_worker` tasks, their
+    results written by the driver's :class:`_Driver`, in input order."""
     # the driver's judge / embedder only decide default metrics and validate names: never called
     driver_judge = replace(judge_config, cache=False).build() if judge_config is not None else None
     driver_embedder = embedder_config.build() if embedder_config is not None else None
-    started_here = False
-    if not ray.is_initialized():
-        ray.init(address=address, include_dashboard=False, ignore_reinit_error=True,
-                 log_to_driver=False, configure_logging=False)
-        started_here = True
     try:
-        items = read_items(ray, data, on_error=on_error, field_map=field_map, format=format)
+        items = read_items(ray, data, on_error=opts.on_error, field_map=opts.field_map, format=opts.format)
         head: list[Sample | InputError] = []
         if metrics is None:
-            for item in items:
-                head.append(item)
-                if len(head) >= batch_size:
-                    break
-        run = plan(metrics, head, judge=driver_judge, embedder=driver_embedder, run_info=run_info)
-        cpus = float(ray.cluster_resources().get("CPU", 1.0))
-        workers = num_workers or max(1, int(cpus))
-        remote = ray.remote(score_chunk_on_worker).options(
-            num_cpus=max(cpus / workers, 0.01), max_retries=max_retries, retry_exceptions=False)
-        driver = _Driver(ray, run, RunWriter(run.names, out_dir=out_dir, keep_records=keep_records),
-                         progress, on_bad_row, on_judge_stats)
-        t0 = time.perf_counter()
-        for chunk in chunks_of(itertools.chain(head, items), batch_size):
-            good = [s for s in chunk if isinstance(s, Sample)]
-            driver.submit(chunk, remote.remote(good, run.names, judge_config, embedder_config,
-                                               list(metric_modules)) if good else None, workers * 2)
-        while driver.pending:
-            driver.drain_one()
-        run.info["engine"] = {"name": "ray", "workers": workers, "batch_size": batch_size}
-        finish_info(run.info, t0=t0, input_errors=driver.bad_rows, presence=driver.presence,
-                    judge_stats=driver.judge_stats)
-        result = driver.writer.finish(run.info)
-        driver.presence.check(path=None if _is_uri(str(data)) or not isinstance(data, str | os.PathLike)
-                              else os.fspath(data))
-        return result
+            head = list(itertools.islice(items, opts.batch_size))
+        run = plan(metrics, head, judge=driver_judge, embedder=driver_embedder, run_info=opts.run_info)
     finally:
         if driver_judge is not None:
             driver_judge.close()
-        if started_here:
-            ray.shutdown()
+    remote, workers = opts.remote(ray, score_chunk_on_worker)
+    driver = _Driver(ray, run, RunWriter(run.names, out_dir=opts.out_dir, keep_records=opts.keep_records),
+                     opts.progress, opts.on_bad_row, opts.on_judge_stats)
+    t0 = time.perf_counter()
+    for chunk in chunks_of(itertools.chain(head, items), opts.batch_size):
+        good = [s for s in chunk if isinstance(s, Sample)]
+        driver.submit(chunk, remote.remote(good, run.names, judge_config, embedder_config,
+                                           opts.metric_modules) if good else None, workers * 2)
+    while driver.pending:
+        driver.drain_one()
+    run.info["engine"] = {"name": "ray", "workers": workers, "batch_size": opts.batch_size}
+    finish_info(run.info, t0=t0, input_errors=driver.bad_rows, presence=driver.presence,
+                judge_stats=driver.judge_stats)
+    result = driver.writer.finish(run.info)
+    driver.presence.check(path=None if _is_uri(str(data)) or not isinstance(data, str | os.PathLike)
+                          else os.fspath(data))
+    return result
 
 
 def _configs(judge_config: JudgeConfig | None, embedder_config: EmbedderConfig | None, judge_spec: str | None,
@@ -386,3 +435,55 @@ class _Driver:
             self.progress(len(chunk))
         if self.on_judge_stats is not None and self.judge_stats is not None:
             self.on_judge_stats(self.judge_stats)
+
+
+# ---- retrieval-only Parquet: the columnar kernels on the workers -------------------------------------
+
+#: Rows per Arrow record batch sent to a worker on the columnar path.
+COLUMNAR_BATCH_ROWS = 16384
+
+
+def _columnar_data(data: Any, metrics: Sequence[str] | None, format: str | None) -> bool:
+    """True for a local Parquet file and retrieval metrics only (the columnar path)."""
+    from .columnar import columnar_supported
+
+    if not isinstance(data, str | os.PathLike) or not columnar_supported(metrics):
+        return False
+    spath = os.fspath(data)
+    return not _is_uri(spath) and os.path.isfile(spath) and (
+        format == "parquet" or (format is None and spath.lower().endswith((".parquet", ".pq"))))
+
+
+def _evaluate_columnar(ray: Any, spath: str, metrics: list[str], opts: _Options) -> RunResult:
+    """The columnar engine with its kernels on Ray workers: the driver reads record batches,
+    each task returns its :class:`~ragmeter.engines._arrow.BatchScores`, and the driver's
+    :class:`~ragmeter.engines.columnar.ColumnarSink` writes them, in order, through the one
+    :class:`~ragmeter.results.RunWriter` (ids, duplicate check, rows for the Sample path)."""
+    from ..io import read_samples
+    from ..io._records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_field_map
+    from .columnar import ArrowRows, ColumnarSink, _open, _record_batches, retrieval_evaluators
+
+    revs = retrieval_evaluators(metrics)
+    run = plan(metrics, evaluators=revs, run_info=opts.run_info)
+    read_samples(spath, on_error=opts.on_error, field_map=opts.field_map, format="parquet")  # type: ignore[arg-type]  # file-level checks
+    fmap = check_field_map(opts.field_map)
+    pf, cols, map_cols = _open(spath, fmap, DEFAULT_MAX_TEXT_CHARS)  # the ray engine applies the default
+    conv = RowConverter(spath, fmap, unit="row", max_text_chars=DEFAULT_MAX_TEXT_CHARS)
+    remote, workers = opts.remote(ray, score_batch_on_worker)
+    sink = ColumnarSink(run, RunWriter(run.names, out_dir=opts.out_dir, keep_records=opts.keep_records), conv,
+                        cols, on_error=opts.on_error, on_bad_row=opts.on_bad_row, progress=opts.progress)
+    t0 = time.perf_counter()
+    pending: deque[tuple[ArrowRows, Any]] = deque()
+    cols_ref, names = ray.put(cols), list(run.names)
+    for row0, batch in _record_batches(pf, COLUMNAR_BATCH_ROWS, spath):
+        pending.append((ArrowRows(batch, row0, map_cols),
+                        remote.remote(batch, cols_ref, names, opts.metric_modules)))
+        while len(pending) > workers * 2:  # every worker busy, one batch behind each
+            rows, ref = pending.popleft()
+            sink.write(rows, ray.get(ref))
+    while pending:
+        rows, ref = pending.popleft()
+        sink.write(rows, ray.get(ref))
+    run.info["engine"] = {"name": "ray", "workers": workers, "batch_size": COLUMNAR_BATCH_ROWS,
+                          "path": "columnar"}
+    return sink.finish(t0, path=spath, keys=pf.schema_arrow.names)

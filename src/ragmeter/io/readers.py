@@ -18,7 +18,7 @@ import os
 import re
 import sys
 import zlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -246,21 +246,23 @@ def _jsonl_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
                     raw = raw.removeprefix(b"\xef\xbb\xbf")
                 if not raw.strip():
                     continue
-                try:
-                    text = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    yield lineno, InputError(
-                        f"not UTF-8 text (byte {exc.start + 1} of the line): expected UTF-8 encoded JSON",
-                        path=path, line=lineno), ""
-                    continue
-                try:
-                    yield lineno, parse_json_row(text), ""
-                except ValueError as exc:
-                    yield lineno, InputError(f"{exc}; expected one JSON object per line", path=path,
-                                             line=lineno), ""
+                yield lineno, jsonl_record(raw, lineno, path), ""
         except _DECOMPRESS_ERRORS as exc:
             raise InputError(f"cannot decompress the gzip file after this line: {exc}",
                              path=path, line=lineno) from exc
+
+
+def jsonl_record(raw: bytes, lineno: int, path: str) -> Any:
+    """The record of one non-blank JSONL line (UTF-8 JSON), or the InputError naming the line."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return InputError(f"not UTF-8 text (byte {exc.start + 1} of the line): expected UTF-8 encoded JSON",
+                          path=path, line=lineno)
+    try:
+        return parse_json_row(text)
+    except ValueError as exc:
+        return InputError(f"{exc}; expected one JSON object per line", path=path, line=lineno)
 
 
 def _json_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
@@ -355,27 +357,26 @@ def _parquet_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
                          path=path) from exc
     schema = pf.schema_arrow
     check_columns(list(schema.names), fmap, path=path)
-    map_cols = [f.name for f in schema if pa.types.is_map(f.type)]
-    fixers: list[Callable[[dict[str, Any]], None]] = [_map_fixer(c) for c in map_cols]
     row = 0
     try:
         for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS):
-            for record in batch.to_pylist():
+            for record in arrow_records(batch):
                 row += 1
-                for fix in fixers:
-                    fix(record)
                 yield row, record, ""
     except (pa.ArrowException, OSError) as exc:
         raise InputError(f"cannot read the Parquet file after row {row}: {exc}", path=path,
                          line=row + 1) from exc
 
 
-def _map_fixer(column: str) -> Callable[[dict[str, Any]], None]:
-    """Arrow map columns come out as lists of (key, value) pairs; make them dicts."""
+def arrow_records(batch: Any) -> list[dict[str, Any]]:
+    """The rows of an Arrow record batch (or table) as the readers give them: Arrow map columns
+    (lists of (key, value) pairs in ``to_pylist``) as dicts. Every Parquet path converts here."""
+    import pyarrow as pa
 
-    def fix(record: dict[str, Any]) -> None:
-        value = record.get(column)
-        if value is not None:
-            record[column] = dict(value)
-
-    return fix
+    records: list[dict[str, Any]] = batch.to_pylist()
+    for c in [f.name for f in batch.schema if pa.types.is_map(f.type)]:
+        for record in records:
+            value = record.get(c)
+            if value is not None:
+                record[c] = dict(value)
+    return records

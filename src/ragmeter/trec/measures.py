@@ -169,15 +169,6 @@ OTHER_FORMATS = ("prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs
                  "qrels_jg")
 _ORDER = {name: i for i, name in enumerate(TABLE)}
 
-_RAGMETER_KERNELS: dict[str, Callable[..., np.ndarray]] = {
-    "map": average_precision,
-    "ndcg": ndcg,
-    "precision": precision,
-    "r_precision": r_precision,
-    "recall": recall,
-    "mrr": mrr,
-    "hit_rate": hit_rate,
-}
 _COLUMN = re.compile(r"^(.+)_([^_]+)$")
 
 
@@ -318,7 +309,7 @@ def _ragmeter_measure(text: str) -> Measure:
     except UnknownMetricError:
         raise UnknownMetricError(text, difflib.get_close_matches(text, _all_names(), n=4, cutoff=0.5),
                                  kind="measure") from None
-    kernel = _RAGMETER_KERNELS.get(spec.name)
+    kernel = spec.kernel if spec.category == "retrieval" else None  # the registry's vectorised kernel
     if kernel is None:
         raise UnknownMetricError(
             text, [n for n in (spec.trec_name, "ndcg@10", "map") if n][:3], kind="measure"

@@ -73,6 +73,15 @@ class RetrievalEvaluator:
         return self.evaluate(sample)
 
     def _result(self, sample: Sample, rel: Relevance | None, value: float) -> MetricResult:
+        cannot = None
+        if rel is not None and rel.mode == "labels" and not any(rel.matched_by):
+            cannot = labels_cannot_match(sample)
+        return self.result_of(rel, value, cannot)
+
+    def result_of(self, rel: Relevance | None, value: float, cannot: str | None = None) -> MetricResult:
+        """The result of a sample with relevance ``rel`` and kernel value ``value`` (NaN: undefined);
+        ``cannot`` is rule 4's reason when its labels can never match. Every engine words its
+        results here (the columnar one once per ranking pattern, through ``RunWriter.add_columns``)."""
         if rel is None:
             return MetricResult(name=self.name, score=None, reason=NO_RELEVANCE, version=self.version)
         ranked = rel.ranked
@@ -85,7 +94,6 @@ class RetrievalEvaluator:
         }
         if rel.mode == "labels":
             details["labelled_relevant"] = int(ranked.num_rel)
-            cannot = None if any(rel.matched_by) else labels_cannot_match(sample)
             if cannot is not None:
                 details[UNMATCHABLE_KEY] = True
                 return MetricResult(name=self.name, score=None, reason=cannot, details=details,

@@ -1,0 +1,80 @@
+"""#13: retrieval-only JSONL takes the columnar path (``evaluate_jsonl``) with the output of the
+Sample path, byte for byte: Arrow's JSON parser for plain blocks, the reader's line-by-line rules
+for blocks it refuses, and every row the kernels cannot take on the Sample path."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragmeter import evaluate
+from ragmeter.engines._jsonl import evaluate_jsonl
+from ragmeter.engines.local import evaluate_file
+from ragmeter.errors import InputError
+from ragmeter.io import read_samples
+from tests.engines.test_engines_identical import _assert_same, _generated
+
+pytest.importorskip("pyarrow")
+METRICS = ["mrr", "ndcg@10", "recall@5", "map(rel_level=2)"]
+#: Rows the kernels must not take (each worded by the Sample path), and two they may.
+ODD: list[dict[str, Any]] = [
+    {"id": "e1", "contexts": [{"id": "a"}], "relevant": ["a"], "query": 5},  # query not a string
+    {"id": 7, "contexts": [{"id": "a"}], "relevant": ["a"]},  # an integer id
+    {"id": "e3", "contexts": [{"id": "a", "score": "x"}], "relevant": ["a"]},  # score not a number
+    {"id": "e4", "contexts": [{"id": "a", "title": "t"}], "relevant": ["a"]},  # unknown context key
+    {"id": "e5", "contexts": ["some text a"], "relevant": ["a"]},  # a text context
+    {"id": "e6", "contexts": [{"id": "a"}], "relevant": [1]},  # a label that is not a string
+    {"id": "e7", "retrieved_contexts": [{"id": "a"}], "relevant": ["a"]},  # an alias first seen here
+    {"id": "e1", "contexts": [{"id": "a"}], "relevant": ["a"]},  # a duplicate id
+    {"id": "e9", "contexts": [{"id": 3}], "relevant": ["3"]},  # an integer context id
+    {"id": "e10", "contexts": [{"id": "a", "score": 2}], "relevant": ["a"], "retriever": "bm25"},  # fast
+]
+
+
+def _file(tmp: Path, name: str, rows: list[dict[str, Any]], odd: list[dict[str, Any]], bad: bool) -> Path:
+    lines = [json.dumps(r) for r in rows[:30]] + (["", "{not json"] if bad else [])
+    lines += [json.dumps(r) for r in odd] + [json.dumps(r) for r in rows[30:]]
+    path = tmp / name
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _check(tmp: Path, src: Path) -> Any:
+    local = evaluate(read_samples(src, on_error="skip"), METRICS, out_dir=str(tmp / f"{src.stem}-local"),
+                     keep_records=False)
+    bad: list[InputError] = []
+    run = evaluate_jsonl(src, METRICS, out_dir=tmp / f"{src.stem}-col", on_error="skip", on_bad_row=bad.append)
+    _assert_same(tmp / f"{src.stem}-local", tmp / f"{src.stem}-col")
+    assert run.ids == local.ids
+    assert len(bad) == local.run["input_errors"]
+    return run
+
+
+@pytest.mark.parametrize("graded", [False, True])
+def test_jsonl_columnar_identical_to_the_sample_path(tmp_path: Path, graded: bool) -> None:
+    rows = _generated(3000)
+    if not graded:  # labels as lists of ids: Arrow's JSON parser takes those blocks
+        for r in rows:
+            if "relevant" in r:
+                r["relevant"] = sorted(r["relevant"])
+    for k, odd in enumerate(ODD):  # each odd row alone in an otherwise plain block
+        run = _check(tmp_path, _file(tmp_path, f"one{k}-{graded}.jsonl", rows, [odd], bad=False))
+        assert run.run["engine"]["columnar_rows"] >= 3000
+    run = _check(tmp_path, _file(tmp_path, f"all-{graded}.jsonl", rows, ODD, bad=True))
+    # the plain rows, e10, and the second e1 (the first one is a bad row, so its id is free)
+    assert run.run["engine"]["columnar_rows"] == 3002
+    assert run.ids[30] == f"{tmp_path / f'all-{graded}.jsonl'}:32"  # the malformed line, where it was
+    assert run.ids[3] == "4" and run.ids[44] == "46"  # no id: its line number (blank line counted)
+
+
+def test_cli_path_takes_jsonl_columnar_and_a_bad_line_raises_with_its_line(tmp_path: Path) -> None:
+    src = _file(tmp_path, "x.jsonl", _generated(100), [], bad=True)
+    with pytest.raises(InputError) as info:
+        evaluate_file(src, METRICS, out_dir=tmp_path / "out")
+    assert info.value.line == 32 and info.value.path == str(src)
+    src = _file(tmp_path, "y.jsonl", _generated(100), [], bad=False)
+    run = evaluate_file(src, METRICS, out_dir=tmp_path / "out2")
+    assert run.run["engine"]["path"] == "columnar" and run.run["engine"]["columnar_rows"] == 100
