@@ -187,7 +187,7 @@ def _check_out_format(ctx: click.Context, param: click.Parameter, value: str | N
               help="Input format (default: from the file extension).")
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="local: this process (a Parquet file with only retrieval metrics takes the columnar fast "
-                   "path). ray: the workers of a Ray cluster (pip install \"ragmeter[ray]\").")
+                   "path). ray: the workers of a Ray cluster (pip install -e \".[ray]\" in the clone).")
 @click.option("--ray-address", default=None, metavar="ADDRESS",
               help="Ray cluster to join with --engine ray: auto, or ray://host:10001 [default: start a local one].")
 @click.option("--judge", "judge_spec", default=None, metavar="SPEC",
