@@ -322,7 +322,8 @@ def _configure(o: Any) -> tuple[Any, Any, JudgeConfig | None, EmbedderConfig | N
     jconf = judge_config(cfg, dry_run=o.dry_run, repeat=o.repeat, key_env=o.judge_key_env,
                          base_url=o.judge_base_url, extra={"timeout": o.judge_timeout, "max_retries": o.judge_retries})
     # with no embedder configured, the offline MiniLM model (when installed) serves the embedding
-    # metrics that the automatic selection would otherwise skip; --no-embedder opts out
+    # metrics, chosen by the data or named with -m (ragmeter.embedders.wants_default, the rule
+    # ragmeter.evaluate follows too); --no-embedder opts out
     econf = embedder_config(cfg, default=not o.no_embedder, metrics=cfg.metric_names())
     return loaded, cfg, jconf, econf
 
