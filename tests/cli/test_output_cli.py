@@ -183,3 +183,17 @@ def test_gated_metric_not_asked_for_is_added_to_the_run(tiny, tmp_path):
     res = _run("eval", tiny, "-m", "recall@2", "-o", out, "--no-report", "--fail-under", "Recall(rel_level=1)@2=0.4")
     assert res.exit_code == 0, res.output
     assert list(json.loads((out / "summary.json").read_text())["metrics"]) == ["recall@2"]
+
+
+def test_gated_metric_is_added_to_the_data_chosen_defaults(tiny, tmp_path):
+    # no -m: the data decides (ndcg@5, mrr, ...), and ndcg@10 is not a default; before #14 the gate
+    # failed after the run with "ndcg@10: not in this run"
+    out = tmp_path / "out"
+    res = _run("eval", tiny, "-o", out, "--no-report", "--fail-under", "ndcg@10=0.6")
+    assert res.exit_code == 0, res.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert {"mrr", "ndcg@5"} <= set(summary["metrics"])  # the defaults are all still there
+    # binary gains: a = (1/log2 3 + 1/log2 4) / (1 + 1/log2 3), c = (1/log2 4) / (1 + 1/log2 3);
+    # a + c = 1 exactly, b = 1, so the mean is 2/3
+    assert summary["metrics"]["ndcg@10"]["mean"] == pytest.approx(2 / 3)
+    assert "pass: ndcg@10: mean 0.6667 >= 0.6" in res.output

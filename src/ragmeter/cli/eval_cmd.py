@@ -154,6 +154,28 @@ def _num(value: float | None) -> str:
     return "-" if value is None or math.isnan(value) else f"{value:.4f}"
 
 
+def _with_gated(data: Path, cfg: Any, fields: dict[str, str], fmt: str | None, *, judge: Any,
+                embedder: Any) -> tuple[list[str] | None, list[str] | None]:
+    """The metrics to run: ``cfg``'s (gated ones already added by :func:`_gated_metrics_run`); with
+    none chosen, the data decides, and a gated metric the defaults leave out is added to them (the
+    defaults are chosen from the data's first rows as the engine does, and returned with the
+    metrics they skipped for want of a backend; else ``(cfg's metrics, None)``)."""
+    from itertools import islice
+
+    from ..evaluator import choose_metrics
+    from ..io import read_samples
+    from ..registry import canonical_name
+
+    chosen = cfg.metric_names()
+    if chosen is not None or not cfg.gate.fail_under:
+        return chosen, None
+    head = list(islice(read_samples(data, on_error="skip", field_map=fields, format=fmt), 2048))  # type: ignore[arg-type]
+    defaults, skipped = choose_metrics(head, judge=judge, embedder=embedder)
+    have = {canonical_name(m) for m in defaults}
+    missing = [g for g in map(canonical_name, cfg.gate.fail_under) if g not in have]
+    return ([*defaults, *missing], skipped) if missing else (None, None)
+
+
 def _check_out_format(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """``--format``: one of :data:`~ragmeter.cli._output.FORMATS`; an input format name gets a hint."""
     if value is None or value in OUT_FORMATS:
@@ -264,14 +286,18 @@ def eval_cmd(data: Path, **flags: Any) -> None:
         _RateColumn(), TimeElapsedColumn(), *([judge_column] if judge_column is not None else []),
         console=err, transient=True, disable=o.quiet or not err.is_terminal,  # no bar in logs and pipes
     )
+    metrics, skipped = _with_gated(data, cfg, fields, o.fmt, judge=jconf, embedder=econf)
+    run_info = _run_info(data, o.fmt, loaded, cfg, fields, embedder)
+    if skipped is not None:
+        run_info["skipped_metrics"] = skipped
     with progress, _stop_if_unreachable(err, out_dir):
         task = progress.add_task("eval", total=None)
         run = evaluate_file(
-            data, cfg.metric_names(), engine=o.engine, out_dir=out_dir, on_error=cfg.on_error, field_map=fields,
+            data, metrics, engine=o.engine, out_dir=out_dir, on_error=cfg.on_error, field_map=fields,
             format=o.fmt, judge=judge, embedder=embedder, judge_config=jconf, embedder_config=econf,
             address=o.ray_address, progress=lambda n: progress.advance(task, n), on_bad_row=samples.note,
             on_judge_stats=judge_column.report if judge_column is not None else None,
-            run_info=_run_info(data, o.fmt, loaded, cfg, fields, embedder),
+            run_info=run_info,
             **({} if o.max_text_chars is None else {"max_text_chars": o.max_text_chars or None}),
         )
     if o.dry_run:
@@ -281,7 +307,7 @@ def eval_cmd(data: Path, **flags: Any) -> None:
     md_stdout = o.markdown is not None and str(o.markdown) == "-"
     # stdout holds one thing when it is machine-read (json, or the Markdown of --markdown -)
     show = "none" if md_stdout else fmt
-    _report(run, out_dir, samples, quiet=o.quiet, show=show, chose_metrics=bool(cfg.metric_names()),
+    _report(run, out_dir, samples, quiet=o.quiet, show=show, chose_metrics=skipped is None and bool(metrics),
             out=out, info=err if show in ("json", "none") else out, warn=err)
     if o.report:
         _write_html(out_dir, data, quiet=o.quiet, info=err if show in ("json", "none") else out, err=err)
