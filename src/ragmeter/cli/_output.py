@@ -59,8 +59,8 @@ def print_full_width(console: Console, renderable: Any) -> None:
     if needed <= console.width:
         console.print(renderable)
         return
-    wide = StdoutConsole(file=console.file, width=needed, color_system=console.color_system,
-                   force_terminal=console.is_terminal, no_color=console.no_color, highlight=False)
+    wide = StdoutConsole(file=console.file, width=needed, color_system="auto" if console.color_system else None,
+                         force_terminal=console.is_terminal, no_color=console.no_color, highlight=False)
     wide.print(renderable)
 
 
