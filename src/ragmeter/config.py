@@ -376,10 +376,12 @@ STARTER = """\
 # command-line flags override it. ${VAR} and ${VAR:-default} expand from the environment.
 rag:
   eval:
-    # What to compute. Omit `metrics` to use a preset, omit both to let the data decide.
+    # What to compute. As written (no `metrics`, no `preset`) the data decides: every default metric
+    # its fields and the configured judge / embedder allow (the offline MiniLM embedder is used
+    # when installed), the same set as `ragmeter eval DATA` with no config file.
     #   preset: retrieval  -> every retrieval metric's defaults (hit_rate@5, mrr, ndcg@5, map, ...; no LLM)
     #   preset: offline    -> every default metric that needs no judge and no embedder
-    preset: retrieval
+    # preset: retrieval
     # metrics: [faithfulness, answer_relevancy, context_relevancy, context_recall, ndcg@5]
 
     # The LLM judge (`model:` and `judge:` are the same key), e.g. openai:gpt-4o-mini,

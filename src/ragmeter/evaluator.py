@@ -376,7 +376,7 @@ def evaluate(
     metrics: Sequence[str] | None = None,
     *,
     judge: Any = None,
-    embedder: Any = None,
+    embedder: Any = "auto",
     out_dir: str | None = None,
     keep_records: bool = True,
     chunk_size: int = 2048,
@@ -400,6 +400,10 @@ def evaluate(
         data's fields and the given backends allow.
     progress:
         Called with 1 as each sample (or bad row) is finished and recorded, in input order.
+    embedder:
+        An embedder, a spec (``"st:all-MiniLM-L6-v2"``), None for none, or ``"auto"`` (default):
+        the offline MiniLM model when it is installed and ``metrics`` is None or names a metric that
+        needs one (:func:`ragmeter.embedders.wants_default`, the rule ``ragmeter eval`` follows too).
     out_dir:
         When given, ``results.jsonl`` is streamed there as chunks finish and ``summary.json``
         written at the end, so memory stays bounded whatever the input size.
@@ -411,9 +415,11 @@ def evaluate(
     in a worker thread with its own loop.
     """
 
+    from .embedders import resolve as resolve_embedder
+
     coro_args = dict(
         judge=judge,
-        embedder=embedder,
+        embedder=resolve_embedder(embedder, metrics),
         out_dir=out_dir,
         keep_records=keep_records,
         chunk_size=chunk_size,

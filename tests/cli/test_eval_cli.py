@@ -82,9 +82,12 @@ def test_output_files_follow_the_documented_format(tmp_path, tiny):
 
 def test_table_and_paths_are_printed(tmp_path, tiny):
     out = tmp_path / "out"
-    res = _run(str(tiny), "-m", "mrr", "-o", str(out))
+    res = _run(str(tiny), "-m", "mrr", "-o", str(out), "--format", "table")
     assert "ragmeter summary" in res.stdout
     assert "0.6111" in res.stdout  # 11/18 to four places
+    # stdout is not a terminal here: with no --format it gets the Markdown table
+    res = _run(str(tiny), "-m", "mrr", "-o", str(out))
+    assert "| `mrr` | 0.6111 |" in res.stdout
     assert f"3 samples -> {out / 'results.jsonl'} and {out / 'summary.json'}" in res.stdout
 
 
@@ -182,7 +185,7 @@ def test_map_and_format_options(tmp_path):
     data = tmp_path / "custom.txt"
     data.write_text("question_text,docs,gold\nq,\"[\"\"x\"\", \"\"y\"\"]\",\"[\"\"y\"\"]\"\n", encoding="utf-8")
     out = tmp_path / "out"
-    res = _run(str(data), "--format", "csv", "--map", "question_text=query", "--map", "docs=contexts",
+    res = _run(str(data), "--input-format", "csv", "--map", "question_text=query", "--map", "docs=contexts",
                "--map", "gold=relevant", "-m", "mrr", "-o", str(out), "--json")
     assert res.exit_code == 0, res.output
     # contexts x, y; relevant y at rank 2 -> RR = 1/2

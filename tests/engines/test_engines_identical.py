@@ -45,7 +45,7 @@ def _assert_same(a: Path, b: Path) -> None:
 
 
 def _local(data: Path, metrics: list[str] | None, out: Path, **kw: Any) -> Any:
-    return evaluate(read_samples(data, **kw), metrics, out_dir=str(out), keep_records=False)
+    return evaluate(read_samples(data, **kw), metrics, out_dir=str(out), keep_records=False, embedder=None)
 
 
 def _to_parquet(rows: list[dict[str, Any]], path: Path) -> Path:

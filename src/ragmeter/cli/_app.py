@@ -5,6 +5,8 @@ errors above the tolerated rate; 4 an internal error (a bug: any exception ragme
 purpose); 130 interrupted (Ctrl-C). Errors print as one line (``ragmeter: error: ...``);
 ``--debug`` shows the traceback.
 Exit 1 only ever means "quality gate failed": no crash can be mistaken for it.
+A reader of stdout that stops early (``ragmeter metrics | head -1``) is not an error: stdout is
+detached and the command exits as its work says (0 here; see :mod:`ragmeter.cli._output`).
 """
 
 from __future__ import annotations
@@ -97,6 +99,8 @@ class RagmeterGroup(click.Group):
             click.echo("ragmeter: interrupted (results.jsonl holds every sample finished so far)", err=True)
             sys.exit(EXIT_INTERRUPTED)
         except (RagmeterError, OSError) as exc:
+            if isinstance(exc, BrokenPipeError) and _reader_gone():
+                sys.exit(EXIT_OK)  # the reader of stdout stopped early (`| head`): not an error
             if ctx.obj and ctx.obj.get("debug"):
                 raise
             click.echo(f"ragmeter: error: {exc}", err=True)
@@ -107,6 +111,16 @@ class RagmeterGroup(click.Group):
             click.echo(f"ragmeter: internal error: {type(exc).__name__}: {exc}. This is a bug, please report "
                        "it (with the output of the same command with --debug).", err=True)
             sys.exit(EXIT_BUG)
+
+
+def _reader_gone() -> bool:
+    """True when stdout's reader has gone; stdout is then detached (see :mod:`ragmeter.cli._output`)."""
+    from ._output import detach_stdout, stdout_closed
+
+    if not stdout_closed():  # a socket or a child's pipe, not our reader: a real error
+        return False
+    detach_stdout()
+    return True
 
 
 @click.group(cls=RagmeterGroup, context_settings={"help_option_names": ["-h", "--help"]})

