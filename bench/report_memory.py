@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -46,20 +45,30 @@ def make_data(path: Path, rows: int, *, seed: int = 0, k: int = 5, docs: int = 2
     return path
 
 
+#: The child: ``ragmeter`` itself, printing its own peak RSS (``ru_maxrss``, KiB) when it exits.
+_CHILD = """
+import resource, sys
+from ragmeter.cli import main
+try:
+    main(prog_name="ragmeter")
+finally:
+    print("MAXRSS", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+"""
+
+
 def run_eval(data: Path, out: Path, report: bool) -> dict[str, float]:
     """Run ``ragmeter eval`` in a child process; its wall time, peak RSS and report size."""
-    cmd = [sys.executable, "-c", "from ragmeter.cli import main; main(prog_name='ragmeter')", "eval", str(data), "-o", str(out), "-q",
+    cmd = [sys.executable, "-c", _CHILD, "eval", str(data), "-o", str(out), "-q",
            "--report" if report else "--no-report"]
     env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", str(ROOT / "src"))}
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    peak = [int(line.split()[1]) for line in proc.stderr.splitlines() if line.startswith("MAXRSS ")][-1]
     html = out / "report.html"
-    return {"wall_s": wall, "peak_mb": peak / 1024 if peak > before else float("nan"),
+    return {"wall_s": wall, "peak_mb": peak / 1024,
             "report_mb": html.stat().st_size / 1e6 if html.exists() else 0.0}
 
 
@@ -71,7 +80,6 @@ def main() -> None:
     args = ap.parse_args()
     args.data_dir.mkdir(parents=True, exist_ok=True)
     data = make_data(args.data_dir / f"retrieval_{args.rows}.jsonl", args.rows)
-    # ru_maxrss of RUSAGE_CHILDREN is the max over all children so far: run the smaller one first
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for report in (False, True):

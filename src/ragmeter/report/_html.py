@@ -209,7 +209,7 @@ def render_run_info(run: Run, data_note: str) -> str:
         if key in shown or key in _SKIP_RUN_KEYS or value in (None, "", [], {}):
             continue
         rows.append(f"<dt>{escape_html(key)}</dt><dd>{_kv_value(value)}</dd>")
-    n = len(run.records)
+    n = len(run.ids)
     rows.insert(0, f"<dt>Samples</dt><dd>{n:,}</dd>")
     rows.append(f"<dt>Sample texts</dt><dd>{escape_html(data_note)}</dd>")
     return '<dl class="kv">' + "".join(rows) + "</dl>"
