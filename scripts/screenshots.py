@@ -8,7 +8,8 @@ judged metrics — the judge is the rule-based loopback server the tests use
 (``tests/judges/fake_server.py`` with ``tests/metrics/generation/rules.py``) on 127.0.0.1, so no
 network and no model are needed — with a quality gate, writes the report, and photographs it in
 headless Chromium (Debian's ``chromium``, driven by Playwright: the same tooling as
-``tests/report/test_browser.py``): the top of the page, and a sample expanded, at both widths.
+``tests/report/test_layout.py``): the top of the page, a sample expanded and its per-claim
+verdicts, at both widths.
 """
 
 from __future__ import annotations
@@ -31,11 +32,12 @@ GATE = {"recall@5": 0.8, "faithfulness": 0.8, "hallucination_rate": 0.2}
 
 def make_run(out_dir: Path) -> Path:
     """Evaluate the bundled example data into ``out_dir`` against the loopback judge; return ``out_dir``."""
+    from tests.judges.fake_server import FakeLLMServer
+    from tests.metrics.generation.rules import judge_rule
+
     import ragmeter
     from ragmeter.io import read_samples
     from ragmeter.judges import from_spec
-    from tests.judges.fake_server import FakeLLMServer
-    from tests.metrics.generation.rules import judge_rule
 
     data = ROOT / "examples" / "rag_samples.jsonl"
     server = FakeLLMServer(judge_rule).start()
@@ -73,8 +75,13 @@ def shoot(report: Path, out: Path) -> list[Path]:
                 page.evaluate("() => window.scrollBy(0, -60)")
                 sample = out / f"report-{name}-sample.png"
                 page.screenshot(path=str(sample), full_page=False)
+                # further down the same panel: the per-metric results with the per-claim verdicts
+                page.locator("table.mres > tbody > tr", has_text="faithfulness").first.scroll_into_view_if_needed()
+                page.evaluate("() => window.scrollBy(0, 120)")
+                verdicts = out / f"report-{name}-verdicts.png"
+                page.screenshot(path=str(verdicts), full_page=False)
                 page.close()
-                written += [top, sample]
+                written += [top, sample, verdicts]
         finally:
             browser.close()
     return written

@@ -238,7 +238,7 @@ def card_state(mean: float | None, ci: Any, threshold: float | None, higher: boo
     ('unknown', 'unknown: no score to compare with 0.65')
     """
     if threshold is None:
-        return ("low", "clearly low (no gate threshold)") if low else ("unknown", "no gate threshold")
+        return ("low", "clearly low") if low else ("unknown", "no gate threshold")
     value = mean
     if on == "ci_low":
         value = ci[0] if isinstance(ci, list | tuple) and len(ci) == 2 else None
@@ -250,19 +250,23 @@ def card_state(mean: float | None, ci: Any, threshold: float | None, higher: boo
     return state, f"{state}: {on.replace('_', ' ')} {value:.3f} {rel} {threshold:g}"
 
 
-def _counted(label: str, total: Any, counts: dict[str, int], cls: str) -> str:
-    """``undefined 72`` with its most common reasons (or error types) and their counts."""
+def _counted(label: str, total: Any, cls: str) -> str:
+    """``undefined 72``, coloured when not zero."""
+    return f'<span class="{cls if total else ""}">{escape_html(label)} {escape_html(fmt(total or 0))}</span>'
+
+
+def _reasons(title: str, total: Any, counts: dict[str, int], cls: str) -> str:
+    """The most common reasons (or error types) behind ``total`` samples, with their counts; '' when none."""
     from ._data import top_reasons
 
-    head = f'<span class="{cls if total else ""}">{escape_html(label)} {escape_html(fmt(total or 0))}</span>'
     if not total or not counts:
-        return head
+        return ""
     tops = top_reasons(counts, 2)
     items = "".join(f"<li>{escape_html(r)} <span class=\"muted\">({n:,})</span></li>" for r, n in tops)
     more = len(counts) - len(tops)
     if more > 0:
         items += f'<li class="muted">and {more:,} other reason{"s" if more > 1 else ""}</li>'
-    return f'{head}<ul class="why {escape_html(cls)}">{items}</ul>'
+    return f'<div class="why {escape_html(cls)}">{escape_html(title)}:<ul>{items}</ul></div>'
 
 
 def _metric_card(run: Run, m: str, gate: dict[str, float], low_names: set[str], on: str) -> str:
@@ -299,9 +303,10 @@ def _metric_card(run: Run, m: str, gate: dict[str, float], low_names: set[str], 
         f'<div class="mean">{escape_html(fmt(s.get("mean")))}'
         f' <span class="state" title="{escape_html(state_label)}">{escape_html(state_label)}</span></div>{ci_html}'
         f'<div class="counts">n = {escape_html(fmt(s.get("n", n_scored)))}'
-        f" · {_counted('undefined', s.get('undefined', 0), run.reasons.get(m, {}), 'warn')}"
-        f" · {_counted('errors', s.get('errors', 0), run.error_types.get(m, {}), 'bad')}"
-        "</div>"
+        f" · {_counted('undefined', s.get('undefined', 0), 'warn')}"
+        f" · {_counted('errors', s.get('errors', 0), 'bad')}</div>"
+        + _reasons("undefined because", s.get("undefined", 0), run.reasons.get(m, {}), "warn")
+        + _reasons("errors", s.get("errors", 0), run.error_types.get(m, {}), "bad")
         + svg_histogram(counts, lo, hi, label=f"histogram of {m} scores")
         + (f'<div class="muted small">version {escape_html(version)}</div>' if version else "")
         + "</article>"
