@@ -226,3 +226,17 @@ def test_a_single_run_report_never_loads_every_record(tmp_path: Path, monkeypatc
                                    html, re.S).group(1))
     assert payload["total"] == 60 and len(payload["samples"]) == 10
     assert [s["i"] for s in payload["samples"]] == sorted(s["i"] for s in payload["samples"])
+
+
+def test_diagnose_markdown_names_the_clearly_low_metric(tmp_path: Path) -> None:
+    from ragmeter.stats.diagnose import diagnose
+
+    run_dir = write_run(tmp_path / "r", {"mrr": [0.1 if i % 2 else 0.3 for i in range(40)]})
+    d = diagnose(run_dir)
+    assert [low["metric"] for low in d.low_metrics] == ["mrr"]
+    assert d.to_dict()["low_metrics"][0]["threshold"] == 0.5
+    md = d.to_markdown()
+    assert "- [tentative] mrr is clearly low: 0.200 [" in md and "No failure signature fired." not in md
+    # a gate the metric passes: nothing clearly low, and the plain sentence again
+    assert diagnose(run_dir, gate={"mrr": 0.1}).low_metrics == []
+    assert "No failure signature fired." in diagnose(run_dir, gate={"mrr": 0.1}).to_markdown()

@@ -88,18 +88,15 @@ class Run:
         return self._columns[metric] if metric in self._columns else np.full(len(self.ids), np.nan)
 
     def _iter_file(self) -> Iterable[tuple[int, dict[str, Any]]]:
+        """``(byte offset of the line, record)`` for each record of ``results.jsonl``."""
         results_path = self.path / "results.jsonl"
-        with open(results_path, encoding="utf-8") as fh:
+        offset = 0
+        with open(results_path, "rb") as fh:
             for lineno, line in enumerate(fh, start=1):
+                start, offset = offset, offset + len(line)
                 if not line.strip():
                     continue
-                try:
-                    rec = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InvalidParameterError(f"{results_path}:{lineno}: not valid JSON ({exc.msg})") from exc
-                if not isinstance(rec, dict):
-                    raise InvalidParameterError(f"{results_path}:{lineno}: expected a JSON object per line")
-                yield lineno, rec
+                yield start, _parse_line(line, results_path, lineno)
 
     def _index(self, records: Iterable[Any]) -> None:
         """One pass over the records: ids, score and status columns, reasons, first relevant ranks."""
@@ -108,8 +105,11 @@ class Run:
         stat: dict[str, list[int]] = {m: [] for m in metrics}
         first: list[float] = []
         errs: list[bool] = []
+        offsets: list[int] = []
         for item in records:
             rec = item[1] if isinstance(item, tuple) else item
+            if isinstance(item, tuple):
+                offsets.append(item[0])
             self.ids.append(str(rec.get("id")))
             results = rec.get("metrics") or {}
             rank = math.nan
@@ -140,6 +140,7 @@ class Run:
         self.status = {m: np.asarray(v, dtype=np.int8) for m, v in stat.items()}
         self.first_rank = np.asarray(first, dtype=np.float64)
         self.any_error = np.asarray(errs, dtype=bool)
+        self._offsets = np.asarray(offsets, dtype=np.int64)
 
     def read_records(self, indices: Iterable[int]) -> dict[int, dict[str, Any]]:
         """The full records at these positions (0-based), read again from ``results.jsonl``."""
@@ -147,12 +148,24 @@ class Run:
         if self._records is not None:
             return {i: self._records[i] for i in wanted if 0 <= i < len(self._records)}
         out: dict[int, dict[str, Any]] = {}
-        for pos, (_, rec) in enumerate(self._iter_file()):
-            if pos in wanted:
-                out[pos] = rec
-                if len(out) == len(wanted):
-                    break
+        results_path = self.path / "results.jsonl"
+        with open(results_path, "rb") as fh:  # seek to each wanted line: no second parse of the whole file
+            for pos in sorted(i for i in wanted if 0 <= i < len(self._offsets)):
+                fh.seek(int(self._offsets[pos]))
+                out[pos] = _parse_line(fh.readline(), results_path, None)
         return out
+
+
+def _parse_line(line: bytes, path: Path, lineno: int | None) -> dict[str, Any]:
+    """One ``results.jsonl`` line as a record, or an error naming the file and line."""
+    where = f"{path}:{lineno}" if lineno is not None else str(path)
+    try:
+        rec = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidParameterError(f"{where}: not valid JSON ({exc})") from exc
+    if not isinstance(rec, dict):
+        raise InvalidParameterError(f"{where}: expected a JSON object per line")
+    return rec
 
 
 def _count(counter: dict[str, int], key: str) -> None:
@@ -249,7 +262,9 @@ def metric_spec_of(name: str) -> Any:
     try:
         from ..stats.diagnose import metric_spec
     except ImportError:  # a build without the statistics module
-        from ..registry import lookup_spec as metric_spec
+        from ..registry import lookup_spec
+
+        return lookup_spec(m.group(0).lower())
     return metric_spec(m.group(0).lower())
 
 

@@ -614,7 +614,7 @@ def _position_buckets(r: RunResult, metric: str, rank_arr: np.ndarray, confidenc
     scored = r.status[metric] == SCORED
     if np.isnan(rank_arr).all():
         return {"metric": metric, "note": "no retrieval metric with details.relevant_ranks in results.jsonl"}
-    buckets = []
+    buckets: list[dict[str, Any]] = []
     for label, lo, hi in (*BUCKETS, ("none", -1, -1)):
         sel = scored & (np.isinf(rank_arr) if label == "none" else (rank_arr >= lo) & (rank_arr <= hi))
         iv = metric_ci(vals[sel], confidence=confidence, seed=seed)
