@@ -55,7 +55,9 @@ def test_loads_without_console_errors_or_network(report: Path, open_report: Any)
     assert page.locator("#sample-body tr.row").count() == 100  # first page of 150
     assert page.locator("svg.hist").count() == 2
     assert "95% CI [0.410, 0.550]" in (page.text_content("#metrics") or "")
-    assert "Low recall" in (page.text_content("#diagnosis") or "")
+    # the diagnosis (computed by default) heads the page, before the metric cards
+    assert page.evaluate("() => document.querySelector('main > section').id") == "diagnosis"
+    assert "rules checked" in (page.text_content("#diagnosis") or "")
     run_text = page.text_content("#run") or ""
     for expected in ("openai:gpt-4o-mini", "51,234", "Cache hits"):
         assert expected in run_text
@@ -240,7 +242,10 @@ def test_ten_thousand_samples_stay_usable(tmp_path: Path, open_report: Any) -> N
     assert probe.problems == []
     assert load_s < 15, load_s
     assert page.locator("#sample-body tr.row").count() == 100
-    assert page.text_content("#p-info") == "page 1 of 100 (rows 1–100)"
+    # a run over the 2,000-sample default embeds a selection, and says so
+    assert page.text_content("#p-info") == "page 1 of 20 (rows 1–100)"
+    assert count_text(page) == "2,000 samples (of 10,000 in the run)"
+    assert "Showing 2,000 of 10,000 samples" in (page.text_content("#samples-note") or "")
     t0 = time.perf_counter()
     page.click("th[data-key='m:mrr'] button")
     sort_s = time.perf_counter() - t0

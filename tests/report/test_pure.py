@@ -264,10 +264,12 @@ def test_find_data_path_relative_to_the_run_dir(tmp_path: Path) -> None:
 def test_render_diagnosis_of_ragmeter_diagnose_output() -> None:
     out = render_diagnosis({"findings": [{"rule": "r", "stage": "retrieval", "problem": "misses <b>",
                                           "fix": "raise k", "strength": "strong",
-                                          "evidence": [{"metric": "recall@5", "mean": 0.4}]}],
-                            "not_fired": [{"rule": "x"}]})
-    assert "retrieval: misses &lt;b&gt;" in out and "Fix: raise k" in out and "sev-strong" in out
-    assert "<th>metric</th>" in out and "2 rules checked" in out
+                                          "evidence": [{"metric": "recall@5", "mean": 0.4, "condition": "< 0.65",
+                                                        "ci": [0.33, 0.49], "role": "primary"}]}],
+                            "not_fired": [{"rule": "x", "reason": "needs y"}]})
+    assert "Misses &lt;b&gt;: recall@5 0.400 [0.330, 0.490], below 0.65" in out
+    assert "Fix to try: raise k" in out and "sev-strong" in out and ">retrieval<" in out
+    assert "2 rules checked" in out and "<code>x</code>: needs y" in out
     assert render_diagnosis(None) == ""
 
 

@@ -393,6 +393,8 @@ def _run_info(data: Path, fmt: str | None, loaded: Any, cfg: Any, fields: dict[s
                                 "field_map": loaded.as_written(fields)}
     if loaded.source is not None:
         run_info["config"] = loaded.source
+    if cfg.gate.fail_under:  # the report marks each gated metric pass / fail against its threshold
+        run_info["gate"] = {"fail_under": dict(cfg.gate.fail_under), "statistic": cfg.gate.statistic}
     if cfg.judge:
         run_info["judge_spec"] = mask_secrets(loaded.as_written(cfg.judge))
     if embedder is not None:

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import click
 
-from ..report import DEFAULT_MAX_TEXT_CHARS, write_report
+from ..errors import InvalidParameterError
+from ..gate import parse_threshold
+from ..report import DEFAULT_MAX_SAMPLES, DEFAULT_MAX_TEXT_CHARS, write_report
 from ._app import main
 
 
@@ -21,11 +23,17 @@ from ._app import main
 @click.option("--title", default=None, help="The page title.")
 @click.option("--max-text-chars", type=click.IntRange(min=0), default=DEFAULT_MAX_TEXT_CHARS, show_default=True,
               help="Cut longer texts in the page (0: never cut).")
-@click.option("--diagnose", is_flag=True,
-              help="Run `ragmeter diagnose` on the run and show its findings (default: show the findings "
-                   "saved in OUTDIR/diagnosis.json or the run info, if any).")
+@click.option("--diagnose/--no-diagnose", default=True, show_default=True,
+              help="Run `ragmeter diagnose` on the run and head the report with its findings; with "
+                   "--no-diagnose, show the findings saved in OUTDIR/diagnosis.json or the run info, if any.")
+@click.option("--fail-under", "fail_under", multiple=True, metavar="METRIC=THRESHOLD",
+              help="A gate threshold to mark on the metric's card (repeatable). Default: the thresholds "
+                   "`ragmeter eval --fail-under` recorded in the run info.")
+@click.option("--max-samples", type=click.IntRange(min=1), default=DEFAULT_MAX_SAMPLES, show_default=True,
+              help="A run with more samples embeds this many (the worst and best per metric, errored and "
+                   "failing ones, a seeded random sample); the aggregates cover all.")
 def report_cmd(runs: tuple[Path, ...], data: Path | None, output: Path, title: str | None,
-               max_text_chars: int, diagnose: bool) -> None:
+               max_text_chars: int, diagnose: bool, fail_under: tuple[str, ...], max_samples: int) -> None:
     """Write a self-contained HTML report of RUN (an OUTDIR of `ragmeter eval -o`).
 
     With two run directories, BASELINE RUN, the report shows RUN with its difference from
@@ -34,7 +42,12 @@ def report_cmd(runs: tuple[Path, ...], data: Path | None, output: Path, title: s
     if len(runs) > 2:
         raise click.UsageError(f"expected one run directory, or two to compare (baseline candidate), got {len(runs)}")
     baseline, candidate = (runs[0], runs[1]) if len(runs) == 2 else (None, runs[0])
+    try:
+        gate = dict(parse_threshold(t) for t in fail_under)
+    except InvalidParameterError as exc:
+        raise click.BadParameter(str(exc), param_hint="--fail-under") from None
     out = write_report(candidate, output, data=data, baseline=baseline, title=title,
-                       max_text_chars=max_text_chars or None, diagnose=diagnose)
+                       max_text_chars=max_text_chars or None, diagnose=diagnose, fail_under=gate or None,
+                       max_samples=max_samples)
     size = out.stat().st_size
     click.echo(f"wrote {out} ({size / 1e6:.1f} MB)" if size >= 1e6 else f"wrote {out} ({size / 1e3:.0f} kB)")

@@ -18,32 +18,40 @@ from typing import Any
 from ..errors import InvalidParameterError
 from ._compare import add_baseline_texts, baseline_texts, comparison_section
 from ._data import (
+    DEFAULT_MAX_SAMPLES,
     DEFAULT_MAX_TEXT_CHARS,
     Run,
     build_payload,
     find_data_path,
     load_run,
     read_texts,
+    select_samples,
 )
 from ._html import (
     render_diagnosis,
     render_metric_cards,
     render_page,
     render_run_info,
+    render_samples_note,
 )
 
-__all__ = ["DEFAULT_MAX_TEXT_CHARS", "build_report", "write_report"]
+__all__ = ["DEFAULT_MAX_SAMPLES", "DEFAULT_MAX_TEXT_CHARS", "build_report", "write_report"]
 
 
-def _diagnosis(run: Run, compute: bool) -> Any:
-    """Findings to show: computed by ``ragmeter.stats.diagnose`` when asked, else from the run info or
-    ``OUTDIR/diagnosis.json`` (e.g. ``ragmeter diagnose OUTDIR --format json > OUTDIR/diagnosis.json``)."""
+def _diagnosis(run: Run, compute: bool, gate: dict[str, float]) -> Any:
+    """Findings to show: computed by ``ragmeter.stats.diagnose`` (the default), else from the run
+    info or ``OUTDIR/diagnosis.json`` (e.g. ``ragmeter diagnose OUTDIR --format json > ...``).
+
+    The computation runs on the run's columns (:class:`Run`), never on its full records, so it
+    costs little memory on a large run."""
     if compute:
         try:
+            from ..results import RunResult
             from ..stats.diagnose import diagnose
         except ImportError as exc:
             raise InvalidParameterError("diagnose=True needs ragmeter.stats, which this build lacks") from exc
-        return diagnose(run.path).to_dict()
+        columns = RunResult(run.ids, {m: run.scores(m) for m in run.metrics}, dict(run.status), None, run.info)
+        return diagnose(columns, gate=gate or None, first_ranks=run.first_rank).to_dict()
     info = run.info
     for key in ("diagnosis", "findings"):
         if info.get(key):
@@ -55,6 +63,18 @@ def _diagnosis(run: Run, compute: bool) -> Any:
         except json.JSONDecodeError:
             return [{"severity": "warning", "title": "diagnosis.json", "message": "is not valid JSON; skipped"}]
     return None
+
+
+def gate_thresholds(run: Run, fail_under: dict[str, float] | None) -> dict[str, float]:
+    """The gate thresholds to show: ``fail_under`` when given, else those the run info records
+    (``ragmeter eval --fail-under`` writes ``{"gate": {"fail_under": {...}}}`` there)."""
+    if fail_under:
+        return dict(fail_under)
+    gate = run.info.get("gate")
+    found = gate.get("fail_under") if isinstance(gate, dict) else None
+    if not isinstance(found, dict):
+        return {}
+    return {str(k): float(v) for k, v in found.items() if isinstance(v, int | float) and not isinstance(v, bool)}
 
 
 def _label(run: Run, other: Run) -> str:
@@ -71,22 +91,29 @@ def build_report(
     *,
     title: str | None = None,
     max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
-    diagnose: bool = False,
+    diagnose: bool = True,
+    fail_under: dict[str, float] | None = None,
+    max_samples: int = DEFAULT_MAX_SAMPLES,
 ) -> str:
     """The report of the run in ``run_dir`` as one HTML string (see :func:`write_report`)."""
+    if isinstance(max_samples, bool) or not isinstance(max_samples, int) or max_samples < 1:
+        raise InvalidParameterError(f"max_samples: expected an integer >= 1, got {max_samples!r}")
     run = load_run(run_dir)
     base = load_run(baseline) if baseline is not None else None
     data_path = Path(data) if data is not None else find_data_path(run)
     if data is not None and not Path(data).is_file():
         raise InvalidParameterError(f"--data: {data} is not a file; expected the data file the run was made from")
+    gate = gate_thresholds(run, fail_under)
+    selection = select_samples(run, max_samples=max_samples, thresholds=gate)
     reader = {"format": run.info.get("format"), "field_map": run.info.get("field_map") or None}
-    texts = read_texts(data_path, **reader) if data_path is not None else None
+    wanted = {run.ids[i] for i, _ in selection}
+    texts = read_texts(data_path, ids=wanted, **reader) if data_path is not None else None
     if texts is None:
         data_note = "not available: pass the data file (--data DATA / data=...) to see queries, answers, contexts"
     else:
-        found = sum(1 for rec in run.records if str(rec.get("id")) in texts)
-        data_note = f"{data_path} ({found:,} of {len(run.records):,} samples found)"
-    payload = build_payload(run, texts, baseline=base, max_text_chars=max_text_chars)
+        found = sum(1 for sid in wanted if sid in texts)
+        data_note = f"{data_path} ({found:,} of the {len(wanted):,} samples shown found)"
+    payload = build_payload(run, texts, baseline=base, max_text_chars=max_text_chars, selection=selection)
     comparison_html = ""
     if base is not None:
         metrics = [m for m in run.metrics if m in base.metrics]
@@ -95,7 +122,7 @@ def build_report(
                 f"the runs {base.path} and {run.path} share no metric: nothing to compare; "
                 "evaluate both on at least one common metric"
             )
-        index_of = {str(rec.get("id")): i for i, rec in enumerate(run.records)}
+        index_of = {str(e["id"]): k for k, e in enumerate(payload["samples"])}  # position in the page's samples
         comparison_html = comparison_section(base, run, metrics, index_of)
         add_baseline_texts(payload, baseline_texts(base, {s["id"] for s in payload["samples"]}),
                            max_text_chars=max_text_chars)
@@ -106,13 +133,16 @@ def build_report(
         page_title = f"ragmeter: {_label(base, run)} vs {_label(run, base)}"
     else:
         page_title = f"ragmeter: {run.path.name}"
-    subtitle = f"{dataset} · {len(run.records):,} samples · {len(run.metrics)} metrics"
+    subtitle = f"{dataset} · {len(run.ids):,} samples · {len(run.metrics)} metrics"
+    diagnosis = _diagnosis(run, diagnose, gate)
+    low = diagnosis.get("low_metrics") if isinstance(diagnosis, dict) else None
     return render_page(
         title=page_title,
         subtitle=subtitle,
         run_info_html=render_run_info(run, data_note),
-        diagnosis_html=render_diagnosis(_diagnosis(run, diagnose)),
-        metrics_html=render_metric_cards(run),
+        diagnosis_html=render_diagnosis(diagnosis),
+        metrics_html=render_metric_cards(run, gate=gate, low=low),
+        samples_note=render_samples_note(len(payload["samples"]), len(run.ids), bool(selection and selection[0][1])),
         comparison_html=comparison_html,
         payload=payload,
     )
@@ -126,7 +156,9 @@ def write_report(
     *,
     title: str | None = None,
     max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
-    diagnose: bool = False,
+    diagnose: bool = True,
+    fail_under: dict[str, float] | None = None,
+    max_samples: int = DEFAULT_MAX_SAMPLES,
 ) -> Path:
     """Write the self-contained HTML report of the run in ``run_dir`` to ``out_path``.
 
@@ -147,15 +179,23 @@ def write_report(
     max_text_chars:
         Longer texts are cut in the page, with a marker (None or 0: never cut).
     diagnose:
-        Run :func:`ragmeter.stats.diagnose` on the run and show its findings. Otherwise the report
-        shows the findings the run info (``diagnosis``) or ``OUTDIR/diagnosis.json`` holds, if any.
+        Run :func:`ragmeter.stats.diagnose` on the run and head the report with its findings (the
+        default). False: show the findings the run info (``diagnosis``) or
+        ``OUTDIR/diagnosis.json`` holds, if any.
+    fail_under:
+        The gate thresholds ``{metric: threshold}`` to mark on the metric cards (pass / fail).
+        Default: those the run info records (``ragmeter eval --fail-under``), if any.
+    max_samples:
+        A run with more samples embeds this many of them (:func:`~ragmeter.report._data.select_samples`:
+        the worst and best per metric, the errored and failing ones, a seeded random sample) and
+        says so; means, histograms and the diagnosis always cover every sample.
 
     Returns
     -------
     The path written.
     """
     html_text = build_report(run_dir, data, baseline, title=title, max_text_chars=max_text_chars,
-                             diagnose=diagnose)
+                             diagnose=diagnose, fail_under=fail_under, max_samples=max_samples)
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html_text, encoding="utf-8")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,13 +29,41 @@ DATA_PATH_KEYS = ("data", "data_path", "input", "input_path", "dataset_path", "d
 DEFAULT_MAX_TEXT_CHARS = 4000
 
 
-@dataclass
-class Run:
-    """One run directory as read from disk: ``summary.json`` and every ``results.jsonl`` record."""
+#: Status codes of :attr:`Run.status` (as :mod:`ragmeter.results` writes them).
+SCORED, UNDEFINED, ERROR = 0, 1, 2
 
-    path: Path
-    summary: dict[str, Any]
-    records: list[dict[str, Any]]
+#: At most this many distinct undefined reasons / error types are counted per metric (the rest
+#: are counted under ``"(other reasons)"``), so a reason with a sample id in it cannot grow memory.
+MAX_DISTINCT_REASONS = 100
+
+_DIGITS = re.compile(r"\d+")
+
+
+class Run:
+    """One run directory: ``summary.json`` and the per-sample columns of ``results.jsonl``.
+
+    Reading ``results.jsonl`` keeps only what the report's aggregates need, per sample: the id,
+    each metric's score and status, the rank of the first relevant context; and per metric the
+    counts of undefined reasons and error types. That is about 10 bytes per sample and metric,
+    so a run of any size can be reported. Full records are read again only for the samples the
+    page embeds (:meth:`read_records`); :attr:`records` loads them all, for the comparison.
+
+    ``Run(path, summary, records)`` builds the same columns from records in hand.
+    """
+
+    def __init__(self, path: Path, summary: dict[str, Any],
+                 records: list[dict[str, Any]] | None = None) -> None:
+        self.path = Path(path)
+        self.summary = summary
+        self._records = records
+        self.ids: list[str] = []
+        self.status: dict[str, np.ndarray] = {}
+        self.reasons: dict[str, dict[str, int]] = {m: {} for m in self.metrics}
+        self.error_types: dict[str, dict[str, int]] = {m: {} for m in self.metrics}
+        self._columns: dict[str, np.ndarray] = {}
+        self.first_rank = np.empty(0)
+        self.any_error = np.empty(0, dtype=bool)
+        self._index(records if records is not None else self._iter_file())
 
     @property
     def metrics(self) -> list[str]:
@@ -47,24 +76,122 @@ class Run:
         run = self.summary.get("run")
         return run if isinstance(run, dict) else {}
 
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        """Every ``results.jsonl`` record (read on first use: for a large run, prefer :meth:`read_records`)."""
+        if self._records is None:
+            self._records = [rec for _, rec in self._iter_file()]
+        return self._records
+
     def scores(self, metric: str) -> np.ndarray:
         """The metric's score per record, NaN where it has none (undefined or errored)."""
-        out = np.full(len(self.records), np.nan)
-        for i, rec in enumerate(self.records):
-            r = rec.get("metrics", {}).get(metric) or {}
-            if not r.get("error") and isinstance(r.get("score"), int | float):
-                out[i] = float(r["score"])
+        return self._columns[metric] if metric in self._columns else np.full(len(self.ids), np.nan)
+
+    def _iter_file(self) -> Iterable[tuple[int, dict[str, Any]]]:
+        """``(byte offset of the line, record)`` for each record of ``results.jsonl``."""
+        results_path = self.path / "results.jsonl"
+        offset = 0
+        with open(results_path, "rb") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                start, offset = offset, offset + len(line)
+                if not line.strip():
+                    continue
+                yield start, _parse_line(line, results_path, lineno)
+
+    def _index(self, records: Iterable[Any]) -> None:
+        """One pass over the records: ids, score and status columns, reasons, first relevant ranks."""
+        metrics = self.metrics
+        cols: dict[str, list[float]] = {m: [] for m in metrics}
+        stat: dict[str, list[int]] = {m: [] for m in metrics}
+        first: list[float] = []
+        errs: list[bool] = []
+        offsets: list[int] = []
+        for item in records:
+            rec = item[1] if isinstance(item, tuple) else item
+            if isinstance(item, tuple):
+                offsets.append(item[0])
+            self.ids.append(str(rec.get("id")))
+            results = rec.get("metrics") or {}
+            rank = math.nan
+            any_err = False
+            for m in metrics:
+                r = results.get(m) or {}
+                score = r.get("score")
+                if r.get("error"):
+                    st, v = ERROR, math.nan
+                    err = r["error"]
+                    _count(self.error_types[m], str(err.get("type") if isinstance(err, dict) else err))
+                    any_err = True
+                elif isinstance(score, int | float) and not isinstance(score, bool) and math.isfinite(score):
+                    st, v = SCORED, float(score)
+                else:
+                    st, v = UNDEFINED, math.nan
+                    if m in results:
+                        _count(self.reasons[m], _DIGITS.sub("N", str(r.get("reason") or "(no reason given)")))
+                cols[m].append(v)
+                stat[m].append(st)
+                det = r.get("details")
+                if math.isnan(rank) and isinstance(det, dict) and "relevant_ranks" in det:
+                    ranks = [k for k in det["relevant_ranks"] or [] if isinstance(k, int | float)]
+                    rank = float(min(ranks)) if ranks else math.inf
+            first.append(rank)
+            errs.append(any_err)
+        self._columns = {m: np.asarray(v, dtype=np.float64) for m, v in cols.items()}
+        self.status = {m: np.asarray(v, dtype=np.int8) for m, v in stat.items()}
+        self.first_rank = np.asarray(first, dtype=np.float64)
+        self.any_error = np.asarray(errs, dtype=bool)
+        self._offsets = np.asarray(offsets, dtype=np.int64)
+
+    def read_records(self, indices: Iterable[int]) -> dict[int, dict[str, Any]]:
+        """The full records at these positions (0-based), read again from ``results.jsonl``."""
+        wanted = set(indices)
+        if self._records is not None:
+            return {i: self._records[i] for i in wanted if 0 <= i < len(self._records)}
+        out: dict[int, dict[str, Any]] = {}
+        results_path = self.path / "results.jsonl"
+        with open(results_path, "rb") as fh:  # seek to each wanted line: no second parse of the whole file
+            for pos in sorted(i for i in wanted if 0 <= i < len(self._offsets)):
+                fh.seek(int(self._offsets[pos]))
+                out[pos] = _parse_line(fh.readline(), results_path, None)
         return out
 
 
+def _parse_line(line: bytes, path: Path, lineno: int | None) -> dict[str, Any]:
+    """One ``results.jsonl`` line as a record, or an error naming the file and line."""
+    where = f"{path}:{lineno}" if lineno is not None else str(path)
+    try:
+        rec = json.loads(line)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InvalidParameterError(f"{where}: not valid JSON ({exc})") from exc
+    if not isinstance(rec, dict):
+        raise InvalidParameterError(f"{where}: expected a JSON object per line")
+    return rec
+
+
+def _count(counter: dict[str, int], key: str) -> None:
+    """Add one to ``counter[key]``; past :data:`MAX_DISTINCT_REASONS` keys, to ``"(other reasons)"``."""
+    if key not in counter and len(counter) >= MAX_DISTINCT_REASONS:
+        key = "(other reasons)"
+    counter[key] = counter.get(key, 0) + 1
+
+
+def top_reasons(counter: dict[str, int], k: int = 2) -> list[tuple[str, int]]:
+    """The ``k`` most common entries, most common first (ties in first-seen order).
+
+    >>> top_reasons({"a": 1, "b": 3, "c": 3})
+    [('b', 3), ('c', 3)]
+    """
+    return sorted(counter.items(), key=lambda kv: -kv[1])[:k]
+
+
 def load_run(path: str | os.PathLike[str]) -> Run:
-    """Read ``summary.json`` and ``results.jsonl`` from the run directory ``path``.
+    """Read ``summary.json`` and index ``results.jsonl`` of the run directory ``path`` (see :class:`Run`).
 
     Raises
     ------
     InvalidParameterError
         ``path`` is not a run directory (no ``summary.json`` / ``results.jsonl``) or a file in it is
-        not valid JSON; the message says which file and what to do.
+        not valid JSON; the message says which file (and line) and what to do.
     """
     run_dir = Path(path)
     summary_path, results_path = run_dir / "summary.json", run_dir / "results.jsonl"
@@ -78,18 +205,9 @@ def load_run(path: str | os.PathLike[str]) -> Run:
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
         raise InvalidParameterError(f"{summary_path}: not valid JSON ({exc.msg} at char {exc.pos})") from exc
-    records: list[dict[str, Any]] = []
-    with open(results_path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise InvalidParameterError(f"{results_path}:{lineno}: not valid JSON ({exc.msg})") from exc
     if not isinstance(summary, dict) or not isinstance(summary.get("metrics"), dict):
         raise InvalidParameterError(f"{summary_path}: expected an object with a 'metrics' object")
-    return Run(run_dir, summary, records)
+    return Run(run_dir, summary)
 
 
 def find_data_path(run: Run) -> Path | None:
@@ -111,17 +229,20 @@ def find_data_path(run: Run) -> Path | None:
 
 
 def read_texts(path: str | os.PathLike[str], *, format: str | None = None,
-               field_map: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
+               field_map: dict[str, str] | None = None,
+               ids: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
     """``{sample id: {"q", "a", "r", "c"}}`` from a data file, through :func:`ragmeter.io.read_samples`.
 
     Bad rows are skipped (the run recorded them as errored samples already). ``c`` is a list of
-    ``[id, text, score]`` per retrieved context, in rank order.
+    ``[id, text, score]`` per retrieved context, in rank order. With ``ids``, only those samples'
+    texts are kept (the file is still read lazily, one row at a time).
     """
     from ..io import read_samples
 
+    wanted = None if ids is None else set(ids)
     out: dict[str, dict[str, Any]] = {}
     for s in read_samples(path, on_error="skip", format=format, field_map=field_map):  # type: ignore[arg-type]
-        if isinstance(s, InputError):
+        if isinstance(s, InputError) or (wanted is not None and s.id not in wanted):
             continue
         out[s.id] = {
             "q": s.query,
@@ -130,6 +251,94 @@ def read_texts(path: str | os.PathLike[str], *, format: str | None = None,
             "c": [[c.id, c.text, c.score] for c in s.contexts],
         }
     return out
+
+
+def metric_spec_of(name: str) -> Any:
+    """The registry spec of a run's metric name (``ndcg@5``, ``faithfulness(mode=direct)``, a peer's
+    name), or None when ragmeter does not know it."""
+    m = re.match(r"[A-Za-z_][A-Za-z0-9_]*", name)
+    if m is None:
+        return None
+    try:
+        from ..stats.diagnose import metric_spec
+    except ImportError:  # a build without the statistics module
+        from ..registry import lookup_spec
+
+        return lookup_spec(m.group(0).lower())
+    return metric_spec(m.group(0).lower())
+
+
+def higher_is_better(name: str) -> bool:
+    """The metric's direction from the registry (True for a metric ragmeter does not know)."""
+    spec = metric_spec_of(name)
+    return True if spec is None else bool(spec.higher_is_better)
+
+
+#: At most this many samples are embedded in the page (a run with more embeds a selection).
+DEFAULT_MAX_SAMPLES = 2000
+#: The embedded samples stop when their JSON passes this many bytes (the page stays under ~20 MB).
+DEFAULT_MAX_BYTES = 15_000_000
+
+
+def select_samples(run: Run, *, max_samples: int = DEFAULT_MAX_SAMPLES, worst: int = 25, best: int = 5,
+                   thresholds: dict[str, float] | None = None, seed: int = 0) -> list[tuple[int, list[str]]]:
+    """The samples the page embeds, most important first, each with why it was chosen.
+
+    A run of at most ``max_samples`` samples embeds all of them (in input order, no reasons).
+    A larger one embeds, in this order of priority and without repeats: per metric, its ``worst``
+    lowest and ``best`` highest scored samples (by the metric's direction: for a lower-is-better
+    metric, "worst" is the highest); every errored sample and every sample on the failing side of
+    a gate threshold (``thresholds``: ``{metric: threshold}``), up to half of ``max_samples``; then a
+    random sample (``numpy.random.default_rng(seed)``) up to ``max_samples``. Aggregates (means,
+    histograms, diagnosis) always use every sample.
+    """
+    n = len(run.ids)
+    if n <= max_samples:
+        return [(i, []) for i in range(n)]
+    chosen: dict[int, list[str]] = {}
+
+    def add(i: int, why: str, cap: int = max_samples) -> bool:
+        if i in chosen:
+            if why not in chosen[i]:
+                chosen[i].append(why)
+            return True
+        if len(chosen) >= cap:
+            return False
+        chosen[i] = [why]
+        return True
+
+    order_of: dict[str, np.ndarray] = {}
+    for m in run.metrics:
+        col = run.scores(m)
+        scored = np.flatnonzero(np.isfinite(col))
+        key = col[scored] if higher_is_better(m) else -col[scored]
+        order_of[m] = scored[np.argsort(key, kind="stable")]  # worst first
+    for m, order in order_of.items():
+        for i in order[:worst]:
+            add(int(i), f"worst {m}")
+        for i in order[::-1][:best]:
+            add(int(i), f"best {m}")
+    failing_cap = len(chosen) + max_samples // 2
+    for i in np.flatnonzero(run.any_error):
+        if not add(int(i), "error", failing_cap):
+            break
+    for m, t in (thresholds or {}).items():
+        if m not in order_of:
+            continue
+        col = run.scores(m)
+        up = higher_is_better(m)
+        for i in order_of[m]:
+            if (col[i] >= t) if up else (col[i] <= t):
+                break  # sorted worst first: the rest pass
+            if not add(int(i), f"fails gate {m}", failing_cap):
+                break
+    rng = np.random.default_rng(seed)
+    for i in rng.permutation(n):
+        if len(chosen) >= max_samples:
+            break
+        if int(i) not in chosen:
+            add(int(i), "random")
+    return list(chosen.items())
 
 
 def histogram(values: Iterable[float], bins: int = 10, lo: float = 0.0, hi: float = 1.0) -> list[int]:
@@ -310,60 +519,90 @@ def sanitize(obj: Any) -> Any:
 
 
 def build_payload(run: Run, texts: dict[str, dict[str, Any]] | None, *, baseline: Run | None = None,
-                  max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS) -> dict[str, Any]:
+                  max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
+                  selection: Sequence[tuple[int, list[str]]] | None = None,
+                  max_bytes: int | None = DEFAULT_MAX_BYTES) -> dict[str, Any]:
     """The JSON the page's script renders the sample table from.
+
+    ``selection`` (from :func:`select_samples`; default every sample) says which samples to embed,
+    most important first, and why; samples are added in that order until their JSON passes
+    ``max_bytes`` (None: no limit), then kept in the run's order.
 
     Shape::
 
-        {"metrics": [...], "hasText": bool, "compare": bool,
-         "samples": [{"id", "q", "a", "r", "c": [[id, text, score], ...],
+        {"metrics": [...], "hasText": bool, "compare": bool, "total": samples in the run,
+         "samples": [{"id", "i": position in the run, "w": [why chosen] (a selection only),
+                      "q", "a", "r", "c": [[id, text, score], ...],
                       "m": {metric: {"s": score, "t": reason, "e": error|null, "d": details-index|null}},
                       "d": [details, ...], "b": {metric: baseline score}, "x": true if any error}]}
     """
     metrics = run.metrics
+    if selection is None:
+        selection = [(i, []) for i in range(len(run.ids))]
     base_scores: dict[str, dict[str, float]] = {}
     if baseline is not None:
         for m in metrics:
             col = baseline.scores(m)
-            base_scores[m] = {str(rec.get("id")): float(col[i]) for i, rec in enumerate(baseline.records)}
+            base_scores[m] = {sid: float(col[i]) for i, sid in enumerate(baseline.ids)}
+    records = run.read_records(i for i, _ in selection)
     samples: list[dict[str, Any]] = []
-    for rec in run.records:
-        sid = str(rec.get("id"))
-        entry: dict[str, Any] = {"id": sid}
-        t = (texts or {}).get(sid)
-        if t is not None:
-            entry["q"] = clip_text(t.get("q"), max_text_chars)
-            entry["a"] = clip_text(t.get("a"), max_text_chars)
-            entry["r"] = clip_text(t.get("r"), max_text_chars)
-            entry["c"] = [[cid, clip_text(ctext, max_text_chars), _clean_number(cscore)]
-                          for cid, ctext, cscore in t.get("c", [])]
-        details_list: list[Any] = []
-        mres: dict[str, Any] = {}
-        any_error = False
-        for m in metrics:
-            r = rec.get("metrics", {}).get(m)
-            if r is None:
-                mres[m] = {"s": None, "t": "not in results.jsonl", "e": None, "d": None}
-                continue
-            details = r.get("details") or None
-            di = None
-            if details:
-                # a handful of distinct details per sample: a linear scan with == is cheapest
-                di = next((k for k, d in enumerate(details_list) if d == details), None)
-                if di is None:
-                    di = len(details_list)
-                    details_list.append(sanitize(details))
-            err = sanitize(r["error"]) if r.get("error") else None
-            any_error = any_error or bool(err)
-            mres[m] = {"s": _clean_number(r.get("score")), "t": clip_text(r.get("reason") or "", max_text_chars),
-                       "e": err, "d": di}
-        entry["m"] = mres
-        if details_list:
-            entry["d"] = details_list
-        if any_error:
-            entry["x"] = True
+    size = 0
+    for pos, why in selection:
+        rec = records.get(pos)
+        if rec is None:
+            continue
+        entry = _sample_entry(rec, metrics, texts, max_text_chars)
+        entry["i"] = pos
+        if why:
+            entry["w"] = why
         if baseline is not None:
-            entry["b"] = {m: _clean_number(base_scores[m].get(sid)) for m in metrics}
+            entry["b"] = {m: _clean_number(base_scores[m].get(entry["id"])) for m in metrics}
+        if max_bytes is not None:
+            size += len(json.dumps(entry, ensure_ascii=False, allow_nan=True, default=str))
+            if size > max_bytes and samples:
+                break
         samples.append(entry)
+    samples.sort(key=lambda e: e["i"])
     # scores and details are made JSON-safe above (NaN -> None); embed_json refuses any NaN left
-    return {"metrics": metrics, "hasText": texts is not None, "compare": baseline is not None, "samples": samples}
+    return {"metrics": metrics, "hasText": texts is not None, "compare": baseline is not None,
+            "total": len(run.ids), "samples": samples}
+
+
+def _sample_entry(rec: dict[str, Any], metrics: Sequence[str], texts: dict[str, dict[str, Any]] | None,
+                  max_text_chars: int | None) -> dict[str, Any]:
+    """One sample of the payload (see :func:`build_payload`), without the baseline scores."""
+    sid = str(rec.get("id"))
+    entry: dict[str, Any] = {"id": sid}
+    t = (texts or {}).get(sid)
+    if t is not None:
+        entry["q"] = clip_text(t.get("q"), max_text_chars)
+        entry["a"] = clip_text(t.get("a"), max_text_chars)
+        entry["r"] = clip_text(t.get("r"), max_text_chars)
+        entry["c"] = [[cid, clip_text(ctext, max_text_chars), _clean_number(cscore)]
+                      for cid, ctext, cscore in t.get("c", [])]
+    details_list: list[Any] = []
+    mres: dict[str, Any] = {}
+    any_error = False
+    for m in metrics:
+        r = rec.get("metrics", {}).get(m)
+        if r is None:
+            mres[m] = {"s": None, "t": "not in results.jsonl", "e": None, "d": None}
+            continue
+        details = r.get("details") or None
+        di = None
+        if details:
+            # a handful of distinct details per sample: a linear scan with == is cheapest
+            di = next((k for k, d in enumerate(details_list) if d == details), None)
+            if di is None:
+                di = len(details_list)
+                details_list.append(sanitize(details))
+        err = sanitize(r["error"]) if r.get("error") else None
+        any_error = any_error or bool(err)
+        mres[m] = {"s": _clean_number(r.get("score")), "t": clip_text(r.get("reason") or "", max_text_chars),
+                   "e": err, "d": di}
+    entry["m"] = mres
+    if details_list:
+        entry["d"] = details_list
+    if any_error:
+        entry["x"] = True
+    return entry

@@ -210,58 +210,252 @@ def render_run_info(run: Run, data_note: str) -> str:
         if key in shown or key in _SKIP_RUN_KEYS or value in (None, "", [], {}):
             continue
         rows.append(f"<dt>{escape_html(key)}</dt><dd>{_kv_value(value)}</dd>")
-    n = len(run.records)
+    n = len(run.ids)
     rows.insert(0, f"<dt>Samples</dt><dd>{n:,}</dd>")
     rows.append(f"<dt>Sample texts</dt><dd>{escape_html(data_note)}</dd>")
     return '<dl class="kv">' + "".join(rows) + "</dl>"
 
 
-def render_metric_cards(run: Run) -> str:
-    """One card per metric: mean (with CI when the summary has one), counts, version and histogram."""
-    versions = run.info.get("metrics") if isinstance(run.info.get("metrics"), dict) else {}
-    cards: list[str] = []
-    for m in run.metrics:
-        s = run.summary["metrics"].get(m) or {}
-        scores = run.scores(m)
-        lo, hi = histogram_range(scores)
-        counts = histogram(scores.tolist(), bins=10, lo=lo, hi=hi)
-        ci = s.get("ci")
-        ci_html = ""
-        if isinstance(ci, list | tuple) and len(ci) == 2:
-            method = s.get("ci_method")
-            ci_html = (
-                f'<div class="ci">95% CI [{escape_html(fmt(ci[0]))}, {escape_html(fmt(ci[1]))}]'
-                + (f' <span class="muted">{escape_html(method)}</span>' if method else "")
-                + "</div>"
-            )
-        v = versions.get(m, {}) if isinstance(versions, dict) else {}
-        version = v.get("version") if isinstance(v, dict) else None
-        n_scored = int(np.isfinite(scores).sum())
-        cards.append(
-            '<article class="card">'
-            f'<h3 title="{escape_html(m)}">{escape_html(m)}</h3>'
-            f'<div class="mean">{escape_html(fmt(s.get("mean")))}</div>{ci_html}'
-            f'<div class="counts">n = {escape_html(fmt(s.get("n", n_scored)))}'
-            f' · <span class="{"warn" if s.get("undefined") else ""}">'
-            f'undefined {escape_html(fmt(s.get("undefined", 0)))}</span>'
-            f' · <span class="{"bad" if s.get("errors") else ""}">errors {escape_html(fmt(s.get("errors", 0)))}</span>'
-            "</div>"
-            + svg_histogram(counts, lo, hi, label=f"histogram of {m} scores")
-            + (f'<div class="muted small">version {escape_html(version)}</div>' if version else "")
-            + "</article>"
+#: The report's stages, in pipeline order: registry role -> (heading, the question it answers).
+STAGES = (
+    ("retrieval", "Retrieval", "is the evidence retrieved, and ranked near the top?"),
+    ("context", "Context use", "is the context handed to the generator usable for the question?"),
+    ("answer", "Answer", "is the answer grounded, relevant and correct?"),
+    (None, "Other metrics", "metrics ragmeter has no stage for"),
+)
+
+
+def card_state(mean: float | None, ci: Any, threshold: float | None, higher: bool, *, low: bool = False,
+               on: str = "mean") -> tuple[str, str]:
+    """``(state, label)`` of a metric card: ``pass`` / ``fail`` against the gate threshold, ``low``
+    (no threshold, but clearly low: see :func:`ragmeter.stats.diagnose.clearly_low`), or
+    ``unknown`` (no threshold, or no score to compare).
+
+    >>> card_state(0.41, [0.33, 0.49], 0.65, True)
+    ('fail', 'fail: mean 0.410 < 0.65')
+    >>> card_state(0.2, None, 0.3, False)
+    ('pass', 'pass: mean 0.200 <= 0.3')
+    >>> card_state(None, None, 0.65, True)
+    ('unknown', 'unknown: no score to compare with 0.65')
+    """
+    if threshold is None:
+        return ("low", "clearly low") if low else ("unknown", "no gate threshold")
+    value = mean
+    if on == "ci_low":
+        value = ci[0] if isinstance(ci, list | tuple) and len(ci) == 2 else None
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "unknown", f"unknown: no score to compare with {threshold:g}"
+    ok = value >= threshold if higher else value <= threshold
+    rel = (">=" if ok else "<") if higher else ("<=" if ok else ">")
+    state = "pass" if ok else "fail"
+    return state, f"{state}: {on.replace('_', ' ')} {value:.3f} {rel} {threshold:g}"
+
+
+def _counted(label: str, total: Any, cls: str) -> str:
+    """``undefined 72``, coloured when not zero."""
+    return f'<span class="{cls if total else ""}">{escape_html(label)} {escape_html(fmt(total or 0))}</span>'
+
+
+def _reasons(title: str, total: Any, counts: dict[str, int], cls: str) -> str:
+    """The most common reasons (or error types) behind ``total`` samples, with their counts; '' when none."""
+    from ._data import top_reasons
+
+    if not total or not counts:
+        return ""
+    tops = top_reasons(counts, 2)
+    items = "".join(f"<li>{escape_html(r)} <span class=\"muted\">({n:,})</span></li>" for r, n in tops)
+    more = len(counts) - len(tops)
+    if more > 0:
+        items += f'<li class="muted">and {more:,} other reason{"s" if more > 1 else ""}</li>'
+    return f'<div class="why {escape_html(cls)}">{escape_html(title)}:<ul>{items}</ul></div>'
+
+
+def _metric_card(run: Run, m: str, gate: dict[str, float], low_names: set[str], on: str) -> str:
+    """One metric's card: direction, mean, CI, state against the gate, counts with reasons, histogram."""
+    from ._data import higher_is_better
+
+    s = run.summary["metrics"].get(m) or {}
+    scores = run.scores(m)
+    lo, hi = histogram_range(scores)
+    counts = histogram(scores.tolist(), bins=10, lo=lo, hi=hi)
+    ci = s.get("ci")
+    ci_html = ""
+    if isinstance(ci, list | tuple) and len(ci) == 2:
+        method = s.get("ci_method")
+        ci_html = (
+            f'<div class="ci">95% CI [{escape_html(fmt(ci[0]))}, {escape_html(fmt(ci[1]))}]'
+            + (f' <span class="muted">{escape_html(method)}</span>' if method else "")
+            + "</div>"
         )
-    return '<div class="cards">' + "".join(cards) + "</div>"
+    versions = run.info.get("metrics") if isinstance(run.info.get("metrics"), dict) else {}
+    v = versions.get(m, {}) if isinstance(versions, dict) else {}
+    version = v.get("version") if isinstance(v, dict) else None
+    n_scored = int(np.isfinite(scores).sum())
+    up = higher_is_better(m)
+    threshold = gate.get(m)
+    state, state_label = card_state(s.get("mean"), ci, threshold, up, low=m in low_names, on=on)
+    direction = "↑ higher is better" if up else "↓ lower is better"
+    gate_html = (f'<span class="gate">gate {"≥" if up else "≤"} {escape_html(fmt(threshold))}</span>'
+                 if threshold is not None else "")
+    return (
+        f'<article class="card state-{state}" data-metric="{escape_html(m)}" data-state="{state}">'
+        f'<h3 title="{escape_html(m)}">{escape_html(m)}</h3>'
+        f'<div class="dir">{direction}{" · " if gate_html else ""}{gate_html}</div>'
+        f'<div class="mean">{escape_html(fmt(s.get("mean")))}'
+        f' <span class="state" title="{escape_html(state_label)}">{escape_html(state_label)}</span></div>{ci_html}'
+        f'<div class="counts">n = {escape_html(fmt(s.get("n", n_scored)))}'
+        f" · {_counted('undefined', s.get('undefined', 0), 'warn')}"
+        f" · {_counted('errors', s.get('errors', 0), 'bad')}</div>"
+        + _reasons("undefined because", s.get("undefined", 0), run.reasons.get(m, {}), "warn")
+        + _reasons("errors", s.get("errors", 0), run.error_types.get(m, {}), "bad")
+        + svg_histogram(counts, lo, hi, label=f"histogram of {m} scores")
+        + (f'<div class="muted small">version {escape_html(version)}</div>' if version else "")
+        + "</article>"
+    )
+
+
+def render_metric_cards(run: Run, *, gate: dict[str, float] | None = None,
+                        low: Sequence[dict[str, Any]] | None = None) -> str:
+    """The metric cards grouped by pipeline stage (the registry's ``role`` of each metric).
+
+    Each card: the metric's direction, its mean with the CI when the summary has one, the gate
+    threshold when ``gate`` sets one, a pass / fail / clearly low / unknown state (see
+    :func:`card_state`), the counts of scored, undefined (with the most common reasons) and
+    errored samples (with the most common error types), the score histogram and the version.
+    """
+    from ._data import metric_spec_of
+
+    gate = gate or {}
+    low_names = {str(e.get("metric")) for e in (low or []) if isinstance(e, dict)}
+    on = "mean"
+    g = run.info.get("gate")
+    if isinstance(g, dict) and g.get("statistic") in ("mean", "ci_low"):
+        on = g["statistic"]
+    groups: dict[str | None, list[str]] = {}
+    for m in run.metrics:
+        spec = metric_spec_of(m)
+        role = spec.role if spec is not None and spec.role in ("retrieval", "context", "answer") else None
+        groups.setdefault(role, []).append(m)
+    parts: list[str] = []
+    for role, heading, question in STAGES:
+        if role not in groups:
+            continue
+        cards = "".join(_metric_card(run, m, gate, low_names, on) for m in groups[role])
+        parts.append(f'<section class="stage" data-stage="{escape_html(role or "other")}">'
+                     f'<h3 class="stage-head">{escape_html(heading)} <span class="muted small">'
+                     f'{escape_html(question)}</span></h3><div class="cards">{cards}</div></section>')
+    return "".join(parts)
+
+
+def _evidence_phrase(e: dict[str, Any]) -> str:
+    """``recall@5 0.410 [0.330, 0.490], below 0.65`` from one evidence entry of a diagnose finding."""
+    cond = str(e.get("condition") or "")
+    op, _, thr = cond.partition(" ")
+    side = {"<": "below", ">=": "at or above"}.get(op, op)
+    ci = e.get("ci")
+    ci_text = f" [{fmt(ci[0])}, {fmt(ci[1])}]" if isinstance(ci, list | tuple) and len(ci) == 2 else ""
+    return f"{e.get('metric')} {fmt(e.get('mean'))}{ci_text}, {side} {thr}".rstrip(", ")
+
+
+def finding_sentence(f: dict[str, Any]) -> str:
+    """A diagnose finding as one sentence with its evidence.
+
+    >>> finding_sentence({"problem": "the retriever misses the evidence; the generator is faithful",
+    ...                   "evidence": [{"metric": "recall@5", "condition": "< 0.65", "mean": 0.41,
+    ...                                 "ci": [0.33, 0.49], "role": "primary"}]})
+    'The retriever misses the evidence: recall@5 0.410 [0.330, 0.490], below 0.65'
+    """
+    problem = str(f.get("problem") or f.get("rule") or "").split(";")[0].strip()
+    ev = [e for e in f.get("evidence") or [] if isinstance(e, dict) and e.get("role") != "exclusion"]
+    text = problem[:1].upper() + problem[1:]
+    if ev:
+        text += ": " + "; ".join(_evidence_phrase(e) for e in ev)
+    return text
+
+
+def _position_html(p: Any) -> str:
+    """The position analysis in one line, its buckets in a table under a disclosure."""
+    if not isinstance(p, dict):
+        return ""
+    if "buckets" not in p:
+        return f'<p class="muted small">Position analysis: {escape_html(p.get("note", "not available"))}</p>'
+    rows = "".join(
+        f"<tr><td>{escape_html(b['bucket'])}</td><td>{escape_html(fmt(b['n']))}</td>"
+        f"<td>{escape_html(fmt(b.get('mean')))}</td><td>{escape_html(_ci_text(b.get('ci')))}</td></tr>"
+        for b in p["buckets"] if b.get("n"))
+    flags = [f"Spearman rho(rank, score) {fmt(p.get('spearman_rho'))}",
+             "lost in the middle: " + ("yes" if p.get("lost_in_the_middle") else "no"),
+             "position effect: " + ("yes" if p.get("position_effect") else "no")]
+    return (f'<details class="position"><summary>{escape_html(p["metric"])} by rank of the first relevant chunk: '
+            f"{escape_html('; '.join(flags))}</summary>"
+            '<table class="changed"><thead><tr><th>first relevant rank</th><th>n</th><th>mean</th>'
+            f"<th>95% CI</th></tr></thead><tbody>{rows}</tbody></table></details>")
+
+
+def _ci_text(ci: Any) -> str:
+    return f"[{fmt(ci[0])}, {fmt(ci[1])}]" if isinstance(ci, list | tuple) and len(ci) == 2 else "—"
+
+
+def render_diagnose_result(d: dict[str, Any]) -> str:
+    """The output of ``ragmeter.stats.diagnose`` (``to_dict()``) as the report's opening section.
+
+    Each finding heads the section as a sentence with its evidence (:func:`finding_sentence`), its
+    strength, stage, the fix to try and how many samples match on their own scores. With no
+    finding, each clearly low metric is a tentative finding
+    (:func:`ragmeter.stats.diagnose.tentative_sentence`); with none either, the section says so.
+    """
+    from ..stats.diagnose import TENTATIVE_LEAD, tentative_sentence
+
+    items: list[str] = []
+    for f in d.get("findings") or []:
+        strength = str(f.get("strength") or "info")
+        extra = []
+        if f.get("samples_matching") is not None:
+            extra.append(f"{fmt(f['samples_matching'])} samples match on their own scores")
+        if f.get("missing_metrics"):
+            extra.append("missing: " + ", ".join(map(str, f["missing_metrics"])))
+        extra.extend(map(str, f.get("substitutions") or []))
+        items.append(
+            f'<li class="finding sev-{escape_html(strength.lower())}">'
+            f'<span class="badge">{escape_html(strength)}</span> '
+            f'<span class="stage-tag">{escape_html(f.get("stage"))}</span> '
+            f'<strong class="sentence">{escape_html(finding_sentence(f))}</strong>'
+            f'<div class="fix">Fix to try: {escape_html(f.get("fix"))}</div>'
+            + (f'<div class="muted small">{escape_html("; ".join(extra))}</div>' if extra else "")
+            + "</li>")
+    if not items and d.get("low_metrics"):
+        items.append(f'<li class="lead">{escape_html(TENTATIVE_LEAD)}:</li>')
+        for low in d["low_metrics"]:
+            items.append(f'<li class="finding sev-tentative"><span class="badge">tentative</span> '
+                         f'<strong class="sentence">{escape_html(tentative_sentence(low))}</strong></li>')
+    n_rules = len(d.get("findings") or []) + len(d.get("not_fired") or [])
+    if not items:
+        items.append(f'<li class="finding sev-ok"><span class="badge">ok</span> <strong class="sentence">'
+                     f"No failure signature fired and no metric is clearly low</strong> "
+                     f'<span class="muted">({n_rules} rules checked)</span></li>')
+    not_fired = "".join(f"<li><code>{escape_html(nf.get('rule'))}</code>: {escape_html(nf.get('reason'))}</li>"
+                        for nf in d.get("not_fired") or [])
+    return (
+        '<section id="diagnosis"><h2>Diagnosis</h2><ul class="findings">' + "".join(items) + "</ul>"
+        + _position_html(d.get("position"))
+        + (f'<details class="not-fired"><summary>{n_rules} rules checked (ragmeter diagnose); '
+           f"{len(d.get('not_fired') or [])} did not fire</summary><ul>{not_fired}</ul></details>" if n_rules else "")
+        + "</section>"
+    )
 
 
 def render_diagnosis(findings: Any) -> str:
-    """Diagnosis findings (strings, or objects with severity/title/message/...) as a list; '' when none."""
+    """Diagnosis findings as the report's opening section; '' when none.
+
+    ``ragmeter.stats.diagnose`` output goes to :func:`render_diagnose_result`; other findings
+    (strings, or objects with severity/title/message/..., as a run info may hold) show as a list.
+    """
     if findings is None or findings == []:
         return ""
-    checked = ""
+    if isinstance(findings, dict) and isinstance(findings.get("findings"), list) \
+            and isinstance(findings.get("not_fired"), list):
+        return render_diagnose_result(findings)
     if isinstance(findings, dict):
-        if "findings" in findings and isinstance(findings.get("not_fired"), list):
-            n_rules = len(findings["findings"]) + len(findings["not_fired"])
-            checked = f"{n_rules} rules checked (ragmeter diagnose)"
         findings = findings.get("findings", [findings])
     if not isinstance(findings, list):
         findings = [findings]
@@ -282,11 +476,17 @@ def render_diagnosis(findings: Any) -> str:
             )
         else:
             items.append(f'<li class="finding"><span class="badge">info</span> {escape_html(f)}</li>')
-    if not items:
-        items.append(f'<li class="finding"><span class="badge">ok</span> No finding fired. {escape_html(checked)}</li>')
-    elif checked:
-        items.append(f'<li class="muted small">{escape_html(checked)}</li>')
     return '<section id="diagnosis"><h2>Diagnosis</h2><ul class="findings">' + "".join(items) + "</ul></section>"
+
+
+def render_samples_note(shown: int, total: int, selected: bool) -> str:
+    """The line above the sample table: how many of the run's samples the page holds, and which."""
+    if shown >= total:
+        return f'<p class="muted" id="samples-note">All {total:,} samples are in this page.</p>'
+    how = ("the worst and best per metric, every errored or gate-failing one (up to half), and a seeded "
+           "random sample" if selected else "the first ones")
+    return (f'<p class="note" id="samples-note">Showing {shown:,} of {total:,} samples: {how}. '
+            "The metric cards, histograms and the diagnosis cover all samples.</p>")
 
 
 def render_comparison(comps: Sequence[MetricComparison], baseline: Run, candidate: Run,
@@ -341,7 +541,7 @@ def _asset(name: str) -> str:
 
 
 def render_page(*, title: str, subtitle: str, run_info_html: str, diagnosis_html: str, metrics_html: str,
-                comparison_html: str, payload: dict[str, Any]) -> str:
+                comparison_html: str, payload: dict[str, Any], samples_note: str = "") -> str:
     """Assemble the page from its parts (already-escaped HTML) and the payload (embedded as JSON)."""
     script, style = _asset("report.js"), _asset("report.css")
     page = Template(_asset("report.html"))
@@ -354,6 +554,7 @@ def render_page(*, title: str, subtitle: str, run_info_html: str, diagnosis_html
         diagnosis=diagnosis_html,
         metrics=metrics_html,
         comparison=comparison_html,
+        samples_note=samples_note,
         data=embed_json(payload),
         script=script,
     )

@@ -358,7 +358,12 @@ def _position_table(p: dict[str, Any]) -> Group:
 def diagnosis_markdown(d: Diagnosis) -> str:
     """Diagnosis as Markdown."""
     out = ["### ragmeter diagnose", ""]
-    if not d.findings:
+    if not d.findings and d.low_metrics:
+        from .diagnose import TENTATIVE_LEAD, tentative_sentence
+
+        out += [f"{TENTATIVE_LEAD}:", ""] + [f"- [tentative] {tentative_sentence(low)}" for low in d.low_metrics]
+        out.append("")
+    elif not d.findings:
         out.append("No failure signature fired.")
     for f in d.findings:
         out.append(f"#### [{f['strength']}] {f['stage']}: {f['problem']}")

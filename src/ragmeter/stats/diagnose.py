@@ -25,6 +25,12 @@ whole 95% CI does. Strength: ``strong`` (every condition confirmed, nothing miss
 ``moderate`` (confirmed, a supporting metric missing), ``tentative`` (some condition holds by
 the mean only). Per sample: the same rules on each sample's own scores.
 
+When no rule fires, a metric can still be *clearly low* (:func:`clearly_low`): its whole 95% CI
+lies on the failing side of its gate threshold when one is set (``gate``), else below
+:data:`CLEARLY_LOW` (above ``1 - CLEARLY_LOW`` for a lower-is-better metric). Those metrics are
+listed in ``low_metrics`` as tentative findings: a stage to look at, with no signature that
+says why.
+
 Position analysis: the answer metric as a function of the rank of the first relevant chunk
 (from the retrieval metrics' ``details.relevant_ranks``), to show lost-in-the-middle effects.
 """
@@ -40,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidParameterError
+from ..errors import InvalidParameterError, RagmeterError
 from ..registry import MetricSpec, lookup_spec
 from ..results import SCORED, RunResult
 from ._io import load_run
@@ -57,6 +63,9 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "faithfulness_very_high": 0.95,
     "relevancy_low": 0.70,
 }
+
+#: A score-in-[0, 1] metric whose whole 95% CI lies below this is "clearly low" (see :func:`clearly_low`).
+CLEARLY_LOW = 0.5
 
 #: Names that peers give to metrics ragmeter has under its own name (a saved run may come from
 #: RAGAS, TruLens or trec_eval): foreign base name -> ragmeter metric. Only foreign names belong
@@ -199,6 +208,8 @@ class Diagnosis:
         Position analysis (see :func:`position_analysis`) or None.
     metrics_used:
         ``{family: metric name}`` for each family found in the run.
+    low_metrics:
+        The run's clearly low metrics (:func:`clearly_low`), lowest first: tentative findings.
     """
 
     findings: list[dict[str, Any]]
@@ -208,11 +219,13 @@ class Diagnosis:
     position: dict[str, Any] | None
     metrics_used: dict[str, str]
     thresholds: dict[str, float] = field(default_factory=dict)
+    low_metrics: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self, include_per_sample: bool = False) -> dict[str, Any]:
         """A JSON-safe dict (``per_sample`` only when asked: it can be large)."""
         out = {"findings": self.findings, "not_fired": self.not_fired, "samples": self.samples,
-               "position": self.position, "metrics_used": self.metrics_used, "thresholds": self.thresholds}
+               "position": self.position, "metrics_used": self.metrics_used, "thresholds": self.thresholds,
+               "low_metrics": self.low_metrics}
         if include_per_sample:
             out["per_sample"] = self.per_sample
         return clean(out)
@@ -246,6 +259,8 @@ def diagnose(
     confidence: float = 0.95,
     max_ids: int = 50,
     seed: int = 0,
+    gate: dict[str, float] | None = None,
+    first_ranks: np.ndarray | None = None,
 ) -> Diagnosis:
     """Diagnose a run: which pipeline stage fails, with evidence, per run and per sample.
 
@@ -268,6 +283,12 @@ def diagnose(
         At most this many sample ids listed per rule (counts are always complete).
     seed:
         Bootstrap seed.
+    gate:
+        ``{metric: threshold}`` of the run's quality gate, if any: a metric whose CI lies on the
+        failing side of its threshold is clearly low (:func:`clearly_low`).
+    first_ranks:
+        Per sample, the rank of the first relevant chunk (inf: none retrieved, NaN: unknown), for
+        a ``run`` loaded without its records (see :func:`position_analysis`).
 
     Returns
     -------
@@ -314,8 +335,85 @@ def diagnose(
                          "evidence": evidence, "samples_matching": samples[rule.key]["count"]})
     order = {"strong": 0, "moderate": 1, "tentative": 2}
     findings.sort(key=lambda f: order[f["strength"]])
-    position = position_analysis(r, confidence=confidence, seed=seed)
-    return Diagnosis(findings, not_fired, samples, per_sample, position, used, thr)
+    position = position_analysis(r, confidence=confidence, seed=seed, first_ranks=first_ranks)
+    low = clearly_low(r, ci, gate=gate)
+    return Diagnosis(findings, not_fired, samples, per_sample, position, used, thr, low)
+
+
+def clearly_low(r: RunResult, ci: Any, *, gate: dict[str, float] | None = None,
+                level: float = CLEARLY_LOW) -> list[dict[str, Any]]:
+    """The run's clearly low metrics, lowest first (by the CI's far end's distance from the threshold).
+
+    A metric is clearly low when its whole CI (``ci(name)``: an Interval; a degenerate or missing
+    CI never counts) is on the failing side of its threshold: the gate's when ``gate`` has one for
+    it (names compared as written and canonicalised), else ``level`` for a higher-is-better metric
+    and ``1 - level`` for a lower-is-better one (the registry's direction; unknown metrics are
+    taken as higher-is-better). Only metrics with scores in [0, 1] are judged against ``level``.
+    Each entry: ``metric``, ``stage`` (the registry role or None), ``mean``, ``ci``, ``n``,
+    ``threshold``, ``basis`` (``"gate"`` or ``"clearly low"``) and ``higher_is_better``.
+    """
+    gate_of = _gate_lookup(gate or {})
+    out = []
+    for name in r.metrics:
+        p = _parse(name)
+        spec = metric_spec(p[0]) if p else None
+        up = True if spec is None else bool(spec.higher_is_better)
+        iv = ci(name)
+        if iv.ci is None or iv.estimate is None or iv.method in ("degenerate", "none"):
+            continue
+        t = gate_of(name)
+        basis = "gate"
+        if t is None:
+            vals = r.scores[name][r.status[name] == SCORED]
+            if vals.size == 0 or vals.min() < 0 or vals.max() > 1:
+                continue
+            t, basis = (level if up else 1 - level), "clearly low"
+        lo, hi = iv.ci
+        if (hi < t) if up else (lo > t):
+            out.append({"metric": name, "stage": spec.role if spec else None, "mean": iv.estimate, "ci": iv.ci,
+                        "n": iv.n, "threshold": t, "basis": basis, "higher_is_better": up,
+                        "margin": (t - hi) if up else (lo - t)})
+    out.sort(key=lambda e: -e["margin"])
+    for e in out:
+        del e["margin"]
+    return out
+
+
+def _gate_lookup(gate: dict[str, float]) -> Any:
+    """``name -> threshold or None`` matching gate names as written or canonicalised."""
+    from ..registry import canonical_name
+
+    def canon(n: str) -> str:
+        try:
+            return canonical_name(n)
+        except RagmeterError:  # an unknown or foreign name: compare as written
+            return n
+
+    table = {canon(k): float(v) for k, v in gate.items()}
+    return lambda name: table.get(name, table.get(canon(name)))
+
+
+def tentative_sentence(low: dict[str, Any]) -> str:
+    """One clearly low metric (an entry of :func:`clearly_low`) as a sentence with its evidence.
+
+    >>> tentative_sentence({"metric": "mrr", "stage": "retrieval", "mean": 0.31, "ci": [0.28, 0.34],
+    ...                     "threshold": 0.5, "basis": "clearly low", "higher_is_better": True})
+    'mrr is clearly low: 0.310 [0.280, 0.340], below 0.5 (retrieval stage)'
+    >>> tentative_sentence({"metric": "hallucination_rate", "stage": "answer", "mean": 0.9, "ci": [0.8, 1.0],
+    ...                     "threshold": 0.2, "basis": "gate", "higher_is_better": False})
+    "hallucination_rate is clearly high: 0.900 [0.800, 1.000], above the gate's 0.2 (answer stage)"
+    """
+    up = low.get("higher_is_better", True)
+    what = "the gate's " if low.get("basis") == "gate" else ""
+    ci = low.get("ci") or [None, None]
+    return (f"{low['metric']} is clearly {'low' if up else 'high'}: {_fmt(low['mean'])} "
+            f"[{_fmt(ci[0])}, {_fmt(ci[1])}], {'below' if up else 'above'} {what}{low['threshold']:g}"
+            + (f" ({low['stage']} stage)" if low.get("stage") else ""))
+
+
+#: What the report and the Markdown say before the clearly low metrics when no rule fired.
+TENTATIVE_LEAD = ("No failure signature fired, but some metrics are clearly poor: tentative findings, "
+                  "a stage to look at with no signature that says why")
 
 
 def _check_thresholds(thresholds: dict[str, float] | None) -> dict[str, float]:
@@ -451,6 +549,7 @@ def position_analysis(
     metric: str | None = None,
     confidence: float = 0.95,
     seed: int = 0,
+    first_ranks: np.ndarray | None = None,
 ) -> dict[str, Any] | None:
     """The answer metric grouped by the rank of the first relevant retrieved chunk.
 
@@ -467,8 +566,12 @@ def position_analysis(
     CI and a mean below the last bucket's mean: the U shape of Liu et al. 2023). Heuristics for
     reading, not tests with error control.
 
+    ``first_ranks`` gives those ranks per sample instead (inf: no relevant chunk retrieved, NaN:
+    no retrieval details), for a run held without its records (the HTML report's).
+
     Returns None when the run has no answer metric (``metric`` None and none found) or no
-    per-sample records; ``{"metric", "note"}`` when no sample has relevant ranks.
+    per-sample records (and no ``first_ranks``); ``{"metric", "note"}`` when no sample has
+    relevant ranks.
     """
     confidence = check_probability(confidence, "confidence")
     r = load_run(run)
@@ -478,10 +581,19 @@ def position_analysis(
             return None
     elif metric not in r.scores:
         raise InvalidParameterError(f"metric: expected one of {', '.join(r.metrics)}, got {metric!r}")
-    if r.records is None:
+    if first_ranks is not None:
+        rank_arr = np.asarray(first_ranks, dtype=np.float64)
+    elif r.records is None:
         return None
+    else:
+        rank_arr = _first_ranks(r.records)
+    return _position_buckets(r, metric, rank_arr, confidence, seed)
+
+
+def _first_ranks(records: list[dict[str, Any]]) -> np.ndarray:
+    """Per record, the smallest of the first ``details.relevant_ranks`` found (inf: empty, NaN: none)."""
     first: list[float] = []
-    for rec in r.records:
+    for rec in records:
         rank = math.nan
         found = False
         for res in (rec.get("metrics") or {}).values():
@@ -492,12 +604,17 @@ def position_analysis(
                 found = True
                 break
         first.append(rank if found else math.nan)
-    rank_arr = np.asarray(first)
+    return np.asarray(first)
+
+
+def _position_buckets(r: RunResult, metric: str, rank_arr: np.ndarray, confidence: float,
+                      seed: int) -> dict[str, Any]:
+    """The position analysis of ``metric`` given each sample's first relevant rank."""
     vals = r.scores[metric]
     scored = r.status[metric] == SCORED
     if np.isnan(rank_arr).all():
         return {"metric": metric, "note": "no retrieval metric with details.relevant_ranks in results.jsonl"}
-    buckets = []
+    buckets: list[dict[str, Any]] = []
     for label, lo, hi in (*BUCKETS, ("none", -1, -1)):
         sel = scored & (np.isinf(rank_arr) if label == "none" else (rank_arr >= lo) & (rank_arr <= hi))
         iv = metric_ci(vals[sel], confidence=confidence, seed=seed)

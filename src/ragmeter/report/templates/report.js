@@ -116,6 +116,7 @@
     return td;
   }
   function renderBody() {
+    panelWidth();
     var body = $("sample-body");
     body.textContent = "";
     var n = state.view.length, pages = Math.max(1, Math.ceil(n / PAGE));
@@ -152,9 +153,10 @@
       body.appendChild(tr);
       if (state.open[i]) { tr.classList.add("open"); body.appendChild(detailRow(s)); }
     }
-    $("count").textContent = n === SAMPLES.length
+    var held = DATA.total && DATA.total > SAMPLES.length ? " (of " + count(DATA.total) + " in the run)" : "";
+    $("count").textContent = (n === SAMPLES.length
       ? count(SAMPLES.length) + " samples"
-      : count(n) + " of " + count(SAMPLES.length) + " samples match";
+      : count(n) + " of " + count(SAMPLES.length) + " samples match") + held;
     $("p-info").textContent = "page " + count(state.page + 1) + " of " + count(pages) +
       (n ? " (rows " + count(start + 1) + "–" + count(stop) + ")" : "");
     $("p-first").disabled = $("p-prev").disabled = state.page === 0;
@@ -235,7 +237,9 @@
       tb.appendChild(tr);
     });
     t.appendChild(tb);
-    return t;
+    var wrap = el("div", "mini-wrap");
+    wrap.appendChild(t);
+    return wrap;
   }
   function kv(obj) {
     var dl = el("dl", "kv inner");
@@ -254,21 +258,26 @@
     var tb = el("tbody"), shown = {};
     METRICS.forEach(function (m) {
       var r = s.m[m], st = status(r), tr = el("tr");
-      tr.appendChild(el("th", null, m));
+      tr.appendChild(el("th", "mname", m));
       var sc = el("td", "num");
+      sc.dataset.label = "score";
       if (st === "error") sc.appendChild(el("span", "badge err", "error"));
       else if (st === "undefined") sc.appendChild(el("span", "badge undef", "undefined"));
       else sc.textContent = r && typeof r.s === "number" ? r.s.toFixed(3) : "—";
       tr.appendChild(sc);
       if (DATA.compare) {
         var bv = s.b ? s.b[m] : null;
-        tr.appendChild(el("td", "num", typeof bv === "number" ? bv.toFixed(3) : "—"));
+        var bt = el("td", "num", typeof bv === "number" ? bv.toFixed(3) : "—");
+        bt.dataset.label = "baseline";
+        tr.appendChild(bt);
       }
       var reason = el("td", "reason");
+      reason.dataset.label = "reason";
       if (r && r.e) reason.appendChild(el("div", "bad", r.e.type + ": " + r.e.message));
       if (r && r.t) reason.appendChild(el("div", null, r.t));
       tr.appendChild(reason);
-      var dt = el("td");
+      var dt = el("td", "details");
+      dt.dataset.label = "details";
       if (r && r.d !== null && r.d !== undefined && s.d) {
         if (shown[r.d]) dt.appendChild(el("span", "muted", "same as " + shown[r.d]));
         else { shown[r.d] = m; dt.appendChild(kv(s.d[r.d])); }
@@ -292,12 +301,19 @@
     }
     return s.ba === undefined ? [d] : [d, field("Baseline answer", s.ba, true)];
   }
+  // The expanded sample is a panel as wide as the visible table area (not the table, which can be
+  // far wider with many metrics): sticky at the left edge, its width the scroll container's.
+  function panelWidth() {
+    var wrap = document.querySelector(".table-wrap");
+    if (wrap) document.documentElement.style.setProperty("--panel-w", wrap.clientWidth + "px");
+  }
   function detailRow(s) {
-    var tr = el("tr", "detail"), td = el("td"), grid = el("div", "detail-grid");
+    var tr = el("tr", "detail"), td = el("td"), panel = el("div", "detail-panel"), grid = el("div", "detail-grid");
     td.colSpan = COLS.length;
     var idf = el("div", "field full");
     idf.appendChild(el("h4", null, "Sample"));
     idf.appendChild(el("code", null, s.id));
+    if (s.w && s.w.length) idf.appendChild(el("span", "muted why-shown", " shown because: " + s.w.join(", ")));
     grid.appendChild(idf);
     grid.appendChild(field("Query", s.q, true));
     grid.appendChild(field("Answer", s.a));
@@ -305,7 +321,8 @@
     grid.appendChild(contextsField(s));
     if (DATA.compare) { grid.lastChild.classList.remove("full"); baselineFields(s).forEach(function (f) { grid.appendChild(f); }); }
     grid.appendChild(resultsField(s));
-    td.appendChild(grid);
+    panel.appendChild(grid);
+    td.appendChild(panel);
     tr.appendChild(td);
     return tr;
   }
@@ -341,6 +358,7 @@
       if (row) row.scrollIntoView({ block: "start" });
     });
   });
+  window.addEventListener("resize", panelWidth);
   update();
   document.documentElement.dataset.ready = "1";
 })();
