@@ -104,6 +104,10 @@ class MetricSpec:
     needs_judge: bool = False
     needs_embedder: bool = False
     higher_is_better: bool = True
+    #: False when the best achievable score depends on the data (precision@k cannot exceed
+    #: min(R, k) / k with R labelled relevant), so a fixed level such as 0.5 says nothing about it:
+    #: ``stats.diagnose.clearly_low`` judges such a metric only against a gate threshold.
+    fixed_scale: bool = True
     requires: tuple[str, ...] = ()
     requires_any: tuple[str, ...] = ()
     default_names: tuple[str, ...] = ()

@@ -240,3 +240,16 @@ def test_diagnose_markdown_names_the_clearly_low_metric(tmp_path: Path) -> None:
     # a gate the metric passes: nothing clearly low, and the plain sentence again
     assert diagnose(run_dir, gate={"mrr": 0.1}).low_metrics == []
     assert "No failure signature fired." in diagnose(run_dir, gate={"mrr": 0.1}).to_markdown()
+
+
+def test_precision_at_k_is_not_clearly_low_by_construction(tmp_path: Path) -> None:
+    # one labelled passage per query: the best retriever's precision@5 is 1/5 = 0.2, so 0.2 is not a
+    # finding without a gate; with a gate of 0.5 it is (the user said 0.5 is the bar)
+    n = 40
+    run_dir = write_run(tmp_path / "r", {"precision@5": [0.2] * (n // 2) + [0.0, 0.2] * (n // 4),
+                                         "mrr": [0.9] * n})
+    html = build_report(run_dir)
+    assert "precision@5 is clearly low" not in html
+    assert "No failure signature fired and no metric is clearly low" in html
+    html = build_report(run_dir, fail_under={"precision@5": 0.5})
+    assert "precision@5 is clearly low" in html

@@ -348,7 +348,8 @@ def clearly_low(r: RunResult, ci: Any, *, gate: dict[str, float] | None = None,
     CI never counts) is on the failing side of its threshold: the gate's when ``gate`` has one for
     it (names compared as written and canonicalised), else ``level`` for a higher-is-better metric
     and ``1 - level`` for a lower-is-better one (the registry's direction; unknown metrics are
-    taken as higher-is-better). Only metrics with scores in [0, 1] are judged against ``level``.
+    taken as higher-is-better). Only metrics with scores in [0, 1] whose spec has ``fixed_scale``
+    (not precision@k, whose ceiling is min(R, k) / k) are judged against ``level``.
     Each entry: ``metric``, ``stage`` (the registry role or None), ``mean``, ``ci``, ``n``,
     ``threshold``, ``basis`` (``"gate"`` or ``"clearly low"``) and ``higher_is_better``.
     """
@@ -365,7 +366,7 @@ def clearly_low(r: RunResult, ci: Any, *, gate: dict[str, float] | None = None,
         basis = "gate"
         if t is None:
             vals = r.scores[name][r.status[name] == SCORED]
-            if vals.size == 0 or vals.min() < 0 or vals.max() > 1:
+            if vals.size == 0 or vals.min() < 0 or vals.max() > 1 or (spec is not None and not spec.fixed_scale):
                 continue
             t, basis = (level if up else 1 - level), "clearly low"
         lo, hi = iv.ci

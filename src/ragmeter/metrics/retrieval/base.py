@@ -132,6 +132,7 @@ def register_retrieval(
     trec_name: str | None = None,
     undefined_reason: str = NO_LABELS,
     version: str = "1",
+    fixed_scale: bool = True,
 ) -> MetricSpec:
     """Declare and register one retrieval metric (one call per metric module).
 
@@ -160,6 +161,7 @@ def register_retrieval(
         requires=("contexts", "relevant") if needs_labels else ("contexts",),
         requires_any=() if needs_labels else ("relevant", "reference"),
         default_names=default_names,
+        fixed_scale=fixed_scale,
         undefined=f"undefined (None) when the sample has {undefined}",
         trec_name=trec_name,
         role=role,
