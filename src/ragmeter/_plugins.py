@@ -86,7 +86,7 @@ class BackendInfo:
     key_env_var:
         The environment variable holding the API key, if the backend needs one.
     extra:
-        The ``pip install ragmeter[EXTRA]`` extra the backend needs, if any.
+        The extra (``pip install -e ".[EXTRA]"`` in the clone) the backend needs, if any.
     example:
         An example spec.
     """

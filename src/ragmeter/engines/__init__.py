@@ -8,7 +8,7 @@ engine            what it does
                   takes the :mod:`.columnar` fast path for Parquet files when every metric is a
                   retrieval metric.
 ``ray``           :func:`~.ray_engine.evaluate_ray`: the same evaluators and judge layer, run on
-                  the workers of a Ray cluster (``pip install "ragmeter[ray]"``).
+                  the workers of a Ray cluster (``pip install -e ".[ray]"`` in the ragmeter clone).
 ================  ===========================================================================
 
 Every engine writes the same ``results.jsonl`` (input order) and ``summary.json``

@@ -59,7 +59,7 @@ from ..registry import get_evaluator
 from ..results import RunResult, RunWriter, _json_default
 from ..types import MetricResult, Sample
 
-INSTALL_HINT = 'pip install "ragmeter[ray]"'
+INSTALL_HINT = 'pip install -e ".[ray]" (in the ragmeter clone)'
 #: Samples per Ray task.
 DEFAULT_BATCH_SIZE = 512
 
@@ -291,7 +291,7 @@ def evaluate_ray(
     Raises
     ------
     MissingBackendError
-        Ray is not installed (``pip install "ragmeter[ray]"``).
+        Ray is not installed (``pip install -e ".[ray]"`` in the ragmeter clone).
     """
     ray = require_ray()
     if on_error not in ("raise", "skip"):

@@ -24,7 +24,8 @@ def _import_litellm() -> Any:
         import litellm
     except ImportError as exc:
         raise MissingBackendError(
-            "the litellm judge needs LiteLLM: pip install ragmeter[litellm] (or pip install litellm)"
+            "the litellm judge needs LiteLLM: pip install -e '.[litellm]' in the ragmeter clone"
+            " (or pip install litellm)"
         ) from exc
     return litellm
 

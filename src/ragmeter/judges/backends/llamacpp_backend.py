@@ -48,7 +48,7 @@ class LlamaCppBackend:
             import llama_cpp
         except ImportError as exc:
             raise MissingBackendError(
-                "the llamacpp judge needs llama-cpp-python: pip install ragmeter[llamacpp]"
+                "the llamacpp judge needs llama-cpp-python: pip install -e \".[llamacpp]\" in the ragmeter clone"
             ) from exc
         self.model = str(path)
         self.base_url: str | None = None
