@@ -120,6 +120,8 @@ class LineFormatter:
         """The lines of rows ``ids`` (in order) from ``columns`` (one per metric, in :attr:`metrics`
         order, over those rows in order)."""
         n = len(ids)
+        if n == 0:
+            return Lines([], 0, [np.zeros(0)] * len(self.metrics), [np.zeros(0, dtype=np.int8)] * len(self.metrics))
         head, tail, before = self.layout()
         group = np.zeros(n, dtype=np.int64)
         parts = []

@@ -25,10 +25,13 @@ How it runs:
    A task whose worker dies is retried by Ray (``max_retries``); a chunk's results are taken once,
    whichever attempt produced them.
    Retrieval metrics only over a local Parquet file: the driver reads Arrow record batches of
-   :data:`COLUMNAR_BATCH_ROWS` rows and each task runs the columnar kernels on one
-   (:func:`score_batch_on_worker`), returning kernel values and result patterns, not text.
+   :data:`COLUMNAR_BATCH_ROWS` rows and each task runs the columnar kernels on one and formats
+   its rows' ``results.jsonl`` lines (:func:`score_batch_on_worker`), returning the lines as bytes
+   with the scores and statuses the summary needs.
 3. **Writing.** Each task returns its chunk's results to the driver, which writes them through the
-   one :class:`~ragmeter.results.RunWriter` (``results.jsonl`` in input order, ``summary.json``): the
+   one :class:`~ragmeter.results.RunWriter` (``results.jsonl`` in input order, ``summary.json``;
+   on the columnar path the worker's lines as they are, save the rows the driver's duplicate-id
+   check sends to the ``Sample`` path): the
    files the local engine writes, and no other file. Bad rows (``on_error="skip"``) are recorded
    by the driver as errored samples, as locally.
 
@@ -119,23 +122,36 @@ def score_chunk_on_worker(
     return records, stats
 
 
-_WORKER_EVALUATORS: dict[tuple[str, ...], list[Any]] = {}
+_WORKER_RUNS: dict[tuple[str, ...], tuple[list[Any], list[Any], Any]] = {}
 
 
-def score_batch_on_worker(batch: Any, cols: Any, metrics: list[str],
-                          metric_modules: Sequence[str]) -> Any:
-    """The columnar kernels over one Arrow record batch in this process (what each Ray task of a
-    retrieval-only Parquet run runs): :func:`ragmeter.engines._arrow.score_batch`'s
-    :class:`~ragmeter.engines._arrow.BatchScores`, written by the driver."""
-    from ._arrow import score_batch
-    from .columnar import retrieval_evaluators
+def score_batch_on_worker(batch: Any, cols: Any, metrics: list[str], metric_modules: Sequence[str],
+                          row0: int = 0) -> Any:
+    """The columnar kernels over one Arrow record batch in this process, and the fast rows'
+    ``results.jsonl`` lines (what each Ray task of a retrieval-only Parquet run runs; the batch's
+    first row is row ``row0 + 1`` of the file): :func:`ragmeter.engines._arrow.score_batch`'s
+    :class:`~ragmeter.engines._arrow.BatchScores` with its ``lines`` formatted by the one
+    :class:`~ragmeter.results.LineFormatter`, written as they are by the driver."""
+    import functools
+
+    import numpy as np
+
+    from ..results import LineFormatter
+    from ._arrow import BatchScores, score_batch
+    from .columnar import fast_ids, pattern_columns, pattern_result, retrieval_evaluators
 
     for module in metric_modules:
         importlib.import_module(module)
     key = tuple(metrics)
-    if key not in _WORKER_EVALUATORS:  # a worker process serves many tasks: build them once
-        _WORKER_EVALUATORS[key] = retrieval_evaluators(metrics)
-    return score_batch(batch, cols, _WORKER_EVALUATORS[key])
+    if key not in _WORKER_RUNS:  # a worker process serves many tasks: build them once
+        evs = retrieval_evaluators(metrics)
+        _WORKER_RUNS[key] = (evs, [functools.partial(pattern_result, ev) for ev in evs], LineFormatter(metrics))
+    evaluators, results, formatter = _WORKER_RUNS[key]
+    scores = score_batch(batch, cols, evaluators)
+    fast = ~scores.slow
+    columns = pattern_columns(evaluators, results, scores, np.ones(int(fast.sum()), dtype=bool))
+    lines = formatter.format(fast_ids(batch, cols, row0, fast), columns)
+    return BatchScores(scores.slow, {}, {}, {}, scores.rel_none, lines)
 
 
 # ---- driver side --------------------------------------------------------------------------------
@@ -455,8 +471,9 @@ def _columnar_data(data: Any, metrics: Sequence[str] | None, format: str | None)
 
 
 def _evaluate_columnar(ray: Any, spath: str, metrics: list[str], opts: _Options) -> RunResult:
-    """The columnar engine with its kernels on Ray workers: the driver reads record batches,
-    each task returns its :class:`~ragmeter.engines._arrow.BatchScores`, and the driver's
+    """The columnar engine with its kernels and line formatting on Ray workers: the driver reads
+    record batches, each task returns its :class:`~ragmeter.engines._arrow.BatchScores` with the
+    fast rows' lines, and the driver's
     :class:`~ragmeter.engines.columnar.ColumnarSink` writes them, in order, through the one
     :class:`~ragmeter.results.RunWriter` (ids, duplicate check, rows for the Sample path)."""
     from ..io import read_samples
@@ -477,7 +494,7 @@ def _evaluate_columnar(ray: Any, spath: str, metrics: list[str], opts: _Options)
     cols_ref, names = ray.put(cols), list(run.names)
     for row0, batch in _record_batches(pf, COLUMNAR_BATCH_ROWS, spath):
         pending.append((ArrowRows(batch, row0, map_cols),
-                        remote.remote(batch, cols_ref, names, opts.metric_modules)))
+                        remote.remote(batch, cols_ref, names, opts.metric_modules, row0)))
         while len(pending) > workers * 2:  # every worker busy, one batch behind each
             rows, ref = pending.popleft()
             sink.write(rows, ray.get(ref))
