@@ -288,6 +288,10 @@ def retrieval_table(args: argparse.Namespace) -> None:
     print(f"\nParquet / JSONL, rows per CPU-second: {(col['n'] / col['cpu']) / (jl['n'] / jl['cpu']):.2f}x")
     print(f"\nragmeter columnar / plain numpy, rows per CPU-second: "
           f"{(col['n'] / col['cpu']) / (lim['n'] / lim['cpu']):.1%}")
+    ray_row = next((r for name, r in rows if name.startswith("ray")), None)
+    if ray_row is not None:
+        print(f"\nRay (2 workers) / local columnar, rows/s (wall): "
+              f"{(ray_row['n'] / ray_row['wall']) / (col['n'] / col['wall']):.2f}x")
     print(f"\nmachine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end")
 
 
