@@ -10,7 +10,8 @@ with probability 1/2; generated once into ``--data-dir``). Each measurement runs
 subprocess, which reports its wall time, CPU time and peak RSS (``ru_maxrss``): the local engine
 as ``ragmeter eval`` runs it (``evaluate_file``: the columnar fast path), the Sample path
 (``ragmeter.evaluate(read_samples(...))``, on ``--sample-rows`` rows: it is ~20x slower), and the
-Ray engine (``--ray-rows`` rows; its workers' memory is not in the driver's RSS).
+Ray engine (``--ray-rows`` rows; its workers' memory is not in the driver's RSS; its workers at
+the default priority, ``RAY_worker_niceness=0``, as the local engine runs).
 
 **(b) Judged metrics** (``context_relevancy``: 1 call per sample; ``faithfulness``: 2 chained calls)
 over ``--n`` samples against the loopback OpenAI-compatible server (``tests/judges/fake_server.py``
@@ -135,6 +136,9 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
 
         from ragmeter.engines.ray_engine import evaluate_ray
 
+        # Ray starts its workers at nice 15: on a shared machine that would time the other load, not
+        # the engine (the local engine runs at the default priority, 0)
+        os.environ.setdefault("RAY_worker_niceness", "0")
         ray.init(num_cpus=spec.get("cpus", 2), include_dashboard=False, log_to_driver=False,
                  configure_logging=False)
         t0, c0 = time.perf_counter(), time.process_time()  # the cluster's start is not the engine's
