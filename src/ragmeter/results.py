@@ -76,11 +76,12 @@ class Lines:
     """A chunk's ``results.jsonl`` lines, formatted (picklable: a Ray worker formats, the driver writes).
 
     ``data`` holds ``count`` whole lines in order, UTF-8, each with its newline, in pieces of whole
-    lines; ``scores[k]`` / ``status[k]`` are the k-th metric's score (NaN: none) and status per line:
-    what :meth:`RunWriter.add_lines` needs besides the bytes (the summary's aggregates).
+    lines (``bytes``, or any bytes-like object such as a ``uint8`` array); ``scores[k]`` /
+    ``status[k]`` are the k-th metric's score (NaN: none) and status per line: what
+    :meth:`RunWriter.add_lines` needs besides the bytes (the summary's aggregates).
     """
 
-    data: list[bytes]
+    data: list[Any]
     count: int
     scores: list[NDArray[np.float64]]
     status: list[NDArray[np.int8]]
