@@ -198,8 +198,10 @@ def test_ray_columnar_with_odd_rows_and_duplicate_ids_identical(ray_cluster, tmp
     metrics = ["mrr", "ndcg@10", "recall@5", "map(rel_level=2)"]
     local = _local(path, metrics, tmp_path / "local", on_error="skip")
     columnar = evaluate_parquet(path, metrics, out_dir=tmp_path / "columnar", on_error="skip")
-    monkeypatch.setattr(ray_engine, "COLUMNAR_BATCH_ROWS", 50)
-    monkeypatch.setattr(ray_engine, "WORKER_READ_ROWS", 10**6 if workers_read else 599)  # one 600-row group
+    from ragmeter.engines import _ray_columnar
+
+    monkeypatch.setattr(_ray_columnar, "COLUMNAR_BATCH_ROWS", 50)
+    monkeypatch.setattr(_ray_columnar, "WORKER_READ_ROWS", 10**6 if workers_read else 599)  # one 600-row group
     submitted: list[str] = []
     remote = ray_engine._Options.remote
     monkeypatch.setattr(ray_engine._Options, "remote",
