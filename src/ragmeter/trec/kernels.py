@@ -58,13 +58,7 @@ def seg_cumsum(values: FloatArray, offsets: NDArray[np.int64]) -> FloatArray:
 
 def num_nonrel(tb: TrecBatch) -> FloatArray:
     """``N``: judgements with ``0 <= grade < l`` per query."""
-    key = ("num_nonrel",)
-    if key not in tb._cache:
-        jg = tb.judged_grades
-        seg = np.repeat(np.arange(tb.batch.n), np.diff(tb.judged_offsets))
-        hit = (jg >= 0) & (jg < tb.rel_level)
-        tb._cache[key] = np.bincount(seg[hit], minlength=tb.batch.n).astype(np.float64)
-    return tb._cache[key]
+    return tb.batch.num_nonrel
 
 
 def _div(num: FloatArray, den: FloatArray, where: NDArray[np.bool_]) -> FloatArray:
@@ -176,8 +170,8 @@ def set_f(tb: TrecBatch, beta: float) -> FloatArray:
 
 def num_nonrel_judged_ret(tb: TrecBatch) -> FloatArray:
     """Retrieved documents judged non-relevant (``0 <= g_i < l``)."""
-    b, g = tb.batch, tb.grade
-    return b.seg_sum(np.ones(len(g)), (g >= 0) & (g < tb.rel_level))
+    b = tb.batch
+    return b.seg_sum(np.ones(len(b.nonrel)), b.nonrel)
 
 
 def utility(tb: TrecBatch, coef: tuple[float, ...], num_docs: int = 0) -> FloatArray:
