@@ -56,11 +56,6 @@ def seg_cumsum(values: FloatArray, offsets: NDArray[np.int64]) -> FloatArray:
     return c - np.repeat(base, lengths)
 
 
-def num_nonrel(tb: TrecBatch) -> FloatArray:
-    """``N``: judgements with ``0 <= grade < l`` per query."""
-    return tb.batch.num_nonrel
-
-
 def _div(num: FloatArray, den: FloatArray, where: NDArray[np.bool_]) -> FloatArray:
     out = np.zeros(np.broadcast(num, den).shape)
     np.divide(num, den, out=out, where=where)
@@ -85,22 +80,6 @@ def hits_within(tb: TrecBatch, cut: NDArray[np.integer]) -> FloatArray:
 def log_floor(values: FloatArray) -> FloatArray:
     """``log(max(v, 0.00001))``: the per-query value behind gm_map and gm_bpref (summary: exp of the mean)."""
     return np.log(np.maximum(values, MIN_GEO_MEAN))
-
-
-def bpref(tb: TrecBatch) -> FloatArray:
-    """bpref = (1/R) Σ_{rel_i} (1 - min(n_i, R) / min(N, R)), ``n_i`` judged non-relevant above ``i``
-    (a term is 1 when ``n_i = 0``); unjudged documents are skipped; 0 when R = 0."""
-    b, g = tb.batch, tb.grade
-    before = seg_before(tb, (g >= 0) & (g < tb.rel_level))
-    pos = np.flatnonzero(b.rel)
-    seg = b.seg[pos]
-    nb = before[pos].astype(np.float64)
-    r = b.num_rel[seg]
-    den = np.minimum(num_nonrel(tb)[seg], r)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        term = np.where(nb > 0, 1.0 - np.minimum(nb, r) / den, 1.0)
-    total = np.bincount(seg, weights=term, minlength=b.n)
-    return _div(total, b.num_rel, b.num_rel > 0)
 
 
 def infap(tb: TrecBatch) -> FloatArray:

@@ -96,7 +96,7 @@ TABLE: dict[str, TrecSpec] = dict([
           lambda tb: K.log_floor(column(tb, "map")), summary="gm", per_query=False),
     _spec("Rprec", "P(R): relevant in the top R / R", None),
     _spec("bpref", "(1/R) Σ_{rel_i} (1 - min(n_i, R) / min(N, R)), n_i judged non-relevant above i",
-          K.bpref),
+          None),
     _spec("recip_rank", "1 / rank of the first relevant document; 0 when none", None),
     _spec("iprec_at_recall", "max_{i >= rank of the c-th relevant} P(i), c = lround(f·R)", K.recall_points,
           params="cut_double", default=TENTHS),
