@@ -123,3 +123,37 @@ def test_trec_tables_expose_what_the_engine_reads():
     calls = []
     assert qrels.derived("k", lambda: calls.append(1) or 7) == 7
     assert qrels.derived("k", lambda: calls.append(1) or 8) == 7 and calls == [1]
+
+
+def test_columnar_engine_scores_bpref_as_the_sample_path(tmp_path):
+    # end to end on Parquet with judged non-relevant (grade 0) and in-pool unjudged (-1) labels
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    import json
+
+    from ragmeter import evaluate
+    from ragmeter.engines.columnar import evaluate_parquet
+
+    rows = [("s1", ["n1", "r1", "u", "n2", "r2"], {"r1": 1, "r2": 2, "r3": 1, "n1": 0, "n2": 0, "n3": 0}),
+            ("s2", ["r1", "n1", "r2"], {"r1": 1, "r2": 1, "r3": 1, "n1": 0}),
+            ("s3", ["c", "r1"], {"c": -1, "r1": 1, "n9": 0}),
+            ("s4", ["m", "r"], {"m": 1, "r": 3, "z": 0})]
+    ctx = pa.list_(pa.struct([("id", pa.string())]))
+    schema = pa.schema([("id", pa.string()), ("query", pa.string()), ("contexts", ctx),
+                        ("relevant", pa.map_(pa.string(), pa.int64()))])
+    table = pa.Table.from_pylist([{"id": i, "query": "q", "contexts": [{"id": d} for d in c],
+                                   "relevant": list(lab.items())} for i, c, lab in rows], schema=schema)
+    pq.write_table(table, tmp_path / "rows.parquet")
+    metrics = ["bpref", "bpref(rel_level=2)"]
+    evaluate_parquet(tmp_path / "rows.parquet", metrics, out_dir=tmp_path / "columnar")
+    samples = [Sample(id=i, query="q", contexts=[{"id": d} for d in c], relevant=lab) for i, c, lab in rows]
+    evaluate(samples, metrics, out_dir=str(tmp_path / "local"), keep_records=False, embedder=None)
+    fast = (tmp_path / "columnar" / "results.jsonl").read_bytes()
+    assert fast == (tmp_path / "local" / "results.jsonl").read_bytes()
+    scores = [json.loads(line)["metrics"]["bpref"]["score"] for line in fast.splitlines()]
+    # by hand (test_bpref.py works s1-s3 out); s4: m (1) and r (3) both relevant, nothing judged above -> 1
+    assert scores == pytest.approx([1 / 3, 1 / 3, 1.0, 1.0])
+    # rel_level=2: s1's only relevant r2 lies below 3 judged non-relevant, min(3, R=1)/min(N=5, 1) -> 0;
+    # s2, s3: R = 0 -> 0; s4: r below m (now non-relevant), 1 - 1/1 -> 0
+    level2 = [json.loads(line)["metrics"]["bpref(rel_level=2.0)"]["score"] for line in fast.splitlines()]
+    assert level2 == [0.0, 0.0, 0.0, 0.0]
