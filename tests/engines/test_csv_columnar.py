@@ -50,13 +50,18 @@ def _cell(v: Any, style: str) -> Any:
     return json.dumps(v) if style == "json" else repr(v)  # repr: what pandas to_csv writes for a list
 
 
+def _row_cells(r: dict[str, Any], cols: tuple[str, ...], style: str, i: int) -> list[Any]:
+    if style == "mixed":  # JSON and Python-literal rows alternate
+        style = "json" if i % 2 else "python"
+    return ["" if r.get(c) is None else _cell(r.get(c), style) for c in cols]
+
+
 def _csv_text(rows: list[dict[str, Any]], style: str = "json", cols: tuple[str, ...] = ("id", "contexts", "relevant"),
               lineterminator: str = "\r\n") -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator=lineterminator)
     w.writerow(cols)
-    for r in rows:
-        w.writerow(["" if r.get(c) is None else _cell(r.get(c), style) for c in cols])
+    w.writerows(_row_cells(r, cols, style, i) for i, r in enumerate(rows))
     return buf.getvalue()
 
 
@@ -78,6 +83,15 @@ def test_generated_csv_identical_to_the_sample_path(tmp_path: Path, style: str, 
     assert run.run["engine"]["columnar_rows"] == 3000
 
 
+@pytest.mark.slow
+def test_generated_100k_rows_identical_to_the_sample_path(tmp_path: Path) -> None:
+    src = tmp_path / "gen100k.csv"
+    src.write_text(_csv_text(_generated(100_000, seed=5), "mixed"), encoding="utf-8")
+    run = _check(tmp_path, src, ["mrr", "ndcg@10", "recall@5", "map", "precision@3"])
+    assert run.ids[:4] == ["q0", "q1", "q2", "4"] and len(run) == 100_000
+    assert run.run["engine"]["columnar_rows"] == 100_000
+
+
 def test_blocks_split_at_record_boundaries_with_quoted_newlines(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     rows = _rows(400, graded=True)
@@ -86,39 +100,41 @@ def test_blocks_split_at_record_boundaries_with_quoted_newlines(tmp_path: Path,
             r["query"] = f"line one, with a comma\nline two of {i}"  # a quoted newline: records span lines
     monkeypatch.setattr(_csv, "BLOCK_BYTES", 2048)  # many blocks, many boundaries inside records
     src = tmp_path / "multi.csv"
-    src.write_text(_csv_text(rows, cols=("id", "query", "contexts", "relevant")), encoding="utf-8")
+    src.write_text(_csv_text(rows, cols=("id", "query", "contexts", "relevant")), encoding="utf-8-sig")  # a BOM
     run = _check(tmp_path, src)
     assert run.run["engine"]["columnar_rows"] == 400
 
 
 NASTY = [
-    # (name, the row's cells as written, after the header id,query,contexts,relevant)
-    ("a Python literal", 'p1,q,"[{\'id\': \'d1\'}, {\'id\': \'d2\'}]","[\'d2\']"'),
-    ("a Python literal with an apostrophe", 'p2,q,"[{\'id\': \'d1\', \'text\': ""it\'s""}]","[\'d1\']"'),
-    ("a literal with a trailing comma", "p3,q,\"['d1', 'd2',]\",\"['d2']\""),
-    ("graded, Python", "p4,q,\"['x']\",\"{'d1': 2, 'd2': 0.5}\""),
-    ("an empty relevant cell", 'p5,q,"[{""id"": ""d1""}]",'),
-    ("a blank relevant cell", 'p6,q,"[{""id"": ""d1""}]",   '),
-    ("an empty contexts cell", 'p7,q,,"[""d1""]"'),
-    ("a plain-string contexts cell", 'p8,q,d1,"[""d1""]"'),
-    ("NaN score", 'p9,q,"[{""id"": ""d1"", ""score"": NaN}]","[""d1""]"'),
-    ("not JSON", 'p10,q,"[{""id"": d1}]","[""d1""]"'),
-    ("an integer id", 'p11,q,"[{""id"": 3}]","[""3""]"'),
-    ("a grade that is not a number", 'p12,q,"[{""id"": ""d1""}]","{""d1"": ""high""}"'),
-    ("an infinite grade", 'p13,q,"[{""id"": ""d1""}]","{""d1"": 1e400}"'),
-    ("a key given twice", 'p14,q,"[{""id"": ""d1""}]","{""d1"": 1, ""d1"": 3}"'),
-    ("an injection", 'p15,q,"[{""id"": ""d1""}], ""g"": [1]","[""d1""]"'),
-    ("a duplicate id", 'p1,q,"[{""id"": ""d1""}]","[""d1""]"'),
-    ("text contexts", 'p17,q,"[""a passage"", ""another one""]","[""a passage""]"'),
-    ("unknown context key", 'p18,q,"[{""id"": ""d1"", ""title"": ""t""}]","[""d1""]"'),
-    ("a tab in a cell", 'p19,q,"[{""id"": ""d\tx""}]","[""d\tx""]"'),
-    ("a lone surrogate escape", 'p20,q,"[{""id"": ""\\ud800""}]","[""d1""]"'),
-    ("too many cells", 'p21,q,"[]","[]",extra'),
-    ("too few cells", 'p22,q'),
-    ("a whitespace-only line", "   "),
-    ("every field empty", ",,,"),
-    ("a list grade", 'p25,q,"[{""id"": ""d1""}]","[[""d1"", 1]]"'),
-    ("no id", ',q,"[{""id"": ""d1""}, {""id"": ""d9""}]","[""d9""]"'),
+    # (name, the row's cells as written after the header id,query,contexts,relevant, how its block
+    # is read: "arrow", or "reader" where pyarrow.csv or pyarrow.json refuses the block)
+    ("a Python literal", 'p1,q,"[{\'id\': \'d1\'}, {\'id\': \'d2\'}]","[\'d2\']"', "arrow"),
+    ("a Python literal with an apostrophe", 'p2,q,"[{\'id\': \'d1\', \'text\': ""it\'s""}]","[\'d1\']"', "arrow"),
+    ("a literal with a trailing comma", "p3,q,\"['d1', 'd2',]\",\"['d2']\"", "reader"),
+    ("graded, Python", "p4,q,\"[{'id': 'd2'}, {'id': 'd1'}]\",\"{'d1': 2, 'd2': 0.5}\"", "arrow"),
+    ("an empty relevant cell", 'p5,q,"[{""id"": ""d1""}]",', "arrow"),
+    ("a blank relevant cell", 'p6,q,"[{""id"": ""d1""}]",   ', "arrow"),
+    ("an empty contexts cell", 'p7,q,,"[""d1""]"', "arrow"),
+    ("a plain-string contexts cell", 'p8,q,d1,"[""d1""]"', "arrow"),
+    ("NaN score", 'p9,q,"[{""id"": ""d1"", ""score"": NaN}]","[""d1""]"', "arrow"),
+    ("not JSON", 'p10,q,"[{""id"": d1}]","[""d1""]"', "reader"),
+    ("an integer id", 'p11,q,"[{""id"": 3}]","[""3""]"', "reader"),
+    ("a grade that is not a number", 'p12,q,"[{""id"": ""d1""}]","{""d1"": ""high""}"', "arrow"),
+    ("an infinite grade", 'p13,q,"[{""id"": ""d1""}]","{""d1"": 1e400}"', "arrow"),
+    ("a key given twice", 'p14,q,"[{""id"": ""d1""}]","{""d1"": 1, ""d1"": 3}"', "arrow"),
+    ("an injection", 'p15,q,"[{""id"": ""d1""}], ""g"": [1]","[""d1""]"', "reader"),
+    ("a duplicate id", 'p1,q,"[{""id"": ""d1""}]","[""d1""]"', "arrow"),
+    ("text contexts", 'p17,q,"[""a passage"", ""another one""]","[""a passage""]"', "reader"),
+    ("unknown context key", 'p18,q,"[{""id"": ""d1"", ""title"": ""t""}]","[""d1""]"', "reader"),
+    ("a tab in a cell", 'p19,q,"[{""id"": ""d\tx""}]","[""d\tx""]"', "arrow"),
+    ("a lone surrogate escape", 'p20,q,"[{""id"": ""\\ud800""}]","[""d1""]"', "arrow"),
+    ("too many cells", 'p21,q,"[]","[]",extra', "reader"),
+    ("too few cells", 'p22,q', "reader"),
+    ("a whitespace-only line", "   ", "reader"),
+    ("every field empty", ",,,", "arrow"),
+    ("a list grade", 'p25,q,"[{""id"": ""d1""}]","[[""d1"", 1]]"', "reader"),
+    ("no id", ',q,"[{""id"": ""d1""}, {""id"": ""d9""}]","[""d9""]"', "arrow"),
+    ("an empty line", "", "arrow"),
 ]
 
 
@@ -134,15 +150,20 @@ def _nasty_file(tmp: Path, name: str, lines: list[str], n: int = 300, encoding_r
     return path
 
 
-@pytest.mark.parametrize(("what", "line"), NASTY, ids=[w for w, _ in NASTY])
-def test_each_nasty_row_alone_in_a_plain_file(tmp_path: Path, what: str, line: str) -> None:
+@pytest.mark.parametrize(("what", "line", "how"), NASTY, ids=[w for w, _, _ in NASTY])
+def test_each_nasty_row_alone_in_a_plain_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, what: str, line: str,
+                                              how: str) -> None:
+    by_reader: list[int] = []
+    parsed = _csv.CsvSource._parsed
+    monkeypatch.setattr(_csv.CsvSource, "_parsed", lambda self, rows: by_reader.append(len(rows)) or parsed(self, rows))
     run = _check(tmp_path, _nasty_file(tmp_path, "one.csv", [line]))
-    assert run.run["engine"]["columnar_rows"] >= 290  # the plain rows stay on the kernels
+    assert run.run["engine"]["columnar_rows"] >= 300  # the plain rows stay on the kernels
+    assert bool(by_reader) == (how == "reader")
 
 
 def test_all_nasty_rows_and_a_latin1_row(tmp_path: Path) -> None:
     latin1 = 'l1,caf\xe9,"[{""id"": ""d1""}]","[""d1""]"'.encode("latin-1")
-    src = _nasty_file(tmp_path, "all.csv", [line for _, line in NASTY], encoding_row=latin1)
+    src = _nasty_file(tmp_path, "all.csv", [line for _, line, _ in NASTY], encoding_row=latin1)
     run = _check(tmp_path, src)
     local = list(read_samples(src, on_error="skip"))
     errors = [x for x in local if isinstance(x, InputError)]
@@ -151,11 +172,20 @@ def test_all_nasty_rows_and_a_latin1_row(tmp_path: Path) -> None:
     assert len(run) == len(local)  # every row kept, bad ones as errors
 
 
-def test_irregular_quoting_reads_the_rest_by_the_reader(tmp_path: Path) -> None:
-    # a quote inside an unquoted field (Python's csv keeps it as a character) and text after a
-    # closing quote: Arrow and Python may split such records differently, so Python's reader does
-    src = _nasty_file(tmp_path, "q.csv", ['x1,say "hi",[],[]', 'x2,"a"b,"[{""id"": ""d1""}]","[""d1""]"'])
-    _check(tmp_path, src)
+@pytest.mark.parametrize("rows", [['x1,say "hi",[],[]'], ['x2,"a"b,"[{""id"": ""d1""}]","[""d1""]"'],
+                                  ['x3,q,"[]","[]"\rx4,q,"[]","[]"'], ['x5,"unterminated,[],[]']])
+def test_irregular_quoting_reads_the_rest_by_the_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        rows: list[str]) -> None:
+    # a quote inside an unquoted field (Python's csv keeps it as a character), text after a closing
+    # quote, a lone carriage return, a quote never closed: only Python's parser says where such a
+    # record ends, so the reader reads the rest of the file
+    starts: list[int] = []
+    by_reader = _csv.CsvSource._by_reader
+    monkeypatch.setattr(_csv, "BLOCK_BYTES", 4096)
+    monkeypatch.setattr(_csv.CsvSource, "_by_reader",
+                        lambda self, stream, **kw: starts.append(kw["row"]) or by_reader(self, stream, **kw))
+    _check(tmp_path, _nasty_file(tmp_path, "q.csv", rows))
+    assert len(starts) == 1 and 0 < starts[0] <= 100  # the blocks before it were read by Arrow
 
 
 def test_missing_columns_and_other_columns(tmp_path: Path) -> None:

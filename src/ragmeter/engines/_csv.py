@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..io._records import canonical, dialect_map
-from ..io.readers import _open_binary, csv_header, csv_records, raise_csv_field_limit
+from ..io.readers import _DECOMPRESS_ERRORS, _csv_error, _open_binary, csv_header, csv_records, raise_csv_field_limit
 from ..types import _decode_json_list
 from ._arrow import Columns, resolve_columns
 from ._rows import kernel_types, records_batch
@@ -123,8 +123,8 @@ def _layout(data: bytes, final: bool) -> _Layout | None:
     q, nl, bounds = q[q < end], nl[nl < end], bounds[bounds < end]
     head = a[:end]
     cr = np.flatnonzero(head == 13)
-    plain = len(q) % 2 == 0 and not (head == 0).any() and bool(np.all(a[np.minimum(cr + 1, len(a) - 1)] == 10)) \
-        and not (len(cr) and cr[-1] + 1 >= end)
+    lone_cr = bool(len(cr)) and (int(cr[-1]) + 1 >= end or not bool(np.all(a[cr + 1] == 10)))
+    plain = len(q) % 2 == 0 and not lone_cr and not bool((head == 0).any())
     if plain and len(q):
         op, cl = q[0::2], q[1::2]
         before = a[np.maximum(op - 1, 0)]
@@ -166,6 +166,15 @@ def _text_reader(stream: Any) -> Any:
     return csv.reader(io.TextIOWrapper(stream, encoding="utf-8", errors="surrogateescape", newline=""))
 
 
+def _read(fh: Any, path: str) -> bytes:
+    """The next :data:`BLOCK_BYTES` of ``fh`` (a gzip stream that cannot be decompressed: the
+    reader's InputError)."""
+    try:
+        return bytes(fh.read(BLOCK_BYTES))
+    except _DECOMPRESS_ERRORS as exc:
+        raise _csv_error(exc, path, 0) from exc
+
+
 # ---- the source --------------------------------------------------------------------------------------
 
 
@@ -202,50 +211,48 @@ class CsvSource:
     def blocks(self) -> Iterator[CsvRows]:
         """The file's blocks, in order (see the module docstring)."""
         with _open_binary(self.path) as fh:
-            buf = fh.read(BLOCK_BYTES).removeprefix(b"\xef\xbb\xbf")
-            final = len(buf) < BLOCK_BYTES
-            lay = _layout(buf, final)
-            while lay is None:
-                more = fh.read(BLOCK_BYTES)
-                buf, final = buf + more, len(more) < BLOCK_BYTES
-                lay = _layout(buf, final)
+            first = _read(fh, self.path)
+            buf, final, lay = self._more(fh, first.removeprefix(b"\xef\xbb\xbf"), len(first) < BLOCK_BYTES)
             hend = int(lay.newlines[0]) + 1 if len(lay.newlines) else len(buf)
             if not lay.plain or not len(lay.starts) or lay.starts[0] != 0 or b'"' in buf[:hend]:
-                yield from self._by_reader(_Chain(buf, fh), row=0, line0=0, header=True)
+                yield from self._by_reader(io.BufferedReader(_Chain(buf, fh)), row=0, line0=0, header=True)
                 return
-            line0 = 1
             self._set_header(next(_text_reader(io.BytesIO(buf[:hend])), []))
-            buf, row0 = buf[hend:], 0
-            while True:
-                lay = _layout(buf, final) if buf or final else None
-                if lay is None and not final:
-                    more = fh.read(BLOCK_BYTES)
-                    buf, final = buf + more, len(more) < BLOCK_BYTES
-                    continue
-                if lay is None or (final and lay.end == 0):
-                    return
-                if not lay.plain:
-                    yield from self._by_reader(_Chain(buf, fh), row=row0, line0=line0, header=False)
+            buf, row0, line0 = buf[hend:], 0, 1
+            while buf or not final:
+                buf, final, lay = self._more(fh, buf, final)
+                if not lay.plain:  # where the next record ends, only Python's parser says
+                    yield from self._by_reader(io.BufferedReader(_Chain(buf, fh)), row=row0, line0=line0,
+                                               header=False)
                     return
                 rows = self._block(buf[:lay.end], lay, row0, line0)
-                yield rows
+                if rows.num_rows:  # (a block of blank lines has none)
+                    yield rows
                 row0 += rows.num_rows
                 line0 += len(lay.newlines)
                 buf = buf[lay.end:]
-                if final and not buf:
-                    return
-                if not final:
-                    more = fh.read(BLOCK_BYTES)
-                    buf, final = buf + more, len(more) < BLOCK_BYTES
+
+    def _more(self, fh: Any, buf: bytes, final: bool) -> tuple[bytes, bool, _Layout]:
+        """``buf`` extended from ``fh`` until a record ends in it (or the file does), whether the
+        file has ended, and the layout of its records."""
+        lay = _layout(buf, final)
+        while lay is None:
+            more = _read(fh, self.path)
+            buf, final = buf + more, len(more) < BLOCK_BYTES
+            lay = _layout(buf, final)
+        return buf, final, lay
 
     def _by_reader(self, stream: Any, *, row: int, line0: int, header: bool) -> Iterator[CsvRows]:
         """The rest of the file read by the reader's rules, :data:`BLOCK_ROWS` rows a block."""
         reader = _text_reader(stream)
         if header:
             try:
-                self._set_header(next(reader))
+                cells = next(reader)
             except StopIteration:
                 return
+            except (csv.Error, UnicodeDecodeError, *_DECOMPRESS_ERRORS) as exc:
+                raise _csv_error(exc, self.path, reader.line_num) from exc
+            self._set_header(cells)
         block: list[tuple[int, Any, str]] = []
         for item in csv_records(reader, self.header, self.path, row=row, line0=line0):
             block.append(item)

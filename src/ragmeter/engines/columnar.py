@@ -284,8 +284,8 @@ class ColumnarSink:
 class Source(Protocol):
     """Where a columnar run's rows come from, one implementation per file format.
 
-    :meth:`blocks` yields row blocks (:class:`ArrowRows` or alike: ``batch`` with the canonical
-    field names of :attr:`columns`, ``num_rows``, ``position(i)``, ``where(i)``, ``records(rows)``,
+    :meth:`blocks` yields row blocks (:class:`ArrowRows` or alike: a ``batch`` whose columns
+    :attr:`columns` names, ``num_rows``, ``position(i)``, ``where(i)``, ``records(rows)``,
     optionally ``forced_slow``); :attr:`columns` is set once the first block is read; :attr:`keys`
     are the file's column names for the "no row has this field" message (None: noted from the rows).
     """
