@@ -120,11 +120,12 @@ def _layout(data: bytes, final: bool) -> _Layout | None:
         end = int(bounds[-1]) + 1
     else:
         return None
-    q, nl, bounds = q[q < end], nl[nl < end], bounds[bounds < end]
-    head = a[:end]
-    cr = np.flatnonzero(head == 13)
-    lone_cr = bool(len(cr)) and (int(cr[-1]) + 1 >= end or not bool(np.all(a[cr + 1] == 10)))
-    plain = len(q) % 2 == 0 and not lone_cr and not bool((head == 0).any())
+    q, nl, bounds = (x[:np.searchsorted(x, end)] for x in (q, nl, bounds))
+    lone_cr = False
+    if data.find(b"\r", 0, end) >= 0:
+        cr = np.flatnonzero(a[:end] == 13)
+        lone_cr = int(cr[-1]) + 1 >= end or not bool(np.all(a[cr + 1] == 10))
+    plain = len(q) % 2 == 0 and not lone_cr and data.find(b"\0", 0, end) < 0
     if plain and len(q):
         op, cl = q[0::2], q[1::2]
         before = a[np.maximum(op - 1, 0)]
@@ -351,30 +352,43 @@ def _has(cells: Any, pattern: str) -> Any:
 def _classify(cells: Any, graded: bool) -> tuple[Any, Any, Any]:
     """``(list texts, grade-object texts, forced)`` of one column of list cells: JSON as it is, a
     Python literal with its single quotes made double, blank as ``[]``; every cell whose reading
-    could differ from Python's forced to the Sample path (its texts null)."""
+    could differ from Python's forced to the Sample path (its texts null). (Each step runs only
+    where a cell needs it: a plain JSON column costs two regex passes.)"""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    valid = cells.is_valid()
-    force = _has(cells, _FORCE)
-    lit = _has(cells, _LITERAL)
-    lit_bad = pc.and_(lit, _has(cells, r'["\\]'))
-    force = pc.or_(force, lit_bad)
-    text = pc.if_else(pc.and_(lit, pc.invert(lit_bad)), pc.replace_substring(cells, "'", '"'), cells)
-    blank = _has(text, r"^ *$")
-    is_list = pc.or_(blank, _has(text, r"^ *\["))
-    is_grades = pc.and_(_has(text, r"^ *\{"), _has(text, _GRADES)) if graded else pa.scalar(False)
-    force = pc.or_(force, pc.and_(valid, pc.invert(pc.or_(is_list, is_grades))))
-    text = pc.if_else(blank, "[]", text)
-    keep = pc.invert(force)
     null = pa.scalar(None, pa.string())
+    force = _has(cells, _FORCE)
+    text = cells
+    lit = _has(cells, _LITERAL)
+    if _any(lit):
+        lit_bad = pc.and_(lit, _has(cells, r'["\\]'))
+        force = pc.or_(force, lit_bad)
+        text = pc.if_else(pc.and_(lit, pc.invert(lit_bad)), pc.replace_substring(cells, "'", '"'), cells)
+    blank = _has(text, r"^ *$")
+    if _any(blank):
+        text = pc.if_else(blank, "[]", text)
+    is_list = _has(text, r"^ *\[")
+    is_grades = _has(text, r"^ *\{")
+    if graded and _any(is_grades):
+        is_grades = pc.and_(is_grades, _has(text, _GRADES))
+    elif not graded:
+        is_grades = pc.and_(is_grades, False)
+    force = pc.or_(force, pc.and_(cells.is_valid(), pc.invert(pc.or_(is_list, is_grades))))
+    keep = pc.invert(force)
     lists = pc.if_else(pc.and_(keep, is_list), text, null)
-    grades = None
-    if graded:
+    grades = pa.nulls(len(cells), pa.string())
+    if graded and _any(pc.and_(keep, is_grades)):
         g = pc.if_else(pc.and_(keep, is_grades), text, null)
         g = pc.replace_substring_regex(pc.replace_substring_regex(g, r"^ *\{", "["), r"\} *$", "]")
         grades = pc.replace_substring_regex(g, rf'("[^"\\]*") *: *({_NUM})', r'{"k":\1,"v":"\2"}')
     return lists, grades, force
+
+
+def _any(mask: Any) -> bool:
+    import pyarrow.compute as pc
+
+    return bool(pc.any(mask).as_py())
 
 
 def _decode(ctx: Any, rel: Any, n: int) -> tuple[Any, Any, NDArray[np.bool_]] | None:
