@@ -197,6 +197,13 @@ def test_missing_columns_and_other_columns(tmp_path: Path) -> None:
     with pytest.raises(InputError) as slow:
         evaluate(read_samples(src), METRICS, out_dir=str(tmp_path / "o2"))
     assert fast.value.field == slow.value.field == "relevant"
+    src = tmp_path / "docs.csv"  # contexts under another name: the message says which, and --map
+    src.write_text(_csv_text(rows, cols=("id", "docs", "relevant")), encoding="utf-8")
+    with pytest.raises(InputError) as fast:
+        evaluate_columnar(src, METRICS, format="csv", out_dir=tmp_path / "o3", on_error="skip")
+    with pytest.raises(InputError) as slow:
+        evaluate(read_samples(src, on_error="skip"), METRICS, out_dir=str(tmp_path / "o4"))
+    assert fast.value.message == slow.value.message and "--map docs=contexts" in fast.value.message
     for r in rows:
         r["retriever"], r["metadata"] = "bm25", {"run": 1} if r.get("id", "").endswith("1") else None
     src = tmp_path / "extra.csv"  # metadata column (JSON object) and an unknown column
