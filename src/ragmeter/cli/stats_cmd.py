@@ -111,9 +111,13 @@ def compare_cmd(runs: tuple[Path, ...], metrics: tuple[str, ...], test: str, con
         raise click.UsageError(f"expected at least two run directories to compare, got {len(runs)}")
     if html_path is not None and len(runs) != 2:
         raise click.UsageError(f"--html: expected two run directories (baseline, run), got {len(runs)}")
-    result = stats.compare_many(list(runs), metrics=list(metrics) or None, test=test, confidence=confidence,
-                                alpha=alpha, correction="none" if no_correction else "holm", n_resamples=resamples,
-                                n_bootstrap=n_bootstrap, seed=seed)
+    from ..report._data import load_run
+
+    # each run's score columns only (about 10 bytes per sample and metric), never its full records
+    columns = [load_run(p).to_result() for p in runs]
+    result = stats.compare_many(columns, labels=[str(p) for p in runs], metrics=list(metrics) or None, test=test,
+                                confidence=confidence, alpha=alpha, correction="none" if no_correction else "holm",
+                                n_resamples=resamples, n_bootstrap=n_bootstrap, seed=seed)
     # two runs: the pairwise report of today (the table's Holm family is then the metrics, as in compare)
     report: Any = result.comparisons[0] if len(runs) == 2 else result
     _export(markdown_path, report.to_markdown())
