@@ -144,6 +144,12 @@ def test_plain_lines_off_a_terminal_at_most_every_interval() -> None:
     assert len(lines) == 3  # at 30, 60 and 90 s, not one per update
     assert lines[0].startswith("evaluating: 300/1,000 rows (30%), 10 rows/s, elapsed 0:00:30, ETA 0:01:10")
     assert lines[2].startswith("evaluating: 900/1,000 rows (90%)")
+    judged = RunProgress(plain, total=None, get_time=clock, interval=30.0, log=log,
+                         status=lambda: "judge: 12 calls, 0 cached, 0 errors, 900 tokens, cost unknown")
+    clock.t += 31
+    judged.advance(5)  # no total (a .gz file): rows and rate, no ETA; a judged run's counters
+    assert log.getvalue().splitlines()[-1] == ("evaluating: 5 rows, 0 rows/s, elapsed 0:00:31, "
+                                               "judge: 12 calls, 0 cached, 0 errors, 900 tokens, cost unknown")
     quiet = RunProgress(plain, total=10, get_time=clock, quiet=True)
     assert quiet.log is None and not quiet.live
 
