@@ -66,6 +66,18 @@ def _export(path: Path | None, text: str) -> None:
         path.write_text(text, encoding="utf-8")
 
 
+def _run_columns(path: Path) -> Any:
+    """The run in OUTDIR ``path`` as its score columns only (about 10 bytes per sample and metric,
+    :meth:`ragmeter.report._data.Run.to_result`), never its full records; a directory that is not a
+    run is the error :func:`ragmeter.stats.compare` gives on it."""
+    from ..report._data import load_run
+    from ..stats._io import load_run as check_run
+
+    if not ((path / "results.jsonl").is_file() and (path / "summary.json").is_file()):
+        check_run(path)  # raises the InputError naming the missing file
+    return load_run(path).to_result()
+
+
 @main.command("compare")
 @click.argument("runs", nargs=-1, required=True, metavar="RUN_A RUN_B [RUN ...]",
                 type=click.Path(exists=True, file_okay=False, path_type=Path))
@@ -111,10 +123,7 @@ def compare_cmd(runs: tuple[Path, ...], metrics: tuple[str, ...], test: str, con
         raise click.UsageError(f"expected at least two run directories to compare, got {len(runs)}")
     if html_path is not None and len(runs) != 2:
         raise click.UsageError(f"--html: expected two run directories (baseline, run), got {len(runs)}")
-    from ..report._data import load_run
-
-    # each run's score columns only (about 10 bytes per sample and metric), never its full records
-    columns = [load_run(p).to_result() for p in runs]
+    columns = [_run_columns(p) for p in runs]
     result = stats.compare_many(columns, labels=[str(p) for p in runs], metrics=list(metrics) or None, test=test,
                                 confidence=confidence, alpha=alpha, correction="none" if no_correction else "holm",
                                 n_resamples=resamples, n_bootstrap=n_bootstrap, seed=seed)
