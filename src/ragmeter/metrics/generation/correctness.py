@@ -8,6 +8,18 @@ answer give the reference's answer to the question?) and ``conflicts`` (does it 
 contradicting the reference?); r = 10 when same and no conflict, 5 when same but with a
 conflicting statement, 0 otherwise.
 
+**Probability-weighted rating** (``scale=graded``, ``scoring=auto``, the defaults): where the
+backend returns log-probabilities, r is G-Eval's mean over the rating token's alternatives,
+
+.. math:: r = \\frac{\\sum_{k=0}^{10} k \\, P(k)}{\\sum_{k=0}^{10} P(k)}
+
+(:mod:`._verdict`: P(k) from the alternatives that read as a rating 0-10; "1" split between 1 and
+10 as documented there), and the score is r / 10 as for the hard rating. ``details`` hold the
+hard ``rating``, ``weighted_rating``, ``distribution`` and ``scoring`` ("probability" or "hard").
+Falls back to the hard rating (``scoring: "hard"``) without log-probabilities, for a rating that is
+not a whole number (7.5), or when no alternative is a rating; ``scoring=hard`` asks for none (a
+different judge cache key). ``scale=binary`` always uses the hard decisions.
+
 Edge cases: no reference answer -> undefined (None, reason "no reference answer"), never a fake 0;
 an empty answer -> 0.0 (no call).
 """
@@ -20,6 +32,7 @@ from ...types import MetricResult, Sample
 from ._base import SCALE, JudgedEvaluator, register_judged
 from ._prompting import template
 from ._schema import Graded, YesNo
+from ._verdict import SCORING, asked_logprobs, rating_details, reply_rating
 
 
 class Agreement(BaseModel):
@@ -49,10 +62,13 @@ class Correctness(JudgedEvaluator):
         fields = {"question": sample.query, "reference": sample.reference, "answer": sample.answer}
         if self.params["scale"] == "graded":
             t = template("correctness")
+            scoring = self.params["scoring"]
             r = await self.judge.judge(t.messages(**fields), Graded, tag="correctness",
-                                       template_version=t.cache_version)
-            return self.result(r.value.rating / 10, r.value.reason or f"judge rating {r.value.rating:g}/10",
-                               rating=r.value.rating, scale="graded")
+                                       template_version=t.cache_version, top_logprobs=asked_logprobs(scoring))
+            w = reply_rating(r, "rating", r.value.rating, (0, 10), scoring)
+            rating = w.mean if w is not None else r.value.rating
+            return self.result(rating / 10, r.value.reason or f"judge rating {r.value.rating:g}/10",
+                               **rating_details(r.value.rating, w), scale="graded")
         t = template("answer_agrees")
         a = await self.judge.judge(t.messages(**fields), Agreement, tag="correctness",
                                    template_version=t.cache_version)
@@ -69,12 +85,13 @@ register_judged(
     role="answer",
     summary="Agreement of the answer with the reference answer: the judge's 0-10 rating (graded, default) "
             "or two yes/no decisions (binary), / 10.",
-    formula="correctness = rating / 10; binary: rating = 10 if same_answer and not conflicts, 5 if "
+    formula="correctness = rating / 10; graded with log-probabilities: rating = sum_k k P(k) / sum_k P(k) over "
+            "the rating token's alternatives k in 0..10; binary: rating = 10 if same_answer and not conflicts, 5 if "
             "same_answer and conflicts, else 0",
     edge_cases=("no reference -> undefined (None), reason 'no reference answer'", "empty answer -> 0.0"),
     requires=("answer", "reference"),
     calls="1",
     undefined="undefined (None) when the sample has no reference answer",
-    params=(SCALE,),
-    version="2",
+    params=(SCALE, SCORING),
+    version="3",
 )
