@@ -171,6 +171,29 @@ def test_answer_relevancy_without_embedder_weights_the_rating(judge, fake_llm):
     assert r["details"]["rating"] == 6 and r["details"]["scoring"] == "probability"
 
 
+def test_binary_correctness_is_the_expected_rating_of_the_two_verdicts(judge, fake_llm):
+    fake_llm.rule = answering("Agreement", spelled([
+        ('{"reason": "r", "same_answer": "', {}), ("yes", {"yes": 0.8, "no": 0.2}),
+        ('", "conflicts": "', {}), ("no", {"no": 0.6, "yes": 0.3, "No": 0.1}), ('"}', {})]))
+    r = evaluate([smp(answer="Paris", reference="Paris")], ["correctness(scale=binary)"],
+                 judge=judge).records[0]["metrics"]["correctness(scale=binary)"]
+    p_same, p_conf = 0.8, 0.3  # P(conflicts = yes) = 0.3 / (0.3 + 0.6 + 0.1)
+    assert r["score"] == pytest.approx(p_same * (10 - 5 * p_conf) / 10)  # 0.68
+    d = r["details"]
+    assert (d["same_answer"], d["conflicts"], d["rating"]) == (True, False, 10.0)
+    assert d["p_same_answer"] == pytest.approx(0.8) and d["p_conflicts"] == pytest.approx(0.3)
+    assert d["scoring"] == "probability" and d["weighted_rating"] == pytest.approx(6.8)
+
+
+def test_binary_answer_relevancy_scores_p_yes_of_responds(judge, fake_llm):
+    fake_llm.rule = answering("Responds", spelled([('{"reason": "r", "responds": "', {}),
+                                                   ("no", {"no": 0.55, "yes": 0.45}), ('"}', {})]))
+    r = evaluate([smp(answer="Lyon.")], ["answer_relevancy(scale=binary)"], judge=judge).records[0]["metrics"][
+        "answer_relevancy(scale=binary)"]
+    assert r["score"] == pytest.approx(0.45) and r["details"]["responds"] is False
+    assert r["details"]["scoring"] == "probability" and r["details"]["p_yes"] == pytest.approx(0.45)
+
+
 def chunk_reply(*ratings: tuple[str, dict[str, float]]) -> Reply:
     parts: list[tuple[str, dict[str, float]]] = [('{"ratings": [', {})]
     for i, (t, alts) in enumerate(ratings, start=1):

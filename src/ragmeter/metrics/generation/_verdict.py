@@ -65,6 +65,9 @@ SCORING = Param("scoring", str, "auto", "auto: ask for log-probabilities and sco
                 "and ratings by sum_k k P(k) / sum_k P(k) where the backend returns them, else the hard verdict or "
                 "rating; hard: hard verdicts and ratings only (no logprobs asked)", choices=("auto", "hard"))
 
+#: the registry edge case every probability-weighted metric shares
+HARD_FALLBACK = ("no log-probabilities from the backend (or scoring=hard), a rating that is not a whole number, or "
+                 "a token that cannot be located -> the hard rating / verdict (details.scoring 'hard')")
 
 _SYNONYM = {"true": "yes", "false": "no"}
 

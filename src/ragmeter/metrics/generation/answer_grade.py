@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 from ...types import MetricResult, Sample
 from ._base import JudgedEvaluator, register_judged
 from ._prompting import template
-from ._verdict import SCORING, asked_logprobs, rating_details, reply_rating
+from ._verdict import HARD_FALLBACK, SCORING, asked_logprobs, rating_details, reply_rating
 
 
 class Grade(BaseModel):
@@ -69,7 +69,7 @@ register_judged(
     formula="answer_grade = (grade - 1) / 4, grade in 1..5; with log-probabilities grade = sum_k k P(k) / "
             "sum_k P(k) over the grade token's alternatives k in 1..5",
     edge_cases=("no reference -> undefined", "empty answer -> 0.0 (grade 1)",
-                "a grade outside 1-5 is unreadable output -> JudgeParseError after one repair"),
+                "a grade outside 1-5 is unreadable output -> JudgeParseError after one repair", HARD_FALLBACK),
     requires=("answer", "reference"),
     calls="1",
     undefined="undefined (None) when the sample has no reference answer",

@@ -22,7 +22,7 @@ from ..retrieval._batch import RankedList
 from ..retrieval.context_precision import context_precision_single
 from ._base import SCALE, JudgedEvaluator, register_judged
 from ._chunk_steps import rate_chunks
-from ._verdict import SCORING, scoring_of
+from ._verdict import HARD_FALLBACK, SCORING, scoring_of
 
 
 class ContextPrecisionLLM(JudgedEvaluator):
@@ -52,7 +52,8 @@ register_judged(
     summary="RAGAS rank-weighted context precision with each chunk's relevance judged (rating >= threshold).",
     formula="CP@k = Σ_{i<=k} Precision@i · rel_i / Σ_{i<=k} rel_i, rel_i = [rating_i >= threshold]",
     edge_cases=("empty context list -> 0.0", "no relevant chunk in the top k -> 0.0",
-                "a rating count other than the chunk count -> JudgeParseError after one repair"),
+                "a rating count other than the chunk count -> JudgeParseError after one repair",
+                "per chunk: " + HARD_FALLBACK),
     requires=("query", "contexts"),
     calls="1 for all chunks, shared with context_relevancy (RAGAS: 1 per chunk)",
     params=(Param("threshold", float, 5.0, "rating (0-10) at or above which a chunk is relevant", minimum=0),

@@ -25,7 +25,7 @@ from __future__ import annotations
 from ...types import MetricResult, Sample
 from ._base import SCALE, JudgedEvaluator, register_judged
 from ._chunk_steps import rate_chunks
-from ._verdict import SCORING, scoring_of
+from ._verdict import HARD_FALLBACK, SCORING, scoring_of
 
 
 class ContextRelevancy(JudgedEvaluator):
@@ -57,7 +57,8 @@ register_judged(
             "sum_k P_i(k), k in 0..10; binary: rating_i = 10 * P(yes)/(P(yes)+P(no)) with log-probabilities, "
             "else 10 if judged relevant else 0",
     edge_cases=("empty context list -> 0.0",
-                "a rating count other than the chunk count -> JudgeParseError after one repair"),
+                "a rating count other than the chunk count -> JudgeParseError after one repair",
+                "per chunk: " + HARD_FALLBACK),
     requires=("query", "contexts"),
     calls="1 for all chunks (shared with context_precision_llm); 0 without contexts",
     params=(SCALE, SCORING),

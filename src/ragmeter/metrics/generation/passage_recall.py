@@ -41,7 +41,7 @@ from ...errors import JudgeParseError
 from ...types import MetricResult, Sample
 from ._base import JudgedEvaluator, register_judged
 from ._prompting import numbered, reply_shape, template
-from ._verdict import SCORING, WeightedRating, asked_logprobs, field_ratings, scoring_of
+from ._verdict import HARD_FALLBACK, SCORING, WeightedRating, asked_logprobs, field_ratings, scoring_of
 from .passage_recall_math import passage_recall_score
 
 _MARK = re.compile(r"\[(ESSENTIAL|BONUS) PASSAGE\]", re.IGNORECASE)
@@ -179,7 +179,8 @@ register_judged(
             "log-probabilities each section score = sum_k k P(k) / sum_k P(k) over its score token's alternatives",
     edge_cases=("no [ESSENTIAL PASSAGE] section -> undefined", "B = 0 -> bonus term 0",
                 "empty answer -> essential 1, bonus 0, no call",
-                "a missing or out-of-range section score -> JudgeParseError (never guessed)"),
+                "a missing or out-of-range section score -> JudgeParseError (never guessed)",
+                "per section: " + HARD_FALLBACK),
     requires=("answer", "reference"),
     calls="1",
     undefined="undefined (None) when the ground truth has no ESSENTIAL section",
