@@ -304,3 +304,11 @@ def test_scoring_mode_is_in_the_cache_key_and_weighted_ratings_come_back_from_th
     for n in names:
         assert second[n]["score"] == pytest.approx(first[n]["score"])
         assert second[n]["details"]["scoring"] == first[n]["details"]["scoring"]
+
+
+def test_chunk_metrics_share_their_call_only_under_the_same_scoring(judge, fake_llm):
+    seen = recording(fake_llm, judge_rule)
+    s = smp(contexts=["a [rating 8]", "b [rating 2]"])
+    run = evaluate([s], ["context_relevancy", "context_precision_llm(scoring=hard)"], judge=judge)
+    assert len(seen) == 2 and sorted("logprobs" in c.body for c in seen) == [False, True]
+    assert run.records[0]["metrics"]["context_relevancy"]["score"] == pytest.approx(0.5)
