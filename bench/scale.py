@@ -3,6 +3,8 @@
     python bench/scale.py                      # everything: 1,000,000 retrieval rows, 10,000 judged samples
     python bench/scale.py --n 1000 --rows 200000 --sample-rows 20000    # a quick run
     python bench/scale.py --only retrieval     # or: --only judged
+    python bench/scale.py --only retrieval --rows 200000 --ray-rows 200000 --sample-rows 5000 --no-ray
+                                               # Parquet, JSONL and CSV rows per CPU-second at 200k rows
 
 **(a) Retrieval metrics** (``mrr``, ``ndcg@10``) over ``--rows`` seeded RAG samples in one Parquet
 file (10 id-only contexts per row out of 1,000 documents, 1-3 labelled ids, each a retrieved id
@@ -11,7 +13,10 @@ subprocess, which reports its wall time, CPU time and peak RSS (``ru_maxrss``): 
 as ``ragmeter eval`` runs it (``evaluate_file``: the columnar fast path), the Sample path
 (``ragmeter.evaluate(read_samples(...))``, on ``--sample-rows`` rows: it is ~20x slower), and the
 Ray engine (``--ray-rows`` rows; its workers' memory is not in the driver's RSS; its workers at
-the default priority, ``RAY_worker_niceness=0``, as the local engine runs).
+the default priority, ``RAY_worker_niceness=0``, as the local engine runs). The first
+``--ray-rows`` rows are also written as JSONL and as CSV (``contexts`` / ``relevant`` JSON-encoded
+in their cells) and run the same way; a second table gives the rows per CPU-second of the three
+inputs and Parquet's ratio to each (target: at most 2x).
 
 **(b) Judged metrics** (``context_relevancy``: 1 call per sample; ``faithfulness``: 2 chained calls)
 over ``--n`` samples against the loopback OpenAI-compatible server (``tests/judges/fake_server.py``
@@ -97,6 +102,25 @@ def make_jsonl(src: Path, dst: Path) -> Path:
     return dst
 
 
+def make_csv(src: Path, dst: Path) -> Path:
+    """``src`` (Parquet) as CSV: ``contexts`` and ``relevant`` JSON-encoded in their cells, as
+    Python's ``csv`` module writes ``json.dumps`` (skipped when it already exists)."""
+    import csv
+
+    import pyarrow.parquet as pq
+
+    if not dst.exists():
+        tmp = dst.with_suffix(".tmp")
+        with open(tmp, "w", encoding="utf-8", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["id", "contexts", "relevant"])
+            for batch in pq.ParquetFile(src).iter_batches(batch_size=65536):
+                writer.writerows([r["id"], json.dumps(r["contexts"]), json.dumps(r["relevant"])]
+                                 for r in batch.to_pylist())
+        tmp.rename(dst)
+    return dst
+
+
 def judged_rows(n: int) -> list[dict[str, Any]]:
     """``n`` samples with 3 contexts, a two-sentence answer and labels (seeded, deterministic)."""
     return [{"id": f"j{i}", "query": f"What does passage {i} say?",
@@ -122,6 +146,9 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
         out["n"] = len(run)
     elif kind == "make-jsonl":
         make_jsonl(Path(spec["src"]), Path(spec["data"]))
+        out["n"] = 0
+    elif kind == "make-csv":
+        make_csv(Path(spec["src"]), Path(spec["data"]))
         out["n"] = 0
     elif kind == "numpy":
         out["n"], out["head"] = _plain_numpy(spec["data"])
@@ -270,6 +297,10 @@ def retrieval_table(args: argparse.Namespace) -> None:
         measure({"kind": "make-jsonl", "src": str(ray_data), "data": str(jsonl)})  # not in this process's RSS
         r = measure({"kind": "columnar", "data": str(jsonl), "out": str(out / "jsonl")})
         rows.append(("local, columnar path over JSONL (`ragmeter eval`)", r))
+        csv_data = data_dir / f"rag-{args.rows}-head{args.ray_rows}.csv"
+        measure({"kind": "make-csv", "src": str(ray_data), "data": str(csv_data)})
+        r = measure({"kind": "columnar", "data": str(csv_data), "out": str(out / "csv")})
+        rows.append(("local, columnar path over CSV (`ragmeter eval`)", r))
         limit = measure({"kind": "numpy", "data": str(full)})
         rows.append(("plain numpy, same measures, nothing written (the practical limit)", limit))
         r = measure({"kind": "samples", "data": str(small), "out": str(out / "samples")})
@@ -283,13 +314,18 @@ def retrieval_table(args: argparse.Namespace) -> None:
     for name, r in rows:
         print(f"| {name} | {r['n']:,} | {r['wall']:.1f} | {r['n'] / r['wall']:,.0f} | {r['cpu']:.1f} | "
               f"{r['n'] / max(r['cpu'], 1e-9):,.0f} | {r['rss_mib']:,.0f} |")
-    col, jl, lim = rows[0][1], rows[1][1], rows[2][1]
+    col, jl, cs, lim = rows[0][1], rows[1][1], rows[2][1], rows[3][1]
     import numpy as np
 
     got = [[json.loads(line)["metrics"][m]["score"] for m in RETRIEVAL_METRICS] for line in col["head"]]
     print(f"\nplain numpy agrees with ragmeter on the first {len(got):,} rows: "
           f"{np.allclose(np.array(got, dtype=float), np.array(lim['head']), rtol=0, atol=1e-12)}")
-    print(f"\nParquet / JSONL, rows per CPU-second: {(col['n'] / col['cpu']) / (jl['n'] / jl['cpu']):.2f}x")
+    rate = {name: r["n"] / max(r["cpu"], 1e-9) for name, r in (("Parquet", col), ("JSONL", jl), ("CSV", cs))}
+    print("\n| input | rows | rows per CPU-second | Parquet / this |\n|---|---:|---:|---:|")
+    for name, r in (("Parquet", col), ("JSONL", jl), ("CSV", cs)):
+        print(f"| {name} | {r['n']:,} | {rate[name]:,.0f} | {rate['Parquet'] / rate[name]:.2f}x |")
+    print(f"\nParquet / JSONL, rows per CPU-second: {rate['Parquet'] / rate['JSONL']:.2f}x; "
+          f"Parquet / CSV: {rate['Parquet'] / rate['CSV']:.2f}x (target: each <= 2x)")
     print(f"\nragmeter columnar / plain numpy, rows per CPU-second: "
           f"{(col['n'] / col['cpu']) / (lim['n'] / lim['cpu']):.1%}")
     ray_row = next((r for name, r in rows if name.startswith("ray")), None)
@@ -333,7 +369,7 @@ def main() -> None:
     ap.add_argument("--only", choices=["retrieval", "judged"], default=None)
     ap.add_argument("--rows", type=int, default=1_000_000, help="retrieval rows (columnar path)")
     ap.add_argument("--sample-rows", type=int, default=50_000, help="rows for the Sample path")
-    ap.add_argument("--ray-rows", type=int, default=100_000, help="rows for the Ray engine and the JSONL file")
+    ap.add_argument("--ray-rows", type=int, default=100_000, help="rows for the Ray engine and the JSONL / CSV files")
     ap.add_argument("--data-dir", default=str(Path(tempfile.gettempdir()) / "ragmeter-scale-data"))
     ap.add_argument("--n", type=int, default=10_000, help="judged samples")
     ap.add_argument("--latency", type=float, default=0.2, help="judge reply latency, seconds")

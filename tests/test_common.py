@@ -24,7 +24,7 @@ def test_spec_is_fully_classified(spec):
     assert not (spec.category == "retrieval" and (spec.needs_judge or spec.needs_embedder))
     for name in spec.default_names:
         assert str(resolve_name(name)[1]) == name, "default names are canonical"
-    module = __import__(spec.factory.__module__, fromlist=["_"])
+    module = __import__((spec.kernel or spec.factory).__module__, fromlist=["_"])
     assert module.__doc__, "the metric module has a docstring"
 
 
@@ -44,3 +44,35 @@ def test_spec_declares_role_and_direction(spec):
 
 def test_every_role_is_used():
     assert {s.role for s in SPECS} == set(ROLES)
+
+
+def test_every_retrieval_module_is_discovered():
+    # metrics/retrieval/__init__.py imports every module of the package (no import list to keep in step)
+    import pkgutil
+    import sys
+
+    import ragmeter.metrics.retrieval as pkg
+
+    modules = [m.name for m in pkgutil.iter_modules(pkg.__path__) if not m.name.startswith("_")]
+    assert {"ndcg", "mrr", "average_precision"} <= set(modules)
+    for name in modules:
+        assert f"{pkg.__name__}.{name}" in sys.modules, name
+    registered = {s.kernel.__module__ for s in SPECS if s.category == "retrieval"}
+    assert {f"{pkg.__name__}.{n}" for n in ("ndcg", "mrr", "average_precision")} <= registered
+
+
+@pytest.mark.parametrize("spec", [s for s in SPECS if s.trec_name], ids=lambda s: s.name)
+def test_trec_runs_the_registry_kernel_for_its_trec_name(spec):
+    # `ragmeter trec` computes a measure that a registered metric declares with that metric's kernel
+    from ragmeter.trec.measures import TABLE, registry_metric
+
+    assert spec.trec_name in TABLE, f"{spec.name}: trec_name {spec.trec_name!r} is not a trec_eval measure"
+    named = registry_metric(TABLE[spec.trec_name])
+    assert named is not None and resolve_name(named.replace("@k", "@5"))[0] is spec
+
+
+def test_every_trec_measure_has_a_kernel():
+    from ragmeter.trec.measures import TABLE, _kernel
+
+    for spec in TABLE.values():
+        assert callable(_kernel(spec)), spec.name

@@ -43,3 +43,48 @@ def test_rag(ragmeter_eval):
     worst = proc.stdout.index("late: 0.333")
     assert worst < proc.stdout.index("good: 1.000")
     assert "relevant at rank(s) [3]" in proc.stdout
+
+
+EMBED_ROWS = [
+    {"id": "same", "query": "q", "answer": "The cat sat on the mat.", "reference": "The cat sat on the mat."},
+    {"id": "apart", "query": "q", "answer": "Paris is the capital of France.",
+     "reference": "Photosynthesis turns light into chemical energy."},
+]
+
+
+def test_assert_scores_uses_the_default_embedder_of_evaluate():
+    """#14: assert_scores used to pass embedder=None (semantic_similarity then had no embedder);
+    its default is now evaluate()'s embedder="auto", the offline MiniLM model when installed."""
+    import numpy as np
+    import pytest
+
+    from ragmeter import evaluate
+    from ragmeter.embedders import DEFAULT_SPEC, default_available
+    from ragmeter.pytest_plugin import assert_scores
+
+    if not default_available():
+        pytest.skip("the offline MiniLM embedder package is not installed")
+    run = assert_scores(EMBED_ROWS, ["semantic_similarity"])
+    explicit = evaluate(EMBED_ROWS, ["semantic_similarity"], embedder=DEFAULT_SPEC)
+    got = run.scores["semantic_similarity"]
+    assert not np.isnan(got).any()
+    np.testing.assert_allclose(got, explicit.scores["semantic_similarity"], rtol=1e-6)
+    assert got[0] == pytest.approx(1.0, abs=1e-4) and got[1] < 0.5  # identical texts vs unrelated ones
+
+
+def test_fixture_with_no_embedder_configured_uses_the_default(tmp_path):
+    from ragmeter.embedders import default_available
+
+    if not default_available():
+        import pytest
+
+        pytest.skip("the offline MiniLM embedder package is not installed")
+    proc = _run(tmp_path, f"""
+ROWS = {EMBED_ROWS!r}
+
+def test_rag(ragmeter_eval, monkeypatch):
+    monkeypatch.delenv("RAGMETER_EMBEDDER", raising=False)
+    run = ragmeter_eval(ROWS, metrics=["semantic_similarity"], fail_under={{"semantic_similarity": 0.1}})
+    assert run.status["semantic_similarity"].tolist() == [0, 0]
+""")
+    assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -8,8 +8,9 @@ Installed with ragmeter (entry point ``pytest11``); a test writes::
 
 or calls :func:`assert_scores` directly. The judge and the embedder come from ``ragmeter.yaml``
 (in the working directory) or from the environment variables ``RAGMETER_JUDGE`` and
-``RAGMETER_EMBEDDER``; judged results are cached across test runs by the judge cache, so a
-re-run costs nothing.
+``RAGMETER_EMBEDDER``; with no embedder configured, the default is ``ragmeter.evaluate``'s
+(``embedder="auto"``: the offline MiniLM model when it is installed and a metric needs it).
+Judged results are cached across test runs by the judge cache, so a re-run costs nothing.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def assert_scores(
     fail_under: dict[str, float] | None = None,
     *,
     judge: Any = None,
-    embedder: Any = None,
+    embedder: Any = "auto",
     statistic: str = "mean",
     max_error_rate: float = 0.0,
     worst: int = 5,
@@ -55,6 +56,9 @@ def assert_scores(
     The message names each failed check and lists the ``worst`` lowest-scoring samples of each
     failing metric with their reasons. Errored samples above ``max_error_rate`` (default: none
     tolerated) fail the assertion too. Returns the :class:`~ragmeter.results.RunResult`.
+
+    ``judge`` and ``embedder`` are :func:`ragmeter.evaluate`'s, with the same defaults (no judge;
+    ``embedder="auto"``, the offline MiniLM model when installed and needed; None for none).
     """
     from .evaluator import evaluate
     from .gate import check_gate
@@ -83,7 +87,8 @@ def _backends_from_config() -> tuple[Any, Any]:
     cfg = load_config().eval
     judge_spec = os.environ.get("RAGMETER_JUDGE") or cfg.judge
     embedder_spec = os.environ.get("RAGMETER_EMBEDDER") or cfg.embedder
-    judge = embedder = None
+    judge: Any = None
+    embedder: Any = "auto"  # no embedder configured: evaluate()'s default, as `ragmeter eval` does
     if judge_spec:
         from .judges import from_spec as judge_from_spec  # type: ignore[attr-defined]
 

@@ -197,3 +197,10 @@ def test_gated_metric_is_added_to_the_data_chosen_defaults(tiny, tmp_path):
     # a + c = 1 exactly, b = 1, so the mean is 2/3
     assert summary["metrics"]["ndcg@10"]["mean"] == pytest.approx(2 / 3)
     assert "pass: ndcg@10: mean 0.6667 >= 0.6" in res.output
+
+
+def test_no_progress_lines_in_a_log_for_a_short_run(tiny, tmp_path):
+    # stderr is a pipe here: no bar, no control codes, and no plain line before 30 s have passed
+    proc = _cli("eval", str(tiny), "-m", "mrr", "-o", str(tmp_path / "out"), "--no-report")
+    assert proc.returncode == 0, proc.stderr
+    assert "evaluating" not in proc.stderr and "\x1b[" not in proc.stderr

@@ -19,15 +19,19 @@ import pytest
 from ragmeter import evaluate
 from ragmeter.engines.columnar import evaluate_parquet
 from ragmeter.io import read_samples
+from ragmeter.registry import list_metrics, resolve_name
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 ray_engine = pytest.importorskip("ragmeter.engines.ray_engine")
 
 ROOT = Path(__file__).resolve().parents[2]
-#: Every retrieval metric, with and without a cutoff and at a graded relevance level.
-RETRIEVAL = ["mrr", "ndcg@10", "ndcg(gain=linear)@3", "recall@5", "recall", "precision@3", "map", "hit_rate@5",
-             "r_precision", "context_precision", "context_recall", "mrr(rel_level=2)@10"]
+#: Every retrieval metric, with and without a cutoff and at a graded relevance level; the registry adds
+#: any retrieval metric not named here, so a new one is compared across engines too.
+_NAMED = ["mrr", "ndcg@10", "ndcg(gain=linear)@3", "recall@5", "recall", "precision@3", "map", "hit_rate@5",
+          "r_precision", "context_precision", "context_recall", "mrr(rel_level=2)@10"]
+RETRIEVAL = _NAMED + [s.name + ("@5" if s.cutoff == "required" else "") for s in list_metrics()
+                      if s.role == "retrieval" and s.name not in {resolve_name(n)[0].name for n in _NAMED}]
 #: Fields that name the time or the engine of a run: the only ones allowed to differ.
 VOLATILE = ("started", "seconds", "engine")
 

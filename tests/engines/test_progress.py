@@ -1,16 +1,23 @@
 """#13: progress on every engine. The local engine reports each sample as it is finished (judged
 runs move from their first sample); the columnar engine reports each record batch as it is
 written (its rows finish together); Ray each chunk as the driver writes it. On every engine the
-counts add up to the rows, bad rows included."""
+counts add up to the rows, bad rows included.
+
+#14: the CLI's bar has a total known before the run (:func:`ragmeter.cli._progress.count_rows`)
+that the counts of every engine reach exactly, and an ETA once rows are done; off a terminal it
+prints a plain line every 30 s at most."""
 
 from __future__ import annotations
 
+import gzip
+import io
 import json
 from pathlib import Path
 
 import pytest
 
 from ragmeter import evaluate
+from ragmeter.cli._progress import RunProgress, count_lines, count_rows
 from ragmeter.engines.columnar import evaluate_parquet
 from ragmeter.engines.local import evaluate_file
 from ragmeter.io import read_samples
@@ -23,7 +30,7 @@ METRICS = ["mrr", "ndcg@10"]
 def _data(tmp: Path, n: int = 500) -> tuple[Path, Path]:
     jsonl, parquet = _write(_generated(n), tmp, "p")
     with jsonl.open("a", encoding="utf-8") as fh:
-        fh.write("{not json\n")  # a bad row counts too
+        fh.write("\n{not json\n\n")  # a bad row counts too; empty lines are not rows
     return jsonl, parquet
 
 
@@ -33,6 +40,7 @@ def test_local_engine_reports_every_sample(tmp_path: Path) -> None:
     evaluate(read_samples(jsonl, on_error="skip"), METRICS, out_dir=str(tmp_path / "o"), progress=calls.append,
              keep_records=False)
     assert calls == [1] * 501
+    assert count_rows(jsonl) == 501  # the bar's total: what the engine reports, exactly
 
 
 def test_columnar_engines_report_every_batch(tmp_path: Path) -> None:
@@ -40,9 +48,11 @@ def test_columnar_engines_report_every_batch(tmp_path: Path) -> None:
     calls: list[int] = []
     evaluate_parquet(parquet, METRICS, out_dir=tmp_path / "pq", progress=calls.append, batch_rows=128)
     assert calls == [128, 128, 128, 116]
+    assert count_rows(parquet) == 500  # from the file's metadata
     calls = []
     run = evaluate_file(jsonl, METRICS, out_dir=tmp_path / "jl", on_error="skip", progress=calls.append)
     assert run.run["engine"]["path"] == "columnar" and sum(calls) == 501 and len(calls) >= 1
+    assert count_rows(jsonl) == sum(calls)
 
 
 def test_ray_engine_reports_every_chunk(ray_cluster, tmp_path: Path) -> None:
@@ -52,7 +62,102 @@ def test_ray_engine_reports_every_chunk(ray_cluster, tmp_path: Path) -> None:
     ray_engine.evaluate_ray(jsonl, METRICS, out_dir=tmp_path / "r1", on_error="skip", batch_size=100,
                             progress=calls.append)
     assert calls == [100] * 5 + [1]
+    assert count_rows(jsonl) == sum(calls)
     calls = []
     run = ray_engine.evaluate_ray(parquet, METRICS, out_dir=tmp_path / "r2", progress=calls.append)
     assert sum(calls) == 500 and run.run["engine"]["path"] == "columnar"
     assert json.loads((tmp_path / "r2" / "summary.json").read_text())["metrics"]["mrr"]["n"] > 0
+
+
+def test_count_lines_on_block_edges_and_empty_lines(tmp_path: Path, monkeypatch) -> None:
+    from ragmeter.cli import _progress
+
+    text = b"\n\n{}\n{}\n\n\n\n{}\n\n{}"  # 4 rows: empty lines at the start, in runs, no final newline
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(text)
+    for block in (1, 2, 3, 5, 1 << 20):  # every way the blocks can cut the runs of newlines
+        monkeypatch.setattr(_progress, "BLOCK", block)
+        assert count_lines(path) == 4, block
+    path.write_bytes(b"")
+    assert count_lines(path) == 0
+
+
+def test_count_rows_per_format(tmp_path: Path) -> None:
+    csv = tmp_path / "x.csv"
+    csv.write_text("id,query\na,q1\nb,q2\nc,q3\n", encoding="utf-8")
+    assert count_rows(csv) == 3  # the header is not a row
+    gz = tmp_path / "x.jsonl.gz"
+    gz.write_bytes(gzip.compress(b'{"id": "a"}\n'))
+    assert count_rows(gz) is None  # no cheap count: the bar shows rows without a total
+    assert count_rows(tmp_path / "x.json") is None and count_rows(tmp_path / "missing.jsonl") is None
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.t = 0.0
+
+    def __call__(self) -> float:
+        return self.t
+
+
+def _render(progress: RunProgress) -> str:
+    from rich.console import Console
+
+    buf = io.StringIO()
+    Console(file=buf, width=200, force_terminal=False, color_system=None).print(progress.progress.get_renderable())
+    return buf.getvalue()
+
+
+def test_bar_shows_total_rows_and_eta() -> None:
+    from rich.console import Console
+
+    clock = _Clock()
+    term = Console(file=io.StringIO(), force_terminal=True, width=200)
+    bar = RunProgress(term, total=100, get_time=clock)
+    assert bar.live and bar.log is None
+    assert "0/100 rows" in _render(bar) and "ETA -:--:--" in _render(bar)
+    clock.t = 4.0
+    bar.advance(10)
+    # one update (an engine reporting a large batch): the rate since the start, 10 rows / 4 s;
+    # 90 rows left at 2.5 rows/s: 36 s
+    assert "ETA 0:00:36" in _render(bar) and "2 rows/s" in _render(bar)
+    clock.t = 5.0
+    bar.advance(10)
+    # then rich's speed: rows after the first update over the time since it, 10 rows / 1 s; 80 rows
+    # left at 10 rows/s: 8 s
+    line = _render(bar)
+    assert "20/100 rows" in line and " 20%" in line and "10 rows/s" in line
+    assert "ETA 0:00:08" in line
+
+
+def test_plain_lines_off_a_terminal_at_most_every_interval() -> None:
+    from rich.console import Console
+
+    clock, log = _Clock(), io.StringIO()
+    plain = Console(file=io.StringIO(), force_terminal=False)
+    bar = RunProgress(plain, total=1000, get_time=clock, interval=30.0, log=log)
+    assert not bar.live
+    for second in range(1, 91):  # 10 rows a second for 90 s
+        clock.t = float(second)
+        bar.advance(10)
+    lines = log.getvalue().splitlines()
+    assert len(lines) == 3  # at 30, 60 and 90 s, not one per update
+    assert lines[0].startswith("evaluating: 300/1,000 rows (30%), 10 rows/s, elapsed 0:00:30, ETA 0:01:10")
+    assert lines[2].startswith("evaluating: 900/1,000 rows (90%)")
+    judged = RunProgress(plain, total=None, get_time=clock, interval=30.0, log=log,
+                         status=lambda: "judge: 12 calls, 0 cached, 0 errors, 900 tokens, cost unknown")
+    clock.t += 31
+    judged.advance(5)  # no total (a .gz file): rows and rate, no ETA; a judged run's counters
+    assert log.getvalue().splitlines()[-1] == ("evaluating: 5 rows, 0 rows/s, elapsed 0:00:31, "
+                                               "judge: 12 calls, 0 cached, 0 errors, 900 tokens, cost unknown")
+    quiet = RunProgress(plain, total=10, get_time=clock, quiet=True)
+    assert quiet.log is None and not quiet.live
+
+
+def test_finish_lowers_an_overcounted_total() -> None:
+    from rich.console import Console
+
+    bar = RunProgress(Console(file=io.StringIO()), total=10)
+    bar.advance(7)  # a CSV with line breaks inside quoted fields: fewer rows than lines
+    bar.finish()
+    assert bar.progress.tasks[0].total == 7 and bar.progress.tasks[0].finished

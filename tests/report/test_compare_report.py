@@ -218,3 +218,56 @@ def test_end_to_end_cli_on_the_bundled_examples(tmp_path: Path):
     assert payload["baseText"] is True  # found through the baseline's run info
     assert [c[0] for c in first["bc"]] == [c["id"] for c in rows[0]["contexts"]]  # the bad run's contexts
     assert len(first["bc"]) < len(first["c"])
+
+
+def _no_full_records(monkeypatch) -> None:
+    """Make every way of holding a run's full records fail the test (#14: the comparison works on
+    the score columns; only the embedded samples' records are read, one line each)."""
+    from ragmeter.report._data import Run
+    from ragmeter.results import RunResult
+
+    def refuse(*_a: Any, **_k: Any) -> Any:
+        raise AssertionError("a comparison loaded a run's full records")
+
+    monkeypatch.setattr(Run, "records", property(refuse))
+    monkeypatch.setattr(RunResult, "load", classmethod(refuse))
+
+
+def test_comparison_never_holds_full_records(changed_baseline, monkeypatch):
+    run_dir, data, base_dir = changed_baseline
+    expected = build_report(run_dir, data, base_dir)  # before the guard: the same page must come out
+    _no_full_records(monkeypatch)
+    page = build_report(run_dir, data, base_dir)
+    assert page == expected
+
+
+def test_columns_compare_as_the_full_records_did(changed_baseline):
+    # the statistics from Run.to_result() equal those from RunResult.load (the records path)
+    from ragmeter.report._data import compare_runs, load_run
+    from ragmeter.results import RunResult
+
+    run_dir, _, base_dir = changed_baseline
+    base, run = load_run(base_dir), load_run(run_dir)
+    by_columns = compare_runs(base, run, ["ndcg@5", "faithfulness"], results=(base.to_result(), run.to_result()))
+    by_records = compare_runs(base, run, ["ndcg@5", "faithfulness"],
+                              results=(RunResult.load(base_dir), RunResult.load(run_dir)))
+    assert by_columns == by_records
+    assert by_columns[0].n == N_SAMPLES - 12 and by_columns[0].diff < 0
+
+
+def test_compare_cli_uses_the_columns(changed_baseline, monkeypatch):
+    from click.testing import CliRunner
+
+    from ragmeter.cli import main
+    from ragmeter.stats import compare_many
+
+    run_dir, _, base_dir = changed_baseline
+    # what the command printed before #14: ragmeter.stats on the paths (RunResult.load, full records)
+    before = compare_many([base_dir, run_dir], labels=[str(base_dir), str(run_dir)]).comparisons[0].to_json()
+    _no_full_records(monkeypatch)
+    after = CliRunner().invoke(main, ["compare", str(base_dir), str(run_dir), "--format", "json"],
+                               catch_exceptions=False)
+    assert after.exit_code == 0, after.output
+    doc = json.loads(after.stdout)
+    assert doc == json.loads(before)
+    assert doc["a"] == str(base_dir) and doc["b"] == str(run_dir)  # labels: the paths, as before

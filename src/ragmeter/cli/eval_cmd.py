@@ -24,7 +24,7 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import Progress, ProgressColumn, SpinnerColumn, Task, TextColumn, TimeElapsedColumn
+from rich.progress import ProgressColumn, Task
 from rich.table import Table
 from rich.text import Text
 
@@ -38,19 +38,12 @@ from ..types import Sample
 from ._app import main
 from ._output import FORMATS as OUT_FORMATS
 from ._output import StdoutConsole, emit, print_full_width, quiet_dependencies, stdout_format
+from ._progress import RunProgress, count_rows
 
 #: How many bad rows are quoted in the warning printed with ``--on-error skip``.
 SHOWN_BAD_ROWS = 3
 #: Set by GitHub Actions to the job summary file; the Markdown summary is appended to it.
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
-
-
-class _RateColumn(ProgressColumn):
-    """Rows per second."""
-
-    def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text(f"{speed:,.0f} rows/s" if speed else "- rows/s", style="progress.data.speed")
 
 
 class JudgeColumn(ProgressColumn):
@@ -67,8 +60,12 @@ class JudgeColumn(ProgressColumn):
         self.reported = stats
 
     def render(self, task: Task) -> Text:
-        return Text(judge_status(self.reported if self.reported is not None else self.judge.stats()),
-                    style="progress.data.speed")
+        """The judge's counters (:func:`judge_status`)."""
+        return Text(self.status(), style="progress.data.speed")
+
+    def status(self) -> str:
+        """The counters as one line (the plain progress line of a CI log uses it too)."""
+        return judge_status(self.reported if self.reported is not None else self.judge.stats())
 
 
 def judge_status(stats: dict[str, Any]) -> str:
@@ -282,25 +279,24 @@ def eval_cmd(data: Path, **flags: Any) -> None:
     fields = {**cfg.fields, **parse_field_map(o.field_map)}
     samples = BadRowCounter(iter(()))  # the engine reads DATA and reports bad rows to samples.note
     judge_column = JudgeColumn(judge) if judge is not None else None
-    progress = Progress(
-        SpinnerColumn(), TextColumn("evaluating"), TextColumn("{task.completed:,.0f} rows"),
-        _RateColumn(), TimeElapsedColumn(), *([judge_column] if judge_column is not None else []),
-        console=err, transient=True, disable=o.quiet or not err.is_terminal,  # no bar in logs and pipes
-    )
+    # a bar with total and ETA on a terminal; a line every 30 s at most in a log; nothing with -q
+    progress = RunProgress(err, total=count_rows(data, o.fmt), quiet=o.quiet,
+                           extra=(judge_column,) if judge_column is not None else (),
+                           status=judge_column.status if judge_column is not None else None)
     metrics, skipped = _with_gated(data, cfg, fields, o.fmt, judge=jconf, embedder=econf)
     run_info = _run_info(data, o.fmt, loaded, cfg, fields, embedder)
     if skipped is not None:
         run_info["skipped_metrics"] = skipped
     with progress, _stop_if_unreachable(err, out_dir):
-        task = progress.add_task("eval", total=None)
         run = evaluate_file(
             data, metrics, engine=o.engine, out_dir=out_dir, on_error=cfg.on_error, field_map=fields,
             format=o.fmt, judge=judge, embedder=embedder, judge_config=jconf, embedder_config=econf,
-            address=o.ray_address, progress=lambda n: progress.advance(task, n), on_bad_row=samples.note,
+            address=o.ray_address, progress=progress.advance, on_bad_row=samples.note,
             on_judge_stats=judge_column.report if judge_column is not None else None,
             run_info=run_info,
             **({} if o.max_text_chars is None else {"max_text_chars": o.max_text_chars or None}),
         )
+        progress.finish()
     if o.dry_run:
         shutil.rmtree(out_dir, ignore_errors=True)
         emit(lambda: _dry_run_report(run, judge, out=out, as_json=fmt == "json"))

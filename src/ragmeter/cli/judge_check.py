@@ -75,7 +75,9 @@ def _table(check: Any) -> Any:
 
 
 def _print(check: Any, out: Any) -> None:
-    out.print(_table(check))
+    from ._output import print_full_width
+
+    print_full_width(out, _table(check))  # full numbers at any width, as `ragmeter eval` prints
     out.print(f"verdict rule: {check.thresholds.describe()}", highlight=False, markup=False, soft_wrap=True)
     for r in check.metrics:
         if r["verdict"] != "usable":
@@ -131,6 +133,7 @@ def judge_check_cmd(judge_spec: str, judge_key_env: str | None, data: Path | Non
     from ..judges.check import Thresholds, judge_check
     from ..judges.masking import mask_secrets
     from ..judges.record import save_record
+    from ._output import StdoutConsole, emit
 
     options: dict[str, Any] = {**parse_concurrency(concurrency), "temperature": 0.0,
                                "cache": False if no_cache else (cache_dir or True)}
@@ -160,10 +163,8 @@ def judge_check_cmd(judge_spec: str, judge_key_env: str | None, data: Path | Non
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(check.to_json() + "\n", encoding="utf-8")
-    out = Console()
-    if not out.is_terminal:
-        out = Console(width=160)
-    _print(check, out)
+    out = StdoutConsole()
+    emit(lambda: _print(check, out))  # a reader that stops early (| head) is not an error
     if output is not None:
         err.print(f"judge-check -> {output}", highlight=False, markup=False)
     if check.stopped:

@@ -11,35 +11,46 @@ from rich.console import Console
 from .. import stats
 from ..errors import InvalidParameterError
 from ._app import main
+from ._output import StdoutConsole, emit, print_full_width, stdout_format
 
 FORMATS = ("table", "json", "markdown")
-#: Width of tables written to a file or a pipe.
+#: Width of tables written to a file with -o.
 WIDE = 160
 
 
-def _emit(report: Any, fmt: str, output: Path | None, **json_kw: Any) -> None:
-    if fmt == "table":
-        if output is not None:
+def _emit(report: Any, fmt: str | None, output: Path | None, **json_kw: Any) -> None:
+    """Write ``report`` as ``fmt`` to ``output``, or to stdout as ``eval`` does
+    (:mod:`ragmeter.cli._output`): no ``--format`` is a table on a terminal and Markdown in a CI log
+    or a pipe; a table is drawn at the width its cells need; a reader that stops early
+    (``| head -1``) ends the output, not the command (exit 0, no traceback)."""
+    if output is not None:
+        fmt = fmt or "table"
+        if fmt == "table":
             with open(output, "w", encoding="utf-8") as fh:
                 Console(file=fh, width=WIDE).print(report.to_rich())
         else:
-            console = Console()
-            if not console.is_terminal:  # piped or captured: do not fold the tables to 80 columns
-                console = Console(width=WIDE)
-            console.print(report.to_rich())
+            output.write_text(_text(report, fmt, **json_kw), encoding="utf-8")
         return
-    text = report.to_json(**json_kw) + "\n" if fmt == "json" else report.to_markdown()
-    if output is not None:
-        output.write_text(text, encoding="utf-8")
+    out = StdoutConsole()
+    fmt = stdout_format(fmt, console=out)
+    if fmt == "table":
+        emit(lambda: print_full_width(out, report.to_rich()))
     else:
-        click.echo(text, nl=False)
+        text = _text(report, fmt, **json_kw)
+        emit(lambda: click.echo(text, nl=False))
+
+
+def _text(report: Any, fmt: str, **json_kw: Any) -> str:
+    """``report`` as JSON (one object and a newline) or Markdown."""
+    return report.to_json(**json_kw) + "\n" if fmt == "json" else report.to_markdown()
 
 
 def _format_option(f: Any) -> Any:
     f = click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
                      help="Write the report to this file instead of stdout.")(f)
-    return click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
-                        help="table (terminal), json (machine-readable), markdown (PR comment).")(f)
+    return click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
+                        help="table, json (machine-readable), markdown (PR comment) [table on a terminal, "
+                             "markdown in logs and pipes; table with -o].")(f)
 
 
 COMPARE_FORMATS = ("table", "json", "markdown", "latex")
@@ -50,9 +61,21 @@ def _export(path: Path | None, text: str) -> None:
     if path is None:
         return
     if str(path) == "-":
-        click.echo(text, nl=False)
+        emit(lambda: click.echo(text, nl=False))
     else:
         path.write_text(text, encoding="utf-8")
+
+
+def _run_columns(path: Path) -> Any:
+    """The run in OUTDIR ``path`` as its score columns only (about 10 bytes per sample and metric,
+    :meth:`ragmeter.report._data.Run.to_result`), never its full records; a directory that is not a
+    run is the error :func:`ragmeter.stats.compare` gives on it."""
+    from ..report._data import load_run
+    from ..stats._io import load_run as check_run
+
+    if not ((path / "results.jsonl").is_file() and (path / "summary.json").is_file()):
+        check_run(path)  # raises the InputError naming the missing file
+    return load_run(path).to_result()
 
 
 @main.command("compare")
@@ -82,12 +105,12 @@ def _export(path: Path | None, text: str) -> None:
               help="Two runs: also write the HTML comparison report here (as `ragmeter report RUN_A RUN_B`).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the report to this file instead of stdout.")
-@click.option("--format", "fmt", type=click.Choice(COMPARE_FORMATS), default="table", show_default=True,
-              help="table (terminal), json (machine-readable), markdown (PR comment), latex (the runs x "
-                   "metrics table for a paper).")
+@click.option("--format", "fmt", type=click.Choice(COMPARE_FORMATS), default=None,
+              help="table, json (machine-readable), markdown (PR comment), latex (the runs x metrics table "
+                   "for a paper) [table on a terminal, markdown in logs and pipes; table with -o].")
 def compare_cmd(runs: tuple[Path, ...], metrics: tuple[str, ...], test: str, confidence: float, alpha: float,
                 no_correction: bool, resamples: int, n_bootstrap: int, seed: int, markdown_path: Path | None,
-                latex_path: Path | None, html_path: Path | None, fmt: str, output: Path | None) -> None:
+                latex_path: Path | None, html_path: Path | None, fmt: str | None, output: Path | None) -> None:
     """Compare runs (OUTDIRs of `ragmeter eval -o`) against the first one, paired by sample id.
 
     Two runs, RUN_A RUN_B: for each metric both have, B - A with a paired bootstrap CI, a paired
@@ -100,9 +123,10 @@ def compare_cmd(runs: tuple[Path, ...], metrics: tuple[str, ...], test: str, con
         raise click.UsageError(f"expected at least two run directories to compare, got {len(runs)}")
     if html_path is not None and len(runs) != 2:
         raise click.UsageError(f"--html: expected two run directories (baseline, run), got {len(runs)}")
-    result = stats.compare_many(list(runs), metrics=list(metrics) or None, test=test, confidence=confidence,
-                                alpha=alpha, correction="none" if no_correction else "holm", n_resamples=resamples,
-                                n_bootstrap=n_bootstrap, seed=seed)
+    columns = [_run_columns(p) for p in runs]
+    result = stats.compare_many(columns, labels=[str(p) for p in runs], metrics=list(metrics) or None, test=test,
+                                confidence=confidence, alpha=alpha, correction="none" if no_correction else "holm",
+                                n_resamples=resamples, n_bootstrap=n_bootstrap, seed=seed)
     # two runs: the pairwise report of today (the table's Holm family is then the metrics, as in compare)
     report: Any = result.comparisons[0] if len(runs) == 2 else result
     _export(markdown_path, report.to_markdown())
@@ -141,8 +165,8 @@ def compare_cmd(runs: tuple[Path, ...], metrics: tuple[str, ...], test: str, con
               show_default=True)
 @_format_option
 def calibrate_cmd(scores: Path, labels: Path | None, judge_check: Path | None, metrics: tuple[str, ...],
-                  threshold: float, bins: int, alpha: float, positive: float, lam: str, confidence: float, fmt: str,
-                  output: Path | None) -> None:
+                  threshold: float, bins: int, alpha: float, positive: float, lam: str, confidence: float,
+                  fmt: str | None, output: Path | None) -> None:
     """Check an LLM judge against human labels and correct its estimate (PPI++).
 
     SCORES is a run OUTDIR, a results.jsonl, or a CSV/JSONL file with columns id, metric, score.
@@ -173,7 +197,7 @@ def calibrate_cmd(scores: Path, labels: Path | None, judge_check: Path | None, m
 @click.option("--per-sample", is_flag=True, help="JSON: include every sample's findings.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
 @_format_option
-def diagnose_cmd(run: Path, thresholds: tuple[str, ...], max_ids: int, per_sample: bool, seed: int, fmt: str,
+def diagnose_cmd(run: Path, thresholds: tuple[str, ...], max_ids: int, per_sample: bool, seed: int, fmt: str | None,
                  output: Path | None) -> None:
     """Map the run's metric signatures to the failing pipeline stage and the fix to try."""
     thr: dict[str, float] = {}

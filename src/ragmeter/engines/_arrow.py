@@ -51,12 +51,15 @@ class IdLabels:
 
 @dataclass
 class IdRelevance:
-    """Per-position ``rel``/``gain``/``covered``, per-row ``num_rel``, and where each label was found."""
+    """Per-position ``rel``/``gain``/``covered``/``nonrel``, per-row ``num_rel``/``num_nonrel``, and where each
+    label was found."""
 
     rel: NDArray[np.bool_]
     gain: NDArray[np.float64]
     covered: NDArray[np.float64]
     num_rel: NDArray[np.float64]
+    nonrel: NDArray[np.bool_]
+    num_nonrel: NDArray[np.float64]
     label_found: NDArray[np.bool_]
     ideal_row: NDArray[np.int64] = field(repr=False)
     ideal: NDArray[np.float64] = field(repr=False)
@@ -68,7 +71,9 @@ def id_relevance(x: IdLabels, rel_level: float) -> IdRelevance:
     A label is found at the first position of its row whose context id equals it; a position's
     gain is the highest grade found there (0 if none is positive), it is relevant when a label with
     grade >= ``rel_level`` is found there and covers that many labels; ``num_rel`` counts the
-    row's labels with grade >= ``rel_level``; ``ideal`` holds each row's positive grades, grouped
+    row's labels with grade >= ``rel_level``; a position that is not relevant where a label with grade
+    ``0 <= g < rel_level`` is found is judged non-relevant (``nonrel``, counted per row in ``num_nonrel``);
+    ``ideal`` holds each row's positive grades, grouped
     by row (``ideal_row``) and sorted descending within it.
     """
     n = len(x.ctx_len)
@@ -90,11 +95,16 @@ def id_relevance(x: IdLabels, rel_level: float) -> IdRelevance:
     hit = grades >= rel_level
     covered = np.bincount(where[hit], minlength=n_ctx).astype(np.float64)
     num_rel = np.bincount(row_l, weights=(x.lab_grade >= rel_level).astype(np.float64), minlength=n)
+    low = (x.lab_grade >= 0) & (x.lab_grade < rel_level)
+    nonrel = np.zeros(n_ctx, dtype=bool)
+    nonrel[where[(grades >= 0) & ~hit]] = True
+    nonrel &= covered == 0
+    num_nonrel = np.bincount(row_l, weights=low.astype(np.float64), minlength=n)
     positive = x.lab_grade > 0
     prow, pgrade = row_l[positive], x.lab_grade[positive]
     order = np.lexsort((-pgrade, prow))
-    return IdRelevance(covered > 0, gain, covered, num_rel.astype(np.float64), found,
-                       prow[order], pgrade[order])
+    return IdRelevance(covered > 0, gain, covered, num_rel.astype(np.float64), nonrel,
+                       num_nonrel.astype(np.float64), found, prow[order], pgrade[order])
 
 
 def select_batch(x: IdLabels, r: IdRelevance, rows: NDArray[np.bool_]) -> RelevanceBatch:
@@ -110,8 +120,9 @@ def select_batch(x: IdLabels, r: IdRelevance, rows: NDArray[np.bool_]) -> Releva
     ioffsets = np.zeros(len(ilen) + 1, dtype=np.int64)
     np.cumsum(ilen, out=ioffsets[1:])
     num_rel = np.where(x.rel_none, np.nan, r.num_rel)[rows]
+    num_nonrel = np.where(x.rel_none, np.nan, r.num_nonrel)[rows]
     return RelevanceBatch(offsets, r.rel[row_c], r.gain[row_c], r.covered[row_c], num_rel, ioffsets,
-                          r.ideal[ikeep])
+                          r.ideal[ikeep], nonrel=r.nonrel[row_c], num_nonrel=num_nonrel)
 
 
 # ---- reading one record batch ---------------------------------------------------------------------

@@ -18,28 +18,24 @@ from __future__ import annotations
 import io
 import os
 import re
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from ..errors import EmptyInputError, InputError
-from ..evaluator import plan
-from ..io._records import DEFAULT_MAX_TEXT_CHARS, RowConverter, canonical, check_field_map
-from ..io.readers import _open_binary, jsonl_record, read_samples
-from ..results import RunResult, RunWriter
+from ..io._records import canonical
+from ..io.readers import _open_binary, jsonl_record
+from ..results import RunResult
 from ..types import CANONICAL_FIELDS
-from ._arrow import BatchScores, resolve_columns, score_batch
-from .columnar import ColumnarSink, retrieval_evaluators
+from ._arrow import Columns, resolve_columns
+from ._rows import kernel_types, records_batch
+from .columnar import evaluate_columnar
 
 #: Non-blank lines per block (one Arrow record batch).
 BLOCK_LINES = 16384
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
-#: A row's keys that must not reach the kernels unseen (anything but these goes to the Sample path).
-_KERNEL_FIELDS = ("id", "contexts", "relevant", "query", "answer", "reference", "metadata")
 
 
 @dataclass
@@ -68,14 +64,16 @@ class JsonRows:
             return [self.parsed[i] for i in rows]
         return [jsonl_record(self.lines[i], self.positions[i], self.path) for i in rows]
 
+    def where(self, i: int) -> str:
+        """Position detail for row ``i``'s messages (none: the line is the position)."""
+        return ""
+
 
 def _schema(fmap: dict[str, str], names: Sequence[str]) -> Any:
     """The explicit part of the Arrow schema: the kernels' fields under the file's key names."""
     import pyarrow as pa
 
-    ctx = pa.list_(pa.struct([("id", pa.string()), ("text", pa.string()), ("score", pa.float64())]))
-    types = {"id": pa.string(), "query": pa.string(), "answer": pa.string(), "reference": pa.string(),
-             "contexts": ctx, "relevant": pa.list_(pa.string())}
+    types = kernel_types()
     return pa.schema([(n, types[canonical(fmap.get(n, n))]) for n in names
                       if canonical(fmap.get(n, n)) in types])
 
@@ -143,115 +141,44 @@ class _BlockReader:
 
     def _by_line(self, lines: list[bytes], positions: list[int]) -> JsonRows:
         """Each line parsed by the reader's rules; the batch built from the records whose keys and
-        values the kernels can take, every other row forced to the Sample path."""
-        import pyarrow as pa
-
+        values the kernels can take (:func:`~ragmeter.engines._rows.records_batch`), every other
+        row forced to the Sample path."""
         parsed = [jsonl_record(raw, pos, self.path) for raw, pos in zip(lines, positions, strict=True)]
-        forced = np.zeros(len(lines), dtype=bool)
-        cols: dict[str, list[Any]] = {f: [] for f in self.fields}
-        for i, rec in enumerate(parsed):
-            ok = isinstance(rec, dict) and all(canonical(self.fmap.get(str(k), str(k))) not in CANONICAL_FIELDS
-                                               or k in self.fields.values() for k in rec)
-            row = {f: rec.get(k) for f, k in self.fields.items()} if ok else {}
-            if not ok or not _row_ok(row):
-                forced[i] = True
-                row = {}
-            for f in self.fields:
-                cols[f].append(row.get(f))
-        schema = pa.schema([(f, pa.map_(pa.string(), pa.float64())) if f == "relevant"
-                            else (f, self.schema.field(k).type) for f, k in self.fields.items()])
-        try:
-            batch = pa.RecordBatch.from_pydict(cols, schema=schema) if self.fields else None
-        except (pa.ArrowException, TypeError, ValueError, OverflowError):
-            batch, forced = None, np.ones(len(lines), dtype=bool)
+        types = {f: self.schema.field(k).type for f, k in self.fields.items()}
+        batch, forced = records_batch(parsed, self.fields, self.fmap, types)
         return JsonRows(batch, lines, positions, self.path, forced, parsed)
 
 
-def _is_num(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
+class JsonlSource:
+    """The blocks of a JSONL file as :class:`JsonRows` (a
+    :class:`~ragmeter.engines.columnar.Source`)."""
+
+    unit = "line"
+    keys: list[str] | None = None
+
+    def __init__(self, path: str, fmap: dict[str, str]) -> None:
+        self.reader = _BlockReader(path, fmap)
+        self.columns: Columns | None = None
+
+    def blocks(self) -> Iterator[JsonRows]:
+        """One :class:`JsonRows` per :data:`BLOCK_LINES` non-blank lines."""
+        import pyarrow as pa
+
+        reader = self.reader
+        for lines, positions in _blocks(reader.path):
+            rows = reader.read(lines, positions)
+            if self.columns is None:
+                self.columns = resolve_columns(
+                    pa.schema([(f, reader.schema.field(k).type) for f, k in reader.fields.items()]), {})
+            yield rows
 
 
-def _row_ok(row: dict[str, Any]) -> bool:
-    """The row's values have the types the batch is built with (else the Sample path words what is
-    wrong); rewrites ``contexts`` (a text: ``{"text": ...}``) and ``relevant`` (id -> grade pairs)."""
-    for f in ("id", "query", "answer", "reference"):
-        if row.get(f) is not None and not isinstance(row[f], str):
-            return False
-    ctx = row.get("contexts")
-    if ctx is not None:
-        if not isinstance(ctx, list):
-            return False
-        ctx = row["contexts"] = [{"text": c} if isinstance(c, str) else c for c in ctx]
-        for c in ctx:
-            if not isinstance(c, dict) or not c.keys() <= {"id", "text", "score"}:
-                return False
-            if any(c.get(k) is not None and not isinstance(c[k], str) for k in ("id", "text")):
-                return False
-            if c.get("score") is not None and not _is_num(c["score"]):
-                return False
-    rel = row.get("relevant")
-    if isinstance(rel, list) and all(isinstance(x, str) for x in rel):
-        row["relevant"] = [(x, 1.0) for x in rel]
-    elif isinstance(rel, dict) and all(isinstance(k, str) and _is_num(v) for k, v in rel.items()):
-        row["relevant"] = list(rel.items())
-    elif rel is not None:
-        return False
-    return True
-
-
-def evaluate_jsonl(
-    path: str | os.PathLike[str],
-    metrics: Sequence[str],
-    *,
-    out_dir: str | os.PathLike[str],
-    on_error: str = "raise",
-    field_map: dict[str, str] | None = None,
-    progress: Callable[[int], None] | None = None,
-    on_bad_row: Callable[[InputError], None] | None = None,
-    run_info: dict[str, Any] | None = None,
-    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
-) -> RunResult:
+def evaluate_jsonl(path: str | os.PathLike[str], metrics: Sequence[str], **options: Any) -> RunResult:
     """Evaluate retrieval ``metrics`` over the JSONL file ``path`` on the columnar path: the files
     and :class:`~ragmeter.results.RunResult` of :func:`ragmeter.evaluate` over
-    :func:`~ragmeter.io.read_samples` (``keep_records=False``), as
-    :func:`~ragmeter.engines.columnar.evaluate_parquet` for Parquet."""
-    import pyarrow as pa
-
-    revs = retrieval_evaluators(metrics)
-    run = plan(metrics, evaluators=revs, run_info=run_info)
-    read_samples(path, on_error=on_error, field_map=field_map, format="jsonl")  # type: ignore[arg-type]  # file-level checks
-    spath = os.fspath(path)
-    fmap = check_field_map(field_map)
-    conv = RowConverter(spath, fmap, unit="line", max_text_chars=max_text_chars)
-    reader = _BlockReader(spath, fmap)
-    writer = RunWriter(run.names, out_dir=out_dir, keep_records=False)
-    sink: ColumnarSink | None = None
-    t0 = time.perf_counter()
-    for lines, positions in _blocks(spath):
-        rows = reader.read(lines, positions)
-        if sink is None:
-            cols = resolve_columns(pa.schema([(f, reader.schema.field(k).type) for f, k in reader.fields.items()]), {})
-            cols.max_text_chars = max_text_chars
-            sink = ColumnarSink(run, writer, conv, cols, on_error=on_error, on_bad_row=on_bad_row, progress=progress)
-            _note_keys(sink, rows)
-        if rows.batch is None:
-            scores = BatchScores(np.ones(rows.num_rows, dtype=bool), {}, {}, {}, np.zeros(0, dtype=bool))
-        else:
-            scores = score_batch(rows.batch, sink.cols, revs)
-        sink.write(rows, scores)
-    if sink is None:
-        raise EmptyInputError("the file holds no samples: expected at least one line", path=spath)
-    return sink.finish(t0, path=spath, keys=None)
-
-
-def _note_keys(sink: ColumnarSink, rows: JsonRows) -> None:
-    """The keys of the first rows' samples, noted as the Sample path notes them (what the error
-    for a field no row has lists)."""
-    conv = RowConverter(sink.conv.path, sink.conv.field_map, unit="line", max_text_chars=None)
-    for i, rec in enumerate(rows.records(list(range(min(64, rows.num_rows))))):
-        item = conv.convert(rec, rows.position(i)) if isinstance(rec, dict) else None
-        if item is not None and not isinstance(item, InputError):
-            sink.presence.note_sample(item)
+    :func:`~ragmeter.io.read_samples` (``keep_records=False``); ``options`` as
+    :func:`~ragmeter.engines.columnar.evaluate_columnar` takes them."""
+    return evaluate_columnar(path, metrics, format="jsonl", **options)
 
 
 def _canonical_batch(batch: Any, fields: dict[str, str]) -> Any:

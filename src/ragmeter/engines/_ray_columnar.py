@@ -204,6 +204,10 @@ class _SliceRows:
         """Every row's :meth:`position`, in order."""
         return range(self.row0 + 1, self.row0 + self.num_rows + 1)
 
+    def where(self, i: int) -> str:
+        """Position detail for row ``i``'s messages (none for Parquet)."""
+        return ""
+
     def full(self) -> Any:
         """The slice's rows, every column (read on the driver)."""
         if self.group not in self.cache:

@@ -42,7 +42,7 @@ import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -154,6 +154,10 @@ class ArrowRows:
         """The 1-based position of row ``i`` (its default id and the line errors name)."""
         return self.row0 + i + 1
 
+    def where(self, i: int) -> str:
+        """Position detail for row ``i``'s messages (none for Parquet)."""
+        return ""
+
     @property
     def positions(self) -> range:
         """Every row's :meth:`position`, in order."""
@@ -189,12 +193,14 @@ class ColumnarSink:
         slow = scores.slow | forced if forced is not None else scores.slow.copy()
         row_ids, items = self._ids(rows, slow)
         kept = ~slow[fast_before]  # a fast row whose id was seen before now takes the Sample path
-        others = self._others(items)
         n_fast = int(kept.sum())
-        if n_fast:
-            self.fast_rows += n_fast
-            no_labels = int(scores.rel_none[kept].sum())
-            self.presence.note_bulk(n_fast, {ev.name: {no_labels_field(ev): no_labels} for ev in self.evaluators})
+        none_rows = np.flatnonzero(fast_before)[kept][scores.rel_none[kept]] if n_fast else np.zeros(0, np.int64)
+        # the fast rows' absent-field counts are noted where the first of them stands among the
+        # Sample path's rows: summary.json lists fields in the order the Sample path first meets them
+        bulk = {ev.name: {no_labels_field(ev): len(none_rows)} for ev in self.evaluators}
+        others = self._others(items, int(none_rows[0]) if len(none_rows) else rows.num_rows,
+                              functools.partial(self.presence.note_bulk, n_fast, bulk))
+        self.fast_rows += n_fast
         if scores.lines is not None:
             lines = scores.lines if n_fast == scores.lines.count else scores.lines.take(kept)
             self.writer.add_lines(row_ids, lines, others)
@@ -203,14 +209,20 @@ class ColumnarSink:
         if self.progress is not None:
             self.progress(rows.num_rows)
 
-    def _others(self, items: dict[int, Sample | InputError]) -> dict[int, dict[str, MetricResult]]:
-        """The results of the rows on the Sample path (bad rows recorded as errors), by row."""
+    def _others(self, items: dict[int, Sample | InputError], bulk_at: int,
+                note_bulk: Callable[[], None]) -> dict[int, dict[str, MetricResult]]:
+        """The results of the rows on the Sample path (bad rows recorded as errors), by row;
+        ``note_bulk`` notes the fast rows' counts before the first row after ``bulk_at``."""
         good = [(i, it) for i, it in items.items() if isinstance(it, Sample)]
         scored = asyncio.run(score_chunk(self.evaluators, [s for _, s in good])) if good else {}
         names = self.run.names
         others: dict[int, dict[str, MetricResult]] = {}
         k = 0
+        pending: Callable[[], None] | None = note_bulk
         for i in sorted(items):
+            if pending is not None and i > bulk_at:
+                pending()
+                pending = None
             item = items[i]
             if isinstance(item, Sample):
                 res = {m: scored[m][k] for m in names}
@@ -223,6 +235,8 @@ class ColumnarSink:
                     self.on_bad_row(item)
                 res = {ev.name: MetricResult.from_error(ev.name, ev.version, item) for ev in self.evaluators}
             others[i] = res
+        if pending is not None:
+            pending()
         return others
 
     def _ids(self, rows: Any, slow: NDArray[np.bool_]) -> tuple[list[str], dict[int, Sample | InputError]]:
@@ -251,14 +265,15 @@ class ColumnarSink:
         for i, is_slow in enumerate(slow.tolist()):
             if is_slow:
                 record = records[i]
-                item = record if isinstance(record, InputError) else self.conv.convert(record, positions[i])
+                item = record if isinstance(record, InputError) else self.conv.convert(record, positions[i],
+                                                                                         rows.where(i))
                 if isinstance(item, InputError) and self.on_error == "raise":
                     raise item
                 items[i] = item
                 row_ids[i] = item.id if isinstance(item, Sample) else bad_row_id(item)
             elif row_ids[i] in seen:  # repeated within this batch: the later row is the duplicate
                 slow[i] = True
-                item = self.conv.convert(rows.records([i])[0], positions[i])
+                item = self.conv.convert(rows.records([i])[0], positions[i], rows.where(i))
                 if isinstance(item, InputError) and self.on_error == "raise":
                     raise item
                 items[i] = item
@@ -285,10 +300,49 @@ class ColumnarSink:
 # ---- the run ------------------------------------------------------------------------------------
 
 
-def evaluate_parquet(
+class Source(Protocol):
+    """Where a columnar run's rows come from, one implementation per file format.
+
+    :meth:`blocks` yields row blocks (:class:`ArrowRows` or alike: a ``batch`` whose columns
+    :attr:`columns` names, ``num_rows``, ``position(i)``, ``where(i)``, ``records(rows)``,
+    optionally ``forced_slow``); :attr:`columns` is set once the first block is read; :attr:`keys`
+    are the file's column names for the "no row has this field" message (None: noted from the rows).
+    """
+
+    unit: str
+    columns: Columns | None
+    keys: list[str] | None
+
+    def blocks(self) -> Iterator[Any]:
+        """The file's row blocks, in order."""
+        ...
+
+
+def evaluate_parquet(path: str | os.PathLike[str], metrics: Sequence[str], *, batch_rows: int = BATCH_ROWS,
+                     **options: Any) -> RunResult:
+    """Evaluate retrieval ``metrics`` over the Parquet file ``path`` on the columnar fast path.
+
+    Writes ``out_dir/results.jsonl`` and ``out_dir/summary.json`` exactly as
+    ``ragmeter.evaluate(read_samples(path, on_error=..., field_map=...), metrics, out_dir=...,
+    keep_records=False)`` does, and returns the same :class:`~ragmeter.results.RunResult`
+    (``records`` None); ``batch_rows`` rows per record batch; ``options`` as
+    :func:`evaluate_columnar` takes them.
+
+    Raises
+    ------
+    InvalidParameterError
+        A metric is not a retrieval metric (use :func:`ragmeter.evaluate`), or one is asked twice.
+    InputError
+        As :func:`~ragmeter.io.read_samples` raises it.
+    """
+    return evaluate_columnar(path, metrics, format="parquet", batch_rows=batch_rows, **options)
+
+
+def evaluate_columnar(
     path: str | os.PathLike[str],
     metrics: Sequence[str],
     *,
+    format: str,
     out_dir: str | os.PathLike[str],
     on_error: str = "raise",
     field_map: dict[str, str] | None = None,
@@ -298,33 +352,79 @@ def evaluate_parquet(
     run_info: dict[str, Any] | None = None,
     max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
 ) -> RunResult:
-    """Evaluate retrieval ``metrics`` over the Parquet file ``path`` on the columnar fast path.
-
-    Writes ``out_dir/results.jsonl`` and ``out_dir/summary.json`` exactly as
-    ``ragmeter.evaluate(read_samples(path, on_error=..., field_map=...), metrics, out_dir=...,
-    keep_records=False)`` does, and returns the same :class:`~ragmeter.results.RunResult`
-    (``records`` None). ``on_bad_row`` is called with each bad row's InputError (``on_error="skip"``).
-
-    Raises
-    ------
-    InvalidParameterError
-        A metric is not a retrieval metric (use :func:`ragmeter.evaluate`), or one is asked twice.
-    InputError
-        As :func:`~ragmeter.io.read_samples` raises it.
-    """
+    """Evaluate retrieval ``metrics`` over the ``format`` file ``path`` (``parquet``, ``jsonl`` or
+    ``csv``) on the columnar path: the files and :class:`~ragmeter.results.RunResult` of
+    :func:`ragmeter.evaluate` over :func:`~ragmeter.io.read_samples` (``keep_records=False``).
+    ``on_bad_row`` is called with each bad row's InputError (``on_error="skip"``)."""
     revs = retrieval_evaluators(metrics)
     run = plan(metrics, evaluators=revs, run_info=run_info)
-    read_samples(path, on_error=on_error, field_map=field_map, format="parquet")  # type: ignore[arg-type]  # file-level checks
+    read_samples(path, on_error=on_error, field_map=field_map, format=format)  # type: ignore[arg-type]  # file-level checks
     spath = os.fspath(path)
     fmap = check_field_map(field_map)
-    pf, cols, map_cols = _open(spath, fmap, max_text_chars)
-    conv = RowConverter(spath, fmap, unit="row", max_text_chars=max_text_chars)
-    sink = ColumnarSink(run, RunWriter(run.names, out_dir=out_dir, keep_records=False), conv, cols,
-                        on_error=on_error, on_bad_row=on_bad_row, progress=progress)
+    source = _source(format, spath, fmap, batch_rows)
+    conv = RowConverter(spath, fmap, unit=source.unit, max_text_chars=max_text_chars)
+    writer = RunWriter(run.names, out_dir=out_dir, keep_records=False)
+    sink: ColumnarSink | None = None
     t0 = time.perf_counter()
-    for row0, batch in _record_batches(pf, batch_rows, spath):
-        sink.write(ArrowRows(batch, row0, map_cols), score_batch(batch, cols, revs))
-    return sink.finish(t0, path=spath, keys=pf.schema_arrow.names)
+    for rows in source.blocks():
+        if sink is None:
+            assert source.columns is not None
+            source.columns.max_text_chars = max_text_chars
+            sink = ColumnarSink(run, writer, conv, source.columns, on_error=on_error, on_bad_row=on_bad_row,
+                                progress=progress)
+            if source.keys is None:
+                note_keys(sink, rows)
+        if rows.batch is None:
+            scores = BatchScores(np.ones(rows.num_rows, dtype=bool), {}, {}, {}, np.zeros(0, dtype=bool))
+        else:
+            scores = score_batch(rows.batch, sink.cols, revs)
+        sink.write(rows, scores)
+    if sink is None:
+        from ..errors import EmptyInputError
+
+        raise EmptyInputError(f"the file holds no samples: expected at least one {source.unit}", path=spath)
+    return sink.finish(t0, path=spath, keys=source.keys)
+
+
+def _source(fmt: str, spath: str, fmap: dict[str, str], batch_rows: int) -> Source:
+    if fmt == "parquet":
+        return ParquetSource(spath, fmap, batch_rows)
+    if fmt == "jsonl":
+        from ._jsonl import JsonlSource
+
+        return JsonlSource(spath, fmap)
+    if fmt == "csv":
+        from ._csv import CsvSource
+
+        return CsvSource(spath, fmap)
+    raise InvalidParameterError(f"format: expected parquet, jsonl or csv for the columnar path, got {fmt!r}")
+
+
+def note_keys(sink: ColumnarSink, rows: Any) -> None:
+    """The keys of the first rows' samples, noted as the Sample path notes them (what the error
+    for a field no row has lists)."""
+    conv = RowConverter(sink.conv.path, sink.conv.field_map, unit=sink.conv.unit, max_text_chars=None)
+    for i, rec in enumerate(rows.records(list(range(min(64, rows.num_rows))))):
+        item = conv.convert(rec, rows.position(i)) if isinstance(rec, dict) else None
+        if item is not None and not isinstance(item, InputError):
+            sink.presence.note_sample(item)
+
+
+class ParquetSource:
+    """The record batches of a Parquet file (:class:`Source`)."""
+
+    unit = "row"
+
+    def __init__(self, spath: str, fmap: dict[str, str], batch_rows: int) -> None:
+        self.path, self.batch_rows = spath, batch_rows
+        self.pf, cols, self.map_cols = _open(spath, fmap, None)
+        self.columns: Columns | None = cols
+        self.keys: list[str] | None = list(self.pf.schema_arrow.names)
+
+    def blocks(self) -> Iterator[ArrowRows]:
+        """One :class:`ArrowRows` per record batch."""
+        for row0, batch in _record_batches(self.pf, self.batch_rows, self.path):
+            yield ArrowRows(batch, row0, self.map_cols)
 
 
 def _open(spath: str, fmap: dict[str, str], max_text_chars: int | None) -> tuple[Any, Columns, list[str]]:

@@ -2,9 +2,9 @@
 
 ``evaluate_file(path, metrics, engine="local")`` is what ``ragmeter eval`` runs:
 
-* ``engine="local"`` and a Parquet or JSONL file with only retrieval metrics asked for: the columnar
-  fast path (:func:`ragmeter.engines.columnar.evaluate_parquet`,
-  :func:`ragmeter.engines._jsonl.evaluate_jsonl`), same output, ~20x the rows per second;
+* ``engine="local"`` and a Parquet, JSONL or CSV file with only retrieval metrics asked for: the
+  columnar fast path (:func:`ragmeter.engines.columnar.evaluate_columnar`: Parquet record batches,
+  :mod:`._jsonl` and :mod:`._csv` blocks), same output, ~20x the rows per second;
 * ``engine="local"`` otherwise: :func:`ragmeter.evaluate` over :func:`ragmeter.io.read_samples`;
 * ``engine="ray"``: :func:`ragmeter.engines.ray_engine.evaluate_ray` (the judge is rebuilt on every
   worker from its :class:`~ragmeter.backend_config.JudgeConfig`).
@@ -25,8 +25,7 @@ from ..io.readers import detect_format
 from ..results import RunResult
 from ..types import Sample
 from . import ENGINES
-from ._jsonl import evaluate_jsonl
-from .columnar import columnar_supported, evaluate_parquet
+from .columnar import columnar_supported, evaluate_columnar
 
 
 def uses_columnar(path: str | os.PathLike[str], metrics: Sequence[str] | None, format: str | None = None) -> bool:
@@ -35,7 +34,7 @@ def uses_columnar(path: str | os.PathLike[str], metrics: Sequence[str] | None, f
         fmt = detect_format(path, format)
     except (InputError, InvalidParameterError):
         return False
-    return fmt in ("parquet", "jsonl") and columnar_supported(metrics)
+    return fmt in ("parquet", "jsonl", "csv") and columnar_supported(metrics)
 
 
 def evaluate_file(
@@ -79,10 +78,10 @@ def evaluate_file(
                             on_judge_stats=on_judge_stats, run_info=run_info)
     if uses_columnar(path, metrics, format):
         assert metrics is not None
-        run = evaluate_parquet if detect_format(path, format) == "parquet" else evaluate_jsonl
-        return run(path, list(metrics), out_dir=out_dir, on_error=on_error, field_map=field_map,
-                   progress=progress, on_bad_row=on_bad_row, max_text_chars=max_text_chars,
-                   run_info={**(run_info or {}), "engine": {"name": "local", "path": "columnar"}})
+        return evaluate_columnar(path, list(metrics), format=detect_format(path, format), out_dir=out_dir,
+                                 on_error=on_error, field_map=field_map, progress=progress, on_bad_row=on_bad_row,
+                                 max_text_chars=max_text_chars,
+                                 run_info={**(run_info or {}), "engine": {"name": "local", "path": "columnar"}})
 
     if judge is None and judge_config is not None:
         judge = judge_config.build()

@@ -291,55 +291,72 @@ def _json_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
 
 
 def _csv_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
-    _raise_csv_field_limit()
+    raise_csv_field_limit()
     # bytes that are not UTF-8 decode to lone surrogates and are reported per row (a Latin-1 file
     # names the line of its first accented character; with on_error="skip" only that row is lost)
     with _open_text(path, errors="surrogateescape") as fh:
         reader = csv.reader(fh)
         try:
-            try:
-                header = next(reader)
-            except StopIteration:
-                return
-            bad = _bad_byte(header, None)
+            header = next(reader)
+        except StopIteration:
+            return
+        except (csv.Error, UnicodeDecodeError, *_DECOMPRESS_ERRORS) as exc:
+            raise _csv_error(exc, path, reader.line_num) from exc
+        yield from csv_records(reader, csv_header(header, fmap, path), path)
+
+
+def csv_header(cells: list[str], fmap: dict[str, str], path: str) -> list[str]:
+    """The CSV header's column names (stripped), after the file-level checks (UTF-8, unique and
+    non-empty names, :func:`~ragmeter.io._records.check_columns`); an InputError names line 1."""
+    bad = _bad_byte(cells, None)
+    if bad:
+        raise InputError(f"the header is {bad}", path=path, line=1)
+    header = [h.strip() for h in cells]
+    dup = sorted({h for h in header if header.count(h) > 1})
+    if dup or "" in header:
+        what = f"duplicated column(s) {', '.join(map(repr, dup))}" if dup else "an empty column name"
+        raise InputError(f"the header has {what}: expected unique, non-empty column names",
+                         path=path, line=1)
+    check_columns(header, fmap, path=path)
+    return header
+
+
+def csv_records(reader: Any, header: list[str], path: str, *, row: int = 0, line0: int = 0) -> Iterator[Row]:
+    """The rows of a ``csv.reader`` positioned after the header: ``(row, record or InputError,
+    where)``. ``row`` rows and ``line0`` file lines come before the reader's first line (a reader
+    over part of the file); blank lines are skipped and not counted."""
+    prev_line = reader.line_num
+    try:
+        for cells in reader:
+            start, prev_line = line0 + prev_line + 1, reader.line_num
+            if not cells or (len(cells) == 1 and not cells[0].strip() and len(header) > 1):
+                continue  # a blank line
+            row += 1
+            where = f" (CSV row {row} starts on file line {start})"
+            if len(cells) != len(header):
+                yield row, InputError(
+                    f"expected {len(header)} cells (one per header column), got {len(cells)}{where}",
+                    path=path, line=row), where
+                continue
+            bad = _bad_byte(cells, header)
             if bad:
-                raise InputError(f"the header is {bad}", path=path, line=1)
-            header = [h.strip() for h in header]
-            dup = sorted({h for h in header if header.count(h) > 1})
-            if dup or "" in header:
-                what = f"duplicated column(s) {', '.join(map(repr, dup))}" if dup else "an empty column name"
-                raise InputError(f"the header has {what}: expected unique, non-empty column names",
-                                 path=path, line=1)
-            check_columns(header, fmap, path=path)
-            row = 0
-            prev_line = reader.line_num
-            for cells in reader:
-                start, prev_line = prev_line + 1, reader.line_num
-                if not cells or (len(cells) == 1 and not cells[0].strip() and len(header) > 1):
-                    continue  # a blank line
-                row += 1
-                where = f" (CSV row {row} starts on file line {start})"
-                if len(cells) != len(header):
-                    yield row, InputError(
-                        f"expected {len(header)} cells (one per header column), got {len(cells)}{where}",
-                        path=path, line=row), where
-                    continue
-                bad = _bad_byte(cells, header)
-                if bad:
-                    yield row, InputError(bad + where, path=path, line=row), where
-                    continue
-                yield row, {h: (c if c != "" else None) for h, c in zip(header, cells, strict=True)}, where
-        except csv.Error as exc:
-            raise InputError(f"cannot parse the CSV: {exc} (file line {reader.line_num})",
-                             path=path, line=reader.line_num) from exc
-        except UnicodeDecodeError as exc:
-            raise InputError(f"not UTF-8 text after file line {reader.line_num}: expected a UTF-8 CSV",
-                             path=path) from exc
-        except _DECOMPRESS_ERRORS as exc:
-            raise InputError(f"cannot decompress the gzip file: {exc}", path=path) from exc
+                yield row, InputError(bad + where, path=path, line=row), where
+                continue
+            yield row, {h: (c if c != "" else None) for h, c in zip(header, cells, strict=True)}, where
+    except (csv.Error, UnicodeDecodeError, *_DECOMPRESS_ERRORS) as exc:
+        raise _csv_error(exc, path, line0 + reader.line_num) from exc
 
 
-def _raise_csv_field_limit() -> None:
+def _csv_error(exc: Exception, path: str, line: int) -> InputError:
+    """The InputError for a CSV file that cannot be read on (parser, encoding, gzip)."""
+    if isinstance(exc, csv.Error):
+        return InputError(f"cannot parse the CSV: {exc} (file line {line})", path=path, line=line)
+    if isinstance(exc, UnicodeDecodeError):
+        return InputError(f"not UTF-8 text after file line {line}: expected a UTF-8 CSV", path=path)
+    return InputError(f"cannot decompress the gzip file: {exc}", path=path)
+
+
+def raise_csv_field_limit() -> None:
     # contexts cells easily pass csv's default 128 KiB field limit (a process-wide setting)
     limit = min(sys.maxsize, 2**31 - 1)
     if csv.field_size_limit() < limit:

@@ -46,12 +46,10 @@ def _diagnosis(run: Run, compute: bool, gate: dict[str, float]) -> Any:
     costs little memory on a large run."""
     if compute:
         try:
-            from ..results import RunResult
             from ..stats.diagnose import diagnose
         except ImportError as exc:
             raise InvalidParameterError("diagnose=True needs ragmeter.stats, which this build lacks") from exc
-        columns = RunResult(run.ids, {m: run.scores(m) for m in run.metrics}, dict(run.status), None, run.info)
-        return diagnose(columns, gate=gate or None, first_ranks=run.first_rank).to_dict()
+        return diagnose(run.to_result(), gate=gate or None, first_ranks=run.first_rank).to_dict()
     info = run.info
     for key in ("diagnosis", "findings"):
         if info.get(key):

@@ -159,17 +159,16 @@ def scatter_svg(metric: str, ids: Sequence[str], base: np.ndarray, run: np.ndarr
 
 def comparison_section(base: Run, run: Run, metrics: Sequence[str], index_of: dict[str, int]) -> str:
     """The comparison's table (:func:`~ragmeter.report._html.render_comparison`) and its pictures
-    (:func:`render_compare_plots`), from one reading of the two runs (freed on return)."""
+    (:func:`render_compare_plots`), from the two runs' score columns (no record is re-read)."""
     results = load_results(base, run)
     comps = compare_runs(base, run, metrics, results=results)
     return render_comparison(comps, base, run, index_of) + render_compare_plots(comps, *results)
 
 
 def load_results(base: Run, run: Run) -> tuple[Any, Any]:
-    """Both runs as :class:`~ragmeter.results.RunResult` (what :mod:`ragmeter.stats` compares)."""
-    from ..stats._io import load_run
-
-    return load_run(base.path, "baseline"), load_run(run.path, "run")
+    """Both runs as :class:`~ragmeter.results.RunResult` (what :mod:`ragmeter.stats` compares),
+    made of the columns already indexed (:meth:`Run.to_result`): the full records are never held."""
+    return base.to_result(), run.to_result()
 
 
 def render_compare_plots(comps: Sequence[MetricComparison], base: Any, run: Any, *,

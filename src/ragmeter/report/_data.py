@@ -46,7 +46,7 @@ class Run:
     each metric's score and status, the rank of the first relevant context; and per metric the
     counts of undefined reasons and error types. That is about 10 bytes per sample and metric,
     so a run of any size can be reported. Full records are read again only for the samples the
-    page embeds (:meth:`read_records`); :attr:`records` loads them all, for the comparison.
+    page embeds (:meth:`read_records`); a comparison uses the columns too (:meth:`to_result`).
 
     ``Run(path, summary, records)`` builds the same columns from records in hand.
     """
@@ -141,6 +141,14 @@ class Run:
         self.first_rank = np.asarray(first, dtype=np.float64)
         self.any_error = np.asarray(errs, dtype=bool)
         self._offsets = np.asarray(offsets, dtype=np.int64)
+
+    def to_result(self) -> Any:
+        """The run as a :class:`~ragmeter.results.RunResult` of its columns only (ids, scores,
+        statuses, run info; ``records`` None): what :mod:`ragmeter.stats` compares and diagnoses,
+        at about 10 bytes per sample and metric whatever the size of the records."""
+        from ..results import RunResult
+
+        return RunResult(self.ids, {m: self.scores(m) for m in self.metrics}, dict(self.status), None, self.info)
 
     def read_records(self, indices: Iterable[int]) -> dict[int, dict[str, Any]]:
         """The full records at these positions (0-based), read again from ``results.jsonl``."""
@@ -477,23 +485,24 @@ def compare_runs_simple(baseline: Run, candidate: Run, metrics: Sequence[str], *
     See :func:`paired_bootstrap_ci` and :func:`paired_permutation_p`; ``stats=False`` computes the
     means and the most changed samples only.
     """
-    pos = {rec.get("id"): i for i, rec in enumerate(baseline.records)}
-    cand_ids = [rec.get("id") for rec in candidate.records]
+    pos = {sid: i for i, sid in enumerate(baseline.ids)}  # the columns, never the full records
+    cand_ids = candidate.ids
+    ic = np.fromiter((i for i, sid in enumerate(cand_ids) if sid in pos), dtype=np.int64)
+    ib = np.fromiter((pos[cand_ids[i]] for i in ic), dtype=np.int64, count=ic.size)
+    del pos
     out: list[MetricComparison] = []
     for m in metrics:
-        b_all, c_all = baseline.scores(m), candidate.scores(m)
-        pairs = [(sid, b_all[pos[sid]], c_all[i]) for i, sid in enumerate(cand_ids) if sid in pos]
-        pairs = [(sid, b, c) for sid, b, c in pairs if not (math.isnan(b) or math.isnan(c))]
-        if not pairs:
+        b, c = baseline.scores(m)[ib], candidate.scores(m)[ic]
+        both = ~(np.isnan(b) | np.isnan(c))
+        b, c, at = b[both], c[both], ic[both]
+        if not b.size:
             out.append(MetricComparison(m, 0, None, None, None, None, None, "no paired scores"))
             continue
-        b = np.array([p[1] for p in pairs])
-        c = np.array([p[2] for p in pairs])
         d = c - b
         ci = paired_bootstrap_ci(d, seed=seed) if stats and d.size > 1 else None
         p = paired_permutation_p(d, seed=seed) if stats and d.size > 1 else None
         order = np.argsort(-np.abs(d), kind="stable")[:top]
-        changed = [(str(pairs[i][0]), float(b[i]), float(c[i])) for i in order if d[i] != 0]
+        changed = [(str(cand_ids[at[i]]), float(b[i]), float(c[i])) for i in order if d[i] != 0]
         out.append(MetricComparison(
             m, int(d.size), float(b.mean()), float(c.mean()), float(d.mean()), ci, p,
             "Paired bootstrap 95% CI (2000 resamples); p from a paired sign-flip randomisation test (5000)",
@@ -539,11 +548,9 @@ def build_payload(run: Run, texts: dict[str, dict[str, Any]] | None, *, baseline
     metrics = run.metrics
     if selection is None:
         selection = [(i, []) for i in range(len(run.ids))]
-    base_scores: dict[str, dict[str, float]] = {}
-    if baseline is not None:
-        for m in metrics:
-            col = baseline.scores(m)
-            base_scores[m] = {sid: float(col[i]) for i, sid in enumerate(baseline.ids)}
+    # the baseline's scores of the embedded samples, looked up by id in its columns when needed
+    base_pos = {sid: i for i, sid in enumerate(baseline.ids)} if baseline is not None else {}
+    base_cols = {m: baseline.scores(m) for m in metrics} if baseline is not None else {}
     records = run.read_records(i for i, _ in selection)
     samples: list[dict[str, Any]] = []
     size = 0
@@ -556,7 +563,8 @@ def build_payload(run: Run, texts: dict[str, dict[str, Any]] | None, *, baseline
         if why:
             entry["w"] = why
         if baseline is not None:
-            entry["b"] = {m: _clean_number(base_scores[m].get(entry["id"])) for m in metrics}
+            j = base_pos.get(entry["id"])
+            entry["b"] = {m: None if j is None else _clean_number(float(base_cols[m][j])) for m in metrics}
         if max_bytes is not None:
             size += len(json.dumps(entry, ensure_ascii=False, allow_nan=True, default=str))
             if size > max_bytes and samples:

@@ -251,9 +251,15 @@ class _PreparedQrels:
 
 
 def _prepare(qrels: Qrels, keys_needed: bool = True) -> _PreparedQrels:
-    cached = qrels._index.get("prepared") or (None if keys_needed else qrels._index.get("prepared_nokeys"))
-    if cached is not None:
-        return cached
+    """The judgements prepared for joining, computed once per :class:`Qrels` (kept with
+    :meth:`~ragmeter.trec.io.Qrels.derived`); without ``keys_needed`` (judgements read through the source
+    dicts) the pair keys are not computed."""
+    if keys_needed:
+        return qrels.derived("prepared", lambda: _prepare_now(qrels, keys_needed=True))
+    return qrels.derived("prepared_nokeys", lambda: _prepare_now(qrels, keys_needed=False))
+
+
+def _prepare_now(qrels: Qrels, keys_needed: bool) -> _PreparedQrels:
     nq = qrels.num_queries
     order = np.argsort(qrels.qids)
     rank_of_code = np.empty(nq, dtype=np.int64)
@@ -261,10 +267,8 @@ def _prepare(qrels: Qrels, keys_needed: bool = True) -> _PreparedQrels:
     rq = rank_of_code[qrels.qid_codes]
     qids = qrels.qids[order]
     if not keys_needed:  # judgements joined through the source dicts: no keys (a dict has no duplicates)
-        prepared = _PreparedQrels(qids, dict(zip(qids.tolist(), itertools.count())), np.zeros(0, np.uint64),
-                                  qrels.docids, qrels.values, rq, unique_keys=True)
-        qrels._index["prepared_nokeys"] = prepared
-        return prepared
+        return _PreparedQrels(qids, dict(zip(qids.tolist(), itertools.count())), np.zeros(0, np.uint64),
+                              qrels.docids, qrels.values, rq, unique_keys=True)
     key = _pair_keys(rq, _hashes(qrels.docids), nq)
     o = np.argsort(key, kind="stable")
     keys = key[o]
@@ -278,10 +282,8 @@ def _prepare(qrels: Qrels, keys_needed: bool = True) -> _PreparedQrels:
             "duplicate judgements (\"duplicate docs\"): keep one line per (qid, docid)",
             field="docid",
         )
-    prepared = _PreparedQrels(qids, dict(zip(qids.tolist(), itertools.count())), keys, docids,
-                              qrels.values[o], rq, unique_keys=not same.size)
-    qrels._index["prepared"] = prepared
-    return prepared
+    return _PreparedQrels(qids, dict(zip(qids.tolist(), itertools.count())), keys, docids,
+                          qrels.values[o], rq, unique_keys=not same.size)
 
 
 def _join(pq: _PreparedQrels, q: NDArray[np.int64], keys: NDArray[np.uint64], docids: NDArray[Any],
@@ -302,43 +304,26 @@ def _join(pq: _PreparedQrels, q: NDArray[np.int64], keys: NDArray[np.uint64], do
 
 
 # ---- the batch -----------------------------------------------------------------------------------
-def build_batch(qrels: Qrels, run: Run, *, rel_level: float = 1.0, max_ret: int | None = None,
-                missing: Missing = "zero", judged_only: bool = False,
-                sources: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None) -> TrecBatch:
-    """Rank ``run``, judge it against ``qrels`` and pack the result as a :class:`TrecBatch`.
-
-    Parameters follow trec_eval: ``rel_level`` is ``-l``, ``max_ret`` is ``-M``, ``missing="zero"``
-    is ``-c`` and ``missing="skip"`` its default, ``judged_only`` is ``-J`` (documents absent from the qrels
-    or judged with a negative grade are removed from each ranking after ``max_ret``, ranks closing up).
-    Raises :class:`InputError` for duplicates, for ``missing="error"`` with a qrels query absent from
-    the run, and when no query has both results and judgements.
-
-    ``sources`` -- the ``(qrels, run)`` dicts that ``qrels`` and ``run`` were just built from
-    (:func:`~ragmeter.trec.api.evaluate_trec` passes them): each run row's grade is then read with
-    one C-level ``dict.get`` per row from the query's (small) qrels dict, which is cheaper than
-    hashing every docid and joining on keys. The result is identical.
-    """
+def _check_options(rel_level: float, max_ret: int | None, missing: str) -> float:
+    """Validate build_batch's options; ``rel_level`` as a float."""
     if missing not in MISSING_POLICIES:
         raise InvalidParameterError(f"missing: expected one of {', '.join(MISSING_POLICIES)}, got {missing!r}")
     if max_ret is not None and (isinstance(max_ret, bool) or not isinstance(max_ret, int | np.integer)
                                 or max_ret < 1):
         raise InvalidParameterError(f"max_ret: expected a positive integer or None, got {max_ret!r}")
     try:
-        rel_level = float(rel_level)
+        return float(rel_level)
     except (TypeError, ValueError):
         raise InvalidParameterError(f"rel_level: expected a number, got {rel_level!r}") from None
-    if len(qrels) == 0:
-        raise InputError("the qrels hold no judgements; expected at least one 'qid 0 docid rel' line")
-    via_dicts = sources is not None and qrels._plain and run._plain
-    pq = _prepare(qrels, keys_needed=not via_dicts)
-    nq = len(pq.qids)
 
-    # run queries -> qrels query ranks (-1: not judged, ignored)
+
+def _query_order(pq: _PreparedQrels, run: Run, missing: Missing) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """``qmap`` (run query code -> qrels query rank, -1: not judged, ignored) and the batch's query order
+    (qrels ranks): the judged run queries in run order, then (``missing="zero"``) the absent ones."""
     qmap = _lookup(pq.qid_index, run.qids)
     judged = qmap >= 0
-    present = np.zeros(nq, dtype=bool)
+    present = np.zeros(len(pq.qids), dtype=bool)
     present[qmap[judged]] = True
-    # batch query order: the judged run queries in run order, then (missing="zero") the absent ones
     if missing == "error" and not present.all():
         absent = pq.qids[~present]
         shown = ", ".join(repr(x) for x in absent[:5].tolist())
@@ -358,9 +343,25 @@ def build_batch(qrels: Qrels, run: Run, *, rel_level: float = 1.0, max_ret: int 
             f"{', '.join(map(repr, run.qids[:3].tolist()))})",
             field="qid",
         )
-    nb = len(order_q)
-    seg_of_code = np.cumsum(judged) - 1
+    return qmap, order_q
 
+
+@dataclass
+class _Ranked:
+    """The judged run rows in ranked order: ``codes`` (run query code per position), ``src`` (row of
+    ``run.docids`` per position) and ``grades`` (the grade per position when read through the source
+    dicts) or ``hashes`` (docid hashes per position, for the key join)."""
+
+    codes: NDArray[np.int64]
+    src: NDArray[np.int64]
+    grades: NDArray[np.float64] | None
+    hashes: NDArray[np.uint64] | None
+
+
+def _rank(run: Run, qmap: NDArray[np.int64], sources: tuple[Mapping[str, Any], Mapping[str, Any]] | None,
+          max_ret: int | None) -> _Ranked:
+    """Rank the judged run rows (trec_eval's order), cut each ranking after ``max_ret``, and read every
+    position's grade through ``sources`` or hash its docid."""
     rq = qmap[run.qid_codes]
     docids = run.docids
     if (rq >= 0).all():
@@ -373,12 +374,13 @@ def build_batch(qrels: Qrels, run: Run, *, rel_level: float = 1.0, max_ret: int 
         raise InputError("run scores must be numbers, got NaN", field="score")
     subset = docids if rows is None else (docids.take(rows) if isinstance(docids, CategoricalIds) else docids[rows])
     # rank within each run query (rows stay grouped by run query code) in a worker thread: numpy's
-    # sorts release the GIL, so it overlaps with hashing the docids, which holds it
+    # sorts release the GIL, so it overlaps with hashing the docids (or reading grades), which holds it
+    grades = hashes = None
     with ThreadPoolExecutor(max_workers=1) as pool:
         ranking = pool.submit(rank_rows, codes, scores, subset)
-        if via_dicts:
-            grades = _grades_from_dicts(*sources, len(run.values))  # type: ignore[misc]
-            hashes = None if rows is None else grades[rows]
+        if sources is not None:
+            grades = _grades_from_dicts(*sources, len(run.values))
+            grades = grades if rows is None else grades[rows]
         # categorical ids: hash each distinct docid once, gather by code; else in input order
         elif isinstance(subset, CategoricalIds):
             hashes = _hashes(subset.categories)[subset.codes]
@@ -386,8 +388,6 @@ def build_batch(qrels: Qrels, run: Run, *, rel_level: float = 1.0, max_ret: int 
             hashes = _hashes(subset)
         perm = ranking.result()
     del subset
-    if via_dicts and hashes is None:
-        hashes = grades
     if len(codes) > 1 and not bool((codes[1:] >= codes[:-1]).all()):
         codes = codes[perm]  # (already grouped rows: perm only moves rows within a query)
     if max_ret is not None and len(codes):
@@ -396,67 +396,98 @@ def build_batch(qrels: Qrels, run: Run, *, rel_level: float = 1.0, max_ret: int 
         cut = (np.arange(len(codes)) - first) < max_ret
         if not cut.all():
             perm, codes = perm[cut], codes[cut]
-    offsets = np.zeros(nb + 1, dtype=np.int64)
-    np.cumsum(np.bincount(seg_of_code[codes], minlength=nb), out=offsets[1:])
+    src = perm if rows is None else rows[perm]
+    return _Ranked(codes, src, None if grades is None else grades[perm], None if hashes is None else hashes[perm])
 
-    q = qmap[codes]  # qrels query rank of every ranked row
-    del codes
-    src = perm if rows is None else rows[perm]  # row of run.docids behind every ranked position
-    if via_dicts:  # ``hashes`` holds every row's grade (NaN: unjudged)
-        graded = hashes[perm]
-        found = np.flatnonzero(~np.isnan(graded))
-        grade = graded[found]
-        del hashes, graded, src, perm, q
-    else:
-        hashes = hashes[perm]
-        keys = _pair_keys(q, hashes, nq)
-        del hashes
-        if not run.unique:
-            _check_duplicates(q, docids, src, keys, pq.qids, "run")
-        # join to the judgements by integer key
-        pos = _join(pq, q, keys, docids, src)
-        del keys, src, perm, q
-        found = np.flatnonzero(pos >= 0)
-        grade = pq.rels[pos[found]]
-        del pos
-    grades = np.full(offsets[-1], np.nan)
-    grades[found] = grade
-    del found, grade
+
+def _position_grades(pq: _PreparedQrels, run: Run, ranked: _Ranked, q: NDArray[np.int64]) -> NDArray[np.float64]:
+    """The qrels grade of every ranked position (NaN: not in the qrels); ``q`` is each position's qrels
+    query rank. Joins on (query, docid-hash) keys unless the grades were read through the source dicts."""
+    if ranked.grades is not None:
+        return ranked.grades
+    assert ranked.hashes is not None
+    keys = _pair_keys(q, ranked.hashes, len(pq.qids))
+    ranked.hashes = None  # overwritten by the keys
+    if not run.unique:
+        _check_duplicates(q, run.docids, ranked.src, keys, pq.qids, "run")
+    pos = _join(pq, q, keys, run.docids, ranked.src)
+    del keys
+    grades = np.full(len(q), np.nan)
+    found = np.flatnonzero(pos >= 0)
+    grades[found] = pq.rels[pos[found]]
+    return grades
+
+
+def _keep_judged(offsets: NDArray[np.int64], grades: NDArray[np.float64]) -> NDArray[np.float64]:
+    """trec_eval ``-J``: drop positions not in the qrels or with a negative grade (``offsets`` updated in place)."""
+    keep = grades >= 0  # NaN compares False
+    if keep.all():
+        return grades
+    nb = len(offsets) - 1
+    seg = np.repeat(np.arange(nb), np.diff(offsets))
+    np.cumsum(np.bincount(seg[keep], minlength=nb), out=offsets[1:])
+    return grades[keep]
+
+
+def build_batch(qrels: Qrels, run: Run, *, rel_level: float = 1.0, max_ret: int | None = None,
+                missing: Missing = "zero", judged_only: bool = False,
+                sources: tuple[Mapping[str, Any], Mapping[str, Any]] | None = None) -> TrecBatch:
+    """Rank ``run``, judge it against ``qrels`` and pack the result as a :class:`TrecBatch`.
+
+    Parameters follow trec_eval: ``rel_level`` is ``-l``, ``max_ret`` is ``-M``, ``missing="zero"``
+    is ``-c`` and ``missing="skip"`` its default, ``judged_only`` is ``-J`` (documents absent from the qrels
+    or judged with a negative grade are removed from each ranking after ``max_ret``, ranks closing up).
+    Raises :class:`InputError` for duplicates, for ``missing="error"`` with a qrels query absent from
+    the run, and when no query has both results and judgements.
+
+    ``sources`` -- the ``(qrels, run)`` dicts that ``qrels`` and ``run`` were just built from
+    (:func:`~ragmeter.trec.api.evaluate_trec` passes them): each run row's grade is then read with
+    one C-level ``dict.get`` per row from the query's (small) qrels dict, which is cheaper than
+    hashing every docid and joining on keys. The result is identical.
+    """
+    rel_level = _check_options(rel_level, max_ret, missing)
+    if len(qrels) == 0:
+        raise InputError("the qrels hold no judgements; expected at least one 'qid 0 docid rel' line")
+    via_dicts = sources is not None and qrels.plain and run.plain
+    pq = _prepare(qrels, keys_needed=not via_dicts)
+    qmap, order_q = _query_order(pq, run, missing)
+    nb, n_present = len(order_q), int((qmap >= 0).sum())
+    ranked = _rank(run, qmap, sources if via_dicts else None, max_ret)
+    seg_of_code = np.cumsum(qmap >= 0) - 1
+    offsets = np.zeros(nb + 1, dtype=np.int64)
+    np.cumsum(np.bincount(seg_of_code[ranked.codes], minlength=nb), out=offsets[1:])
+    grades = _position_grades(pq, run, ranked, qmap[ranked.codes])
+    del ranked
     if judged_only:
-        keep = grades >= 0  # NaN compares False
-        if not keep.all():
-            seg = np.repeat(np.arange(nb), np.diff(offsets))
-            np.cumsum(np.bincount(seg[keep], minlength=nb), out=offsets[1:])
-            grades = grades[keep]
-            del seg
-        del keep
+        grades = _keep_judged(offsets, grades)
     absent = np.zeros(nb, dtype=bool)
-    n_present = int(judged.sum())
-    if missing == "zero" and not judged_only:
+    absent[n_present:] = missing == "zero"
+    extra = nb - n_present
+    if missing == "zero" and not judged_only and extra:
         # trec_eval -c evaluates an absent query as a ranking of one document outside the qrels
-        absent[n_present:] = True
-        extra = int(absent.sum())
-        if extra:
-            offsets[-extra:] += np.arange(1, extra + 1)
-            grades = np.concatenate((grades, np.full(extra, np.nan)))
-    elif missing == "zero":
-        absent[n_present:] = True
+        offsets[-extra:] += np.arange(1, extra + 1)
+        grades = np.concatenate((grades, np.full(extra, np.nan)))
     rel = (grades >= rel_level) & (grades >= 0)
     gain = np.where(grades > 0, grades, 0.0)
-
-    num_rel, joffsets, jgrades, ioffsets, ideal = _judgements(pq, order_q, nb, rel_level)
-    batch = RelevanceBatch(offsets, rel, gain, rel.astype(np.float64), num_rel, ioffsets, ideal)
+    nonrel = (grades >= 0) & (grades < rel_level)  # judged non-relevant; NaN (not in the qrels) compares False
+    num_rel, num_nonrel, joffsets, jgrades, ioffsets, ideal = _judgements(pq, order_q, nb, rel_level)
+    batch = RelevanceBatch(offsets, rel, gain, rel.astype(np.float64), num_rel, ioffsets, ideal,
+                           nonrel=nonrel, num_nonrel=num_nonrel)
     return TrecBatch(batch, pq.qids[order_q], run.name, grade=grades, bogus=absent, judged_offsets=joffsets,
                      judged_grades=jgrades, rel_level=rel_level, num_rel_positive=int((pq.rels > 0).sum()))
 
 
 def _judgements(pq: _PreparedQrels, order_q: NDArray[np.int64], nb: int, rel_level: float) -> tuple[
-        NDArray[np.float64], NDArray[np.int64], NDArray[np.float64], NDArray[np.int64], NDArray[np.float64]]:
-    """Per batch query: relevant judgements (num_rel), every judgement's grade (CSR offsets, grades) and
-    the ideal ranking (CSR offsets, positive grades descending)."""
+        NDArray[np.float64], NDArray[np.float64], NDArray[np.int64], NDArray[np.float64], NDArray[np.int64],
+        NDArray[np.float64]]:
+    """Per batch query: relevant judgements (num_rel), judged non-relevant ones (num_nonrel: grade in
+    ``[0, rel_level)``), every judgement's grade (CSR offsets, grades) and the ideal ranking (CSR offsets,
+    positive grades descending)."""
     nq = len(pq.qids)
     judged_rel = (pq.rels >= rel_level) & (pq.rels >= 0)
     num_rel = np.bincount(pq.key_query, weights=judged_rel.astype(np.float64), minlength=nq)[order_q]
+    judged_nonrel = (pq.rels >= 0) & (pq.rels < rel_level)
+    num_nonrel = np.bincount(pq.key_query, weights=judged_nonrel.astype(np.float64), minlength=nq)[order_q]
     batch_of_rank = np.full(nq, -1, dtype=np.int64)
     batch_of_rank[order_q] = np.arange(nb)
     jb = batch_of_rank[pq.key_query]
@@ -470,4 +501,4 @@ def _judgements(pq: _PreparedQrels, order_q: NDArray[np.int64], nb: int, rel_lev
     io_ = np.lexsort((-ivals, ib))
     ioffsets = np.zeros(nb + 1, dtype=np.int64)
     np.cumsum(np.bincount(ib, minlength=nb), out=ioffsets[1:])
-    return num_rel, joffsets, pq.rels[jorder], ioffsets, ivals[io_]
+    return num_rel, num_nonrel, joffsets, pq.rels[jorder], ioffsets, ivals[io_]

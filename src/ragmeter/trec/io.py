@@ -26,16 +26,18 @@ import csv
 import gzip
 import io
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
 from ..errors import EmptyInputError, InputError, InvalidParameterError
+
+T = TypeVar("T")
 
 PathLike = str | os.PathLike[str]
 QRELS_FIELDS = ("qid", "iter", "docid", "rel")
@@ -146,6 +148,19 @@ class _Table:
 
     def __len__(self) -> int:
         return len(self.values)
+
+    @property
+    def plain(self) -> bool:
+        """True when built from a dict whose qids and docids were all ``str`` already, so that dict can
+        be read directly in their place (``build_batch``'s ``sources``)."""
+        return self._plain
+
+    def derived(self, key: str, build: Callable[[], T]) -> T:
+        """``build()``, computed on the first call for ``key`` and kept with this table (its columns are
+        not changed after construction, so a value derived from them stays valid)."""
+        if key not in self._index:
+            self._index[key] = build()
+        return self._index[key]
 
     @property
     def qid(self) -> NDArray[Any]:

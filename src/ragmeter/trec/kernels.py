@@ -56,17 +56,6 @@ def seg_cumsum(values: FloatArray, offsets: NDArray[np.int64]) -> FloatArray:
     return c - np.repeat(base, lengths)
 
 
-def num_nonrel(tb: TrecBatch) -> FloatArray:
-    """``N``: judgements with ``0 <= grade < l`` per query."""
-    key = ("num_nonrel",)
-    if key not in tb._cache:
-        jg = tb.judged_grades
-        seg = np.repeat(np.arange(tb.batch.n), np.diff(tb.judged_offsets))
-        hit = (jg >= 0) & (jg < tb.rel_level)
-        tb._cache[key] = np.bincount(seg[hit], minlength=tb.batch.n).astype(np.float64)
-    return tb._cache[key]
-
-
 def _div(num: FloatArray, den: FloatArray, where: NDArray[np.bool_]) -> FloatArray:
     out = np.zeros(np.broadcast(num, den).shape)
     np.divide(num, den, out=out, where=where)
@@ -91,22 +80,6 @@ def hits_within(tb: TrecBatch, cut: NDArray[np.integer]) -> FloatArray:
 def log_floor(values: FloatArray) -> FloatArray:
     """``log(max(v, 0.00001))``: the per-query value behind gm_map and gm_bpref (summary: exp of the mean)."""
     return np.log(np.maximum(values, MIN_GEO_MEAN))
-
-
-def bpref(tb: TrecBatch) -> FloatArray:
-    """bpref = (1/R) Σ_{rel_i} (1 - min(n_i, R) / min(N, R)), ``n_i`` judged non-relevant above ``i``
-    (a term is 1 when ``n_i = 0``); unjudged documents are skipped; 0 when R = 0."""
-    b, g = tb.batch, tb.grade
-    before = seg_before(tb, (g >= 0) & (g < tb.rel_level))
-    pos = np.flatnonzero(b.rel)
-    seg = b.seg[pos]
-    nb = before[pos].astype(np.float64)
-    r = b.num_rel[seg]
-    den = np.minimum(num_nonrel(tb)[seg], r)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        term = np.where(nb > 0, 1.0 - np.minimum(nb, r) / den, 1.0)
-    total = np.bincount(seg, weights=term, minlength=b.n)
-    return _div(total, b.num_rel, b.num_rel > 0)
 
 
 def infap(tb: TrecBatch) -> FloatArray:
@@ -176,8 +149,8 @@ def set_f(tb: TrecBatch, beta: float) -> FloatArray:
 
 def num_nonrel_judged_ret(tb: TrecBatch) -> FloatArray:
     """Retrieved documents judged non-relevant (``0 <= g_i < l``)."""
-    b, g = tb.batch, tb.grade
-    return b.seg_sum(np.ones(len(g)), (g >= 0) & (g < tb.rel_level))
+    b = tb.batch
+    return b.seg_sum(np.ones(len(b.nonrel)), b.nonrel)
 
 
 def utility(tb: TrecBatch, coef: tuple[float, ...], num_docs: int = 0) -> FloatArray:

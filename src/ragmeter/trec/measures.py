@@ -2,9 +2,12 @@
 
 :data:`TABLE` maps each trec_eval 10.0 measure name, in trec_eval's output order, to a
 :class:`TrecSpec`: its parameter kind and defaults, its kernel, how it is summarised over queries,
-its formula and the ragmeter metric that computes the same thing (if any). Kernels live in
-:mod:`ragmeter.metrics.retrieval` (shared with ragmeter's own metrics), :mod:`ragmeter.trec.kernels`
-and :mod:`ragmeter.trec.gains`; ``docs/trec.md`` renders the table.
+its formula and the ragmeter metric that computes the same thing (if any). A measure that a registered
+retrieval metric computes is read from the registry (:func:`registry_metric`): the metric that declares
+the measure as its ``trec_name`` (or the table's ``ragmeter`` name) supplies the kernel, so a metric added
+to :mod:`ragmeter.metrics.retrieval` with a ``trec_name`` is what ``ragmeter trec`` runs for that measure.
+The other kernels live in :mod:`ragmeter.trec.kernels` and :mod:`ragmeter.trec.gains`; ``docs/trec.md``
+renders the table.
 
 Parameter kinds (trec_eval's ``meas_init.c``), given after the first ``.`` of a name:
 
@@ -35,13 +38,6 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidParameterError, UnknownMetricError
-from ..metrics.retrieval.average_precision import average_precision
-from ..metrics.retrieval.hit_rate import hit_rate
-from ..metrics.retrieval.mrr import mrr
-from ..metrics.retrieval.ndcg import ndcg
-from ..metrics.retrieval.precision import precision
-from ..metrics.retrieval.r_precision import r_precision
-from ..metrics.retrieval.recall import recall
 from . import gains as G
 from . import kernels as K
 from .engine import TrecBatch
@@ -59,6 +55,9 @@ def _cols(fn: Callable[[TrecBatch, int], np.ndarray]) -> Callable[[TrecBatch, tu
 class TrecSpec:
     """One trec_eval measure: ``kernel(tb)`` (``params="none"``) or ``kernel(tb, params)``.
 
+    ``kernel`` is None when a registered metric computes the measure (see :func:`registry_metric`);
+    ``ragmeter`` names that metric when its ``trec_name`` does not say it (``ndcg(gain=linear)@k``).
+
     ``summary``: ``mean`` (arithmetic mean over queries), ``gm`` (per-query value ``log(max(v, 1e-5))``,
     summary ``exp`` of its mean), ``sum``, ``count`` (num_q), ``runid``, or ``none`` (relstring:
     per-query only). ``per_query``: printed for each query with ``-q``. ``kind``: ``float`` (``%6.4f``),
@@ -67,7 +66,7 @@ class TrecSpec:
 
     name: str
     formula: str
-    kernel: Callable[..., Any] = field(repr=False)
+    kernel: Callable[..., Any] | None = field(repr=False)
     params: str = "none"
     default: tuple[Any, ...] = ()
     summary: str = "mean"
@@ -76,7 +75,7 @@ class TrecSpec:
     ragmeter: str | None = None
 
 
-def _spec(name: str, formula: str, kernel: Callable[..., Any], **kw: Any) -> tuple[str, TrecSpec]:
+def _spec(name: str, formula: str, kernel: Callable[..., Any] | None, **kw: Any) -> tuple[str, TrecSpec]:
     return name, TrecSpec(name, formula, kernel, **kw)
 
 
@@ -92,26 +91,24 @@ TABLE: dict[str, TrecSpec] = dict([
           lambda tb: tb.num_rel, summary="sum", kind="int"),
     _spec("num_rel_ret", "rr: relevant documents retrieved (summary: sum)", lambda tb: tb.num_rel_ret,
           summary="sum", kind="int"),
-    _spec("map", "(1/R) Σ_{rel_i} P(i); 0 when R = 0", lambda tb: average_precision(tb.batch), ragmeter="map"),
+    _spec("map", "(1/R) Σ_{rel_i} P(i); 0 when R = 0", None),
     _spec("gm_map", "geometric mean over queries of max(AP, 0.00001)",
-          lambda tb: K.log_floor(average_precision(tb.batch)), summary="gm", per_query=False),
-    _spec("Rprec", "P(R): relevant in the top R / R", lambda tb: r_precision(tb.batch), ragmeter="r_precision"),
+          lambda tb: K.log_floor(column(tb, "map")), summary="gm", per_query=False),
+    _spec("Rprec", "P(R): relevant in the top R / R", None),
     _spec("bpref", "(1/R) Σ_{rel_i} (1 - min(n_i, R) / min(N, R)), n_i judged non-relevant above i",
-          K.bpref),
-    _spec("recip_rank", "1 / rank of the first relevant document; 0 when none", lambda tb: mrr(tb.batch),
-          ragmeter="mrr"),
+          None),
+    _spec("recip_rank", "1 / rank of the first relevant document; 0 when none", None),
     _spec("iprec_at_recall", "max_{i >= rank of the c-th relevant} P(i), c = lround(f·R)", K.recall_points,
           params="cut_double", default=TENTHS),
-    _spec("P", "relevant in the top k / k", _cols(lambda tb, k: precision(tb.batch, k)), params="cut",
-          default=CUTS, ragmeter="precision@k"),
+    _spec("P", "relevant in the top k / k", None, params="cut", default=CUTS),
     _spec("relstring", "grades of the top N documents as a string (0-9, > above 9, - not in qrels, . unjudged)",
           lambda tb, p: K.relstring(tb, p[0]), params="double", default=(10.0,), summary="none", kind="str"),
-    _spec("recall", "relevant in the top k / R; 0 when R = 0", _cols(lambda tb, k: recall(tb.batch, k)),
-          params="cut", default=CUTS, ragmeter="recall@k"),
+    _spec("recall", "relevant in the top k / R; 0 when R = 0", None, params="cut",
+          default=CUTS),
     _spec("infAP", "inferred AP (Yilmaz & Aslam): judged-only precision at each relevant, sampled pool",
           K.infap),
     _spec("gm_bpref", "geometric mean over queries of max(bpref, 0.00001)",
-          lambda tb: K.log_floor(K.bpref(tb)), summary="gm", per_query=False),
+          lambda tb: K.log_floor(column(tb, "bpref")), summary="gm", per_query=False),
     _spec("Rprec_mult", "P(c) with c = ⌊m·R + 0.9⌋; 0 when c = 0", K.rprec_mult, params="cut_double",
           default=(0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)),
     _spec("utility", "c1·rr + c2·(ret - rr) + c3·(R - rr) + c4·(D + rr - ret - R)",
@@ -124,18 +121,18 @@ TABLE: dict[str, TrecSpec] = dict([
     _spec("dcg", "Σ gain_i / log2(i + 1)", lambda tb, p: _dcg(tb, p)[0], params="pairs"),
     _spec("ideal_dcg", "the DCG of the ideal ranking", lambda tb, p: _dcg(tb, p)[1], params="pairs"),
     _spec("ndcg", "DCG / ideal DCG (gains: the grade, or level=gain parameters); 0 when the ideal is 0",
-          lambda tb, p: G.ndcg_gains(tb, p) if p else ndcg(tb.batch, None, gain="linear"), params="pairs",
+          lambda tb, p: G.ndcg_gains(tb, p) if p else _from_registry("ndcg(gain=linear)")(tb), params="pairs",
           ragmeter="ndcg(gain=linear)"),
     _spec("ndcg_rel", "nDCG averaged over the ideal (positive-gain) documents", G.ndcg_rel, params="pairs"),
     _spec("Rndcg", "nDCG averaged at the ideal ranking's gain boundaries", G.rndcg, params="pairs"),
-    _spec("ndcg_cut", "DCG@k / ideal DCG@k, gains = grades", _cols(lambda tb, k: ndcg(tb.batch, k, gain="linear")),
+    _spec("ndcg_cut", "DCG@k / ideal DCG@k, gains = grades", None,
           params="cut", default=CUTS, ragmeter="ndcg(gain=linear)@k"),
-    _spec("map_cut", "(1/R) Σ_{i <= k, rel_i} P(i)", _cols(lambda tb, k: average_precision(tb.batch, k)),
+    _spec("map_cut", "(1/R) Σ_{i <= k, rel_i} P(i)", None,
           params="cut", default=CUTS, ragmeter="map@k"),
     _spec("relative_P", "relevant in the top k / min(k, R); 0 when R = 0", K.relative_p, params="cut",
           default=CUTS),
-    _spec("success", "1 when a relevant document is in the top k", _cols(lambda tb, k: hit_rate(tb.batch, k)),
-          params="cut", default=(1, 5, 10), ragmeter="hit_rate@k"),
+    _spec("success", "1 when a relevant document is in the top k", None,
+          params="cut", default=(1, 5, 10)),
     _spec("set_P", "rr / ret", K.set_p),
     _spec("set_relative_P", "rr / min(ret, R)", K.set_relative_p),
     _spec("set_recall", "rr / R", K.set_recall),
@@ -247,12 +244,69 @@ def parse_params(spec: TrecSpec, text: str) -> tuple[Any, ...]:
     raise InvalidParameterError(f"measure {spec.name}.{text}: {spec.name} takes no parameters")
 
 
+# ---- the registry's metrics ----------------------------------------------------------------------------------
+def registry_metric(spec: TrecSpec) -> str | None:
+    """The ragmeter metric that computes trec_eval measure ``spec`` (``name@k`` for a cutoff measure), or None.
+
+    The table's ``ragmeter`` name when it gives one; else the registered retrieval metric whose ``trec_name``
+    is ``spec.name`` (a cutoff measure needs a metric that takes a cutoff). Its kernel then computes the
+    measure, replacing the table's own: the registry is the single source of such a measure.
+    """
+    if spec.ragmeter is not None:
+        return spec.ragmeter
+    if spec.params not in ("none", "cut"):
+        return None
+    from ..registry import list_metrics
+
+    for metric in list_metrics():
+        if metric.trec_name != spec.name or metric.kernel is None:
+            continue
+        if spec.params == "cut" and metric.cutoff != "none":
+            return f"{metric.name}@k"
+        if spec.params == "none" and metric.cutoff != "required":
+            return metric.name
+    return None
+
+
+def _from_registry(name: str) -> Callable[[TrecBatch], np.ndarray]:
+    """The kernel of ragmeter metric ``name`` (with its parameters and cutoff) over a TrecBatch."""
+    from ..registry import resolve_name
+
+    spec, canonical = resolve_name(name)
+    if spec.kernel is None or spec.category != "retrieval":
+        raise UnknownMetricError(name, [n for n in (spec.trec_name, "ndcg@10", "map") if n][:3], kind="measure")
+    kernel, params = spec.kernel, canonical.kwargs
+    if spec.cutoff != "none" and canonical.cutoff is not None:
+        params["k"] = canonical.cutoff
+    return lambda tb: kernel(tb.batch, **params)
+
+
+def _kernel(spec: TrecSpec) -> Callable[..., np.ndarray]:
+    """What computes ``spec``: the registry's metric when one does (see :func:`registry_metric`), else the
+    table's kernel."""
+    metric = registry_metric(spec)
+    if metric is None or (spec.kernel is not None and spec.ragmeter is not None):
+        if spec.kernel is None:
+            raise InvalidParameterError(f"measure {spec.name}: no registered metric computes it")
+        return spec.kernel
+    if spec.params == "cut":
+        base = metric.removesuffix("@k")
+        return _cols(lambda tb, k: _from_registry(f"{base}@{k}")(tb))
+    return _from_registry(metric)
+
+
+def column(tb: TrecBatch, name: str) -> np.ndarray:
+    """The per-query values of parameterless measure ``name`` on ``tb`` (computed once per batch)."""
+    return _cached(TABLE[name], ())(tb)
+
+
 # ---- columns ----------------------------------------------------------------------------------------------------
 def _cached(spec: TrecSpec, params: tuple[Any, ...]) -> Callable[[TrecBatch], np.ndarray]:
     def run(tb: TrecBatch) -> np.ndarray:
         key = ("measure", spec.name, params)
         if key not in tb._cache:
-            tb._cache[key] = spec.kernel(tb) if spec.params == "none" else spec.kernel(tb, params)
+            kernel = _kernel(spec)
+            tb._cache[key] = kernel(tb) if spec.params == "none" else kernel(tb, params)
         return tb._cache[key]
 
     return run
@@ -305,23 +359,15 @@ def _ragmeter_measure(text: str) -> Measure:
     from ..registry import resolve_name
 
     try:
-        spec, canonical = resolve_name(text)
+        canonical = resolve_name(text)[1]
     except UnknownMetricError:
         raise UnknownMetricError(text, difflib.get_close_matches(text, _all_names(), n=4, cutoff=0.5),
                                  kind="measure") from None
-    kernel = spec.kernel if spec.category == "retrieval" else None  # the registry's vectorised kernel
-    if kernel is None:
-        raise UnknownMetricError(
-            text, [n for n in (spec.trec_name, "ndcg@10", "map") if n][:3], kind="measure"
-        ) from None
-    params: dict[str, Any] = canonical.kwargs
-    if "rel_level" in params:
+    if "rel_level" in canonical.kwargs:
         raise InvalidParameterError(
             f"measure {text!r}: rel_level is set once per evaluation (rel_level=... in Python, -l on the command line)"
         )
-    if spec.cutoff != "none":
-        params["k"] = canonical.cutoff
-    return Measure(str(canonical), lambda tb: kernel(tb.batch, **params), "float", (len(TABLE), 0))
+    return Measure(str(canonical), _from_registry(str(canonical)), "float", (len(TABLE), 0))
 
 
 def resolve_measures(names: str | Iterable[str]) -> list[Measure]:
@@ -386,5 +432,5 @@ def trec_table() -> list[dict[str, str]]:
         default = ",".join(f"{v:g}" for v in spec.default) if spec.default else ""
         rows.append({"trec_eval": spec.name, "params": spec.params if spec.params != "none" else "",
                      "default": default, "formula": spec.formula, "summary": spec.summary,
-                     "ragmeter": spec.ragmeter or ""})
+                     "ragmeter": registry_metric(spec) or ""})
     return rows

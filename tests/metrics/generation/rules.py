@@ -31,6 +31,7 @@ Deterministic rules (so tests can compute expected scores by hand):
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from typing import Any
@@ -151,3 +152,15 @@ def answering(schema: str, reply: Any, otherwise: Callable[[ChatCall], Any] = ju
         return reply if schema_of(call) == schema else otherwise(call)
 
     return rule
+
+
+def tokens(*parts: tuple[str, dict[str, float]]) -> list[dict[str, Any]]:
+    """OpenAI ``logprobs.content`` from (token, {alternative: probability}) parts (a token missing
+    from its own alternatives gets probability 0.5)."""
+    return [{"token": t, "logprob": math.log(alts.get(t, 0.5)),
+             "top_logprobs": [{"token": a, "logprob": math.log(p)} for a, p in alts.items()]} for t, alts in parts]
+
+
+def spelled(parts: list[tuple[str, dict[str, float]]]) -> Reply:
+    """A reply whose text is exactly the tokens' concatenation, with their log-probabilities."""
+    return Reply(content="".join(t for t, _ in parts), logprobs=tokens(*parts))

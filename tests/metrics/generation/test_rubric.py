@@ -6,7 +6,6 @@ server's log-probabilities. Every expected score is computed by hand from the re
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
 from click.testing import CliRunner
@@ -19,7 +18,7 @@ from ragmeter.errors import InputError, InvalidParameterError
 from ragmeter.metrics.generation.rubric import Rubric, register_rubric
 from tests.judges.fake_server import Reply
 
-from .rules import answering, judge_rule
+from .rules import answering, judge_rule, spelled
 
 
 @pytest.fixture(autouse=True)
@@ -38,17 +37,6 @@ def judge(fake_llm, make_judge):
 
 def s(i="a", **kw):
     return Sample.model_validate({"id": i, "query": "What is the capital of France?", **kw})
-
-
-def tokens(*parts):
-    """OpenAI ``logprobs.content`` from (token, {alternative: probability}) parts."""
-    return [{"token": t, "logprob": math.log(alts.get(t, 0.5)),
-             "top_logprobs": [{"token": a, "logprob": math.log(p)} for a, p in alts.items()]} for t, alts in parts]
-
-
-def spelled(parts) -> Reply:
-    """A reply whose text is exactly the tokens' concatenation, with their log-probabilities."""
-    return Reply(content="".join(t for t, _ in parts), logprobs=tokens(*parts))
 
 
 def test_python_rubric_on_1_to_5_with_steps_written_once_by_the_judge(judge, fake_llm):
@@ -108,14 +96,29 @@ def test_yes_no_rubric_scores_p_yes(judge, fake_llm):
     assert get_evaluator("cites_context", judge=judge).spec.role == "answer"
 
 
-def test_0_to_10_uses_the_hard_rating_and_asks_no_logprobs(judge, fake_llm):
+def test_0_to_10_asks_logprobs_and_uses_the_hard_rating_without_them(judge, fake_llm):
     seen = []
     fake_llm.rule = lambda call: (seen.append(call), judge_rule(call))[1]
     register_rubric("detail", "The answer is detailed.", steps=["Read it."], scale="0-10")
     run = evaluate([s("a", answer="[rating 10]"), s("b", answer="[rating 7]")], ["detail"], judge=judge)
     assert [x["metrics"]["detail"]["score"] for x in run.records] == [1.0, pytest.approx(0.7)]
-    assert all(x["metrics"]["detail"]["details"]["scoring"] == "hard" for x in run.records)
-    assert all("logprobs" not in c.body for c in seen)  # "10" is two tokens: P(10) is not on one token
+    assert all(x["metrics"]["detail"]["details"]["scoring"] == "hard" for x in run.records)  # no logprobs sent
+    assert all(c.body["top_logprobs"] == 10 for c in seen)
+
+
+def test_0_to_10_rating_of_10_is_split_by_the_next_token(judge, fake_llm):
+    # Qwen writes 10 as "1", "0": the first token's "1" is 1 or 10, split by the second token's
+    # alternatives: P(10 | "1") = 0.9 / (0.9 + 0.1) ("0" continues the number, "}" ends it)
+    register_rubric("detail", "The answer is detailed.", steps=["Read it."], scale="0-10")
+    fake_llm.rule = answering("RubricRating", spelled([('{"reason": "ok", "rating": ', {}),
+                                                       ("1", {"1": 0.6, "9": 0.3, "8": 0.1}),
+                                                       ("0", {"0": 0.9, "}": 0.1}), ("}", {})]))
+    r = evaluate([s(answer="Paris.")], ["detail"], judge=judge).records[0]["metrics"]["detail"]
+    p10, p1 = 0.6 * 0.9, 0.6 * 0.1
+    w = (10 * p10 + 1 * p1 + 9 * 0.3 + 8 * 0.1) / (p10 + p1 + 0.3 + 0.1)
+    assert r["details"]["rating"] == 10 and r["details"]["weighted_rating"] == pytest.approx(w)
+    assert r["score"] == pytest.approx(w / 10) and r["details"]["scoring"] == "probability"
+    assert r["details"]["distribution"] == pytest.approx({"1": p1, "8": 0.1, "9": 0.3, "10": p10})
 
 
 def test_unreadable_or_off_scale_reply_is_a_parse_error_on_that_sample(judge, fake_llm):

@@ -24,7 +24,8 @@ def _variants(spec):
     return combos
 
 
-grade = st.sampled_from([-1.0, 0.0, 0.0, 0.5, 1.0, 2.0, 3.0])
+#: NaN: retrieved but unlabelled (unjudged); negative: labelled "in the pool, unjudged"
+grade = st.sampled_from([float("nan"), -1.0, 0.0, 0.0, 0.5, 1.0, 2.0, 3.0])
 
 
 @st.composite

@@ -8,7 +8,7 @@ Used by context_relevancy and context_precision_llm (one call shared by both):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -17,6 +17,7 @@ from ...types import Sample
 from ._memo import shared
 from ._prompting import numbered, reply_shape, template
 from ._schema import YesNo, align, sized
+from ._verdict import WeightedRating, asked_logprobs, field_ratings, field_yes_shares
 
 
 class Rating(BaseModel):
@@ -47,49 +48,83 @@ class ChunkVerdicts(BaseModel):
     passages: list[ChunkVerdict]
 
 
+@dataclass(frozen=True)
+class ChunkRating:
+    """One chunk's judgement: the 0-10 ``rating`` used for the score, the judge's ``reason``, the
+    hard decision (``relevant``, binary) or hard rating (``hard_rating``, graded; the other None),
+    P(yes) or the weighted rating's distribution where log-probabilities were used, and
+    ``scoring`` ("probability" or "hard")."""
+
+    rating: float
+    reason: str
+    relevant: bool | None = None
+    hard_rating: float | None = None
+    p_yes: float | None = None
+    weighted: WeightedRating | None = None
+
+    @property
+    def scoring(self) -> str:
+        """"probability" when the rating came from log-probabilities, else "hard"."""
+        return "probability" if self.p_yes is not None or self.weighted is not None else "hard"
+
+    def details(self, rank: int) -> dict[str, Any]:
+        """The chunk's entry in a result's details."""
+        out: dict[str, Any] = {"rank": rank, "rating": self.rating, "reason": self.reason}
+        if self.relevant is not None:
+            out["relevant"] = self.relevant
+        if self.hard_rating is not None:
+            out["hard_rating"] = self.hard_rating
+            out |= self.weighted.details() if self.weighted else {}
+        return out | {"scoring": self.scoring}
+
+
 async def rate_chunks(judge: Any, sample: Sample, tag: str, scale: str = "graded",
-                      scoring: str = "hard") -> tuple[list[float], list[str], list[bool | None]]:
-    """A 0-10 rating, a reason and the hard yes/no decision (None for graded) per retrieved chunk,
-    in one call; the reply must hold exactly one entry per chunk (else one repair, then a
-    JudgeParseError).
+                      scoring: str = "hard") -> list[ChunkRating]:
+    """One :class:`ChunkRating` per retrieved chunk, in rank order, all from one call; the reply must
+    hold exactly one entry per chunk (else one repair, then a JudgeParseError).
 
-    ``scale="binary"`` asks one yes/no relevance decision per chunk: rating 10 or 0, or with
-    ``scoring="auto"`` and log-probabilities from the backend 10 * P(yes) / (P(yes) + P(no)) of the
-    token where the chunk's ``"relevant"`` value starts (:func:`._verdict.field_yes_shares`; 10/0
-    where it cannot be located). ``scale="graded"`` asks for a 0-10 rating directly (``scoring`` is
-    not used: probability-weighted ratings are not implemented yet).
+    ``scale="graded"`` asks for a 0-10 rating per chunk: with ``scoring="auto"`` and
+    log-probabilities from the backend, the rating is G-Eval's sum_k k P(k) / sum_k P(k) over the
+    alternatives of the token where the chunk's ``"rating"`` value starts
+    (:func:`._verdict.field_ratings`), else the hard rating. ``scale="binary"`` asks one yes/no
+    relevance decision per chunk: rating 10 or 0, or with ``scoring="auto"`` and log-probabilities
+    10 * P(yes) / (P(yes) + P(no)) of the token where the chunk's ``"relevant"`` value starts
+    (:func:`._verdict.field_yes_shares`). A chunk whose token cannot be located keeps its hard value.
     """
-    from ._verdict import TOP_LOGPROBS, field_yes_shares
-
-    scoring = scoring if scale == "binary" else "hard"
     model: type[BaseModel]
     if scale == "binary":
         t, model, key = template("chunk_relevance"), ChunkVerdicts, "passages"
         slot: dict[str, str] = {"relevant": "<yes or no>"}
-        value: Callable[[Any], float] = lambda x: 10.0 if x.relevant else 0.0  # noqa: E731
     else:
         t, model, key = template("rate_chunks"), Ratings, "ratings"
-        slot, value = {"rating": "<whole number 0-10>"}, lambda x: x.rating
+        slot = {"rating": "<whole number 0-10>"}
     texts = sample.context_texts
 
-    async def run() -> tuple[list[float], list[str], list[bool | None]]:
+    async def run() -> list[ChunkRating]:
         shape = reply_shape(key, [{"passage": i, "reason": "<short reason>", **slot}
                                   for i in range(1, len(texts) + 1)])
         r = await judge.judge(t.messages(question=sample.query, passages=numbered(texts), shape=shape),
                               sized(model, len(texts)), tag=tag, template_version=t.cache_version,
-                              top_logprobs=TOP_LOGPROBS if scoring == "auto" else None)
+                              top_logprobs=asked_logprobs(scoring))
         items = getattr(r.value, key)
-        shares = field_yes_shares(r.logprobs, r.raw, "relevant") if scoring == "auto" else None
-        if shares is None or len(shares) != len(items):
-            shares = [None] * len(items)
-        p_of: dict[int, float | None] = {id(x): p for x, p in zip(items, shares, strict=True)}
-
-        def rating(x: Any) -> float:
-            p = p_of[id(x)]
-            return value(x) if p is None else 10.0 * p
-
-        rated = align(items, len(texts), "passage", rating)
-        hard = align(items, len(texts), "passage", lambda x: x.relevant if scale == "binary" else None)
-        return rated, align(items, len(texts), "passage", lambda x: x.reason), hard
+        judged = _binary(items, r, scoring) if scale == "binary" else _graded(items, r, scoring)
+        of = {id(x): c for x, c in zip(items, judged, strict=True)}
+        return align(items, len(texts), "passage", lambda x: of[id(x)])
 
     return await shared(judge, f"{t.cache_version}/{scoring}", (sample.query, texts), run)
+
+
+def _binary(items: list[Any], r: Any, scoring: str) -> list[ChunkRating]:
+    shares = field_yes_shares(r.logprobs, r.raw, "relevant") if scoring == "auto" else None
+    if shares is None or len(shares) != len(items):
+        shares = [None] * len(items)
+    return [ChunkRating(10.0 * p if p is not None else (10.0 if x.relevant else 0.0), x.reason, relevant=x.relevant,
+                        p_yes=p) for x, p in zip(items, shares, strict=True)]
+
+
+def _graded(items: list[Any], r: Any, scoring: str) -> list[ChunkRating]:
+    hards = [x.rating for x in items]
+    found = field_ratings(r.logprobs, r.raw, "rating", hards, [(0, 10)] * len(items)) if scoring == "auto" else None
+    weighted = found or [None] * len(items)
+    return [ChunkRating(w.mean if w is not None else x.rating, x.reason, hard_rating=x.rating, weighted=w)
+            for x, w in zip(items, weighted, strict=True)]

@@ -12,7 +12,7 @@ module                   job
 ``_answer_steps``        ``analyse_answer`` / ``decompose`` with their reply models
 ``_claim_steps``         ``verify`` (claim verdicts) with its reply model
 ``_chunk_steps``         ``rate_chunks`` (graded ratings or binary relevance) with its models
-``_verdict``             probability-weighted verdicts, ``faithfulness(mode=direct)``
+``_verdict``             probability-weighted verdicts and ratings, ``faithfulness(mode=direct)``
 ``_base``                ``JudgedEvaluator`` and ``register_judged``
 one module per metric    the metric, and the reply models of prompts only it uses
 =======================  =======================================================================

@@ -12,6 +12,32 @@ for "no" (``" false"``). Small judges that are
 poorly calibrated in their argmax often still rank well in their probabilities (G-Eval's idea).
 Edge cases: neither word among the alternatives, or no log-probabilities at all -> None, and the
 caller falls back to the hard verdict (recorded as ``scoring: "hard"``).
+
+A rating on a whole-number scale ``[low, high]`` (``high <= 10``) is scored by the probability-weighted
+mean over the rating token's alternatives (G-Eval's score, :func:`rating_distribution`):
+
+.. math:: \\bar r = \\frac{\\sum_k k \\, P(k)}{\\sum_k P(k)}, \\quad k \\in \\{low, \\dots, high\\}
+
+where P(k) sums :math:`e^{\\text{logprob}}` over the alternatives of the token where the rating
+starts that read as k (digits only, once whitespace and quotes are stripped: ``"7"``, ``" 7"``);
+alternatives that are no number on the scale (``"x"``, ``'"'``, 7 on a 1-5 scale) are left out of
+both sums. A tokenizer that writes numbers digit by digit (Qwen: "10" is "1", "0") makes the
+alternative "1" ambiguous on a scale reaching 10; it is split between 1 and 10:
+
+- when the judge wrote "1" itself (rating 1 or 10), by the next token's alternatives:
+  P(10 | "1") = P(next starts with "0") / (P(next starts with "0") + P(next ends the number));
+- otherwise its whole mass goes to whichever of 1 and 10 is nearer the hard rating (1 for hard
+  ratings 0-5, 10 for 6-9: a judge's runner-up ratings sit next to its choice); the share so
+  assigned is reported as ``ambiguous``;
+- never when a multi-digit alternative (``"10"``) shows that the tokenizer writes numbers whole:
+  then "1" is 1.
+
+:func:`field_ratings` locates each rating in a JSON reply and returns None for one (the caller
+uses the hard rating, ``scoring: "hard"``) when the written value is not a whole number equal to
+the parsed hard rating (``7.5``), the located token does not begin that number, or no alternative
+is a rating on the scale; and None for the whole reply when there are no log-probabilities, the
+tokens do not spell the reply, or the reply holds another number of ``field`` values than ratings
+parsed.
 """
 
 from __future__ import annotations
@@ -19,6 +45,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ...errors import JudgeParseError
@@ -35,9 +62,12 @@ TOP_LOGPROBS = 10
 MODE = Param("mode", str, "claims", "claims: decompose the answer into claims and verify each (mean support); "
              "direct: one yes/no question per answer, scored by P(yes)", choices=("claims", "direct"))
 SCORING = Param("scoring", str, "auto", "auto: ask for log-probabilities and score verdicts by P(yes)/(P(yes)+P(no)) "
-                "where the backend returns them, else the hard verdict; hard: hard verdicts only (no logprobs "
-                "asked)", choices=("auto", "hard"))
+                "and ratings by sum_k k P(k) / sum_k P(k) where the backend returns them, else the hard verdict or "
+                "rating; hard: hard verdicts and ratings only (no logprobs asked)", choices=("auto", "hard"))
 
+#: the registry edge case every probability-weighted metric shares
+HARD_FALLBACK = ("no log-probabilities from the backend (or scoring=hard), a rating that is not a whole number, or "
+                 "a token that cannot be located -> the hard rating / verdict (details.scoring 'hard')")
 
 _SYNONYM = {"true": "yes", "false": "no"}
 
@@ -68,23 +98,31 @@ def _offsets(tokens: Sequence[TokenLogprob]) -> list[int]:
     return out
 
 
+def _value_positions(tokens: Sequence[TokenLogprob] | None, text: str, field: str) -> list[tuple[int, int]] | None:
+    """Per occurrence of ``"field": <value>`` in ``text``, in reply order, ``(character where the
+    value starts, index of the token holding it)``; None when there are no log-probabilities or the
+    tokens do not spell ``text``."""
+    if not tokens or "".join(t.token for t in tokens) != text:
+        return None
+    starts = _offsets(tokens)
+    out: list[tuple[int, int]] = []
+    for m in re.finditer(rf'"{re.escape(field)}"\s*:\s*"?', text):
+        at = m.end()  # first character of the value
+        idx = max(i for i, s in enumerate(starts) if s <= at)
+        # a token ending exactly at the value start (e.g. '": "') is not the value's token
+        if starts[idx] + len(tokens[idx].token) <= at and idx + 1 < len(tokens):
+            idx += 1
+        out.append((at, idx))
+    return out
+
+
 def field_value_tokens(tokens: Sequence[TokenLogprob] | None, text: str,
                        field: str) -> list[TokenLogprob] | None:
     """Per occurrence of ``"field": <value>`` in a JSON reply, in reply order, the token where the
     value starts (after an opening quote, if any). None when there are no log-probabilities or the
     tokens do not spell ``text`` (then the positions cannot be trusted)."""
-    if not tokens or "".join(t.token for t in tokens) != text:
-        return None
-    starts = _offsets(tokens)
-    out: list[TokenLogprob] = []
-    for m in re.finditer(rf'"{re.escape(field)}"\s*:\s*"?', text):
-        at = m.end()  # first character of the value
-        idx = max(i for i, s in enumerate(starts) if s <= at) if starts else 0
-        # a token ending exactly at the value start (e.g. '": "') is not the value's token
-        if starts[idx] + len(tokens[idx].token) <= at and idx + 1 < len(tokens):
-            idx += 1
-        out.append(tokens[idx])
-    return out
+    found = _value_positions(tokens, text, field)
+    return None if found is None or tokens is None else [tokens[i] for _, i in found]
 
 
 def field_yes_shares(tokens: Sequence[TokenLogprob] | None, text: str, field: str) -> list[float | None] | None:
@@ -96,24 +134,131 @@ def field_yes_shares(tokens: Sequence[TokenLogprob] | None, text: str, field: st
     return None if found is None else [yes_share(t) for t in found]
 
 
-def rating_mean(token: TokenLogprob, low: int, high: int) -> float | None:
-    """The probability-weighted mean rating over ``token``'s alternatives (G-Eval's score):
+def field_verdict_share(tokens: Sequence[TokenLogprob] | None, text: str, field: str, hard: bool) -> float | None:
+    """:func:`yes_share` of the one ``"field"`` verdict of a JSON reply, when the reply holds exactly one
+    and its token reads as the hard verdict (else the location is not trusted); otherwise None."""
+    found = field_value_tokens(tokens, text, field)
+    if found is None or len(found) != 1 or _word(found[0].token) != ("yes" if hard else "no"):
+        return None
+    return yes_share(found[0])
 
-    .. math:: \\bar r = \\frac{\\sum_{d} d \\, P(d)}{\\sum_{d} P(d)}, \\quad d \\in \\{low, \\dots, high\\}
 
-    over the alternatives that read as one whole number ``d`` in ``[low, high]`` once whitespace
-    and quotes are stripped (``"4"``, ``" 4"``). Only meaningful when every rating is one token,
-    i.e. ``0 <= low < high <= 9``: a tokenizer that writes 10 as "1", "0" (Qwen's does) makes the
-    first token of 10 read as 1. None when no alternative is a rating on the scale.
-    """
-    mass = weighted = 0.0
-    for text, lp in token.alternatives().items():
-        w = text.strip().strip("\"'").strip()
-        if len(w) == 1 and w in "0123456789" and low <= int(w) <= high:
-            p = math.exp(lp)
-            mass += p
-            weighted += int(w) * p
-    return weighted / mass if mass > 0 else None
+# ---- probability-weighted ratings (module docstring) ------------------------------------------------
+
+@dataclass(frozen=True)
+class WeightedRating:
+    """A probability-weighted rating: ``mean`` = sum_k k P(k) / sum_k P(k) over ``distribution``
+    (normalised P(k) of each rating on the scale found among the alternatives, ascending), and the
+    share of that mass whose reading was ambiguous and assigned by nearness to the hard rating."""
+
+    mean: float
+    distribution: dict[int, float]
+    ambiguous: float = 0.0
+
+    def details(self) -> dict[str, Any]:
+        """The JSON-ready details (``distribution`` keyed by the rating as text)."""
+        return {"distribution": {str(k): p for k, p in self.distribution.items()}, "ambiguous": self.ambiguous}
+
+
+def _digits(token: str) -> str | None:
+    w = token.strip().strip("\"'").strip()
+    return w if w.isascii() and w.isdigit() else None
+
+
+def _continuation(prefix: str, ks: list[int], following: TokenLogprob | None) -> dict[int, float] | None:
+    """How the judge's own ``prefix`` (e.g. "1") continues, from the next token's alternatives: a
+    digit extends it (to 10), a non-digit other than "." ends it (1); normalised over ``ks``."""
+    if following is None:
+        return None
+    mass = dict.fromkeys(ks, 0.0)
+    for text, lp in following.alternatives().items():
+        if text[:1].isdigit():
+            whole = prefix + re.match(r"\d+", text).group()  # type: ignore[union-attr]
+        elif text[:1] != ".":  # ".": a fraction, no whole rating
+            whole = prefix
+        else:
+            continue
+        if whole.isdigit() and str(int(whole)) == whole and int(whole) in mass:
+            mass[int(whole)] += math.exp(lp)
+    total = sum(mass.values())
+    return {k: m / total for k, m in mass.items()} if total > 0 else None
+
+
+def rating_distribution(token: TokenLogprob, low: int, high: int, hard: int,
+                        following: TokenLogprob | None = None) -> WeightedRating | None:
+    """The probability-weighted rating on ``[low, high]`` from the alternatives of ``token`` (where
+    the rating starts; ``following`` is the token after it, ``hard`` the rating the judge wrote), by
+    the rules of the module docstring; None when no alternative is a rating on the scale."""
+    alts = [(d, math.exp(lp)) for text, lp in token.alternatives().items() if (d := _digits(text)) is not None]
+    whole = any(len(d) > 1 for d, _ in alts)  # the tokenizer writes multi-digit numbers as one token
+    chosen = _digits(token.token)
+    mass: dict[int, float] = {}
+    ambiguous = 0.0
+    for d, p in alts:  # "7" and " 7" are two tokens: both count
+        ks = [k for k in range(low, high + 1) if (str(k) == d if whole else str(k).startswith(d))]
+        if not ks:
+            continue
+        split = {ks[0]: 1.0} if len(ks) == 1 else (_continuation(d, ks, following) if d == chosen else None)
+        if split is None:
+            split = {min(ks, key=lambda k: (abs(k - hard), k)): 1.0}
+            ambiguous += p
+        for k, q in split.items():
+            mass[k] = mass.get(k, 0.0) + p * q
+    total = sum(mass.values())
+    if total <= 0:
+        return None
+    dist = {k: mass[k] / total for k in sorted(mass)}
+    return WeightedRating(sum(k * q for k, q in dist.items()), dist, ambiguous / total)
+
+
+def field_ratings(tokens: Sequence[TokenLogprob] | None, text: str, field: str, hards: Sequence[float],
+                  scales: Sequence[tuple[int, int]]) -> list[WeightedRating | None] | None:
+    """Per occurrence of ``"field": <rating>`` in a JSON reply, in reply order, its
+    :class:`WeightedRating` on ``scales[i]`` given the parsed hard rating ``hards[i]`` (None for that
+    occurrence where it cannot be trusted); None for the reply (module docstring)."""
+    found = _value_positions(tokens, text, field)
+    if found is None or tokens is None or len(found) != len(hards):
+        return None
+    out: list[WeightedRating | None] = []
+    for (at, idx), hard, (low, high) in zip(found, hards, scales, strict=True):
+        lit = re.match(r"\d+(?:\.\d*)?", text[at:])
+        chosen = _digits(tokens[idx].token)
+        if (lit is None or not lit.group().isdigit() or float(lit.group()) != hard or chosen is None
+                or not lit.group().startswith(chosen)):
+            out.append(None)
+            continue
+        following = tokens[idx + 1] if idx + 1 < len(tokens) else None
+        out.append(rating_distribution(tokens[idx], low, high, int(lit.group()), following))
+    return out
+
+
+def asked_logprobs(scoring: str) -> int | None:
+    """The ``top_logprobs`` a judge call asks for under ``scoring``: :data:`TOP_LOGPROBS` for "auto",
+    None (no log-probabilities asked, so another cache key) for "hard"."""
+    return TOP_LOGPROBS if scoring == "auto" else None
+
+
+def reply_rating(r: Any, field: str, hard: float, scale: tuple[int, int], scoring: str) -> WeightedRating | None:
+    """The :class:`WeightedRating` of the one ``field`` rating of the judge result ``r`` (``.raw``,
+    ``.logprobs``) under ``scoring``; None with ``scoring="hard"`` or where :func:`field_ratings` has
+    none (the caller uses the hard rating)."""
+    found = field_ratings(r.logprobs, r.raw, field, [hard], [scale]) if scoring == "auto" else None
+    return found[0] if found else None
+
+
+def rating_details(hard: float, weighted: WeightedRating | None, name: str = "rating") -> dict[str, Any]:
+    """The details of one rated reply: the hard rating as ``name``, the weighted one as
+    ``weighted_<name>`` (None when hard) with its ``distribution`` and ``ambiguous`` share, and
+    ``scoring`` ("probability" or "hard")."""
+    return {name: hard, f"weighted_{name}": weighted.mean if weighted else None,
+            "scoring": "probability" if weighted else "hard", **(weighted.details() if weighted else {})}
+
+
+def scoring_of(weighted: Sequence[bool]) -> str:
+    """A result's ``scoring`` from whether each item's value came from log-probabilities:
+    "probability" when every one did, "hard" when none did (or there is no item), else "mixed"."""
+    known = sum(weighted)
+    return "probability" if weighted and known == len(weighted) else ("hard" if not known else "mixed")
 
 
 def hard_yes_no(text: str) -> bool:

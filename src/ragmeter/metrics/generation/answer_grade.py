@@ -7,9 +7,19 @@ information is fine.
 
 .. math:: \\mathrm{AnswerGrade} = \\frac{g - 1}{4}, \\quad g \\in \\{1, \\dots, 5\\}
 
-The raw grade is in ``details.grade``. Edge cases: no reference answer -> undefined; empty answer ->
-0.0 (grade 1, no call); a grade outside 1-5 or not a whole number is unreadable output (one repair,
-then a recorded JudgeParseError).
+**Probability-weighted grade** (``scoring=auto``, the default): where the backend returns
+log-probabilities, g is G-Eval's mean over the grade token's alternatives that read as a grade,
+
+.. math:: g = \\frac{\\sum_{k=1}^{5} k \\, P(k)}{\\sum_{k=1}^{5} P(k)}
+
+(:mod:`._verdict`), mapped to (g - 1) / 4 as the hard grade is. The hard grade is in
+``details.grade``, the weighted one in ``weighted_grade`` with its ``distribution``;
+``details.scoring`` is "probability" or "hard". Falls back to the hard grade without
+log-probabilities or when no alternative of the grade token is a grade 1-5; ``scoring=hard`` asks
+for none (a different judge cache key).
+
+Edge cases: no reference answer -> undefined; empty answer -> 0.0 (grade 1, no call); a grade
+outside 1-5 or not a whole number is unreadable output (one repair, then a recorded JudgeParseError).
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ from pydantic import BaseModel, Field
 from ...types import MetricResult, Sample
 from ._base import JudgedEvaluator, register_judged
 from ._prompting import template
+from ._verdict import HARD_FALLBACK, SCORING, asked_logprobs, rating_details, reply_rating
 
 
 class Grade(BaseModel):
@@ -40,10 +51,14 @@ class AnswerGrade(JudgedEvaluator):
         t = template("answer_grade")
         r = await self.judge.judge(
             t.messages(question=sample.query, ground_truth=sample.reference, answer=sample.answer),
-            Grade, tag="answer_grade", template_version=t.cache_version)
+            Grade, tag="answer_grade", template_version=t.cache_version,
+            top_logprobs=asked_logprobs(self.params["scoring"]))
         g = r.value.grade
-        return self.result((g - 1) / 4, f"grade {g}/5: {r.value.reasoning[:300]}", grade=g,
-                           reasoning=r.value.reasoning)
+        w = reply_rating(r, "grade", g, (1, 5), self.params["scoring"])
+        grade = w.mean if w is not None else float(g)
+        how = f" (probability-weighted {grade:.2f})" if w is not None else ""
+        return self.result((grade - 1) / 4, f"grade {g}/5{how}: {r.value.reasoning[:300]}",
+                           reasoning=r.value.reasoning, **rating_details(g, w, "grade"))
 
 
 register_judged(
@@ -51,10 +66,13 @@ register_judged(
     AnswerGrade,
     role="answer",
     summary="The 1-5 quiz grader: factual accuracy vs the ground-truth answer, reasoning before grade.",
-    formula="answer_grade = (grade - 1) / 4, grade in 1..5",
+    formula="answer_grade = (grade - 1) / 4, grade in 1..5; with log-probabilities grade = sum_k k P(k) / "
+            "sum_k P(k) over the grade token's alternatives k in 1..5",
     edge_cases=("no reference -> undefined", "empty answer -> 0.0 (grade 1)",
-                "a grade outside 1-5 is unreadable output -> JudgeParseError after one repair"),
+                "a grade outside 1-5 is unreadable output -> JudgeParseError after one repair", HARD_FALLBACK),
     requires=("answer", "reference"),
     calls="1",
     undefined="undefined (None) when the sample has no reference answer",
+    params=(SCORING,),
+    version="2",
 )

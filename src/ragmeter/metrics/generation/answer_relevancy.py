@@ -8,7 +8,12 @@ answer) and flags a noncommittal answer;
 
 clipped at 0. Without an embedder, the judge decides whether the answer responds to the
 question: with ``scale=graded`` (the default) a 0-10 rating, score rating / 10; with
-``scale=binary`` one yes/no decision, score 1 or 0.
+``scale=binary`` one yes/no decision, score 1 or 0. With ``scale=graded``, ``scoring=auto`` (the
+default) and log-probabilities from the backend, the rating is G-Eval's
+:math:`r = \\sum_{k=0}^{10} k\\,P(k) / \\sum_{k=0}^{10} P(k)` over the rating token's alternatives
+(:mod:`._verdict`; the hard ``rating``, ``weighted_rating``, ``distribution`` and ``scoring`` in the
+details), else the hard rating; with ``scale=binary`` the score is P(yes) / (P(yes) + P(no)) of the
+``responds`` verdict token (``p_yes``; the hard ``responds`` kept), else 1 or 0.
 Edge cases: a noncommittal answer (the judge's explicit ``evasive: yes``) -> 0 (whatever the
 similarity); an empty answer -> 0 (no call); no generated question for an answer the judge did
 not call evasive -> undefined, with the reason (the judge did not do what was asked).
@@ -48,6 +53,7 @@ from ._base import SCALE, STEPS, JudgedEvaluator, register_judged
 from ._memo import shared
 from ._prompting import template
 from ._schema import Graded, YesNo
+from ._verdict import HARD_FALLBACK, SCORING, asked_logprobs, field_verdict_share, rating_details, reply_rating
 
 
 class Questions(BaseModel):
@@ -173,16 +179,23 @@ class AnswerRelevancy(JudgedEvaluator):
         if self.params["scale"] == "binary":
             t = template("answer_addresses")
             v = await self.judge.judge(t.messages(question=sample.query, answer=sample.answer or ""), Responds,
-                                       tag="answer_relevancy", template_version=t.cache_version)
+                                       tag="answer_relevancy", template_version=t.cache_version,
+                                       top_logprobs=asked_logprobs(self.params["scoring"]))
             ok = v.value.responds
-            return self.result(1.0 if ok else 0.0,
+            p = field_verdict_share(v.logprobs, v.raw, "responds", ok) if self.params["scoring"] == "auto" else None
+            return self.result(p if p is not None else float(ok),
                                v.value.reason or ("responds to the question" if ok else "does not respond"),
-                               responds=ok, method="judge decision (no embedder)")
+                               responds=ok, p_yes=p, scoring="probability" if p is not None else "hard",
+                               method="judge decision (no embedder)")
         t = template("answer_match")
+        scoring = self.params["scoring"]
         r = await self.judge.judge(t.messages(question=sample.query, answer=sample.answer or ""), Graded,
-                                   tag="answer_relevancy", template_version=t.cache_version)
-        return self.result(r.value.rating / 10, r.value.reason or f"judge rating {r.value.rating:g}/10",
-                           rating=r.value.rating, method="judge rating (no embedder)")
+                                   tag="answer_relevancy", template_version=t.cache_version,
+                                   top_logprobs=asked_logprobs(scoring))
+        w = reply_rating(r, "rating", r.value.rating, (0, 10), scoring)
+        rating = w.mean if w is not None else r.value.rating
+        return self.result(rating / 10, r.value.reason or f"judge rating {r.value.rating:g}/10",
+                           **rating_details(r.value.rating, w), method="judge rating (no embedder)")
 
 
 register_judged(
@@ -192,14 +205,18 @@ register_judged(
     summary="How directly the answer responds to the query: back-generated questions vs the query "
             "(embeddings), or a judged 0-10 rating (graded) or yes/no (binary) without an embedder.",
     formula="answer_relevancy = mean_i cos(e(query), e(q_i)) over <= 3 generated questions; "
-            "without embedder: rating / 10 (graded), 1 if the judge says the answer responds else 0 (binary)",
+            "without embedder: rating / 10 (graded; rating = sum_k k P(k) / sum_k P(k) over the rating token's "
+            "alternatives with log-probabilities), 1 if the judge says the answer responds else 0 (binary; "
+            "P(yes)/(P(yes)+P(no)) of that verdict with log-probabilities)",
     edge_cases=("noncommittal answer -> 0", "empty answer -> 0",
-                "no generated question (answer not called evasive) -> undefined"),
+                "no generated question (answer not called evasive) -> undefined",
+                "without embedder: " + HARD_FALLBACK),
     requires=("query", "answer"),
     calls="1, shared with faithfulness's claim decomposition (plus 1 embedding batch)",
     params=(STEPS, SCALE, Param("normalize", str, "none", "none: raw mean cosine; baseline: rescaled against "
-                                "negative pairs of the batch (needs an embedder)", choices=("none", "baseline"))),
-    version="3",
+                                "negative pairs of the batch (needs an embedder)", choices=("none", "baseline")),
+            SCORING),
+    version="4",
     undefined="undefined (None) when the judge generates no question for an answer it did not call evasive; "
               "with normalize=baseline also when the batch has too few rows for a baseline",
 )

@@ -5,7 +5,9 @@
 
 where r_i is the judge's rating of chunk i, from the same single call as context_relevancy (0-10
 with ``scale=graded``, the default, or from a yes/no decision with ``scale=binary``: 10 / 0, or
-10 * P(yes) / (P(yes) + P(no)) where the backend returns log-probabilities), and
+10 * P(yes) / (P(yes) + P(no)) where the backend returns log-probabilities; graded ratings are
+probability-weighted likewise, r_i = sum_k k P_i(k) / sum_k P_i(k) over the rating token's
+alternatives k in 0..10, see context_relevancy), and
 τ the ``threshold`` parameter (default 5: "on topic and at least partly answering"). RAGAS makes
 one call per chunk for this; ragmeter makes one for all. Edge cases: empty context list -> 0.0; no
 relevant chunk in the top k -> 0.0; a rating count other than the chunk count is a
@@ -20,7 +22,7 @@ from ..retrieval._batch import RankedList
 from ..retrieval.context_precision import context_precision_single
 from ._base import SCALE, JudgedEvaluator, register_judged
 from ._chunk_steps import rate_chunks
-from ._verdict import SCORING
+from ._verdict import HARD_FALLBACK, SCORING, scoring_of
 
 
 class ContextPrecisionLLM(JudgedEvaluator):
@@ -30,15 +32,17 @@ class ContextPrecisionLLM(JudgedEvaluator):
         """Score one sample."""
         if not sample.contexts:
             return self.result(0.0, "no contexts retrieved")
-        ratings, _, _ = await rate_chunks(self.judge, sample, "context_precision_llm", self.params["scale"],
-                                          self.params["scoring"])
+        chunks = await rate_chunks(self.judge, sample, "context_precision_llm", self.params["scale"],
+                                   self.params["scoring"])
+        ratings = [c.rating for c in chunks]
         tau = self.params["threshold"]
         rel = [r >= tau for r in ratings]
         ranked = RankedList(rel, [float(x) for x in rel], [int(x) for x in rel], float("nan"))
         score = context_precision_single(ranked, self.cutoff)
         ranks = [i + 1 for i, x in enumerate(rel) if x]
         return self.result(score, f"judged relevant at rank(s) {ranks} (rating >= {tau:g})" if ranks
-                           else "no chunk judged relevant", relevant_ranks=ranks, ratings=ratings)
+                           else "no chunk judged relevant", relevant_ranks=ranks, ratings=ratings,
+                           scoring=scoring_of([c.scoring == "probability" for c in chunks]))
 
 
 register_judged(
@@ -48,11 +52,12 @@ register_judged(
     summary="RAGAS rank-weighted context precision with each chunk's relevance judged (rating >= threshold).",
     formula="CP@k = Σ_{i<=k} Precision@i · rel_i / Σ_{i<=k} rel_i, rel_i = [rating_i >= threshold]",
     edge_cases=("empty context list -> 0.0", "no relevant chunk in the top k -> 0.0",
-                "a rating count other than the chunk count -> JudgeParseError after one repair"),
+                "a rating count other than the chunk count -> JudgeParseError after one repair",
+                "per chunk: " + HARD_FALLBACK),
     requires=("query", "contexts"),
     calls="1 for all chunks, shared with context_relevancy (RAGAS: 1 per chunk)",
     params=(Param("threshold", float, 5.0, "rating (0-10) at or above which a chunk is relevant", minimum=0),
             SCALE, SCORING),
-    version="4",
+    version="5",
     cutoff="optional",
 )

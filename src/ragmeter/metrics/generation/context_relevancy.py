@@ -7,7 +7,15 @@ with ``scale=binary`` it makes one yes/no relevance decision per chunk and r_i i
 score is the share of relevant chunks (measured side by side in docs/generation.md); with
 ``scale=binary`` and log-probabilities from the backend (``scoring=auto``, the default) r_i is
 10 * P(yes) / (P(yes) + P(no)) of the chunk's verdict token (the hard decision stays in the
-details as ``relevant``).
+details as ``relevant``). With ``scale=graded`` and log-probabilities, r_i is G-Eval's
+probability-weighted rating over the chunk's rating token,
+
+.. math:: r_i = \\frac{\\sum_{k=0}^{10} k \\, P_i(k)}{\\sum_{k=0}^{10} P_i(k)}
+
+(:mod:`._verdict`; the hard rating stays in the details as ``hard_rating``, with the chunk's
+``distribution``). Each chunk falls back to its hard value where its token cannot be located or
+has no rating among its alternatives; ``details.scoring`` is "probability" (every chunk),
+"hard" (none; always without log-probabilities or with ``scoring=hard``) or "mixed".
 Edge cases: empty context list -> 0.0 (no call); a reply with another number of ratings than
 chunks, or a missing field, is unreadable output (one repair, then a recorded JudgeParseError).
 """
@@ -17,7 +25,7 @@ from __future__ import annotations
 from ...types import MetricResult, Sample
 from ._base import SCALE, JudgedEvaluator, register_judged
 from ._chunk_steps import rate_chunks
-from ._verdict import SCORING
+from ._verdict import HARD_FALLBACK, SCORING, scoring_of
 
 
 class ContextRelevancy(JudgedEvaluator):
@@ -27,17 +35,16 @@ class ContextRelevancy(JudgedEvaluator):
         """Score one sample."""
         if not sample.contexts:
             return self.result(0.0, "no contexts retrieved")
-        ratings, reasons, hard = await rate_chunks(self.judge, sample, "context_relevancy", self.params["scale"],
-                                                   self.params["scoring"])
-        values = [r / 10 for r in ratings]
+        chunks = await rate_chunks(self.judge, sample, "context_relevancy", self.params["scale"],
+                                   self.params["scoring"])
+        values = [c.rating / 10 for c in chunks]
         if self.params["scale"] == "binary":
-            reason = f"{sum(h is True for h in hard)} of {len(values)} chunks judged relevant"
+            reason = f"{sum(c.relevant is True for c in chunks)} of {len(values)} chunks judged relevant"
         else:
             reason = f"mean chunk rating {10 * sum(values) / len(values):.1f}/10 over {len(values)} chunks"
         return self.result(sum(values) / len(values), reason, scale=self.params["scale"],
-                           chunks=[{"rank": i + 1, "rating": r, "reason": why}
-                                   | ({"relevant": h} if h is not None else {})
-                                   for i, (r, why, h) in enumerate(zip(ratings, reasons, hard, strict=True))])
+                           scoring=scoring_of([c.scoring == "probability" for c in chunks]),
+                           chunks=[c.details(i + 1) for i, c in enumerate(chunks)])
 
 
 register_judged(
@@ -46,12 +53,14 @@ register_judged(
     role="context",
     summary="Mean judged relevance of the retrieved chunks: mean 0-10 rating / 10 (graded, default) or "
             "share judged relevant (binary).",
-    formula="context_relevancy = mean_i rating_i / 10; binary: rating_i = 10 * P(yes)/(P(yes)+P(no)) with "
-            "log-probabilities, else 10 if judged relevant else 0",
+    formula="context_relevancy = mean_i rating_i / 10; graded with log-probabilities: rating_i = sum_k k P_i(k) / "
+            "sum_k P_i(k), k in 0..10; binary: rating_i = 10 * P(yes)/(P(yes)+P(no)) with log-probabilities, "
+            "else 10 if judged relevant else 0",
     edge_cases=("empty context list -> 0.0",
-                "a rating count other than the chunk count -> JudgeParseError after one repair"),
+                "a rating count other than the chunk count -> JudgeParseError after one repair",
+                "per chunk: " + HARD_FALLBACK),
     requires=("query", "contexts"),
     calls="1 for all chunks (shared with context_precision_llm); 0 without contexts",
     params=(SCALE, SCORING),
-    version="4",
+    version="5",
 )

@@ -8,6 +8,22 @@ answer give the reference's answer to the question?) and ``conflicts`` (does it 
 contradicting the reference?); r = 10 when same and no conflict, 5 when same but with a
 conflicting statement, 0 otherwise.
 
+**Probability-weighted rating** (``scale=graded``, ``scoring=auto``, the defaults): where the
+backend returns log-probabilities, r is G-Eval's mean over the rating token's alternatives,
+
+.. math:: r = \\frac{\\sum_{k=0}^{10} k \\, P(k)}{\\sum_{k=0}^{10} P(k)}
+
+(:mod:`._verdict`: P(k) from the alternatives that read as a rating 0-10; "1" split between 1 and
+10 as documented there), and the score is r / 10 as for the hard rating. ``details`` hold the
+hard ``rating``, ``weighted_rating``, ``distribution`` and ``scoring`` ("probability" or "hard").
+Falls back to the hard rating (``scoring: "hard"``) without log-probabilities, for a rating that is
+not a whole number (7.5), or when no alternative is a rating; ``scoring=hard`` asks for none (a
+different judge cache key). With ``scale=binary`` and log-probabilities each decision is
+replaced by its P(yes) / (P(yes) + P(no)) (:func:`._verdict.field_verdict_share`) and r is the
+expected rating of two independent decisions, :math:`r = p_s (10 - 5 p_c)` (p_s for
+``same_answer``, p_c for ``conflicts``; a decision whose token cannot be located keeps its hard
+1/0, ``scoring: "mixed"``); the hard decisions and their rating stay in the details.
+
 Edge cases: no reference answer -> undefined (None, reason "no reference answer"), never a fake 0;
 an empty answer -> 0.0 (no call).
 """
@@ -20,6 +36,15 @@ from ...types import MetricResult, Sample
 from ._base import SCALE, JudgedEvaluator, register_judged
 from ._prompting import template
 from ._schema import Graded, YesNo
+from ._verdict import (
+    HARD_FALLBACK,
+    SCORING,
+    asked_logprobs,
+    field_verdict_share,
+    rating_details,
+    reply_rating,
+    scoring_of,
+)
 
 
 class Agreement(BaseModel):
@@ -30,11 +55,10 @@ class Agreement(BaseModel):
     conflicts: YesNo
 
 
-def agreement_rating(same_answer: bool, conflicts: bool) -> float:
-    """The 0-10 rating derived from the two binary decisions (10 / 5 / 0, see the module docstring)."""
-    if not same_answer:
-        return 0.0
-    return 5.0 if conflicts else 10.0
+def agreement_rating(same_answer: float, conflicts: float) -> float:
+    """The 0-10 rating derived from the two binary decisions, ``same_answer * (10 - 5 * conflicts)``:
+    10 / 5 / 0 for hard decisions (1/0), the expected rating for probabilities (module docstring)."""
+    return float(same_answer) * (10.0 - 5.0 * float(conflicts))
 
 
 class Correctness(JudgedEvaluator):
@@ -49,18 +73,32 @@ class Correctness(JudgedEvaluator):
         fields = {"question": sample.query, "reference": sample.reference, "answer": sample.answer}
         if self.params["scale"] == "graded":
             t = template("correctness")
+            scoring = self.params["scoring"]
             r = await self.judge.judge(t.messages(**fields), Graded, tag="correctness",
-                                       template_version=t.cache_version)
-            return self.result(r.value.rating / 10, r.value.reason or f"judge rating {r.value.rating:g}/10",
-                               rating=r.value.rating, scale="graded")
+                                       template_version=t.cache_version, top_logprobs=asked_logprobs(scoring))
+            w = reply_rating(r, "rating", r.value.rating, (0, 10), scoring)
+            rating = w.mean if w is not None else r.value.rating
+            return self.result(rating / 10, r.value.reason or f"judge rating {r.value.rating:g}/10",
+                               **rating_details(r.value.rating, w), scale="graded")
+        return await self._binary(fields)
+
+    async def _binary(self, fields: dict[str, str | None]) -> MetricResult:
         t = template("answer_agrees")
+        scoring = self.params["scoring"]
         a = await self.judge.judge(t.messages(**fields), Agreement, tag="correctness",
-                                   template_version=t.cache_version)
-        rating = agreement_rating(a.value.same_answer, a.value.conflicts)
-        why = a.value.reason or (f"same answer: {'yes' if a.value.same_answer else 'no'}; "
-                                 f"conflicts: {'yes' if a.value.conflicts else 'no'}")
-        return self.result(rating / 10, why, rating=rating, same_answer=a.value.same_answer,
-                           conflicts=a.value.conflicts, scale="binary")
+                                   template_version=t.cache_version, top_logprobs=asked_logprobs(scoring))
+        same, conflicts = a.value.same_answer, a.value.conflicts
+        p = {f: field_verdict_share(a.logprobs, a.raw, f, hard) if scoring == "auto" else None
+             for f, hard in (("same_answer", same), ("conflicts", conflicts))}
+        hard = agreement_rating(same, conflicts)
+        rating = agreement_rating(*(p[f] if p[f] is not None else float(h)
+                                    for f, h in (("same_answer", same), ("conflicts", conflicts))))
+        why = a.value.reason or (f"same answer: {'yes' if same else 'no'}; "
+                                 f"conflicts: {'yes' if conflicts else 'no'}")
+        known = scoring_of([v is not None for v in p.values()])
+        return self.result(rating / 10, why, rating=hard, weighted_rating=rating if known != "hard" else None,
+                           same_answer=same, conflicts=conflicts, p_same_answer=p["same_answer"],
+                           p_conflicts=p["conflicts"], scoring=known, scale="binary")
 
 
 register_judged(
@@ -69,12 +107,14 @@ register_judged(
     role="answer",
     summary="Agreement of the answer with the reference answer: the judge's 0-10 rating (graded, default) "
             "or two yes/no decisions (binary), / 10.",
-    formula="correctness = rating / 10; binary: rating = 10 if same_answer and not conflicts, 5 if "
-            "same_answer and conflicts, else 0",
-    edge_cases=("no reference -> undefined (None), reason 'no reference answer'", "empty answer -> 0.0"),
+    formula="correctness = rating / 10; graded with log-probabilities: rating = sum_k k P(k) / sum_k P(k) over "
+            "the rating token's alternatives k in 0..10; binary: rating = 10 if same_answer and not conflicts, 5 if "
+            "same_answer and conflicts, else 0; with log-probabilities rating = p_same * (10 - 5 * p_conflicts)",
+    edge_cases=("no reference -> undefined (None), reason 'no reference answer'", "empty answer -> 0.0",
+                HARD_FALLBACK),
     requires=("answer", "reference"),
     calls="1",
     undefined="undefined (None) when the sample has no reference answer",
-    params=(SCALE,),
-    version="2",
+    params=(SCALE, SCORING),
+    version="3",
 )

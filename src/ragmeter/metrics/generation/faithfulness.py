@@ -41,7 +41,7 @@ from ._answer_steps import NO_CLAIM_UNDEFINED, decompose
 from ._base import STEPS, JudgedEvaluator, register_judged
 from ._claim_steps import verify
 from ._grounding import split_grounded
-from ._verdict import MODE, SCORING, direct_verdict
+from ._verdict import MODE, SCORING, direct_verdict, scoring_of
 
 
 @dataclass
@@ -64,8 +64,7 @@ class ClaimVerdicts:
     @property
     def scoring(self) -> str:
         """"probability" when every claim has a P(yes), "hard" when none has, else "mixed"."""
-        known = sum(p is not None for p in self.p_yes)
-        return "probability" if known == len(self.p_yes) and known else ("hard" if not known else "mixed")
+        return scoring_of([p is not None for p in self.p_yes])
 
     def details(self) -> dict[str, Any]:
         """Per-claim verdicts (with the context sentence the judge quoted and P(yes)), the scoring

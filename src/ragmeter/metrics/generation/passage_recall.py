@@ -9,6 +9,21 @@ not the judge, computes the final score with :func:`passage_recall_score`:
 .. math:: \\text{final} = \\min\\Big(5, \\frac{\\sum e}{E} + \\frac{\\sum b}{2EB}\\Big), \\qquad
    \\text{score} = \\text{final} / 5
 
+**Probability-weighted section scores** (``scoring=auto``, the default): where the backend
+returns log-probabilities, each section's score is G-Eval's mean over the alternatives of the
+token where its ``"score"`` value starts,
+
+.. math:: e_i = \\frac{\\sum_{k=1}^{5} k \\, P_i(k)}{\\sum_{k=1}^{5} P_i(k)}, \\qquad
+   b_j = \\frac{\\sum_{k=0}^{5} k \\, P_j(k)}{\\sum_{k=0}^{5} P_j(k)}
+
+(:mod:`._verdict`; an ESSENTIAL section's 0 is off its scale), and the final is computed from
+these as from the hard scores. A section whose token cannot be located, or has no score among its
+alternatives, keeps its hard score. The hard scores stay in ``details.essential`` /
+``details.bonus`` and the final they give in ``hard_final``; ``weighted_essential`` /
+``weighted_bonus`` hold the weighted ones (None where hard), each section its ``distribution``;
+``details.scoring`` is "probability" (every section), "hard" (none; always without
+log-probabilities or with ``scoring=hard``) or "mixed".
+
 Edge cases: no ground-truth passage or no ESSENTIAL section -> undefined; empty answer -> every
 essential section 1, bonus 0 (no call); a section the judge did not score, or a score out of
 range, is unreadable output (one repair, then a recorded JudgeParseError) — never a guessed score.
@@ -26,6 +41,7 @@ from ...errors import JudgeParseError
 from ...types import MetricResult, Sample
 from ._base import JudgedEvaluator, register_judged
 from ._prompting import numbered, reply_shape, template
+from ._verdict import HARD_FALLBACK, SCORING, WeightedRating, asked_logprobs, field_ratings, scoring_of
 from .passage_recall_math import passage_recall_score
 
 _MARK = re.compile(r"\[(ESSENTIAL|BONUS) PASSAGE\]", re.IGNORECASE)
@@ -110,24 +126,46 @@ class PassageRecall(JudgedEvaluator):
             for lab, kind in zip(labels, kinds, strict=True)])
         r = await self.judge.judge(t.messages(sections=shown, returned=sample.answer, shape=shape),
                                    scores_for(len(labels), len(ess)), tag="passage_recall",
-                                   template_version=t.cache_version)
-        scores = self._by_label(r.value.sections, labels, r.raw)
+                                   template_version=t.cache_version,
+                                   top_logprobs=asked_logprobs(self.params["scoring"]))
+        order = self._order(r.value.sections, labels, r.raw)  # reply position of each label's section
+        scores = [r.value.sections[i].score for i in order]
         e_scores, b_scores = scores[: len(ess)], scores[len(ess):]
         if any(s < 1 for s in e_scores):
             raise JudgeParseError("an ESSENTIAL section was scored 0; the scale is 1-5", raw=r.raw)
-        final = passage_recall_score(e_scores, b_scores)
-        return self.result(final / 5, f"final {final}/5 (essential {e_scores}, bonus {b_scores})", final=final,
-                           essential=e_scores, bonus=b_scores,
-                           sections=[{"section": s.section, "score": s.score, "reasoning": s.reasoning}
-                                     for s in r.value.sections])
+        weighted = self._weighted(r, order, len(ess))
+        used = [w.mean if w is not None else float(s) for s, w in zip(scores, weighted, strict=True)]
+        hard_final = passage_recall_score(e_scores, b_scores)
+        final = passage_recall_score(used[: len(ess)], used[len(ess):])
+        how = "" if final == hard_final else f"; hard scores give {hard_final}"
+        sections = [{"section": lab, "score": s, "weighted_score": w.mean if w else None,
+                     "reasoning": r.value.sections[i].reasoning} | (w.details() if w else {})
+                    for lab, s, w, i in zip(labels, scores, weighted, order, strict=True)]
+        return self.result(final / 5, f"final {final}/5 (essential {e_scores}, bonus {b_scores}{how})", final=final,
+                           hard_final=hard_final, essential=e_scores, bonus=b_scores,
+                           weighted_essential=[w.mean if w else None for w in weighted[: len(ess)]],
+                           weighted_bonus=[w.mean if w else None for w in weighted[len(ess):]],
+                           scoring=scoring_of([w is not None for w in weighted]), sections=sections)
+
+    def _weighted(self, r: Any, order: list[int], n_essential: int) -> list[WeightedRating | None]:
+        """Each label's probability-weighted score (ESSENTIAL on 1-5, BONUS on 0-5), None where hard."""
+        if self.params["scoring"] != "auto":
+            return [None] * len(order)
+        items = r.value.sections
+        scale_at = {i: (1, 5) if k < n_essential else (0, 5) for k, i in enumerate(order)}
+        found = field_ratings(r.logprobs, r.raw, "score", [x.score for x in items],
+                              [scale_at[i] for i in range(len(items))])
+        return [found[i] for i in order] if found else [None] * len(order)
 
     @staticmethod
-    def _by_label(items: list[SectionScore], labels: list[str], raw: str) -> list[int]:
-        found = {s.section.strip().upper().strip("[]"): s.score for s in items}
+    def _order(items: list[SectionScore], labels: list[str], raw: str) -> list[int]:
+        """The reply position of each label's section: by the section labels when every label is
+        there, else by order (the reply is sized: one entry per label)."""
+        found = {s.section.strip().upper().strip("[]"): i for i, s in enumerate(items)}
         if all(lab in found for lab in labels):
             return [found[lab] for lab in labels]
         if len(items) == len(labels):
-            return [s.score for s in items]
+            return list(range(len(items)))
         raise JudgeParseError(f"expected a score for each of {labels}, got {len(items)} section(s)", raw=raw)
 
 
@@ -137,11 +175,15 @@ register_judged(
     role="answer",
     summary="ESSENTIAL/BONUS passage-recall grader: judge scores each section, ragmeter computes the 1-5 "
             "final (score = final / 5).",
-    formula="final = min(5, sum(E)/|E| + sum(B)/(2|E||B|)), half-up to 2 decimals; score = final / 5",
+    formula="final = min(5, sum(E)/|E| + sum(B)/(2|E||B|)), half-up to 2 decimals; score = final / 5; with "
+            "log-probabilities each section score = sum_k k P(k) / sum_k P(k) over its score token's alternatives",
     edge_cases=("no [ESSENTIAL PASSAGE] section -> undefined", "B = 0 -> bonus term 0",
                 "empty answer -> essential 1, bonus 0, no call",
-                "a missing or out-of-range section score -> JudgeParseError (never guessed)"),
+                "a missing or out-of-range section score -> JudgeParseError (never guessed)",
+                "per section: " + HARD_FALLBACK),
     requires=("answer", "reference"),
     calls="1",
     undefined="undefined (None) when the ground truth has no ESSENTIAL section",
+    params=(SCORING,),
+    version="2",
 )

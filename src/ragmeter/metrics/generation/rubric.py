@@ -33,14 +33,15 @@ details hold the steps and ``steps_from`` ("rubric" or "judge").
 scale, for the rating r
 
 .. math:: s = \\frac{r - LOW}{HIGH - LOW}, \\qquad
-   r = \\frac{\\sum_d d\\,P(d)}{\\sum_d P(d)} \\text{ (probability-weighted, } HIGH \\le 9)
+   r = \\frac{\\sum_k k\\,P(k)}{\\sum_k P(k)} \\text{ (probability-weighted)}
 
-where P(d) is the probability of the rating token reading d (:func:`._verdict.rating_mean`) when
-``scoring=auto`` and the backend returns log-probabilities; otherwise r is the hard rating. A
-scale reaching 10 always uses the hard rating: "10" is two tokens for common tokenizers (Qwen
-writes "1", "0"), so the first token's alternatives do not give P(10) (``details.scoring`` says
-"hard"). With ``yes/no``, s = P(yes) / (P(yes) + P(no)) of the verdict token, or 1/0 from the hard
-verdict. The hard rating or verdict stays in the details.
+where P(k) is the probability of the rating token reading k, over the ratings k on the scale
+(:func:`._verdict.rating_distribution`, which also says how "1" is split between 1 and 10 for a
+tokenizer that writes "10" as "1", "0") when ``scoring=auto`` and the backend returns
+log-probabilities; otherwise r is the hard rating (``details.scoring`` says which). With
+``yes/no``, s = P(yes) / (P(yes) + P(no)) of the verdict token, or 1/0 from the hard verdict. The
+hard rating or verdict stays in the details (``rating`` / ``verdict``), with the weighted rating and
+its distribution.
 
 Edge cases: an input the rubric reads that is empty in the sample (no answer, no context, no
 reference) -> undefined (None) with the reason naming it, no call; a reply that is not the
@@ -68,7 +69,7 @@ from ._base import JudgedEvaluator, register_judged
 from ._memo import shared
 from ._prompting import numbered, template
 from ._schema import YesNo
-from ._verdict import SCORING, TOP_LOGPROBS, field_value_tokens, rating_mean, yes_share
+from ._verdict import SCORING, asked_logprobs, field_verdict_share, rating_details, reply_rating
 
 #: rubric input -> the sample field it reads (and the data tag it is shown in: the input's name)
 INPUTS = {"question": "query", "answer": "answer", "contexts": "contexts", "reference": "reference"}
@@ -185,8 +186,8 @@ class Rubric:
                                         "choose another name")
         reads = tuple(INPUTS[i] for i in self.inputs)
         scale = ("P(yes)/(P(yes)+P(no)) of the verdict (hard 1/0 without log-probabilities)" if self.bounds is None
-                 else f"(rating - {self.bounds[0]}) / {self.bounds[1] - self.bounds[0]}, rating probability-weighted "
-                      "over the rating token when the scale stops at 9 and log-probabilities exist, else hard")
+                 else f"(rating - {self.bounds[0]}) / {self.bounds[1] - self.bounds[0]}, rating = sum_k k P(k) / sum_k "
+                      "P(k) over the rating token's alternatives on the scale when log-probabilities exist, else hard")
         return register_judged(
             self.name, RubricMetric, role="answer" if "answer" in self.inputs else "context",
             summary=f"Rubric ({self.scale}): {' '.join(self.criteria.split())[:160]}",
@@ -233,18 +234,6 @@ async def evaluation_steps(judge: Any, rubric: Rubric, tag: str) -> tuple[list[s
     return await shared(judge, t.cache_version, (rubric.criteria, rubric.inputs), run), "judge"
 
 
-def _field_token_share(r: Any, field: str, hard: str, share: Any) -> float | None:
-    """``share(token)`` of the token where the reply's last ``field`` value starts, when that token
-    reads as the hard value ``hard`` (else the location is not trusted: None)."""
-    found = field_value_tokens(r.logprobs, r.raw, field)
-    if not found:
-        return None
-    tok = found[-1]
-    if tok.token.strip().strip("\"'").strip().lower() != hard:
-        return None
-    return share(tok)
-
-
 class RubricMetric(JudgedEvaluator):
     """A rubric's evaluator (see the module docstring); the rubric is ``spec.extra["rubric"]``."""
 
@@ -259,7 +248,7 @@ class RubricMetric(JudgedEvaluator):
         steps, source = await evaluation_steps(self.judge, rubric, rubric.name)
         t = rubric.grading_prompt(steps)
         bounds = rubric.bounds
-        weighted = self.params["scoring"] == "auto" and (bounds is None or bounds[1] <= 9)
+        weighted = self.params["scoring"] == "auto"
         if bounds is None:
             model: type[BaseModel] = RubricVerdict
             slot = {"reason": "<short reason>", "verdict": "<yes or no>"}
@@ -269,23 +258,22 @@ class RubricMetric(JudgedEvaluator):
         r = await self.judge.judge(t.messages(shape=ReplyShape(json.dumps(slot)),
                                               **{i: values[i] for i in rubric.inputs}),
                                    model, tag=rubric.name, template_version=f"{t.cache_version}/{rubric.version}",
-                                   top_logprobs=TOP_LOGPROBS if weighted else None)
+                                   top_logprobs=asked_logprobs(self.params["scoring"]))
         common = {"explanation": r.value.reason, "steps": steps, "steps_from": source, "scale": rubric.scale}
         if bounds is None:
             hard = bool(r.value.verdict)
-            p = _field_token_share(r, "verdict", "yes" if hard else "no", yes_share) if weighted else None
+            p = field_verdict_share(r.logprobs, r.raw, "verdict", hard) if weighted else None
             how = f"P(yes) = {p:.3f}" if p is not None else "hard verdict"
             return self.result(p if p is not None else float(hard), f"{'yes' if hard else 'no'} ({how}): "
                                f"{r.value.reason[:300]}", verdict="yes" if hard else "no", p_yes=p,
                                scoring="probability" if p is not None else "hard", **common)
         low, high = bounds
         rating = int(r.value.rating)
-        w = _field_token_share(r, "rating", str(rating), lambda tok: rating_mean(tok, low, high)) if weighted else None
-        value = w if w is not None else float(rating)
-        how = f"probability-weighted {w:.2f}" if w is not None else "hard rating"
+        w = reply_rating(r, "rating", rating, bounds, self.params["scoring"])
+        value = w.mean if w is not None else float(rating)
+        how = f"probability-weighted {w.mean:.2f}" if w is not None else "hard rating"
         return self.result((value - low) / (high - low), f"rating {rating} on {rubric.scale} ({how}): "
-                           f"{r.value.reason[:300]}", rating=rating, weighted_rating=w,
-                           scoring="probability" if w is not None else "hard", **common)
+                           f"{r.value.reason[:300]}", **rating_details(rating, w), **common)
 
 
 def register_rubric(name: str, criteria: str, *, steps: tuple[str, ...] | list[str] = (),

@@ -9,7 +9,13 @@ and two per query:
   relevance is decided by id; a text chunk can cover several labelled chunks);
 * ``num_rel``    -- number of labelled relevant items (the recall / AP denominator), NaN when
   there are no labels at all (metrics that need labels are then undefined);
-* ``ideal``      -- the labelled grades, sorted descending (for IDCG).
+* ``ideal``      -- the labelled grades, sorted descending (for IDCG);
+* ``nonrel[i]``  -- the item at rank ``i + 1`` is *judged non-relevant*: labelled with a grade ``g``,
+  ``0 <= g < rel_level``, and not relevant (trec_eval's judged non-relevant document). An item that is
+  neither relevant nor judged non-relevant is *unjudged*: no label, or only a negative grade (trec_eval's
+  "in the pool, unjudged"). Metrics such as bpref skip unjudged items;
+* ``num_nonrel`` -- number of judged non-relevant labels (``0 <= g < rel_level``; bpref's N), NaN when
+  there are no labels at all.
 
 :class:`RankedList` holds one query in plain Python (what the readable per-query functions
 take); :class:`RelevanceBatch` holds many in flat CSR arrays (what the vectorised batch
@@ -19,6 +25,7 @@ of kernels computes every number ragmeter reports.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -37,6 +44,8 @@ class RankedList:
     covered: Sequence[int]
     num_rel: float  # NaN when the query has no labels
     ideal: Sequence[float] = field(default_factory=tuple)
+    nonrel: Sequence[bool] = field(default_factory=tuple)  # empty: no item judged non-relevant
+    num_nonrel: float = float("nan")  # NaN when the query has no labels
 
     @classmethod
     def from_grades(
@@ -44,25 +53,31 @@ class RankedList:
     ) -> RankedList:
         """Build from per-rank grades and the labelled grades (None = no labels).
 
-        Each retrieved grade >= ``rel_level`` is relevant and covers one labelled item.
+        Each retrieved grade >= ``rel_level`` is relevant and covers one labelled item; a retrieved
+        grade ``0 <= g < rel_level`` is judged non-relevant; NaN marks an unlabelled (unjudged) item.
         """
         rel = [g >= rel_level for g in retrieved]
         gain = [g if g > 0 else 0.0 for g in retrieved]
+        nonrel = [0 <= g < rel_level for g in retrieved]
         if labelled is None:
-            return cls(rel, gain, [int(r) for r in rel], float("nan"), sorted(gain, reverse=True))
+            return cls(rel, gain, [int(r) for r in rel], float("nan"), sorted(gain, reverse=True), nonrel)
         num_rel = sum(1 for g in labelled if g >= rel_level)
+        num_nonrel = sum(1 for g in labelled if 0 <= g < rel_level)
         ideal = sorted((g for g in labelled if g > 0), reverse=True)
-        return cls(rel, gain, [int(r) for r in rel], float(num_rel), ideal)
+        return cls(rel, gain, [int(r) for r in rel], float(num_rel), ideal, nonrel, float(num_nonrel))
 
 
 class RelevanceBatch:
     """Many queries' ranked relevance in flat arrays (CSR layout).
 
     ``offsets`` has ``n + 1`` entries; query ``q`` owns positions ``offsets[q]:offsets[q+1]``.
-    ``ideal_offsets`` indexes ``ideal`` the same way.
+    ``ideal_offsets`` indexes ``ideal`` the same way. ``nonrel`` (per position) and ``num_nonrel``
+    (per query) tell judged non-relevant items from unjudged ones (module docstring); every builder
+    must give them, so no metric can read a judged/unjudged distinction that was never made.
     """
 
-    __slots__ = ("_cache", "covered", "gain", "ideal", "ideal_offsets", "num_rel", "offsets", "rel")
+    __slots__ = ("_cache", "covered", "gain", "ideal", "ideal_offsets", "nonrel", "num_nonrel", "num_rel",
+                 "offsets", "rel")
 
     def __init__(
         self,
@@ -73,6 +88,9 @@ class RelevanceBatch:
         num_rel: FloatArray,
         ideal_offsets: NDArray[np.int64],
         ideal: FloatArray,
+        *,
+        nonrel: NDArray[np.bool_],
+        num_nonrel: FloatArray,
     ) -> None:
         self.offsets = np.asarray(offsets, dtype=np.int64)
         self.rel = np.asarray(rel, dtype=bool)
@@ -81,11 +99,18 @@ class RelevanceBatch:
         self.num_rel = np.asarray(num_rel, dtype=np.float64)
         self.ideal_offsets = np.asarray(ideal_offsets, dtype=np.int64)
         self.ideal = np.asarray(ideal, dtype=np.float64)
+        self.nonrel = np.asarray(nonrel, dtype=bool)
+        self.num_nonrel = np.asarray(num_nonrel, dtype=np.float64)
+        if self.nonrel.shape != self.rel.shape or self.num_nonrel.shape != self.num_rel.shape:
+            raise ValueError(f"RelevanceBatch: nonrel needs one entry per position ({len(self.rel)}), "
+                             f"num_nonrel one per query ({len(self.num_rel)}); got {len(self.nonrel)}, "
+                             f"{len(self.num_nonrel)}")
         self._cache: dict[str, NDArray] = {}
 
     @classmethod
     def from_lists(cls, lists: Sequence[RankedList]) -> RelevanceBatch:
-        """Pack per-query :class:`RankedList` objects into one batch."""
+        """Pack per-query :class:`RankedList` objects into one batch (an empty ``nonrel``: none judged
+        non-relevant)."""
         lengths = np.fromiter((len(x.rel) for x in lists), dtype=np.int64, count=len(lists))
         ilengths = np.fromiter((len(x.ideal) for x in lists), dtype=np.int64, count=len(lists))
         offsets = np.zeros(len(lists) + 1, dtype=np.int64)
@@ -105,6 +130,9 @@ class RelevanceBatch:
             np.asarray([x.num_rel for x in lists], dtype=np.float64),
             ioffsets,
             flat("ideal", np.float64),
+            nonrel=np.asarray([v for x in lists for v in (x.nonrel or itertools.repeat(False, len(x.rel)))],
+                              dtype=bool),
+            num_nonrel=np.asarray([x.num_nonrel for x in lists], dtype=np.float64),
         )
 
     # ---- derived arrays, computed once per batch -------------------------------------------------

@@ -8,6 +8,9 @@ Rules, applied per sample (``rel_level`` is the binary threshold, default 1):
    (rule below). Each label is found at most once, so a duplicated context is not counted twice.
    A position is relevant when a label with grade >= ``rel_level`` is first found there; its gain
    (for nDCG) is the highest grade first found there; |G| counts labels with grade >= ``rel_level``.
+   A position that is not relevant but where a label with grade ``0 <= g < rel_level`` is first found
+   is *judged non-relevant*; N counts labels with such grades. Other positions are *unjudged* (no
+   label, or only negative grades).
 2. **No labels, a reference answer** and texts: a context is relevant when it contains the
    reference (rule below); an exact duplicate of an earlier context is not. Its nDCG gain is the
    share of the reference's content words that it contains; the ideal ranking for IDCG is the
@@ -157,6 +160,7 @@ def judge_relevance(sample: Sample, rel_level: float = 1.0) -> Relevance | None:
         covered = [0] * n
         rel = [False] * n
         how: list[str | None] = [None] * n
+        judged = [False] * n  # a label with 0 <= grade < rel_level found here
         by_id: dict[str, int] = {}
         for i, c in enumerate(contexts):
             if c.id is not None and c.id not in by_id:
@@ -177,9 +181,14 @@ def judge_relevance(sample: Sample, rel_level: float = 1.0) -> Relevance | None:
                 rel[pos] = True
                 covered[pos] += 1
                 how[pos] = how[pos] or method
+            elif grade >= 0:
+                judged[pos] = True
         num_rel = float(sum(1 for _, g in labels if g >= rel_level))
+        num_nonrel = float(sum(1 for _, g in labels if 0 <= g < rel_level))
         ideal = sorted((g for _, g in labels if g > 0), reverse=True)
-        return Relevance(RankedList(rel, gain, covered, num_rel, ideal), "labels", tuple(how))
+        nonrel = [j and not r for j, r in zip(judged, rel, strict=True)]
+        ranked = RankedList(rel, gain, covered, num_rel, ideal, nonrel, num_nonrel)
+        return Relevance(ranked, "labels", tuple(how))
     if sample.reference and sample.reference.strip():
         seen: set[tuple[str, ...]] = set()
         rel, gain, how = [], [], []
