@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import json
 import math
-import operator
 import os
+import re
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
@@ -46,13 +46,15 @@ SUMMARY_CONFIDENCE = 0.95
 
 #: Lines ``RunWriter`` holds before it writes them (it also writes whenever the run waits).
 FLUSH_LINES = 256
-#: Patterns :meth:`RunWriter.add_columns` keeps formatted between chunks (then it starts afresh).
+#: Patterns a :class:`LineFormatter` keeps formatted between chunks (then it starts afresh).
 PATTERN_MEMO = 200_000
+#: Rows :meth:`LineFormatter.format` joins into one piece of bytes (a few MB: the join stays in cache).
+JOIN_ROWS = 4096
 
 
 @dataclass
 class PatternColumn:
-    """One metric's results over the pattern rows of a chunk (:meth:`RunWriter.add_columns`).
+    """One metric's results over the pattern rows of a chunk (:meth:`LineFormatter.format`).
 
     Rows that share a *pattern* (for a retrieval metric: ranking length, relevant ranks, labelled
     count) share every byte of their result but the score. ``keys`` are the chunk's distinct
@@ -69,122 +71,84 @@ class PatternColumn:
     result: Callable[[Hashable, float], MetricResult]
 
 
-#: Two scores a pattern is formatted at to find where its score goes (see :meth:`RunWriter._piece`).
-_MARKS = (0.12345678901234566, 0.6543210987654321)
-_DYNAMIC = ("", "", -1)  # a pattern whose text depends on more than the score: formatted row by row
+@dataclass
+class Lines:
+    """A chunk's ``results.jsonl`` lines, formatted (picklable: a Ray worker formats, the driver writes).
 
-
-class RunWriter:
-    """Collects results sample by sample, streaming them to ``results.jsonl`` when ``out_dir`` is set.
-
-    The one serialiser of ``results.jsonl``: :meth:`add` takes one sample's
-    :class:`~ragmeter.types.MetricResult` objects, :meth:`add_columns` a whole chunk from kernel
-    arrays (the columnar path), each line formatted by :func:`record_json`.
-    Lines are written whole, in batches of at most :data:`FLUSH_LINES` and whenever the run is
-    about to wait (:meth:`flush`), each batch with one unbuffered ``write``: a run killed with
-    ``kill -9`` leaves a file of complete lines holding every sample finished before it waited.
+    ``data`` holds ``count`` whole lines in order, UTF-8, each with its newline, in pieces of whole
+    lines (``bytes``, or any bytes-like object such as a ``uint8`` array); ``scores[k]`` /
+    ``status[k]`` are the k-th metric's score (NaN: none) and status per line: what
+    :meth:`RunWriter.add_lines` needs besides the bytes (the summary's aggregates).
     """
 
-    def __init__(self, metrics: list[str], *, out_dir: str | os.PathLike[str] | None = None,
-                 keep_records: bool = True) -> None:
+    data: list[Any]
+    count: int
+    scores: list[NDArray[np.float64]]
+    status: list[NDArray[np.int8]]
+
+    def split(self) -> list[bytes]:
+        """One ``bytes`` per line, newline included (a line holds no raw newline: JSON escapes it)."""
+        return [line + b"\n" for line in b"".join(self.data).split(b"\n")[:-1]]
+
+    def take(self, keep: NDArray[np.bool_]) -> Lines:
+        """The lines where ``keep`` is True, in order."""
+        kept = [line for line, k in zip(self.split(), keep.tolist(), strict=True) if k]
+        return Lines([b"".join(kept)], len(kept), [s[keep] for s in self.scores], [s[keep] for s in self.status])
+
+
+#: Two scores a pattern is formatted at to find where its score goes (see :meth:`LineFormatter._piece`).
+_MARKS = (0.12345678901234566, 0.6543210987654321)
+_DYNAMIC = ("", "", -1)  # a pattern whose text depends on more than the score: formatted row by row
+_NEEDS_ESCAPE = re.compile(r'[\x00-\x1f"\\]')  # what json.dumps escapes in a string (ensure_ascii=False)
+
+
+class LineFormatter:
+    """The columnar side of the one serialiser: kernel arrays of a chunk -> its ``results.jsonl`` lines.
+
+    A pure function of its input with a memo of formatted patterns (one formatter per run: per
+    :class:`RunWriter`, or per Ray worker process). Every byte comes from :func:`record_json` over
+    ``PatternColumn.result``; :meth:`format` only finds which rows share a line but for the id
+    (same pattern, same score bits per metric), formats each such group once and joins the rows'
+    lines in bulk, so the lines equal those :meth:`RunWriter.add` writes for the same results.
+    """
+
+    def __init__(self, metrics: list[str]) -> None:
         self.metrics = metrics
-        self.ids: list[str] = []
-        self._scores: dict[str, list[float]] = {m: [] for m in metrics}
-        self._status: dict[str, list[int]] = {m: [] for m in metrics}
-        self._score_parts: dict[str, list[NDArray[np.float64]]] = {m: [] for m in metrics}
-        self._status_parts: dict[str, list[NDArray[np.int8]]] = {m: [] for m in metrics}
-        self.records: list[dict[str, Any]] | None = [] if keep_records else None
-        self.out_dir = Path(out_dir) if out_dir is not None else None
-        self._fh: IO[bytes] | None = None
-        self._pending: list[str] = []
         self._layout: tuple[str, str, list[str]] | None = None
         self._memo: dict[tuple[str, Hashable, bool], tuple[str, str, int]] = {}
-        if self.out_dir is not None:
-            self.out_dir.mkdir(parents=True, exist_ok=True)
-            self._fh = open(self.out_dir / "results.jsonl", "wb", buffering=0)  # noqa: SIM115
 
-    def add(self, sample_id: str, results: dict[str, MetricResult]) -> None:
-        """Record one sample's results (one per metric)."""
-        self.ids.append(sample_id)
-        for m in self.metrics:
-            r = results[m]
-            self._status[m].append(result_status(r))
-            self._scores[m].append(float("nan") if r.score is None else float(r.score))
-        record = {"id": sample_id, "metrics": {m: results[m].to_record() for m in self.metrics}}
-        if self.records is not None:
-            self.records.append(record)
-        if self._fh is not None:
-            self._pending.append(record_json(record) + "\n")
-            if len(self._pending) >= FLUSH_LINES:
-                self.flush()
-
-    def add_columns(self, ids: Sequence[str], columns: Sequence[PatternColumn],
-                    others: dict[int, dict[str, MetricResult]] | None = None) -> None:
-        """Record a chunk of rows at once, in order: row ``i`` (id ``ids[i]``) has the results
-        ``others[i]`` when given (rows scored on the Sample path), else its pattern results from
-        ``columns`` (one per metric, in :attr:`metrics` order, over those rows in order).
-
-        Each distinct pattern is formatted once per metric by :func:`record_json` from
-        ``column.result`` and then only its score changes from row to row; the lines are those
-        :meth:`add` writes for the same results.
-        """
-        others = others or {}
-        pattern_ids = [sid for i, sid in enumerate(ids) if i not in others] if others else list(ids)
-        head, tail, _ = self._line_layout()
-        lines = [head + encode_basestring(sid) for sid in pattern_ids]
-        scores, status = [], []
-        for k, col in enumerate(columns):
-            t, sc, st = self._column_texts(col, tail if k == len(columns) - 1 else "")
-            lines = list(map(operator.add, lines, t))
-            scores.append(sc)
-            status.append(st)
-        if not columns:
-            lines = [line + tail for line in lines]
-        self._seal()
-        if not others:
-            self.ids.extend(pattern_ids)
-            for m, sc, st in zip(self.metrics, scores, status, strict=True):
-                self._score_parts[m].append(sc)
-                self._status_parts[m].append(st)
-        else:
-            lines = self._merge(ids, others, lines, scores, status)
-        self._write_lines(lines)
-
-    def _merge(self, ids: Sequence[str], others: dict[int, dict[str, MetricResult]], lines: list[str],
-               scores: list[NDArray[np.float64]], status: list[NDArray[np.int8]]) -> list[str]:
-        """The chunk's lines, score and status rows in input order, pattern rows and others mixed."""
+    def format(self, ids: Sequence[str], columns: Sequence[PatternColumn]) -> Lines:
+        """The lines of rows ``ids`` (in order) from ``columns`` (one per metric, in :attr:`metrics`
+        order, over those rows in order)."""
         n = len(ids)
-        is_other = np.zeros(n, dtype=bool)
-        is_other[list(others)] = True
-        at = np.flatnonzero(~is_other)
-        out: list[str] = [""] * n
-        for j, i in enumerate(at.tolist()):
-            out[i] = lines[j]
-        for k, m in enumerate(self.metrics):
-            sc = np.full(n, np.nan)
-            st = np.zeros(n, dtype=np.int8)
-            if scores:  # no pattern row: every row is one of the others
-                sc[at], st[at] = scores[k], status[k]
-            for i, res in others.items():
-                r = res[m]
-                st[i] = result_status(r)
-                sc[i] = np.nan if r.score is None else float(r.score)
-            self._score_parts[m].append(sc)
-            self._status_parts[m].append(st)
-        for i, res in others.items():
-            out[i] = record_json({"id": ids[i], "metrics": {m: res[m].to_record() for m in self.metrics}}) + "\n"
-        self.ids.extend(ids)
-        return out
+        if n == 0:
+            return Lines([], 0, [np.zeros(0)] * len(self.metrics), [np.zeros(0, dtype=np.int8)] * len(self.metrics))
+        head, tail, before = self.layout()
+        group = np.zeros(n, dtype=np.int64)
+        parts = []
+        for col in columns:
+            part = _ColumnCodes(self, col, before[self.metrics.index(col.name)])
+            group = _combine(group, part.code)
+            parts.append(part)
+        _, first, ginv = np.unique(group, return_index=True, return_inverse=True)
+        id_list = list(ids)
+        plain = _NEEDS_ESCAPE.search("".join(id_list)) is None
+        quote = '"' if plain else ""  # a plain id's quotes go into the shared text
+        if not plain:
+            id_list = [encode_basestring(s) for s in id_list]
+        texts = np.array([quote + "".join(p.text(r) for p in parts) + tail for r in first.tolist()], dtype=object)
+        head += quote
+        rest = texts[ginv.reshape(-1)].tolist()
+        data = []
+        for s in range(0, n, JOIN_ROWS):
+            e = min(n, s + JOIN_ROWS)
+            flat = [head] * (3 * (e - s))
+            flat[1::3] = id_list[s:e]
+            flat[2::3] = rest[s:e]
+            data.append(_utf8("".join(flat)))
+        return Lines(data, n, [p.scores() for p in parts], [p.status for p in parts])
 
-    def _write_lines(self, lines: list[str]) -> None:
-        if self.records is not None:
-            self.records.extend(json.loads(line) for line in lines)
-        if self._fh is not None:
-            self.flush()
-            self._pending = lines
-            self.flush()
-
-    def _line_layout(self) -> tuple[str, str, list[str]]:
+    def layout(self) -> tuple[str, str, list[str]]:
         """``(head, tail, before)``: a line is ``head + id JSON + before[k] + metric k's JSON ... + tail``,
         read off :func:`record_json` once (so a change to the line format reaches both paths)."""
         if self._layout is None:
@@ -194,53 +158,12 @@ class RunWriter:
             pieces: list[str] = []
             rest = text
             for cut in cuts:
-                before, rest = rest.split(cut, 1)
-                pieces.append(before)
+                piece, rest = rest.split(cut, 1)
+                pieces.append(piece)
             self._layout = (pieces[0], rest + "\n", pieces[1:])
         return self._layout
 
-    def _column_texts(self, col: PatternColumn,
-                      after: str) -> tuple[list[str], NDArray[np.float64], NDArray[np.int8]]:
-        """Metric ``col``'s ``"name": {...}`` text per row followed by ``after``, with its score
-        and status arrays.
-
-        Row ``j`` of pattern ``p`` is ``prefix[p] + repr(score) + suffix[p]`` (a scored pattern),
-        the pattern's whole text (undefined, or a result without score), or its own text (the
-        pattern's text depends on the score beyond the score itself). Each distinct score is
-        written with ``repr`` (what :func:`json.dumps` writes for a float) once.
-        """
-        before = self._line_layout()[2][self.metrics.index(col.name)]
-        values = np.asarray(col.values, dtype=np.float64)
-        inv = np.asarray(col.inv, dtype=np.int64)
-        undefined = np.isnan(values)
-        scored = [self._piece(col, before, key, False) for key in col.keys]
-        unscored = [self._piece(col, before, key, True) for key in col.keys] if undefined.any() else scored
-        k = len(scored)
-        status = np.where(undefined, np.array([p[2] for p in unscored], dtype=np.int8)[inv],
-                          np.array([p[2] for p in scored], dtype=np.int8)[inv]).astype(np.int8)
-        slot = ~undefined & np.array([bool(p[1]) for p in scored], dtype=bool)[inv]  # a score to write
-        dynamic = (status < 0) | (~np.isfinite(values) & ~undefined)
-        slot &= ~dynamic
-        own: list[str] = []
-        for j in np.flatnonzero(dynamic).tolist():  # the text depends on the score: the whole result
-            r = col.result(col.keys[int(inv[j])], float(values[j]))
-            own.append(before + record_json(r.to_record()))
-            status[j] = result_status(r)
-        pre_tab = [p[0] for p in scored] + [p[0] for p in unscored] + own
-        post_tab = [p[1] + after for p in scored] + [after]
-        pre_idx = np.where(undefined, inv + k, inv)
-        pre_idx[dynamic] = 2 * k + np.arange(len(own))
-        uniq, sinv = np.unique(values[slot], return_inverse=True)
-        score_tab = [repr(v) for v in uniq.tolist()] + [""]
-        score_idx = np.full(len(values), len(uniq), dtype=np.int64)
-        score_idx[slot] = sinv.reshape(-1)
-        post_idx = np.where(slot, inv, k)
-        texts = [pre_tab[a] + score_tab[b] + post_tab[c]
-                 for a, b, c in zip(pre_idx.tolist(), score_idx.tolist(), post_idx.tolist(), strict=True)]
-        scores = np.where(status == SCORED, values, np.nan)
-        return texts, scores, status
-
-    def _piece(self, col: PatternColumn, before: str, key: Hashable, undefined: bool) -> tuple[str, str, int]:
+    def piece(self, col: PatternColumn, before: str, key: Hashable, undefined: bool) -> tuple[str, str, int]:
         """``(prefix, suffix, status)`` of a pattern: its text is ``prefix + repr(score) + suffix``
         (suffix empty: the prefix is the whole text, the score is not in it); status -1 when the
         text changes with the score otherwise (formatted row by row)."""
@@ -266,6 +189,161 @@ class RunWriter:
         self._memo[memo_key] = got
         return got
 
+
+class _ColumnCodes:
+    """One column of :meth:`LineFormatter.format`: a code per row (equal codes: equal text and
+    status), each row's status, and the text of a row."""
+
+    def __init__(self, fmt: LineFormatter, col: PatternColumn, before: str) -> None:
+        self.col, self.before = col, before
+        values = self.values = np.asarray(col.values, dtype=np.float64)
+        inv = self.inv = np.asarray(col.inv, dtype=np.int64).reshape(-1)
+        undefined = self.undefined = np.isnan(values)
+        self.scored = [fmt.piece(col, before, key, False) for key in col.keys]
+        self.unscored = [fmt.piece(col, before, key, True) for key in col.keys] if undefined.any() else self.scored
+        k = len(self.scored)
+        st_scored = np.array([p[2] for p in self.scored], dtype=np.int8)
+        st_unscored = np.array([p[2] for p in self.unscored], dtype=np.int8)
+        self.status = np.where(undefined, st_unscored[inv], st_scored[inv]).astype(np.int8)
+        self.dynamic = (self.status < 0) | (~np.isfinite(values) & ~undefined)
+        self.slot = ~undefined & ~self.dynamic & np.array([bool(p[1]) for p in self.scored], dtype=bool)[inv]
+        sid = np.zeros(len(values), dtype=np.int64)  # 0: no score in the text, else 1 + the score's bits
+        width = 1
+        if self.slot.any():  # the bits, not the value: 0.0 and -0.0 are written differently
+            uniq, sinv = np.unique(values[self.slot].view(np.int64), return_inverse=True)
+            sid[self.slot] = sinv.reshape(-1) + 1
+            width += len(uniq)
+        dyn = np.flatnonzero(self.dynamic)
+        sid[dyn] = width + np.arange(len(dyn))  # the text depends on the score: a row of its own
+        self.code = np.where(undefined, inv + k, inv) * (width + len(dyn)) + sid
+
+    def text(self, j: int) -> str:
+        """Row ``j``'s ``"name": {...}`` text (a dynamic row's status is set here)."""
+        col, p = self.col, int(self.inv[j])
+        if self.dynamic[j]:
+            r = col.result(col.keys[p], float(self.values[j]))
+            self.status[j] = result_status(r)
+            return self.before + record_json(r.to_record())
+        if self.undefined[j]:
+            return self.unscored[p][0]
+        if self.slot[j]:
+            return self.scored[p][0] + repr(float(self.values[j])) + self.scored[p][1]
+        return self.scored[p][0]
+
+    def scores(self) -> NDArray[np.float64]:
+        """The score per row (NaN: undefined or errored); call after every :meth:`text`."""
+        return np.where(self.status == SCORED, self.values, np.nan)
+
+
+def _combine(a: NDArray[np.int64], b: NDArray[np.int64]) -> NDArray[np.int64]:
+    """One code per row for the pair ``(a, b)`` of codes (>= 0), kept small enough for int64."""
+    wa, wb = int(a.max(initial=0)) + 1, int(b.max(initial=0)) + 1
+    if wa * wb >= 2**62:
+        a = np.unique(a, return_inverse=True)[1].reshape(-1)
+        b = np.unique(b, return_inverse=True)[1].reshape(-1)
+        wb = int(b.max(initial=0)) + 1
+    return a * wb + b
+
+
+class RunWriter:
+    """Collects results sample by sample, streaming them to ``results.jsonl`` when ``out_dir`` is set.
+
+    The one serialiser of ``results.jsonl``: :meth:`add` takes one sample's
+    :class:`~ragmeter.types.MetricResult` objects, each line formatted by :func:`record_json`;
+    :meth:`add_columns` a whole chunk from kernel arrays (the columnar path), formatted by the
+    writer's :class:`LineFormatter`; :meth:`add_lines` a chunk some formatter formatted already
+    (on a Ray worker). Lines are written whole, in batches of at most :data:`FLUSH_LINES` and
+    whenever the run is about to wait (:meth:`flush`), a chunk's lines at once: a run killed with
+    ``kill -9`` leaves a file of complete lines holding every sample finished before it waited.
+    """
+
+    def __init__(self, metrics: list[str], *, out_dir: str | os.PathLike[str] | None = None,
+                 keep_records: bool = True) -> None:
+        self.metrics = metrics
+        self.ids: list[str] = []
+        self._scores: dict[str, list[float]] = {m: [] for m in metrics}
+        self._status: dict[str, list[int]] = {m: [] for m in metrics}
+        self._score_parts: dict[str, list[NDArray[np.float64]]] = {m: [] for m in metrics}
+        self._status_parts: dict[str, list[NDArray[np.int8]]] = {m: [] for m in metrics}
+        self.records: list[dict[str, Any]] | None = [] if keep_records else None
+        self.out_dir = Path(out_dir) if out_dir is not None else None
+        self.formatter = LineFormatter(metrics)
+        self._fh: IO[bytes] | None = None
+        self._pending: list[str] = []
+        if self.out_dir is not None:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            self._fh = open(self.out_dir / "results.jsonl", "wb", buffering=0)  # noqa: SIM115
+
+    def add(self, sample_id: str, results: dict[str, MetricResult]) -> None:
+        """Record one sample's results (one per metric)."""
+        self.ids.append(sample_id)
+        for m in self.metrics:
+            r = results[m]
+            self._status[m].append(result_status(r))
+            self._scores[m].append(float("nan") if r.score is None else float(r.score))
+        record = {"id": sample_id, "metrics": {m: results[m].to_record() for m in self.metrics}}
+        if self.records is not None:
+            self.records.append(record)
+        if self._fh is not None:
+            self._pending.append(record_json(record) + "\n")
+            if len(self._pending) >= FLUSH_LINES:
+                self.flush()
+
+    def add_columns(self, ids: Sequence[str], columns: Sequence[PatternColumn],
+                    others: dict[int, dict[str, MetricResult]] | None = None) -> None:
+        """Record a chunk of rows at once, in order: row ``i`` (id ``ids[i]``) has the results
+        ``others[i]`` when given (rows scored on the Sample path), else its pattern results from
+        ``columns`` (one per metric, in :attr:`metrics` order, over those rows in order), formatted
+        by :meth:`LineFormatter.format`: the lines :meth:`add` writes for the same results."""
+        pattern_ids = [sid for i, sid in enumerate(ids) if i not in others] if others else ids
+        self.add_lines(ids, self.formatter.format(pattern_ids, columns), others)
+
+    def add_lines(self, ids: Sequence[str], lines: Lines,
+                  others: dict[int, dict[str, MetricResult]] | None = None) -> None:
+        """Record a chunk of rows at once, in order: row ``i`` (id ``ids[i]``) has the results
+        ``others[i]`` when given, else the next of ``lines`` (:meth:`LineFormatter.format` of the
+        other rows, in order, perhaps on another process); the lines are written as they are."""
+        self._seal()
+        if others:
+            data = self._merge(ids, others, lines)
+        else:
+            self.ids.extend(ids)
+            for m, sc, st in zip(self.metrics, lines.scores, lines.status, strict=True):
+                self._score_parts[m].append(sc)
+                self._status_parts[m].append(st)
+            data = lines.data
+        if self.records is not None:
+            self.records.extend(json.loads(line) for line in b"".join(data).split(b"\n")[:-1])
+        if self._fh is not None:
+            self.flush()
+            for piece in data:
+                self._write(piece)
+
+    def _merge(self, ids: Sequence[str], others: dict[int, dict[str, MetricResult]], lines: Lines) -> list[bytes]:
+        """The chunk's lines, score and status rows in input order, pattern rows and others mixed."""
+        n = len(ids)
+        is_other = np.zeros(n, dtype=bool)
+        is_other[list(others)] = True
+        at = np.flatnonzero(~is_other)
+        out: list[bytes] = [b""] * n
+        for j, line in zip(at.tolist(), lines.split(), strict=True):
+            out[j] = line
+        for k, m in enumerate(self.metrics):
+            sc = np.full(n, np.nan)
+            st = np.zeros(n, dtype=np.int8)
+            if lines.count:
+                sc[at], st[at] = lines.scores[k], lines.status[k]
+            for i, res in others.items():
+                r = res[m]
+                st[i] = result_status(r)
+                sc[i] = np.nan if r.score is None else float(r.score)
+            self._score_parts[m].append(sc)
+            self._status_parts[m].append(st)
+        for i, res in others.items():
+            out[i] = _utf8(record_json({"id": ids[i], "metrics": {m: res[m].to_record() for m in self.metrics}}) + "\n")
+        self.ids.extend(ids)
+        return [b"".join(out)]
+
     def _seal(self) -> None:
         """Move the scores collected row by row into the array parts (order kept)."""
         for m in self.metrics:
@@ -279,12 +357,16 @@ class RunWriter:
         if self._fh is not None and self._pending:
             data = _utf8("".join(self._pending))
             self._pending = []
-            view = memoryview(data)
-            while view:  # a regular file takes it in one call; a short write goes on where it stopped
-                written = self._fh.write(view)
-                if not written:
-                    raise OSError(f"cannot write {self.out_dir}/results.jsonl (0 bytes written)")
-                view = view[written:]
+            self._write(data)
+
+    def _write(self, data: bytes) -> None:
+        assert self._fh is not None
+        view = memoryview(data)
+        while view:  # a regular file takes it in one call; a short write goes on where it stopped
+            written = self._fh.write(view)
+            if not written:
+                raise OSError(f"cannot write {self.out_dir}/results.jsonl (0 bytes written)")
+            view = view[written:]
 
     def finish(self, run_info: dict[str, Any]) -> RunResult:
         """Close the stream, write ``summary.json`` and return the :class:`RunResult`."""

@@ -181,3 +181,44 @@ def test_judged_run_identical_and_judge_counters_match(ray_cluster, fake_llm, tm
     _assert_same(tmp_path / "local", tmp_path / "ray")  # the judge counters in summary.json included
     assert ray.run["judge"]["calls"] == local.run["judge"]["calls"] == served
     assert seen and seen[-1]["calls"] == served  # the progress line's counters are the workers'
+
+
+@pytest.mark.parametrize("workers_read", [True, False])
+def test_ray_columnar_with_odd_rows_and_duplicate_ids_identical(ray_cluster, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch,
+                                                                workers_read: bool) -> None:
+    # the workers format the fast rows' lines; the driver must still send to the Sample path the
+    # rows its duplicate-id check catches (a fast row on the worker: its line is dropped there),
+    # mix in text rows and bad rows, and count and report every row: small batches, so the rows
+    # that matter fall in several of them. The workers read their slices of the file, or (a row
+    # group over WORKER_READ_ROWS) the driver reads and ships them
+    rows: list[dict[str, Any]] = [dict(r) for r in _generated(600, seed=3)]
+    rows[120]["id"] = "q10"  # a duplicate of a row of an earlier batch
+    rows[131]["id"] = "q125"  # a duplicate within its batch
+    rows[200]["contexts"] = [{"id": "dx", "text": "some passage"}]  # a text, its label not found by id
+    rows[200]["relevant"] = {"d999": 1}
+    rows[260] = {"id": "q260", "contexts": [{}], "relevant": {"d1": 1}}  # a context with neither id nor text
+    path = _to_parquet(rows, tmp_path / "odd.parquet")
+    metrics = ["mrr", "ndcg@10", "recall@5", "map(rel_level=2)"]
+    local = _local(path, metrics, tmp_path / "local", on_error="skip")
+    columnar = evaluate_parquet(path, metrics, out_dir=tmp_path / "columnar", on_error="skip")
+    from ragmeter.engines import _ray_columnar
+
+    monkeypatch.setattr(_ray_columnar, "COLUMNAR_BATCH_ROWS", 50)
+    monkeypatch.setattr(_ray_columnar, "WORKER_READ_ROWS", 10**6 if workers_read else 599)  # one 600-row group
+    submitted: list[str] = []
+    remote = ray_engine._Options.remote
+    monkeypatch.setattr(ray_engine._Options, "remote",
+                        lambda self, ray, fn: (submitted.append(fn.__name__), remote(self, ray, fn))[1])
+    calls: list[int] = []
+    bad: list[str] = []
+    run = ray_engine.evaluate_ray(path, metrics, out_dir=tmp_path / "ray", on_error="skip", num_workers=2,
+                                  progress=calls.append, on_bad_row=lambda e: bad.append(str(e)))
+    _assert_same(tmp_path / "local", tmp_path / "ray")
+    assert run.ids == local.ids == columnar.ids and run.ids[120] == f"{path}:121" and run.ids[3] == "4"
+    assert calls == [50] * 12 and len(bad) == 3  # two duplicate ids and the empty context
+    assert "duplicate sample id 'q10'" in bad[0] and "duplicate sample id 'q125'" in bad[1]
+    assert run.run["engine"]["path"] == "columnar"
+    assert run.run["engine"]["columnar_rows"] == columnar.run["engine"]["columnar_rows"] == 600 - 4
+    assert run.summary()["mrr"]["errors"] == 3
+    assert submitted == ["score_slice_on_worker" if workers_read else "score_batch_on_worker"]

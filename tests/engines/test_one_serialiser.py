@@ -118,3 +118,77 @@ def test_add_columns_writes_what_add_writes(tmp_path: Path) -> None:
     assert r1.records == r2.records and r1.ids == r2.ids == ids
     assert np.array_equal(r1.scores["m"], r2.scores["m"], equal_nan=True)
     assert r2.status["m"].tolist() == [0, 1, 0, 0]
+
+
+@pytest.mark.parametrize("with_inf", [False, True])
+def test_formatter_groups_rows_by_score_bits_and_escapes_ids(tmp_path: Path, with_inf: bool) -> None:
+    # two metrics with their own patterns; 0.0 and -0.0 (json writes them apart), an infinite
+    # score (Infinity: formatted row by row), undefined rows, ids that need escaping or hold a lone
+    # surrogate: every line must be what RunWriter.add (json.dumps of the record) writes
+    import numpy as np
+
+    def result_a(key: Any, value: float) -> MetricResult:
+        if value != value:
+            return MetricResult(name="a", score=None, reason=f"none {key}", version="1")
+        return MetricResult(name="a", score=value, reason=f"pattern {key}", details={"k": key}, version="1")
+
+    def result_b(key: Any, value: float) -> MetricResult:
+        return MetricResult(name="b", score=value, reason=f"b{key} «ü»", version="3")
+
+    rng = np.random.default_rng(7)
+    n = 3000
+    values_a = rng.choice([0.0, -0.0, 0.5, 1 / 3, float("inf") if with_inf else 0.125, float("nan")], size=n)
+    values_b = rng.choice([0.25, 0.75, -0.0], size=n)
+    inv_a, inv_b = rng.integers(0, 3, size=n), rng.integers(0, 2, size=n)
+    ids = [f"r{i}" for i in range(n)]
+    ids[5], ids[17], ids[2999] = 'q"uote', "tab\there", "lone\ud800"
+    one = RunWriter(["a", "b"], out_dir=tmp_path / "one", keep_records=False)
+    for i in range(n):
+        one.add(ids[i], {"a": result_a(int(inv_a[i]), float(values_a[i])),
+                         "b": result_b(int(inv_b[i]), float(values_b[i]))})
+    many = RunWriter(["a", "b"], out_dir=tmp_path / "many", keep_records=False)
+    for s in (slice(0, 1000), slice(1000, n)):  # the memo carries patterns from chunk to chunk
+        many.add_columns(ids[s], [PatternColumn("a", values_a[s], [0, 1, 2], inv_a[s], result_a),
+                                  PatternColumn("b", values_b[s], [0, 1], inv_b[s], result_b)])
+    one.flush()
+    got = (tmp_path / "many" / "results.jsonl").read_bytes()
+    assert got == (tmp_path / "one" / "results.jsonl").read_bytes()
+    assert b'"score": -0.0' in got and b'"score": 0.0' in got and (b'"score": Infinity' in got) == with_inf
+    assert b'"id": "lone\\ud800"' in got and b'"id": "q\\"uote"' in got and got.count(b"\n") == n
+    if with_inf:
+        return  # the summary refuses an infinite score
+    r1, r2 = one.finish({}), many.finish({})
+    for m in ("a", "b"):
+        assert np.array_equal(r1.scores[m], r2.scores[m], equal_nan=True)
+        assert r1.status[m].tolist() == r2.status[m].tolist()
+    assert r2.status["a"].tolist() == [1 if v != v else 0 for v in values_a.tolist()]
+
+
+def test_lines_formatted_elsewhere_are_written_as_they_are(tmp_path: Path) -> None:
+    # what the Ray engine does: a formatter in another process formats the chunk's rows, the
+    # writer appends the bytes, drops the rows the driver re-routed (take) and mixes in others
+    import pickle
+
+    import numpy as np
+
+    from ragmeter.results import LineFormatter
+
+    def result(key: Any, value: float) -> MetricResult:
+        return MetricResult(name="m", score=value, reason=f"p{key}", version="1")
+
+    ids = ["a", "b", "c", "d"]
+    values = np.array([0.5, 1.0, 0.5, 0.25])
+    inv = np.array([0, 1, 0, 0])
+    lines = pickle.loads(pickle.dumps(LineFormatter(["m"]).format(ids, [PatternColumn("m", values, [0, 1], inv,
+                                                                                      result)])))
+    assert lines.count == 4 and len(lines.split()) == 4
+    kept = lines.take(np.array([True, False, True, True]))  # "b" went to the Sample path
+    w = RunWriter(["m"], out_dir=tmp_path / "w", keep_records=True)
+    w.add_lines(["a", "b", "c", "d"], kept, others={1: {"m": result(9, 0.0)}})
+    ref = RunWriter(["m"], out_dir=tmp_path / "ref", keep_records=True)
+    for sid, key, v in (("a", 0, 0.5), ("b", 9, 0.0), ("c", 0, 0.5), ("d", 0, 0.25)):
+        ref.add(sid, {"m": result(key, v)})
+    r, r_ref = w.finish({}), ref.finish({})
+    assert (tmp_path / "w" / "results.jsonl").read_bytes() == (tmp_path / "ref" / "results.jsonl").read_bytes()
+    assert r.records == r_ref.records and r.ids == ids
+    assert r.scores["m"].tolist() == [0.5, 0.0, 0.5, 0.25]

@@ -5,8 +5,8 @@ batch's contexts and labels as flat arrays (:func:`_extract`), matches labels to
 every row at once (:func:`id_relevance`), decides which rows need the ``Sample`` path
 (:func:`route`), runs the metrics' kernels over the rest (:func:`select_batch`) and groups those
 rows by result pattern (:func:`row_patterns`). Its :class:`BatchScores` is all the driver needs to
-write the rows through :meth:`ragmeter.results.RunWriter.add_columns`. Nothing here knows ids,
-files or output.
+write the rows through :meth:`ragmeter.results.RunWriter.add_columns` (or, formatted where the
+batch is, its :class:`~ragmeter.results.Lines`). Nothing here knows files or output.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from ..io._records import DEFAULT_MAX_TEXT_CHARS, EVALUABLE_FIELDS, canonical
 from ..metrics.retrieval._batch import RelevanceBatch
 from ..metrics.retrieval.base import RetrievalEvaluator
 from ..metrics.retrieval.relevance import SPACED_LABEL
+from ..results import Lines
 from ..types import MAX_STORED_ITEMS
 
 #: Rankings longer than this get a pattern of their own (the pattern key is a bitmask).
@@ -411,7 +412,9 @@ class BatchScores:
 
     ``slow`` marks the rows the ``Sample`` path must take; the others (the *fast* rows, in order)
     have ``values[metric]`` (NaN: undefined) and, per relevance level, a pattern
-    ``keys[level][inv[level][j]]`` for the j-th fast row (:data:`Pattern`).
+    ``keys[level][inv[level][j]]`` for the j-th fast row (:data:`Pattern`). ``lines``, when set,
+    are the fast rows' ``results.jsonl`` lines formatted where the batch was scored (a Ray
+    worker); ``values``, ``keys`` and ``inv`` are then left empty.
     """
 
     slow: NDArray[np.bool_]
@@ -419,6 +422,7 @@ class BatchScores:
     keys: dict[float, list[Pattern]]
     inv: dict[float, NDArray[np.int64]]
     rel_none: NDArray[np.bool_]  # per fast row: no labels (``relevant`` null)
+    lines: Lines | None = None
 
 
 def score_batch(batch: Any, cols: Columns, evaluators: list[RetrievalEvaluator]) -> BatchScores:
@@ -439,6 +443,17 @@ def score_batch(batch: Any, cols: Columns, evaluators: list[RetrievalEvaluator])
                 values[ev.name] = np.asarray(ev.kernel_scores(b), dtype=np.float64)
         keys[lvl], inv[lvl] = row_patterns(x, rels[lvl], fast_rows)
     return BatchScores(slow, values, keys, inv, x.rel_none[fast_rows])
+
+
+def raw_ids(batch: Any, cols: Columns) -> list[str | None]:
+    """The id column of ``batch`` as strings (None: no id; all None without a usable id column)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    id_col = cols.by_field.get("id")
+    if id_col is None or not _is_str_or_int(batch.schema.field(id_col).type):
+        return [None] * batch.num_rows
+    return pc.cast(batch.column(batch.schema.get_field_index(id_col)), pa.string()).to_pylist()  # type: ignore[no-any-return]
 
 
 def row_patterns(x: IdLabels, r: IdRelevance, rows: NDArray[np.int64]) -> tuple[list[Pattern], NDArray[np.int64]]:

@@ -59,7 +59,7 @@ from ..metrics.retrieval.relevance import Relevance
 from ..registry import get_evaluator
 from ..results import PatternColumn, RunResult, RunWriter
 from ..types import MetricResult, Sample
-from ._arrow import BatchScores, Columns, Pattern, _is_str_or_int, resolve_columns, score_batch
+from ._arrow import BatchScores, Columns, Pattern, raw_ids, resolve_columns, score_batch
 
 #: Rows per Parquet record batch read by the fast path.
 BATCH_ROWS = 65536
@@ -114,6 +114,26 @@ def pattern_result(ev: RetrievalEvaluator, key: Pattern, value: float) -> Metric
     return ev.result_of(relevance, value)
 
 
+def pattern_columns(evaluators: Sequence[RetrievalEvaluator],
+                    results: Sequence[Callable[[Pattern, float], MetricResult]], scores: BatchScores,
+                    kept: NDArray[np.bool_]) -> list[PatternColumn]:
+    """The :class:`~ragmeter.results.PatternColumn` of each metric over the fast rows of ``scores``
+    selected by ``kept`` (``results[k]``: :func:`pattern_result` of ``evaluators[k]``); none when no
+    row is kept."""
+    if not kept.any():
+        return []
+    return [PatternColumn(ev.name, scores.values[ev.name][kept], scores.keys[ev.rel_level],
+                          scores.inv[ev.rel_level][kept], result)
+            for ev, result in zip(evaluators, results, strict=True)]
+
+
+def fast_ids(batch: Any, cols: Columns, row0: int, fast: NDArray[np.bool_]) -> list[str]:
+    """The ids of the rows ``fast`` of a record batch whose first row is row ``row0 + 1`` of its
+    file (a row without id: that number), as :class:`ColumnarSink` gives them to a new id."""
+    raw = raw_ids(batch, cols)
+    return [raw[i] or str(row0 + i + 1) for i in np.flatnonzero(fast).tolist()]
+
+
 # ---- rows as the reader sees them -------------------------------------------------------------------
 
 
@@ -138,6 +158,11 @@ class ArrowRows:
         """Position detail for row ``i``'s messages (none for Parquet)."""
         return ""
 
+    @property
+    def positions(self) -> range:
+        """Every row's :meth:`position`, in order."""
+        return range(self.row0 + 1, self.row0 + self.num_rows + 1)
+
     def records(self, rows: list[int]) -> list[Any]:
         """The raw records of ``rows`` as the reader gives them (map columns as dicts)."""
         import pyarrow as pa
@@ -161,7 +186,8 @@ class ColumnarSink:
         self._results = [functools.partial(pattern_result, ev) for ev in self.evaluators]
 
     def write(self, rows: Any, scores: BatchScores) -> None:
-        """Write one batch's rows, in order (``rows``: :class:`ArrowRows` or alike)."""
+        """Write one batch's rows, in order (``rows``: :class:`ArrowRows` or alike); the fast rows
+        from ``scores.lines`` when the batch was formatted where it was scored, else formatted here."""
         fast_before = ~scores.slow
         forced = getattr(rows, "forced_slow", None)  # rows the reader could not hand to the kernels
         slow = scores.slow | forced if forced is not None else scores.slow.copy()
@@ -174,15 +200,12 @@ class ColumnarSink:
         bulk = {ev.name: {no_labels_field(ev): len(none_rows)} for ev in self.evaluators}
         others = self._others(items, int(none_rows[0]) if len(none_rows) else rows.num_rows,
                               functools.partial(self.presence.note_bulk, n_fast, bulk))
-        columns = []
-        for ev, result in zip(self.evaluators, self._results, strict=True):
-            if not kept.any():
-                break
-            lvl = ev.rel_level
-            columns.append(PatternColumn(ev.name, scores.values[ev.name][kept], scores.keys[lvl],
-                                         scores.inv[lvl][kept], result))
         self.fast_rows += n_fast
-        self.writer.add_columns(row_ids, columns, others)
+        if scores.lines is not None:
+            lines = scores.lines if n_fast == scores.lines.count else scores.lines.take(kept)
+            self.writer.add_lines(row_ids, lines, others)
+        else:
+            self.writer.add_columns(row_ids, pattern_columns(self.evaluators, self._results, scores, kept), others)
         if self.progress is not None:
             self.progress(rows.num_rows)
 
@@ -223,8 +246,11 @@ class ColumnarSink:
         n = rows.num_rows
         raw_ids = self._raw_ids(rows)
         seen = self.conv.seen
-        positions = [rows.position(i) for i in range(n)]
-        row_ids = [sid if sid else str(pos) for sid, pos in zip(raw_ids, positions, strict=True)]
+        positions: Sequence[int] = getattr(rows, "positions", None) or [rows.position(i) for i in range(n)]
+        if None in raw_ids or "" in raw_ids:
+            row_ids = [sid if sid else str(pos) for sid, pos in zip(raw_ids, positions, strict=True)]
+        else:  # every row has its id
+            row_ids = raw_ids
         if not slow.any():  # the common case: one bulk duplicate check instead of a loop
             unique = set(row_ids)
             if len(unique) == n and seen.keys().isdisjoint(unique):
@@ -257,14 +283,7 @@ class ColumnarSink:
         return row_ids, items
 
     def _raw_ids(self, rows: Any) -> list[Any]:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        batch = rows.batch
-        id_col = self.cols.by_field.get("id")
-        if batch is None or id_col is None or not _is_str_or_int(batch.schema.field(id_col).type):
-            return [None] * rows.num_rows
-        return pc.cast(batch.column(batch.schema.get_field_index(id_col)), pa.string()).to_pylist()
+        return [None] * rows.num_rows if rows.batch is None else raw_ids(rows.batch, self.cols)
 
     def finish(self, t0: float, *, path: str | None, keys: Sequence[str] | None) -> RunResult:
         """Complete the run info, write ``summary.json``, check absent fields; the result."""

@@ -24,11 +24,14 @@ How it runs:
    judge's own bounded ``concurrency`` (per task, so the cluster's bound is workers x concurrency).
    A task whose worker dies is retried by Ray (``max_retries``); a chunk's results are taken once,
    whichever attempt produced them.
-   Retrieval metrics only over a local Parquet file: the driver reads Arrow record batches of
-   :data:`COLUMNAR_BATCH_ROWS` rows and each task runs the columnar kernels on one
-   (:func:`score_batch_on_worker`), returning kernel values and result patterns, not text.
+   Retrieval metrics only over a local Parquet file (:mod:`ragmeter.engines._ray_columnar`): each
+   task reads a slice of the file (or gets a record batch the driver read), runs the columnar
+   kernels on it and formats its rows' ``results.jsonl`` lines, returning the lines as bytes with
+   the scores and statuses the summary needs.
 3. **Writing.** Each task returns its chunk's results to the driver, which writes them through the
-   one :class:`~ragmeter.results.RunWriter` (``results.jsonl`` in input order, ``summary.json``): the
+   one :class:`~ragmeter.results.RunWriter` (``results.jsonl`` in input order, ``summary.json``;
+   on the columnar path the worker's lines as they are, save the rows the driver's duplicate-id
+   check sends to the ``Sample`` path): the
    files the local engine writes, and no other file. Bad rows (``on_error="skip"``) are recorded
    by the driver as errored samples, as locally.
 
@@ -65,14 +68,20 @@ DEFAULT_BATCH_SIZE = 512
 
 
 def require_ray() -> Any:
-    """Import and return :mod:`ray`, or raise :class:`MissingBackendError` saying how to install it."""
+    """Import and return :mod:`ray`, or raise :class:`MissingBackendError` saying how to install it.
+    Ray Data is found, not imported (~0.8 s): only the paths that read with it import it."""
+    import importlib.util
+
     try:
         import ray
-        import ray.data
+
+        found = importlib.util.find_spec("ray.data") is not None
     except ImportError as exc:
         raise MissingBackendError(
             f"the ray engine needs Ray Data, which is not installed ({exc}): {INSTALL_HINT}"
         ) from exc
+    if not found:
+        raise MissingBackendError(f"the ray engine needs Ray Data, which is not installed: {INSTALL_HINT}")
     return ray
 
 
@@ -119,25 +128,6 @@ def score_chunk_on_worker(
     return records, stats
 
 
-_WORKER_EVALUATORS: dict[tuple[str, ...], list[Any]] = {}
-
-
-def score_batch_on_worker(batch: Any, cols: Any, metrics: list[str],
-                          metric_modules: Sequence[str]) -> Any:
-    """The columnar kernels over one Arrow record batch in this process (what each Ray task of a
-    retrieval-only Parquet run runs): :func:`ragmeter.engines._arrow.score_batch`'s
-    :class:`~ragmeter.engines._arrow.BatchScores`, written by the driver."""
-    from ._arrow import score_batch
-    from .columnar import retrieval_evaluators
-
-    for module in metric_modules:
-        importlib.import_module(module)
-    key = tuple(metrics)
-    if key not in _WORKER_EVALUATORS:  # a worker process serves many tasks: build them once
-        _WORKER_EVALUATORS[key] = retrieval_evaluators(metrics)
-    return score_batch(batch, cols, _WORKER_EVALUATORS[key])
-
-
 # ---- driver side --------------------------------------------------------------------------------
 
 
@@ -152,6 +142,7 @@ def _rows_from_ray_parquet(ray: Any, path: str, field_map: dict[str, str] | None
     from ..io.readers import arrow_records
 
     fmap = check_field_map(field_map)
+    importlib.import_module("ray.data")
     ctx = ray.data.DataContext.get_current()
     ctx.execution_options.preserve_order = True
     ds = ray.data.read_parquet(path)
@@ -178,6 +169,7 @@ def _rows_from_ray_json(ray: Any, path: str, field_map: dict[str, str] | None,
                         on_error: str) -> Iterator[Sample | InputError]:
     from ..io._records import RowConverter, check_field_map
 
+    importlib.import_module("ray.data")
     ctx = ray.data.DataContext.get_current()
     ctx.execution_options.preserve_order = True
     conv = RowConverter(path, check_field_map(field_map), unit="line")
@@ -309,8 +301,10 @@ def evaluate_ray(
         ray.init(address=address, include_dashboard=False, ignore_reinit_error=True,
                  log_to_driver=False, configure_logging=False)
     try:
-        if _columnar_data(data, metrics, format):
-            return _evaluate_columnar(ray, os.fspath(data), list(metrics or ()), opts)  # type: ignore[arg-type]
+        from ._ray_columnar import columnar_data, evaluate_columnar
+
+        if columnar_data(data, metrics, format):
+            return evaluate_columnar(ray, os.fspath(data), list(metrics or ()), opts)  # type: ignore[arg-type]
         return _evaluate_samples(ray, data, metrics, opts, judge_config, embedder_config)
     finally:
         if started_here:
@@ -435,55 +429,3 @@ class _Driver:
             self.progress(len(chunk))
         if self.on_judge_stats is not None and self.judge_stats is not None:
             self.on_judge_stats(self.judge_stats)
-
-
-# ---- retrieval-only Parquet: the columnar kernels on the workers -------------------------------------
-
-#: Rows per Arrow record batch sent to a worker on the columnar path.
-COLUMNAR_BATCH_ROWS = 16384
-
-
-def _columnar_data(data: Any, metrics: Sequence[str] | None, format: str | None) -> bool:
-    """True for a local Parquet file and retrieval metrics only (the columnar path)."""
-    from .columnar import columnar_supported
-
-    if not isinstance(data, str | os.PathLike) or not columnar_supported(metrics):
-        return False
-    spath = os.fspath(data)
-    return not _is_uri(spath) and os.path.isfile(spath) and (
-        format == "parquet" or (format is None and spath.lower().endswith((".parquet", ".pq"))))
-
-
-def _evaluate_columnar(ray: Any, spath: str, metrics: list[str], opts: _Options) -> RunResult:
-    """The columnar engine with its kernels on Ray workers: the driver reads record batches,
-    each task returns its :class:`~ragmeter.engines._arrow.BatchScores`, and the driver's
-    :class:`~ragmeter.engines.columnar.ColumnarSink` writes them, in order, through the one
-    :class:`~ragmeter.results.RunWriter` (ids, duplicate check, rows for the Sample path)."""
-    from ..io import read_samples
-    from ..io._records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_field_map
-    from .columnar import ArrowRows, ColumnarSink, _open, _record_batches, retrieval_evaluators
-
-    revs = retrieval_evaluators(metrics)
-    run = plan(metrics, evaluators=revs, run_info=opts.run_info)
-    read_samples(spath, on_error=opts.on_error, field_map=opts.field_map, format="parquet")  # type: ignore[arg-type]  # file-level checks
-    fmap = check_field_map(opts.field_map)
-    pf, cols, map_cols = _open(spath, fmap, DEFAULT_MAX_TEXT_CHARS)  # the ray engine applies the default
-    conv = RowConverter(spath, fmap, unit="row", max_text_chars=DEFAULT_MAX_TEXT_CHARS)
-    remote, workers = opts.remote(ray, score_batch_on_worker)
-    sink = ColumnarSink(run, RunWriter(run.names, out_dir=opts.out_dir, keep_records=opts.keep_records), conv,
-                        cols, on_error=opts.on_error, on_bad_row=opts.on_bad_row, progress=opts.progress)
-    t0 = time.perf_counter()
-    pending: deque[tuple[ArrowRows, Any]] = deque()
-    cols_ref, names = ray.put(cols), list(run.names)
-    for row0, batch in _record_batches(pf, COLUMNAR_BATCH_ROWS, spath):
-        pending.append((ArrowRows(batch, row0, map_cols),
-                        remote.remote(batch, cols_ref, names, opts.metric_modules)))
-        while len(pending) > workers * 2:  # every worker busy, one batch behind each
-            rows, ref = pending.popleft()
-            sink.write(rows, ray.get(ref))
-    while pending:
-        rows, ref = pending.popleft()
-        sink.write(rows, ray.get(ref))
-    run.info["engine"] = {"name": "ray", "workers": workers, "batch_size": COLUMNAR_BATCH_ROWS,
-                          "path": "columnar"}
-    return sink.finish(t0, path=spath, keys=pf.schema_arrow.names)
