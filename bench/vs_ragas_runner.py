@@ -62,11 +62,14 @@ def make_embeddings(path: str) -> Any:
     from sentence_transformers import SentenceTransformer
 
     class STEmbeddings(Embeddings):
+        # RAGAS's usage tracking reads ``.model`` as a model *name* (a string); the encoder is ``_st``
+        model = "all-MiniLM-L6-v2"
+
         def __init__(self) -> None:
-            self.model = SentenceTransformer(path, device="cpu")
+            self._st = SentenceTransformer(path, device="cpu")
 
         def embed_documents(self, texts: list[str]) -> list[list[float]]:
-            return self.model.encode(list(texts), normalize_embeddings=True).tolist()
+            return self._st.encode(list(texts), normalize_embeddings=True).tolist()
 
         def embed_query(self, text: str) -> list[float]:
             return self.embed_documents([text])[0]
