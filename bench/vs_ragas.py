@@ -27,7 +27,11 @@ Labels:
   has three (h02, h03, h28).
 
 Settings: RAGAS ``defaults`` = ``RunConfig()`` (16 workers, 180 s timeout, 10 retries) and ``best``
-= ``RunConfig(max_workers=1, timeout=--timeout)``; ragmeter ``defaults`` = ``from_spec`` with no
+= ``RunConfig(max_workers=1, timeout=--timeout)``. RAGAS's timeout bounds one row's whole metric
+(``asyncio.wait_for`` around every call the row makes: 2 for faithfulness, one per chunk for context
+precision), so against a slow one-slot judge set ``--timeout`` to calls per row x the slowest call;
+seen here: 600 s was too short for context precision on a two-chunk row while the judge also served
+another client. ragmeter ``defaults`` = ``from_spec`` with no
 option but ``cache=False`` (adaptive concurrency, its default timeout), so every call reaches the
 judge and is counted. Each (tool, setting, metric) is its own run, one after another, so calls and
 seconds are its own. RAGAS runs in its own venv (``--ragas-python``; ragas 0.4.3 imports only with
@@ -46,7 +50,7 @@ Usage::
     python bench/vs_ragas.py --judge-url http://127.0.0.1:8080/v1 --model qwen \\
         [--data FILE] [--limit N] [--tools ragas,ragmeter] [--settings defaults,best] \\
         [--metrics faithfulness,answer_relevancy,context_precision,context_recall] \\
-        [--timeout 600] [--out bench/results/vs_ragas_qwen1.5b.json]
+        [--timeout 1800] [--out bench/results/vs_ragas_qwen1.5b.json]
 
 AUROC: over the rows the run scored (``auroc``), and over the rows every run of that metric
 scored (``auroc_common``), so a tool that fails on the hard rows is not flattered.
@@ -311,11 +315,11 @@ def run_ragas(rows: list[dict[str, Any]], metrics: list[str], settings: list[str
         job_path.write_text(json.dumps(job), encoding="utf-8")
         env = {**os.environ, "RAGAS_DO_NOT_TRACK": "true", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
         env.pop("PYTHONPATH", None)  # the RAGAS venv must not import this checkout's packages
-        proc = subprocess.run([args.ragas_python, str(RUNNER), str(job_path), str(out_path)], env=env,
-                              capture_output=True, text=True)
+        # the runner's progress and errors go straight to this process's stderr
+        proc = subprocess.run([args.ragas_python, str(RUNNER), str(job_path), str(out_path)], env=env)
         done = json.loads(out_path.read_text(encoding="utf-8")) if out_path.exists() else {"runs": []}
     if proc.returncode != 0:
-        print(f"RAGAS runner exited {proc.returncode}; stderr tail:\n{proc.stderr[-3000:]}", file=sys.stderr)
+        print(f"RAGAS runner exited {proc.returncode} (its stderr is above)", file=sys.stderr)
     finished = {r["phase"]: r for r in done["runs"]}
     out = []
     for run in runs:  # a run the runner never finished is reported as a failure on every row
@@ -383,7 +387,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--tools", default="ragas,ragmeter")
     ap.add_argument("--settings", default="defaults,best", help="RAGAS settings to run (ragmeter runs at defaults)")
     ap.add_argument("--metrics", default=",".join(METRICS))
-    ap.add_argument("--timeout", type=float, default=600.0, help="RAGAS 'best' RunConfig timeout, seconds")
+    ap.add_argument("--timeout", type=float, default=1800.0,
+                    help="RAGAS 'best' RunConfig timeout, seconds, for one row's whole metric (all its calls)")
     ap.add_argument("--ragas-python", default=RAGAS_PYTHON)
     ap.add_argument("--max-judge-requests", type=int, default=None,
                     help="forward at most this many requests to the judge in all; refuse the rest with 503 "
