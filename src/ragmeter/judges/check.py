@@ -56,8 +56,8 @@ LABEL_FIELD = {"faithfulness": "faithful", "hallucination_rate": "faithful", "an
                "context_relevancy": "context_relevance", "correctness": "correct", "answer_grade": "correct",
                "passage_recall": "complete"}
 #: Offline metrics scored against the same labels (for comparison in the bench; no judge needed).
-OFFLINE_LABEL = {"lexical_faithfulness": "faithful", "token_f1": "correct", "rouge_l": "correct",
-                 "semantic_similarity": "correct"}
+OFFLINE_LABEL = {"lexical_faithfulness": "faithful", "fact_consistency": "faithful", "token_f1": "correct",
+                 "rouge_l": "correct", "semantic_similarity": "correct"}
 
 
 def bundled_path(filename: str) -> Path:

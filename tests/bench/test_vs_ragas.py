@@ -1,0 +1,189 @@
+"""bench/vs_ragas.py: the counting proxy against a loopback server, the label arithmetic by hand, and the
+bench end to end on loopback (ragmeter in this venv; RAGAS in its own venv where this machine has it)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.judges.fake_server import FakeLLMServer, Reply
+
+ROOT = Path(__file__).resolve().parents[2]
+RAGAS_PYTHON = os.environ.get("RAGMETER_RAGAS_PYTHON", "/work/judge/ragas-venv/bin/python")
+
+
+def load_bench():
+    spec = importlib.util.spec_from_file_location("vs_ragas", ROOT / "bench" / "vs_ragas.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["vs_ragas"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+vs = load_bench()
+
+
+def post(url: str, body: bytes, timeout: float = 5.0) -> tuple[int, bytes]:
+    req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        return resp.status, resp.read()
+
+
+def chat(url: str, text: str = "hi", timeout: float = 5.0) -> tuple[int, bytes]:
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": text}]}).encode()
+    return post(f"{url}/v1/chat/completions", body, timeout)
+
+
+def test_proxy_counts_requests_per_phase_and_abandoned_ones():
+    def rule(call):
+        return Reply(content="slow", delay=0.6) if "slow" in call.user_text else Reply(content="ok")
+
+    with FakeLLMServer(rule) as server:
+        proxy = vs.CountingProxy(server.url).start()
+        try:
+            proxy.set_phase("a")
+            for _ in range(3):
+                status, body = chat(proxy.url)
+                assert status == 200 and json.loads(body)["choices"][0]["message"]["content"] == "ok"
+            with pytest.raises(urllib.error.HTTPError) as info:  # forwarded: the fake has no /props
+                urllib.request.urlopen(f"{proxy.url}/props", timeout=5)
+            assert info.value.code == 404
+            post(f"{proxy.url}/__phase__", b"b")  # the runner's way of setting the phase
+            with pytest.raises(TimeoutError):
+                chat(proxy.url, "slow", timeout=0.2)
+            deadline = time.time() + 5
+            while proxy.phase_stats("b")["chat_requests"] < 1 and time.time() < deadline:
+                time.sleep(0.05)
+        finally:
+            proxy.stop()
+        a, b = proxy.phase_stats("a"), proxy.phase_stats("b")
+        assert (a["chat_requests"], a["other_requests"], a["abandoned"]) == (3, 1, 0)
+        assert a["statuses"] == {"200": 3, "404": 1}
+        # the client gave up after 0.2 s; the proxy kept the upstream request to its end (0.6 s) and counts it
+        assert (b["chat_requests"], b["abandoned"], b["statuses"]) == (1, 1, {"200": 1})
+        assert b["service_seconds"] >= 0.6
+        assert len(server.log) == 4  # the server saw exactly the chat requests the proxy counted
+
+
+def test_human_context_precision_and_labels_by_hand():
+    assert vs.human_cp([1, 0]) == 1.0
+    assert vs.human_cp([0, 1]) == 0.5  # precision@2 = 1/2
+    assert vs.human_cp([1, 0, 1]) == pytest.approx((1 / 1 + 2 / 3) / 2)
+    assert vs.human_cp([0, 0]) == 0.0
+    lab = {"faithful": False, "relevant": True, "context_relevance": [0, 1]}
+    assert [vs.label_of(m, lab) for m in vs.METRICS] == [0, 1, 0, 1]
+    assert vs.label_of("context_recall", {**lab, "context_relevance": [0, 0]}) == 0
+
+
+def test_summary_auroc_nan_and_errors_by_hand():
+    # faithful labels 1, 1, 0, 0; scores 0.9, None (NaN), 0.2, 0.95 -> pos [0.9], neg [0.2, 0.95]: AUROC 1/2
+    labels = [{"faithful": y, "relevant": True, "context_relevance": [1]} for y in (True, True, False, False)]
+    rows = [{"id": str(i), "score": s, "error": e}
+            for i, (s, e) in enumerate([(0.9, None), (None, None), (0.2, None), (0.95, None)])]
+    other = [{"id": str(i), "score": s, "error": e}
+             for i, (s, e) in enumerate([(1.0, None), (0.5, None), (None, "JudgeTimeout"), (0.0, None)])]
+    proxy = vs.CountingProxy("http://127.0.0.1:9")
+    results = [{"tool": "ragas", "setting": "defaults", "metric": "faithfulness", "phase": "p1", "rows": rows},
+               {"tool": "ragmeter", "setting": "defaults", "metric": "faithfulness", "phase": "p2", "rows": other}]
+    vs.summarise(results, labels, proxy)
+    r, m = results
+    assert (r["n"], r["auroc"], r["nan"], r["errors"]) == (3, 0.5, 1, 0)
+    # rows both scored: 0 and 3 -> ragas pos [0.9] vs neg [0.95]: 0; ragmeter pos [1.0] vs neg [0.0]: 1
+    assert (r["auroc_common"], m["auroc_common"], m["n_common"]) == (0.0, 1.0, 2)
+    # ragmeter: pos [1.0, 0.5], neg [0.0] -> 1; one error, no NaN
+    assert (m["n"], m["auroc"], m["nan"], m["errors"]) == (3, 1.0, 0, 1)
+    assert r["judge_calls"] == 0 and r["label"] == "faithful"
+
+
+def _data(tmp_path: Path) -> Path:
+    src = ROOT / "src" / "ragmeter" / "data" / "validation" / "judge_validation_hard.jsonl"
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(src.read_text(encoding="utf-8").splitlines(keepends=True)[:2]), encoding="utf-8")
+    return path
+
+
+def _check_counts(out: dict, server: FakeLLMServer) -> None:
+    # every chat request the server answered was counted by the proxy in exactly one phase
+    assert sum(r["judge_calls"] for r in out["results"]) == len(server.log)
+    assert out["unphased_requests"]["chat_requests"] == 0
+    for r in out["results"]:
+        assert [x["id"] for x in r["rows"]] == ["h01", "h02"]
+        assert r["judge_calls"] >= 1 and r["seconds"] is not None
+        # the fake server's reply ({"score": 1, "reason": "ok"}) is junk to both tools: an error per row, not a score
+        assert r["errors"] == 2 and r["nan"] == 0 and r["n"] == 0 and r["auroc"] is None
+
+
+def test_end_to_end_ragmeter_on_loopback(tmp_path):
+    with FakeLLMServer() as server:
+        out = vs.main(["--judge-url", server.url, "--model", "fake", "--data", str(_data(tmp_path)), "--limit", "2",
+                       "--tools", "ragmeter", "--out", str(tmp_path / "out.json")])
+        _check_counts(out, server)
+    assert [r["metric"] for r in out["results"]] == list(vs.METRICS)
+    for r in out["results"]:
+        # ragmeter's own request count agrees with the proxy's
+        assert r["judge_stats"]["requests"] == r["judge_calls"]
+    assert json.loads((tmp_path / "out.json").read_text())["results"][0]["implementation"] == "faithfulness"
+
+
+def ragas_rule(call):
+    """Well-formed replies to RAGAS's four prompts, told apart by the fields of the output schema each
+    prompt shows: one statement, supported / useful / attributed, one back-generated question."""
+    text = call.all_text
+    if "noncommittal" in text:
+        return Reply.json({"question": "What is the melting point of Kovar?", "noncommittal": 0})
+    if "attributed" in text:
+        return Reply.json({"classifications": [{"statement": "s", "reason": "r", "attributed": 1}]})
+    if "verdict" in text and "statements" in text:
+        return Reply.json({"statements": [{"statement": "s", "reason": "r", "verdict": 1}]})
+    if "verdict" in text:
+        return Reply.json({"reason": "r", "verdict": 1})
+    if "statements" in text:
+        return Reply.json({"statements": ["s"]})
+    return Reply(content="not understood")
+
+
+@pytest.mark.skipif(not Path(RAGAS_PYTHON).exists(),
+                    reason=f"needs the RAGAS bench venv at {RAGAS_PYTHON} (RAGMETER_RAGAS_PYTHON)")
+def test_end_to_end_with_ragas_on_loopback(tmp_path):
+    with FakeLLMServer(ragas_rule) as server:
+        out = vs.main(["--judge-url", server.url, "--model", "fake", "--data", str(_data(tmp_path)), "--tools", "ragas",
+                       "--ragas-python", RAGAS_PYTHON, "--out", str(tmp_path / "out.json")])
+        assert sum(r["judge_calls"] for r in out["results"]) == len(server.log)
+        assert not [e for e in server.log if e.content == "not understood"]  # every RAGAS prompt recognised
+    ragas = {(r["setting"], r["metric"]): r for r in out["results"]}
+    assert set(ragas) == {(s, m) for s in ("defaults", "best") for m in vs.METRICS}
+    for r in ragas.values():
+        assert r["versions"]["ragas_version"] == "0.4.3"
+        assert [x["id"] for x in r["rows"]] == ["h01", "h02"] and r["errors"] == 0 and r["nan"] == 0
+        assert r["run_config"]["max_workers"] == (1 if r["setting"] == "best" else 16)
+        assert r["judge_calls"] >= 2  # at least one call per row
+        scores = [x["score"] for x in r["rows"]]
+        if r["metric"] == "answer_relevancy":
+            # cosine of the MiniLM embeddings of the generated question and the query: the Kovar row's own
+            # question scores higher than the Meridian Tower row's (h02's query asks Kovar's melting point)
+            assert 0 < scores[0] < scores[1] <= 1
+        else:  # one statement / chunk / reference sentence, all supported: 1 (RAGAS's CP adds 1e-10 below)
+            assert scores == [pytest.approx(1.0, abs=1e-9)] * 2, r["metric"]
+
+
+def test_proxy_cap_refuses_past_the_limit_without_forwarding():
+    with FakeLLMServer(lambda call: Reply(content="ok")) as server:
+        proxy = vs.CountingProxy(server.url, max_forwarded=2).start()
+        try:
+            proxy.set_phase("a")
+            assert [chat(proxy.url)[0] for _ in range(2)] == [200, 200]
+            with pytest.raises(urllib.error.HTTPError) as info:
+                chat(proxy.url)
+            assert info.value.code == 503 and b"max-judge-requests 2" in info.value.read()
+        finally:
+            proxy.stop()
+        a = proxy.phase_stats("a")
+        assert (a["chat_requests"], a["refused"], len(server.log)) == (2, 1, 2)
