@@ -29,8 +29,7 @@ import unicodedata
 from collections import Counter
 from functools import lru_cache
 
-from ...types import Sample
-from .base import Outcome, answer_and_reference, register_lexical
+from .base import Outcome, answer_reference_scorer, overlap_f1, register_lexical
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _ASCII_PUNCT = frozenset(string.punctuation)
@@ -59,11 +58,7 @@ def token_f1_parts(answer: str, reference: str) -> tuple[float, float, float, in
     if not a or not r:
         same = float(a == r)
         return same, same, same, 0
-    common = sum((Counter(a) & Counter(r)).values())
-    if common == 0:
-        return 0.0, 0.0, 0.0, 0
-    p, rc = common / len(a), common / len(r)
-    return 2 * p * rc / (p + rc), p, rc, common
+    return overlap_f1(sum((Counter(a) & Counter(r)).values()), len(a), len(r))
 
 
 def token_f1(answer: str, reference: str) -> float:
@@ -71,12 +66,8 @@ def token_f1(answer: str, reference: str) -> float:
     return token_f1_parts(answer, reference)[0]
 
 
-def score_sample(sample: Sample) -> Outcome:
+def _outcome(answer: str, reference: str) -> Outcome:
     """token_f1 of one sample, with its precision, recall and token counts in the details."""
-    pair = answer_and_reference(sample)
-    if isinstance(pair, Outcome):
-        return pair
-    answer, reference = pair
     f1, p, r, common = token_f1_parts(answer, reference)
     na, nr = len(squad_tokens(answer)), len(squad_tokens(reference))
     details = {"precision": p, "recall": r, "common_tokens": common, "answer_tokens": na, "reference_tokens": nr}
@@ -86,6 +77,9 @@ def score_sample(sample: Sample) -> Outcome:
     else:
         reason = f"{common} shared token(s); precision {p:.3f} of {na}, recall {r:.3f} of {nr}"
     return Outcome(f1, reason, details)
+
+
+score_sample = answer_reference_scorer(_outcome)
 
 
 register_lexical(
