@@ -144,3 +144,29 @@ def register_lexical(
     )
     spec_box.append(spec)
     return register(spec)
+
+
+def register_answer_reference(
+    name: str,
+    outcome: Callable[[str, str], Outcome],
+    *,
+    summary: str,
+    formula: str,
+    edge_cases: tuple[str, ...],
+    aliases: tuple[str, ...] = (),
+    default_names: tuple[str, ...] = (),
+) -> ScoreFn:
+    """Declare and register a metric that scores the answer against the reference answer with
+    ``outcome(answer, reference)``; returns its score function (:func:`answer_reference_scorer`).
+
+    What every such metric shares is stated here once: role ``answer``, it requires ``answer`` and
+    ``reference``, and it is undefined (first edge case) when the sample lacks either.
+    """
+    score = answer_reference_scorer(outcome)
+    register_lexical(
+        name, score, role="answer", summary=summary, formula=formula,
+        edge_cases=("no answer or no reference -> undefined", *edge_cases),
+        requires=("answer", "reference"), aliases=aliases, default_names=default_names,
+        undefined="undefined (None) when the sample has no answer or no reference answer",
+    )
+    return score

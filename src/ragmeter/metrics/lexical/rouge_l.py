@@ -33,7 +33,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from .base import Outcome, answer_reference_scorer, overlap_f1, register_lexical
+from .base import Outcome, overlap_f1, register_answer_reference
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -92,21 +92,14 @@ def _outcome(answer: str, reference: str) -> Outcome:
     return Outcome(f, reason, details)
 
 
-score_sample = answer_reference_scorer(_outcome)
-
-
-register_lexical(
+score_sample = register_answer_reference(
     "rouge_l",
-    score_sample,
-    role="answer",
+    _outcome,
     summary="ROUGE-L F-measure (longest common subsequence) between the answer and the reference (no model).",
     formula="F = 2PR/(P+R), P = LCS/|answer tokens|, R = LCS/|reference tokens|; tokens: lower-cased "
             "letter/digit runs; as rouge-score's rougeL without stemming",
-    edge_cases=("no answer or no reference -> undefined",
-                "answer or reference with no token -> 0 (as rouge-score)",
+    edge_cases=("answer or reference with no token -> 0 (as rouge-score)",
                 "non-ASCII letters are kept (rouge-score drops them)"),
-    requires=("answer", "reference"),
     aliases=("rougel",),
     default_names=("rouge_l",),
-    undefined="undefined (None) when the sample has no answer or no reference answer",
 )

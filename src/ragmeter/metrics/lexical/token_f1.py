@@ -29,7 +29,7 @@ import unicodedata
 from collections import Counter
 from functools import lru_cache
 
-from .base import Outcome, answer_reference_scorer, overlap_f1, register_lexical
+from .base import Outcome, overlap_f1, register_answer_reference
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _ASCII_PUNCT = frozenset(string.punctuation)
@@ -79,21 +79,14 @@ def _outcome(answer: str, reference: str) -> Outcome:
     return Outcome(f1, reason, details)
 
 
-score_sample = answer_reference_scorer(_outcome)
-
-
-register_lexical(
+score_sample = register_answer_reference(
     "token_f1",
-    score_sample,
-    role="answer",
+    _outcome,
     summary="SQuAD-style token F1 between the answer and the reference answer (no model).",
     formula="F1 = 2PR/(P+R), P = c/|A|, R = c/|R|, c = multiset overlap of the normalised tokens "
             "(lower-case, no punctuation, no articles a/an/the)",
-    edge_cases=("no answer or no reference -> undefined",
-                "answer or reference with no token after normalisation -> 1 if both, else 0 (SQuAD)",
+    edge_cases=("answer or reference with no token after normalisation -> 1 if both, else 0 (SQuAD)",
                 "empty answer string -> 0"),
-    requires=("answer", "reference"),
     aliases=("squad_f1",),
     default_names=("token_f1",),
-    undefined="undefined (None) when the sample has no answer or no reference answer",
 )
