@@ -140,6 +140,16 @@ def abstention_threshold(
     >>> abstention_threshold(s, y, alpha=0.1).threshold
     0.201
     """
+    s, y, alpha, positive, g = _abstention_args(scores, labels, alpha, positive, grid)
+    bad = y < positive
+    thr = float(crc_thresholds(s[None, :], bad[None, :], g, alpha)[0])
+    return _abstention_result(s, bad, thr, alpha, scores_unlabelled)
+
+
+def _abstention_args(scores: Any, labels: Any, alpha: float, positive: float,
+                     grid: Any) -> tuple[np.ndarray, np.ndarray, float, float, np.ndarray]:
+    """Validate :func:`abstention_threshold`'s arguments: scores, labels, alpha, positive and the
+    grid (the default for scores in [0, 1], else the given one, sorted, with ``+inf`` appended)."""
     s = as_float_array(scores, "scores", allow_nan=False)
     y = as_float_array(labels, "labels", allow_nan=False)
     if s.shape != y.shape:
@@ -157,9 +167,14 @@ def abstention_threshold(
         g = np.append(np.unique(g), np.inf)
     if s.size == 0:
         raise InvalidParameterError("scores: expected at least one labelled sample, got none")
-    bad = y < positive
+    return s, y, alpha, positive, g
+
+
+def _abstention_result(s: np.ndarray, bad: np.ndarray, thr: float, alpha: float,
+                       scores_unlabelled: Any) -> AbstentionResult:
+    """The :class:`AbstentionResult` of threshold ``thr`` (``inf``: always abstain) on the labelled
+    scores ``s`` with ``bad`` marking the unacceptable ones."""
     n = s.size
-    thr = float(crc_thresholds(s[None, :], bad[None, :], g, alpha)[0])
     answered = s >= thr
     loss = float((answered & bad).sum())
     note = None

@@ -170,6 +170,21 @@ def calibrate(
     bins = check_int(bins, "bins", minimum=1)
     alpha = check_probability(alpha, "alpha")
     positive = check_finite(positive, "positive")
+    table, lab = _load_tables(scores, labels, judge_check, metric)
+    names = _pick_metrics(table, lab, metrics)
+    out = {m: _metric_report(table[m], lab[m], confidence=confidence, threshold=threshold, bins=bins,
+                             alpha=alpha, positive=positive, lam=lam) for m in names}
+    settings: dict[str, Any] = {"confidence": confidence, "threshold": threshold, "bins": bins,
+                                "alpha": alpha, "positive": positive, "lambda": lam}
+    if judge_check is not None:
+        settings["judge_check"] = {"file": str(judge_check), "note": "labelled rows from a judge-check: PPI++ "
+                                   "assumes they come from the same population as the run's samples"}
+    return Calibration(out, [m for m in lab if m not in table], settings)
+
+
+def _load_tables(scores: Any, labels: Any, judge_check: Any, metric: str | None) -> tuple[ScoreTable, ScoreTable]:
+    """The judge scores and the human labels (``{metric: {id: value}}``), the judge-check file's
+    rows added to both."""
     table = _as_table(scores, "scores", metric, load_scores)
     if labels is None and judge_check is None:
         raise InvalidParameterError("labels: expected a label file, a judge-check file (judge_check=), or both")
@@ -179,6 +194,12 @@ def calibrate(
         for m, rows in jc_scores.items():
             table.setdefault(m, {}).update(rows)
             lab.setdefault(m, {}).update(jc_labels[m])
+    return table, lab
+
+
+def _pick_metrics(table: ScoreTable, lab: ScoreTable, metrics: list[str] | None) -> list[str]:
+    """The metrics to calibrate: those with both labels and scores, or the requested ones (which
+    must be among them)."""
     names = [m for m in lab if m in table]
     if metrics is not None:
         unknown = [m for m in metrics if m not in names]
@@ -190,43 +211,48 @@ def calibrate(
         raise InvalidParameterError(
             f"labels: expected labels for a metric the scores have ({', '.join(table) or 'none'}), got labels for "
             f"{', '.join(lab) or 'nothing'}; check the 'metric' column")
-    out: dict[str, dict[str, Any]] = {}
-    for m in names:
-        sc, lb = table[m], lab[m]
-        lab_ids = [i for i in lb if i in sc]
-        y = np.array([lb[i] for i in lab_ids], dtype=np.float64)
-        fl = np.array([sc[i] for i in lab_ids], dtype=np.float64)
-        fu = np.array([v for i, v in sc.items() if i not in lb], dtype=np.float64)
-        missing = [i for i in lb if i not in sc]
-        f_all = np.concatenate([fl, fu])
-        report: dict[str, Any] = {
-            "n_labelled": int(y.size), "n_unlabelled": int(fu.size),
-            "labels_without_score": {"count": len(missing), "ids": missing},
-            "agreement": agreement(y, fl, threshold=threshold, bins=bins) if y.size else None,
-            "judge_bias": float((fl - y).mean()) if y.size else None,
-        }
-        ppi = ppi_mean(y, fl, fu, confidence=confidence, lam=lam)
-        lo = labels_only_interval(y, confidence=confidence)
-        intervals = {"labels_only": lo.to_dict(), "judge_only": _judge_only(f_all, confidence).to_dict(),
-                     "ppi": ppi.to_dict()}
-        w_ppi, w_lo = ppi.interval.width, lo.width
-        intervals["ppi_width_ratio"] = (w_ppi / w_lo) if w_ppi is not None and w_lo else None
-        report["intervals"] = intervals
-        in_unit = f_all.size > 0 and f_all.min() >= 0 and f_all.max() <= 1
-        if y.size and in_unit:
-            report["abstention"] = abstention_threshold(fl, y, alpha=alpha, positive=positive,
-                                                        scores_unlabelled=fu).to_dict()
-        else:
-            report["abstention"] = None
-            report["abstention_note"] = ("no labelled sample" if not y.size else
-                                         "scores outside [0, 1]: use ragmeter.stats.abstention_threshold(grid=...)")
-        out[m] = report
-    settings: dict[str, Any] = {"confidence": confidence, "threshold": threshold, "bins": bins,
-                                "alpha": alpha, "positive": positive, "lambda": lam}
-    if judge_check is not None:
-        settings["judge_check"] = {"file": str(judge_check), "note": "labelled rows from a judge-check: PPI++ "
-                                   "assumes they come from the same population as the run's samples"}
-    return Calibration(out, [m for m in lab if m not in table], settings)
+    return names
+
+
+def _metric_report(sc: dict[str, float], lb: dict[str, float], *, confidence: float, threshold: float, bins: int,
+                   alpha: float, positive: float, lam: float | str) -> dict[str, Any]:
+    """One metric's report (see :class:`Calibration`) from its judge scores ``sc`` and labels ``lb``."""
+    lab_ids = [i for i in lb if i in sc]
+    y = np.array([lb[i] for i in lab_ids], dtype=np.float64)
+    fl = np.array([sc[i] for i in lab_ids], dtype=np.float64)
+    fu = np.array([v for i, v in sc.items() if i not in lb], dtype=np.float64)
+    missing = [i for i in lb if i not in sc]
+    f_all = np.concatenate([fl, fu])
+    report: dict[str, Any] = {
+        "n_labelled": int(y.size), "n_unlabelled": int(fu.size),
+        "labels_without_score": {"count": len(missing), "ids": missing},
+        "agreement": agreement(y, fl, threshold=threshold, bins=bins) if y.size else None,
+        "judge_bias": float((fl - y).mean()) if y.size else None,
+    }
+    report["intervals"] = _intervals(y, fl, fu, confidence=confidence, lam=lam)
+    in_unit = f_all.size > 0 and f_all.min() >= 0 and f_all.max() <= 1
+    if y.size and in_unit:
+        report["abstention"] = abstention_threshold(fl, y, alpha=alpha, positive=positive,
+                                                    scores_unlabelled=fu).to_dict()
+    else:
+        report["abstention"] = None
+        report["abstention_note"] = ("no labelled sample" if not y.size else
+                                     "scores outside [0, 1]: use ragmeter.stats.abstention_threshold(grid=...)")
+    return report
+
+
+def _intervals(y: np.ndarray, fl: np.ndarray, fu: np.ndarray, *, confidence: float,
+               lam: float | str) -> dict[str, Any]:
+    """The three intervals for the mean label (labels only, judge only, PPI++) and the ratio of
+    the PPI++ interval's width to the labels-only one's."""
+    ppi = ppi_mean(y, fl, fu, confidence=confidence, lam=lam)
+    lo = labels_only_interval(y, confidence=confidence)
+    intervals = {"labels_only": lo.to_dict(),
+                 "judge_only": _judge_only(np.concatenate([fl, fu]), confidence).to_dict(),
+                 "ppi": ppi.to_dict()}
+    w_ppi, w_lo = ppi.interval.width, lo.width
+    intervals["ppi_width_ratio"] = (w_ppi / w_lo) if w_ppi is not None and w_lo else None
+    return intervals
 
 
 def _as_table(source: Any, name: str, metric: str | None, loader: Any) -> ScoreTable:

@@ -171,13 +171,12 @@ def compare(
     check_unique_ids(ra, "run A")
     check_unique_ids(rb, "run B")
     pairs, samples = _pair_samples(ra, rb)
-    rows = [_compare_metric(m, ra, rb, pairs, opts) for m in _metrics_to_compare(ra, rb, metrics)]
+    chosen = _chosen_metrics([m for m in ra.metrics if m in rb.scores], metrics, "both runs have")
+    rows = [_compare_metric(m, ra, rb, pairs, opts) for m in chosen]
     raw = [r["p_value"] for r in rows]
     adjusted = holm(raw) if opts["correction"] == "holm" else raw
     for r, p in zip(rows, adjusted, strict=True):
-        r["p_adjusted"] = p
-        r["significant"] = p is not None and p < opts["alpha"]
-        r["verdict"] = _verdict(r, labels)
+        _set_adjusted(r, p, opts["alpha"], labels)
     return Comparison(labels[0], labels[1], samples, rows,
                       [m for m in ra.metrics if m not in rb.scores], [m for m in rb.metrics if m not in ra.scores],
                       opts)
@@ -242,16 +241,16 @@ def paired_scores(run_a: RunResult | str | os.PathLike[str], run_b: RunResult | 
     return out
 
 
-def _metrics_to_compare(ra: RunResult, rb: RunResult, metrics: list[str] | None) -> list[str]:
-    """``metrics`` checked against the metrics both runs have (default: all of those)."""
-    common = [m for m in ra.metrics if m in rb.scores]
+def _chosen_metrics(common: list[str], metrics: list[str] | None, having: str) -> list[str]:
+    """``metrics`` checked against ``common``, the metrics the runs share (default: all of those);
+    ``having`` names them in the error (``"both runs have"``, ``"every run has"``)."""
     if metrics is None:
         return common
     if isinstance(metrics, str) or not all(isinstance(m, str) for m in metrics):
         raise InvalidParameterError(f"metrics: expected a list of metric names, got {metrics!r}")
     missing = [m for m in metrics if m not in common]
     if missing:
-        raise InvalidParameterError(f"metrics: expected metrics both runs have ({', '.join(common) or 'none'}), "
+        raise InvalidParameterError(f"metrics: expected metrics {having} ({', '.join(common) or 'none'}), "
                                     f"got {', '.join(missing)}")
     return list(metrics)
 
@@ -299,6 +298,13 @@ def _paired_test(xa: np.ndarray, xb: np.ndarray, opts: dict[str, Any]) -> tuple[
     note = "scores are not all 0/1: McNemar does not apply, the permutation test was used" \
         if test == "mcnemar" else None
     return paired_permutation_test(xa, xb, n_resamples=opts["n_resamples"], seed=opts["seed"]), note
+
+
+def _set_adjusted(row: dict[str, Any], p: float | None, alpha: float, labels: tuple[str, str]) -> None:
+    """Complete a metric's row with its adjusted p-value, whether it is significant, and the verdict."""
+    row["p_adjusted"] = p
+    row["significant"] = p is not None and p < alpha
+    row["verdict"] = _verdict(row, labels)
 
 
 def _verdict(row: dict[str, Any], labels: tuple[str, str]) -> str:
@@ -445,7 +451,7 @@ def compare_many(
         raise InvalidParameterError(f"labels: expected one label per run ({len(runs)}), got {len(labels)}")
     loaded = [load_run(r, f"runs[{k}]") for k, r in enumerate(runs)]
     common = [m for m in loaded[0].metrics if all(m in r.scores for r in loaded[1:])]
-    chosen = _metrics_to_compare_all(common, metrics)
+    chosen = _chosen_metrics(common, metrics, "every run has")
     kw: dict[str, Any] = {"test": test, "confidence": confidence, "alpha": alpha, "ci_method": ci_method,
                           "n_resamples": n_resamples, "n_bootstrap": n_bootstrap, "seed": seed,
                           "permutation_max_n": permutation_max_n}
@@ -459,10 +465,7 @@ def compare_many(
     for c in pairwise:
         c.settings["correction"] = correction
         for r in c.metrics:
-            p = next(adjusted_iter)
-            r["p_adjusted"] = p
-            r["significant"] = p is not None and p < c.settings["alpha"]
-            r["verdict"] = _verdict(r, (c.a, c.b))
+            _set_adjusted(r, next(adjusted_iter), c.settings["alpha"], (c.a, c.b))
     settings = dict(pairwise[0].settings, n_comparisons=sum(p is not None for p in raw))
     cells = [_own_means(loaded[0], chosen)]
     for k, c in enumerate(pairwise, start=1):
@@ -472,19 +475,6 @@ def compare_many(
                 diff=r["diff"], ci=r["ci"], test=r["test"], p_value=r["p_value"], p_adjusted=r["p_adjusted"],
                 significant=r["significant"], mark=_mark(r))
     return MultiComparison(list(labels), chosen, cells, pairwise, settings)
-
-
-def _metrics_to_compare_all(common: list[str], metrics: list[str] | None) -> list[str]:
-    """``metrics`` checked against the metrics every run has (default: all of those)."""
-    if metrics is None:
-        return common
-    if isinstance(metrics, str) or not all(isinstance(m, str) for m in metrics):
-        raise InvalidParameterError(f"metrics: expected a list of metric names, got {metrics!r}")
-    missing = [m for m in metrics if m not in common]
-    if missing:
-        raise InvalidParameterError(f"metrics: expected metrics every run has ({', '.join(common) or 'none'}), "
-                                    f"got {', '.join(missing)}")
-    return list(metrics)
 
 
 def _own_means(run: RunResult, metrics: list[str]) -> dict[str, dict[str, Any]]:

@@ -299,13 +299,7 @@ def diagnose(
     thr = _check_thresholds(thresholds)
     cut = _check_cutoffs(cutoffs)
     r = load_run(run)
-    ci_cache: dict[str, Any] = {}
-
-    def ci(name: str) -> Any:
-        if name not in ci_cache:
-            ci_cache[name] = metric_ci(r.scores[name][r.status[name] == SCORED], confidence=confidence, seed=seed)
-        return ci_cache[name]
-
+    ci = _ci_lookup(r, confidence, seed)
     findings, not_fired = [], []
     per_sample: dict[str, list[str]] = {}
     samples: dict[str, dict[str, Any]] = {}
@@ -317,27 +311,44 @@ def diagnose(
         for i in ids:
             per_sample.setdefault(i, []).append(rule.key)
         samples[rule.key] = {"count": len(ids), "share": len(ids) / n if n else None, "ids": ids[:max_ids]}
-        base: dict[str, Any] = {"rule": rule.key, "stage": rule.stage, "missing_metrics": check.missing,
-                                "substitutions": check.subs}
-        evidence = check.evidence
-        if check.missing_primary:
-            not_fired.append({**base, "reason": f"needs {', '.join(check.missing_primary)}, not in the run"})
-            continue
-        if not all(e["holds"] for e in evidence):
-            failed = [f"{e['metric']} mean {_fmt(e['mean'])} is not {e['condition']}"
-                      + (" (the signature of another rule)" if e["role"] == "exclusion" else "")
-                      for e in evidence if not e["holds"]]
-            not_fired.append({**base, "reason": "; ".join(failed), "evidence": evidence})
-            continue
-        confirmed = all(e["confirmed"] for e in evidence if e["role"] != "exclusion")
-        strength = ("strong" if not check.missing else "moderate") if confirmed else "tentative"
-        findings.append({**base, "problem": rule.problem, "fix": rule.fix, "strength": strength,
-                         "evidence": evidence, "samples_matching": samples[rule.key]["count"]})
+        fired, entry = _rule_verdict(rule, check, samples[rule.key]["count"])
+        (findings if fired else not_fired).append(entry)
     order = {"strong": 0, "moderate": 1, "tentative": 2}
     findings.sort(key=lambda f: order[f["strength"]])
     position = position_analysis(r, confidence=confidence, seed=seed, first_ranks=first_ranks)
     low = clearly_low(r, ci, gate=gate)
     return Diagnosis(findings, not_fired, samples, per_sample, position, used, thr, low)
+
+
+def _ci_lookup(r: RunResult, confidence: float, seed: int) -> Any:
+    """A memoised ``ci(name)``: the :func:`~ragmeter.stats.metric_ci` of metric ``name``'s scored samples."""
+    ci_cache: dict[str, Any] = {}
+
+    def ci(name: str) -> Any:
+        if name not in ci_cache:
+            ci_cache[name] = metric_ci(r.scores[name][r.status[name] == SCORED], confidence=confidence, seed=seed)
+        return ci_cache[name]
+
+    return ci
+
+
+def _rule_verdict(rule: Rule, check: _RuleCheck, samples_matching: int) -> tuple[bool, dict[str, Any]]:
+    """Whether ``rule`` fired, and its entry: a finding (with its strength) or, when it did not
+    fire, the reason (a primary metric missing, or the conditions that do not hold)."""
+    base: dict[str, Any] = {"rule": rule.key, "stage": rule.stage, "missing_metrics": check.missing,
+                            "substitutions": check.subs}
+    evidence = check.evidence
+    if check.missing_primary:
+        return False, {**base, "reason": f"needs {', '.join(check.missing_primary)}, not in the run"}
+    if not all(e["holds"] for e in evidence):
+        failed = [f"{e['metric']} mean {_fmt(e['mean'])} is not {e['condition']}"
+                  + (" (the signature of another rule)" if e["role"] == "exclusion" else "")
+                  for e in evidence if not e["holds"]]
+        return False, {**base, "reason": "; ".join(failed), "evidence": evidence}
+    confirmed = all(e["confirmed"] for e in evidence if e["role"] != "exclusion")
+    strength = ("strong" if not check.missing else "moderate") if confirmed else "tentative"
+    return True, {**base, "problem": rule.problem, "fix": rule.fix, "strength": strength,
+                  "evidence": evidence, "samples_matching": samples_matching}
 
 
 def clearly_low(r: RunResult, ci: Any, *, gate: dict[str, float] | None = None,

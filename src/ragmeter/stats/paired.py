@@ -14,6 +14,7 @@ the same order) and tests the mean difference :math:`d_i = b_i - a_i`:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,22 +112,48 @@ def paired_permutation_test(
     >>> paired_permutation_test([0, 0, 0], [1, 1, 1]).p_value  # 2 of 8 patterns as extreme
     0.25
     """
-    d = _pairs(a, b)
-    alternative = check_choice(alternative, "alternative", ALTERNATIVES)
-    n_resamples = check_int(n_resamples, "n_resamples", minimum=1)
-    seed = check_seed(seed)
-    if exact is not None and not isinstance(exact, bool):
-        raise InvalidParameterError(f"exact: expected True, False or None, got {exact!r}")
+    d, alternative, n_resamples, seed = _permutation_args(a, b, alternative, n_resamples, seed, exact)
     n = d.size
     if n == 0:
         return TestResult("permutation-exact", None, None, 0)
     nz = d[d != 0]
     m = nz.size
     t_obs = float(d.mean())
+    count = _extreme_counter(alternative, t_obs, tol=1e-9 * max(1.0, float(np.abs(d).sum()) / n))
+    if _use_exact(exact, m):
+        patterns = 1 << m
+        return TestResult("permutation-exact", t_obs, _exact_count(nz, n, count) / patterns, n,
+                          {"n_patterns": patterns, "nonzero": m})
+    hits = _monte_carlo_count(nz, n, n_resamples, seed, count)
+    return TestResult("permutation-mc", t_obs, (1 + hits) / (1 + n_resamples), n,
+                      {"n_resamples": n_resamples, "seed": seed, "nonzero": m})
+
+
+def _permutation_args(a: Any, b: Any, alternative: str, n_resamples: int, seed: int,
+                      exact: bool | None) -> tuple[np.ndarray, str, int, int]:
+    """Validate :func:`paired_permutation_test`'s arguments: the differences ``b - a`` and the
+    checked ``alternative``, ``n_resamples`` and ``seed``."""
+    d = _pairs(a, b)
+    alternative = check_choice(alternative, "alternative", ALTERNATIVES)
+    n_resamples = check_int(n_resamples, "n_resamples", minimum=1)
+    seed = check_seed(seed)
+    if exact is not None and not isinstance(exact, bool):
+        raise InvalidParameterError(f"exact: expected True, False or None, got {exact!r}")
+    return d, alternative, n_resamples, seed
+
+
+def _use_exact(exact: bool | None, m: int) -> bool:
+    """Whether to enumerate all :math:`2^m` sign patterns: by default up to :data:`EXACT_MAX`
+    non-zero differences; forcing it is refused above 24."""
     use_exact = m <= EXACT_MAX if exact is None else exact
     if use_exact and m > 24:
         raise InvalidParameterError(f"exact: expected at most 24 non-zero differences for exact enumeration, got {m}")
-    tol = 1e-9 * max(1.0, float(np.abs(d).sum()) / n)
+    return use_exact
+
+
+def _extreme_counter(alternative: str, t_obs: float, tol: float) -> Callable[[np.ndarray], int]:
+    """A function counting the statistics at least as extreme as ``t_obs`` in the direction of
+    ``alternative``, with tolerance ``tol`` for floating-point ties."""
 
     def count(t: np.ndarray) -> int:
         if alternative == "two-sided":
@@ -135,16 +162,29 @@ def paired_permutation_test(
             return int((t >= t_obs - tol).sum())
         return int((t <= t_obs + tol).sum())
 
-    if use_exact:
-        total = 0
-        patterns = 1 << m
-        step = 1 << 16
-        shifts = np.arange(m, dtype=np.int64)
-        for start in range(0, patterns, step):
-            codes = np.arange(start, min(patterns, start + step), dtype=np.int64)
-            bits = ((codes[:, None] >> shifts) & 1).astype(np.float64)
-            total += count((nz.sum() - 2 * bits @ nz) / n)
-        return TestResult("permutation-exact", t_obs, total / patterns, n, {"n_patterns": patterns, "nonzero": m})
+    return count
+
+
+def _exact_count(nz: np.ndarray, n: int, count: Callable[[np.ndarray], int]) -> int:
+    """How many of the :math:`2^m` sign patterns of the non-zero differences ``nz`` give a
+    statistic as extreme (``count``), enumerated in blocks of 65,536 patterns."""
+    m = nz.size
+    total = 0
+    patterns = 1 << m
+    step = 1 << 16
+    shifts = np.arange(m, dtype=np.int64)
+    for start in range(0, patterns, step):
+        codes = np.arange(start, min(patterns, start + step), dtype=np.int64)
+        bits = ((codes[:, None] >> shifts) & 1).astype(np.float64)
+        total += count((nz.sum() - 2 * bits @ nz) / n)
+    return total
+
+
+def _monte_carlo_count(nz: np.ndarray, n: int, n_resamples: int, seed: int,
+                       count: Callable[[np.ndarray], int]) -> int:
+    """How many of ``n_resamples`` random sign patterns (from ``default_rng(seed)``) of the
+    non-zero differences ``nz`` give a statistic as extreme (``count``)."""
+    m = nz.size
     rng = np.random.default_rng(seed)
     # Each resample is m random bits (bit 1 = flip the sign), drawn as m/8 random bytes. For each
     # byte position j a 256-entry table holds the sum of the differences its set bits select, so a
@@ -165,8 +205,7 @@ def paired_permutation_test(
         flipped = table[raw + offsets].sum(axis=1)
         hits += count((total_sum - 2 * flipped) / n)
         done += size
-    return TestResult("permutation-mc", t_obs, (1 + hits) / (1 + n_resamples), n,
-                      {"n_resamples": n_resamples, "seed": seed, "nonzero": m})
+    return hits
 
 
 def paired_ttest(a: Any, b: Any, *, alternative: str = "two-sided") -> TestResult:

@@ -124,6 +124,21 @@ def ppi_mean(
     >>> round(r.interval.estimate, 5)
     0.70833
     """
+    y, fl, fu, confidence, fixed = _ppi_args(labels, scores_labelled, scores_unlabelled, confidence, lam)
+    n, big_n = y.size, fu.size
+    if n <= 1 or big_n == 0:
+        return _ppi_small(y, fl, fu, fixed, confidence)
+    theta_a, se_a, lam_a = ppi_batch(y[None, :], fl[None, :], fu[None, :], fixed)
+    theta, se, lam_v = float(theta_a[0]), float(se_a[0]), float(lam_a[0])
+    iv = normal_interval(theta, se, n + big_n, confidence)
+    return PPIResult(Interval(iv.estimate, iv.low, iv.high, n + big_n, "ppi++" if fixed is None else "ppi",
+                              confidence), lam_v, se, n, big_n)
+
+
+def _ppi_args(labels: Any, scores_labelled: Any, scores_unlabelled: Any, confidence: float,
+              lam: float | str) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float | None]:
+    """Validate :func:`ppi_mean`'s arguments: the three arrays, the confidence and the fixed
+    :math:`\\lambda` (None for ``"auto"``)."""
     confidence = check_probability(confidence, "confidence")
     y = as_float_array(labels, "labels", allow_nan=False)
     fl = as_float_array(scores_labelled, "scores_labelled", allow_nan=False)
@@ -137,21 +152,22 @@ def ppi_mean(
         fixed = None
     else:
         fixed = check_probability(lam, "lam", open_interval=False)
+    return y, fl, fu, confidence, fixed
+
+
+def _ppi_small(y: np.ndarray, fl: np.ndarray, fu: np.ndarray, fixed: float | None,
+               confidence: float) -> PPIResult:
+    """:func:`ppi_mean`'s edge cases: n = 0 (Nones), n = 1 (degenerate at the estimate, with
+    :math:`\\lambda` = 1 or the fixed value) and N = 0 (labels only, :math:`\\lambda = 0`)."""
     n, big_n = y.size, fu.size
     if n == 0:
         return PPIResult(Interval(None, None, None, 0, "none", confidence), 0.0, None, 0, big_n)
-    if big_n == 0 or n == 1:
-        lam_v = 0.0 if big_n == 0 else (1.0 if fixed is None else fixed)
-        theta = (lam_v * fu.mean() if big_n else 0.0) + float((y - lam_v * fl).mean())
-        if n == 1:
-            return PPIResult(Interval(theta, theta, theta, 1, "degenerate", confidence), lam_v, None, 1, big_n)
-        se = float(y.std(ddof=1) / np.sqrt(n))
-        return PPIResult(normal_interval(theta, se, n, confidence), lam_v, se, n, big_n)
-    theta_a, se_a, lam_a = ppi_batch(y[None, :], fl[None, :], fu[None, :], fixed)
-    theta, se, lam_v = float(theta_a[0]), float(se_a[0]), float(lam_a[0])
-    iv = normal_interval(theta, se, n + big_n, confidence)
-    return PPIResult(Interval(iv.estimate, iv.low, iv.high, n + big_n, "ppi++" if fixed is None else "ppi",
-                              confidence), lam_v, se, n, big_n)
+    lam_v = 0.0 if big_n == 0 else (1.0 if fixed is None else fixed)
+    theta = (lam_v * fu.mean() if big_n else 0.0) + float((y - lam_v * fl).mean())
+    if n == 1:
+        return PPIResult(Interval(theta, theta, theta, 1, "degenerate", confidence), lam_v, None, 1, big_n)
+    se = float(y.std(ddof=1) / np.sqrt(n))
+    return PPIResult(normal_interval(theta, se, n, confidence), lam_v, se, n, big_n)
 
 
 def labels_only_interval(labels: Any, *, confidence: float = 0.95) -> Interval:

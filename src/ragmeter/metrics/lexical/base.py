@@ -46,6 +46,31 @@ def answer_and_reference(sample: Sample) -> tuple[str, str] | Outcome:
     return sample.answer, sample.reference
 
 
+def answer_reference_scorer(fn: Callable[[str, str], Outcome]) -> ScoreFn:
+    """The score function ``score(sample) -> Outcome`` of a metric written as ``fn(answer, reference)``:
+    undefined when the sample has no answer or no reference (see :func:`answer_and_reference`),
+    else ``fn`` on the two texts. It keeps ``fn``'s docstring."""
+
+    def score(sample: Sample) -> Outcome:
+        pair = answer_and_reference(sample)
+        return pair if isinstance(pair, Outcome) else fn(*pair)
+
+    score.__doc__ = fn.__doc__
+    return score
+
+
+def overlap_f1(overlap: int, n_answer: int, n_reference: int) -> tuple[float, float, float, int]:
+    """(F1, precision, recall, overlap) from the tokens an answer and a reference share.
+
+    :math:`P = o / n_a`, :math:`R = o / n_r`, :math:`F_1 = 2PR / (P + R)`; all 0 when :math:`o = 0`
+    (so either side may have no token then).
+    """
+    if overlap == 0:
+        return 0.0, 0.0, 0.0, 0
+    p, r = overlap / n_answer, overlap / n_reference
+    return 2 * p * r / (p + r), p, r, overlap
+
+
 class LexicalEvaluator:
     """Evaluator for one lexical metric name, e.g. ``lexical_faithfulness(threshold=0.7)``."""
 
@@ -119,3 +144,29 @@ def register_lexical(
     )
     spec_box.append(spec)
     return register(spec)
+
+
+def register_answer_reference(
+    name: str,
+    outcome: Callable[[str, str], Outcome],
+    *,
+    summary: str,
+    formula: str,
+    edge_cases: tuple[str, ...],
+    aliases: tuple[str, ...] = (),
+    default_names: tuple[str, ...] = (),
+) -> ScoreFn:
+    """Declare and register a metric that scores the answer against the reference answer with
+    ``outcome(answer, reference)``; returns its score function (:func:`answer_reference_scorer`).
+
+    What every such metric shares is stated here once: role ``answer``, it requires ``answer`` and
+    ``reference``, and it is undefined (first edge case) when the sample lacks either.
+    """
+    score = answer_reference_scorer(outcome)
+    register_lexical(
+        name, score, role="answer", summary=summary, formula=formula,
+        edge_cases=("no answer or no reference -> undefined", *edge_cases),
+        requires=("answer", "reference"), aliases=aliases, default_names=default_names,
+        undefined="undefined (None) when the sample has no answer or no reference answer",
+    )
+    return score

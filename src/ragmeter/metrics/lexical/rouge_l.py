@@ -33,8 +33,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from ...types import Sample
-from .base import Outcome, answer_and_reference, register_lexical
+from .base import Outcome, overlap_f1, register_answer_reference
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 
@@ -71,11 +70,7 @@ def lcs_length(x: Sequence[str], y: Sequence[str]) -> int:
 def rouge_l_parts(answer: str, reference: str) -> tuple[float, float, float, int]:
     """(F, precision, recall, LCS length) of ``answer`` against ``reference``."""
     y, x = rouge_tokens(answer), rouge_tokens(reference)
-    lcs = lcs_length(x, y)
-    if lcs == 0:
-        return 0.0, 0.0, 0.0, 0
-    p, r = lcs / len(y), lcs / len(x)
-    return 2 * p * r / (p + r), p, r, lcs
+    return overlap_f1(lcs_length(x, y), len(y), len(x))
 
 
 def rouge_l(answer: str, reference: str) -> float:
@@ -83,12 +78,8 @@ def rouge_l(answer: str, reference: str) -> float:
     return rouge_l_parts(answer, reference)[0]
 
 
-def score_sample(sample: Sample) -> Outcome:
+def _outcome(answer: str, reference: str) -> Outcome:
     """rouge_l of one sample, with precision, recall and the LCS length in the details."""
-    pair = answer_and_reference(sample)
-    if isinstance(pair, Outcome):
-        return pair
-    answer, reference = pair
     f, p, r, lcs = rouge_l_parts(answer, reference)
     na, nr = len(rouge_tokens(answer)), len(rouge_tokens(reference))
     details = {"precision": p, "recall": r, "lcs": lcs, "answer_tokens": na, "reference_tokens": nr}
@@ -101,18 +92,14 @@ def score_sample(sample: Sample) -> Outcome:
     return Outcome(f, reason, details)
 
 
-register_lexical(
+score_sample = register_answer_reference(
     "rouge_l",
-    score_sample,
-    role="answer",
+    _outcome,
     summary="ROUGE-L F-measure (longest common subsequence) between the answer and the reference (no model).",
     formula="F = 2PR/(P+R), P = LCS/|answer tokens|, R = LCS/|reference tokens|; tokens: lower-cased "
             "letter/digit runs; as rouge-score's rougeL without stemming",
-    edge_cases=("no answer or no reference -> undefined",
-                "answer or reference with no token -> 0 (as rouge-score)",
+    edge_cases=("answer or reference with no token -> 0 (as rouge-score)",
                 "non-ASCII letters are kept (rouge-score drops them)"),
-    requires=("answer", "reference"),
     aliases=("rougel",),
     default_names=("rouge_l",),
-    undefined="undefined (None) when the sample has no answer or no reference answer",
 )

@@ -29,8 +29,7 @@ import unicodedata
 from collections import Counter
 from functools import lru_cache
 
-from ...types import Sample
-from .base import Outcome, answer_and_reference, register_lexical
+from .base import Outcome, overlap_f1, register_answer_reference
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _ASCII_PUNCT = frozenset(string.punctuation)
@@ -59,11 +58,7 @@ def token_f1_parts(answer: str, reference: str) -> tuple[float, float, float, in
     if not a or not r:
         same = float(a == r)
         return same, same, same, 0
-    common = sum((Counter(a) & Counter(r)).values())
-    if common == 0:
-        return 0.0, 0.0, 0.0, 0
-    p, rc = common / len(a), common / len(r)
-    return 2 * p * rc / (p + rc), p, rc, common
+    return overlap_f1(sum((Counter(a) & Counter(r)).values()), len(a), len(r))
 
 
 def token_f1(answer: str, reference: str) -> float:
@@ -71,12 +66,8 @@ def token_f1(answer: str, reference: str) -> float:
     return token_f1_parts(answer, reference)[0]
 
 
-def score_sample(sample: Sample) -> Outcome:
+def _outcome(answer: str, reference: str) -> Outcome:
     """token_f1 of one sample, with its precision, recall and token counts in the details."""
-    pair = answer_and_reference(sample)
-    if isinstance(pair, Outcome):
-        return pair
-    answer, reference = pair
     f1, p, r, common = token_f1_parts(answer, reference)
     na, nr = len(squad_tokens(answer)), len(squad_tokens(reference))
     details = {"precision": p, "recall": r, "common_tokens": common, "answer_tokens": na, "reference_tokens": nr}
@@ -88,18 +79,14 @@ def score_sample(sample: Sample) -> Outcome:
     return Outcome(f1, reason, details)
 
 
-register_lexical(
+score_sample = register_answer_reference(
     "token_f1",
-    score_sample,
-    role="answer",
+    _outcome,
     summary="SQuAD-style token F1 between the answer and the reference answer (no model).",
     formula="F1 = 2PR/(P+R), P = c/|A|, R = c/|R|, c = multiset overlap of the normalised tokens "
             "(lower-case, no punctuation, no articles a/an/the)",
-    edge_cases=("no answer or no reference -> undefined",
-                "answer or reference with no token after normalisation -> 1 if both, else 0 (SQuAD)",
+    edge_cases=("answer or reference with no token after normalisation -> 1 if both, else 0 (SQuAD)",
                 "empty answer string -> 0"),
-    requires=("answer", "reference"),
     aliases=("squad_f1",),
     default_names=("token_f1",),
-    undefined="undefined (None) when the sample has no answer or no reference answer",
 )
