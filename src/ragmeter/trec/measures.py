@@ -58,6 +58,9 @@ class TrecSpec:
     ``kernel`` is None when a registered metric computes the measure (see :func:`registry_metric`);
     ``ragmeter`` names that metric when its ``trec_name`` does not say it (``ndcg(gain=linear)@k``).
 
+    ``param_note`` names a parameter the measure takes beside its kind's, with its default (rbp's
+    ``p=persistence (0.9)``), for ``docs/trec.md`` and ``ragmeter metrics --trec``.
+
     ``summary``: ``mean`` (arithmetic mean over queries), ``gm`` (per-query value ``log(max(v, 1e-5))``,
     summary ``exp`` of its mean), ``sum``, ``count`` (num_q), ``runid``, or ``none`` (relstring:
     per-query only). ``per_query``: printed for each query with ``-q``. ``kind``: ``float`` (``%6.4f``),
@@ -73,6 +76,7 @@ class TrecSpec:
     per_query: bool = True
     kind: str = "float"
     ragmeter: str | None = None
+    param_note: str = ""
 
 
 def _spec(name: str, formula: str, kernel: Callable[..., Any] | None, **kw: Any) -> tuple[str, TrecSpec]:
@@ -141,9 +145,10 @@ TABLE: dict[str, TrecSpec] = dict([
           params="double", default=(1.0,)),
     _spec("num_nonrel_judged_ret", "retrieved documents judged non-relevant (summary: sum)",
           K.num_nonrel_judged_ret, summary="sum", kind="int"),
-    _spec("rbp", "(1 - p) Σ_i gain_i · p^(i-1), gains rescaled to [0, 1], p = 0.9", G.rbp, params="pairs"),
+    _spec("rbp", "(1 - p) Σ_i gain_i · p^(i-1), gains rescaled to [0, 1], p = 0.9", G.rbp, params="pairs",
+          param_note=f"p=persistence ({G.RBP_P:g})"),
     _spec("rbp_resid", "p^ret + (1 - p) Σ_{unjudged i} p^(i-1) (0 when all are judged)", G.rbp_resid,
-          params="pairs"),
+          params="pairs", param_note=f"p=persistence ({G.RBP_P:g})"),
     _spec("unj", "documents in the top k without a judgement / k", K.unjudged, params="cut", default=(5, 10, 20)),
 ])
 
@@ -426,11 +431,12 @@ def resolve_measures(names: str | Iterable[str]) -> list[Measure]:
 
 
 def trec_table() -> list[dict[str, str]]:
-    """One row per trec_eval measure: name, parameters and defaults, formula, summary, ragmeter equivalent."""
+    """One row per trec_eval measure: name, parameters and defaults (and ``note``: see ``TrecSpec.param_note``),
+    formula, summary, and the ragmeter equivalent read from the registry (:func:`registry_metric`)."""
     rows = []
     for spec in TABLE.values():
         default = ",".join(f"{v:g}" for v in spec.default) if spec.default else ""
         rows.append({"trec_eval": spec.name, "params": spec.params if spec.params != "none" else "",
-                     "default": default, "formula": spec.formula, "summary": spec.summary,
-                     "ragmeter": registry_metric(spec) or ""})
+                     "default": default, "note": spec.param_note, "formula": spec.formula,
+                     "summary": spec.summary, "ragmeter": registry_metric(spec) or ""})
     return rows
