@@ -50,7 +50,8 @@ def render_spec(spec: MetricSpec) -> str:
         + (f"; and one of: {', '.join(spec.requires_any)}" if spec.requires_any else ""),
     ]
     if spec.trec_name:
-        lines.append(f"- trec_eval name: `{spec.trec_name}`")
+        at = ", ".join(f"{k}={v}" for k, v in spec.trec_params)
+        lines.append(f"- trec_eval name: `{spec.trec_name}`" + (f" (with {at})" if at else ""))
     if spec.default_names:
         lines.append(f"- evaluated by default as: {', '.join(f'`{n}`' for n in spec.default_names)}")
     if spec.params:

@@ -90,7 +90,10 @@ class MetricSpec:
       answer_relevancy, correctness, answer_grade, passage_recall — which grades the returned
       passage in ``answer`` —, semantic_similarity and the lexical metrics).
 
-    ``higher_is_better`` is the direction; ``trec_name`` the trec_eval measure it equals, if any.
+    ``higher_is_better`` is the direction; ``trec_name`` the trec_eval measure it equals, if any, at the
+    parameters ``trec_params`` (ndcg equals ``ndcg_cut`` with ``gain=linear``: trec_eval's gain is the
+    grade). trec_eval's ``B_cut`` measures are ``B`` at a cutoff, so a metric whose ``trec_name`` is
+    ``map`` also computes ``map_cut`` (:func:`ragmeter.trec.measures.registry_metric`).
     ``role`` is None only for a third-party metric that does not declare one;
     ``tests/test_common.py`` checks that no built-in metric is unclassified.
     """
@@ -117,6 +120,7 @@ class MetricSpec:
     default_names: tuple[str, ...] = ()
     undefined: str = "never undefined"
     trec_name: str | None = None
+    trec_params: tuple[tuple[str, Any], ...] = ()
     role: Role | None = None
     kernel: Callable[..., Any] | None = None
     reference: Callable[..., float] | None = None
