@@ -68,7 +68,21 @@ def test_trec_runs_the_registry_kernel_for_its_trec_name(spec):
 
     assert spec.trec_name in TABLE, f"{spec.name}: trec_name {spec.trec_name!r} is not a trec_eval measure"
     named = registry_metric(TABLE[spec.trec_name])
-    assert named is not None and resolve_name(named.replace("@k", "@5"))[0] is spec
+    assert named is not None
+    got, canonical = resolve_name(named.replace("@k", "@5"))
+    defaults = {p.name: p.default for p in spec.params}
+    assert got is spec and {**defaults, **canonical.kwargs} == {**defaults, **dict(spec.trec_params)}
+
+
+def test_a_cut_measure_is_its_base_measure_at_a_cutoff():
+    # trec_eval's naming (B_cut is B at cutoff k) read with the specs' trec_name and trec_params: the table
+    # itself names no ragmeter metric
+    from ragmeter.trec.measures import TABLE, registry_metric
+
+    assert registry_metric(TABLE["map_cut"]) == "map@k"  # map declares trec_name "map"
+    assert registry_metric(TABLE["ndcg_cut"]) == "ndcg(gain=linear)@k"  # ndcg declares "ndcg_cut", gain=linear
+    assert registry_metric(TABLE["ndcg"]) == "ndcg(gain=linear)"
+    assert registry_metric(TABLE["relative_P"]) is None and registry_metric(TABLE["dcg"]) is None
 
 
 def test_every_trec_measure_has_a_kernel():

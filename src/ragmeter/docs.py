@@ -1,13 +1,18 @@
-"""Generate ``docs/metrics.md``, the metric reference, from the registry.
+"""Generate ``docs/metrics.md``, the metric reference, and the measure table of ``docs/trec.md`` from the
+registry.
 
-``python -m ragmeter.docs`` rewrites the file. A test fails when a section of the committed file
-differs from what the registry generates for that metric, so the reference never goes stale; a metric
-added since the file was last generated is not an error there (adding a metric touches its module and
-its test only), and the next ``python -m ragmeter.docs`` adds its section.
+``python -m ragmeter.docs`` rewrites ``docs/metrics.md`` and, in ``docs/trec.md``, the table that starts
+with :data:`TREC_TABLE_HEADER` (the text around it is kept as written). A test fails when a section of
+the committed reference, or a row of the committed table, differs from what the registry generates now,
+so neither goes stale. A metric added since the files were last generated is not an error there (adding a
+metric touches its module and its test only): its reference section may be absent, and a trec_eval
+measure it computes (its ``trec_name``) may still read ``-`` in the table's ragmeter column; the next
+``python -m ragmeter.docs`` adds both.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -45,7 +50,8 @@ def render_spec(spec: MetricSpec) -> str:
         + (f"; and one of: {', '.join(spec.requires_any)}" if spec.requires_any else ""),
     ]
     if spec.trec_name:
-        lines.append(f"- trec_eval name: `{spec.trec_name}`")
+        at = ", ".join(f"{k}={v}" for k, v in spec.trec_params)
+        lines.append(f"- trec_eval name: `{spec.trec_name}`" + (f" (with {at})" if at else ""))
     if spec.default_names:
         lines.append(f"- evaluated by default as: {', '.join(f'`{n}`' for n in spec.default_names)}")
     if spec.params:
@@ -75,13 +81,82 @@ def render(names: Iterable[str] | None = None) -> str:
     return "\n".join(parts).rstrip() + "\n"
 
 
+#: The first two lines of the measure table in ``docs/trec.md`` (:func:`render_trec_table`).
+TREC_TABLE_HEADER = ("| trec_eval name | formula (per query) | parameters (default) | summary | ragmeter name |\n"
+                     "|---|---|---|---|---|")
+_PARAM_KINDS = {"cut": "integer cutoffs", "cut_double": "fractional cutoffs", "double": "numbers",
+                "pairs": "level=gain pairs"}
+_SUMMARIES = {"mean": "mean", "gm": "geometric mean", "sum": "sum", "count": "count", "runid": "run name",
+              "none": "per query only"}
+_TREC_ROW = re.compile(r"^\| `([^`]+)` \|.*\| ([^|]+) \|$")
+
+
+def _trec_params(row: dict[str, str]) -> str:
+    if not row["params"]:
+        return "-"
+    kind = _PARAM_KINDS[row["params"]]
+    if row["params"] == "pairs":
+        return f"{kind} and {row['note']}" if row["note"] else f"{kind} (gain = level)"
+    return f"{kind} ({row['default']})"
+
+
+def render_trec_table(named: Iterable[str] | None = None) -> str:
+    """The measure table of ``docs/trec.md``: one row per trec_eval measure (``ragmeter.trec.measures.TABLE``,
+    in trec_eval's order) with its formula, parameters, summary and the ragmeter metric that computes it, read
+    from the registry (a spec's ``trec_name``). With ``named``, the ragmeter column names a metric only for
+    those trec_eval measures and reads ``-`` elsewhere (what a table generated before a metric was added
+    holds, which ``tests/test_docs.py`` compares)."""
+    from .trec.measures import trec_table
+
+    keep = None if named is None else set(named)
+    lines = [TREC_TABLE_HEADER]
+    for row in trec_table():
+        metric = row["ragmeter"] if keep is None or row["trec_eval"] in keep else ""
+        lines.append(f"| `{row['trec_eval']}` | {row['formula']} | {_trec_params(row)} | "
+                     f"{_SUMMARIES[row['summary']]} | {f'`{metric}`' if metric else '-'} |")
+    return "\n".join(lines) + "\n"
+
+
+def _trec_table_span(text: str) -> tuple[int, int]:
+    """Start and end offsets of the measure table in ``docs/trec.md``'s text (header to last row)."""
+    start = text.find(TREC_TABLE_HEADER)
+    if start < 0:
+        raise ValueError("docs/trec.md has no measure table (its header line is not there)")
+    end = start
+    for line in text[start:].splitlines(keepends=True):
+        if not line.startswith("|"):
+            break
+        end += len(line)
+    return start, end
+
+
+def trec_table_in(text: str) -> tuple[str, set[str]]:
+    """The measure table found in ``docs/trec.md``'s text and the trec_eval measures whose ragmeter
+    column names a metric there."""
+    start, end = _trec_table_span(text)
+    table = text[start:end]
+    named = {m.group(1) for m in map(_TREC_ROW.match, table.splitlines()) if m and m.group(2).strip() != "-"}
+    return table, named
+
+
+def with_trec_table(text: str) -> str:
+    """``docs/trec.md``'s text with its measure table regenerated and everything else as it was."""
+    start, end = _trec_table_span(text)
+    return text[:start] + render_trec_table() + text[end:]
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Write the reference to the path given (default ``docs/metrics.md``)."""
+    """Write the reference to the path given (default ``docs/metrics.md``) and regenerate the measure table
+    of the second path given (default ``trec.md`` beside the reference)."""
     args = sys.argv[1:] if argv is None else argv
     path = Path(args[0] if args else "docs/metrics.md")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render(), encoding="utf-8")
     print(f"wrote {path}")
+    trec = Path(args[1]) if len(args) > 1 else path.parent / "trec.md"
+    if trec.exists():
+        trec.write_text(with_trec_table(trec.read_text(encoding="utf-8")), encoding="utf-8")
+        print(f"wrote the measure table of {trec}")
     return 0
 
 

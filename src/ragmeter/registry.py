@@ -1,7 +1,9 @@
 """The metric registry: one :class:`MetricSpec` per metric, looked up by (parameterised) name.
 
-A metric module declares its spec and calls :func:`register` at import time; built-in metrics
-are imported by :mod:`ragmeter.metrics`, third-party ones through the ``ragmeter.metrics`` entry
+A metric module declares its spec and calls :func:`register` at import time. Built-in metrics are
+found, not listed: the first registry query imports :mod:`ragmeter.metrics`, whose category
+packages each import every module they hold with :func:`import_package_modules` (so adding a
+metric is adding its module). Third-party metrics come through the ``ragmeter.metrics`` entry
 point group (each entry point names a module to import). :func:`get_evaluator` parses a name
 such as ``ndcg(gain=linear)@10``, validates it against the spec, checks the backends the metric
 needs, and returns a ready :class:`~ragmeter.evaluator.Evaluator`.
@@ -10,6 +12,8 @@ needs, and returns a ready :class:`~ragmeter.evaluator.Evaluator`.
 from __future__ import annotations
 
 import difflib
+import importlib
+import pkgutil
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
@@ -86,7 +90,10 @@ class MetricSpec:
       answer_relevancy, correctness, answer_grade, passage_recall — which grades the returned
       passage in ``answer`` —, semantic_similarity and the lexical metrics).
 
-    ``higher_is_better`` is the direction; ``trec_name`` the trec_eval measure it equals, if any.
+    ``higher_is_better`` is the direction; ``trec_name`` the trec_eval measure it equals, if any, at the
+    parameters ``trec_params`` (ndcg equals ``ndcg_cut`` with ``gain=linear``: trec_eval's gain is the
+    grade). trec_eval's ``B_cut`` measures are ``B`` at a cutoff, so a metric whose ``trec_name`` is
+    ``map`` also computes ``map_cut`` (:func:`ragmeter.trec.measures.registry_metric`).
     ``role`` is None only for a third-party metric that does not declare one;
     ``tests/test_common.py`` checks that no built-in metric is unclassified.
     """
@@ -113,6 +120,7 @@ class MetricSpec:
     default_names: tuple[str, ...] = ()
     undefined: str = "never undefined"
     trec_name: str | None = None
+    trec_params: tuple[tuple[str, Any], ...] = ()
     role: Role | None = None
     kernel: Callable[..., Any] | None = None
     reference: Callable[..., float] | None = None
@@ -144,13 +152,27 @@ def register(spec: MetricSpec) -> MetricSpec:
     return spec
 
 
+def import_package_modules(package: str, path: Iterable[str]) -> list[str]:
+    """Import every public module and subpackage of ``package`` found on ``path`` (its ``__path__``).
+
+    A metric package calls ``import_package_modules(__name__, __path__)`` in its ``__init__``, which is
+    how its metrics get registered: there is no import list to keep in step with the modules. Names
+    starting with ``_`` are private helpers and are skipped (the metrics that use them import them);
+    a public module that registers nothing (``base``, ``relevance``, ``passage_recall_math``,
+    ``rubric``) is imported and simply adds no spec. Modules are imported in name order; returns
+    their full names.
+    """
+    found = sorted(info.name for info in pkgutil.iter_modules(list(path)) if not info.name.startswith("_"))
+    for name in found:
+        importlib.import_module(f"{package}.{name}")
+    return [f"{package}.{name}" for name in found]
+
+
 def _ensure_loaded() -> None:
     global _loaded
     if _loaded:
         return
     _loaded = True
-    import importlib
-
     importlib.import_module("ragmeter.metrics")
     for ep in importlib_metadata.entry_points(group="ragmeter.metrics"):
         ep.load()

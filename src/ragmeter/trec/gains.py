@@ -272,9 +272,13 @@ def _powers(p: float, n: int) -> FloatArray:
     return np.cumprod(steps)
 
 
+#: rbp's persistence when no ``p=`` parameter is given (trec_eval's default).
+RBP_P = 0.9
+
+
 def rbp_p(pairs: Pairs) -> float:
-    """The persistence ``p`` of rbp / rbp_resid: the last ``p=...`` parameter, 0.9 by default."""
-    p = 0.9
+    """The persistence ``p`` of rbp / rbp_resid: the last ``p=...`` parameter, :data:`RBP_P` by default."""
+    p = RBP_P
     for name, value in pairs:
         if name == "p":
             p = value

@@ -2,10 +2,10 @@
 
 :data:`TABLE` maps each trec_eval 10.0 measure name, in trec_eval's output order, to a
 :class:`TrecSpec`: its parameter kind and defaults, its kernel, how it is summarised over queries,
-its formula and the ragmeter metric that computes the same thing (if any). A measure that a registered
-retrieval metric computes is read from the registry (:func:`registry_metric`): the metric that declares
-the measure as its ``trec_name`` (or the table's ``ragmeter`` name) supplies the kernel, so a metric added
-to :mod:`ragmeter.metrics.retrieval` with a ``trec_name`` is what ``ragmeter trec`` runs for that measure.
+and its formula. A measure that a registered retrieval metric computes is read from the registry
+(:func:`registry_metric`): the metric that declares the measure as its ``trec_name`` (with its
+``trec_params``) supplies the kernel, so a metric added to :mod:`ragmeter.metrics.retrieval` with a
+``trec_name`` is what ``ragmeter trec`` runs for that measure; the table names no ragmeter metric.
 The other kernels live in :mod:`ragmeter.trec.kernels` and :mod:`ragmeter.trec.gains`; ``docs/trec.md``
 renders the table.
 
@@ -55,8 +55,10 @@ def _cols(fn: Callable[[TrecBatch, int], np.ndarray]) -> Callable[[TrecBatch, tu
 class TrecSpec:
     """One trec_eval measure: ``kernel(tb)`` (``params="none"``) or ``kernel(tb, params)``.
 
-    ``kernel`` is None when a registered metric computes the measure (see :func:`registry_metric`);
-    ``ragmeter`` names that metric when its ``trec_name`` does not say it (``ndcg(gain=linear)@k``).
+    ``kernel`` is None when a registered metric computes the measure (see :func:`registry_metric`).
+
+    ``param_note`` names a parameter the measure takes beside its kind's, with its default (rbp's
+    ``p=persistence (0.9)``), for ``docs/trec.md`` and ``ragmeter metrics --trec``.
 
     ``summary``: ``mean`` (arithmetic mean over queries), ``gm`` (per-query value ``log(max(v, 1e-5))``,
     summary ``exp`` of its mean), ``sum``, ``count`` (num_q), ``runid``, or ``none`` (relstring:
@@ -72,7 +74,7 @@ class TrecSpec:
     summary: str = "mean"
     per_query: bool = True
     kind: str = "float"
-    ragmeter: str | None = None
+    param_note: str = ""
 
 
 def _spec(name: str, formula: str, kernel: Callable[..., Any] | None, **kw: Any) -> tuple[str, TrecSpec]:
@@ -121,14 +123,11 @@ TABLE: dict[str, TrecSpec] = dict([
     _spec("dcg", "Σ gain_i / log2(i + 1)", lambda tb, p: _dcg(tb, p)[0], params="pairs"),
     _spec("ideal_dcg", "the DCG of the ideal ranking", lambda tb, p: _dcg(tb, p)[1], params="pairs"),
     _spec("ndcg", "DCG / ideal DCG (gains: the grade, or level=gain parameters); 0 when the ideal is 0",
-          lambda tb, p: G.ndcg_gains(tb, p) if p else _from_registry("ndcg(gain=linear)")(tb), params="pairs",
-          ragmeter="ndcg(gain=linear)"),
+          lambda tb, p: G.ndcg_gains(tb, p) if p else _registry_kernel(TABLE["ndcg"])(tb), params="pairs"),
     _spec("ndcg_rel", "nDCG averaged over the ideal (positive-gain) documents", G.ndcg_rel, params="pairs"),
     _spec("Rndcg", "nDCG averaged at the ideal ranking's gain boundaries", G.rndcg, params="pairs"),
-    _spec("ndcg_cut", "DCG@k / ideal DCG@k, gains = grades", None,
-          params="cut", default=CUTS, ragmeter="ndcg(gain=linear)@k"),
-    _spec("map_cut", "(1/R) Σ_{i <= k, rel_i} P(i)", None,
-          params="cut", default=CUTS, ragmeter="map@k"),
+    _spec("ndcg_cut", "DCG@k / ideal DCG@k, gains = grades", None, params="cut", default=CUTS),
+    _spec("map_cut", "(1/R) Σ_{i <= k, rel_i} P(i)", None, params="cut", default=CUTS),
     _spec("relative_P", "relevant in the top k / min(k, R); 0 when R = 0", K.relative_p, params="cut",
           default=CUTS),
     _spec("success", "1 when a relevant document is in the top k", None,
@@ -141,9 +140,10 @@ TABLE: dict[str, TrecSpec] = dict([
           params="double", default=(1.0,)),
     _spec("num_nonrel_judged_ret", "retrieved documents judged non-relevant (summary: sum)",
           K.num_nonrel_judged_ret, summary="sum", kind="int"),
-    _spec("rbp", "(1 - p) Σ_i gain_i · p^(i-1), gains rescaled to [0, 1], p = 0.9", G.rbp, params="pairs"),
+    _spec("rbp", "(1 - p) Σ_i gain_i · p^(i-1), gains rescaled to [0, 1], p = 0.9", G.rbp, params="pairs",
+          param_note=f"p=persistence ({G.RBP_P:g})"),
     _spec("rbp_resid", "p^ret + (1 - p) Σ_{unjudged i} p^(i-1) (0 when all are judged)", G.rbp_resid,
-          params="pairs"),
+          params="pairs", param_note=f"p=persistence ({G.RBP_P:g})"),
     _spec("unj", "documents in the top k without a judgement / k", K.unjudged, params="cut", default=(5, 10, 20)),
 ])
 
@@ -248,23 +248,28 @@ def parse_params(spec: TrecSpec, text: str) -> tuple[Any, ...]:
 def registry_metric(spec: TrecSpec) -> str | None:
     """The ragmeter metric that computes trec_eval measure ``spec`` (``name@k`` for a cutoff measure), or None.
 
-    The table's ``ragmeter`` name when it gives one; else the registered retrieval metric whose ``trec_name``
-    is ``spec.name`` (a cutoff measure needs a metric that takes a cutoff). Its kernel then computes the
-    measure, replacing the table's own: the registry is the single source of such a measure.
+    The registered retrieval metric whose ``trec_name`` is ``spec.name``, else (trec_eval's naming: ``B_cut``
+    is ``B`` at cutoff k) whose ``trec_name`` is ``B`` for measure ``B_cut`` or ``B_cut`` for measure ``B``;
+    named with its ``trec_params`` (``ndcg(gain=linear)@k``). A cutoff measure needs a metric that takes a
+    cutoff. Its kernel then computes the measure, replacing the table's own: the registry is the single
+    source of such a measure. A measure with gain pairs (``ndcg``) keeps its kernel, which runs the metric
+    when no pairs are given.
     """
-    if spec.ragmeter is not None:
-        return spec.ragmeter
-    if spec.params not in ("none", "cut"):
+    if spec.params not in ("none", "cut", "pairs"):
         return None
+    from ..names import MetricName
     from ..registry import list_metrics
 
-    for metric in list_metrics():
-        if metric.trec_name != spec.name or metric.kernel is None:
-            continue
-        if spec.params == "cut" and metric.cutoff != "none":
-            return f"{metric.name}@k"
-        if spec.params == "none" and metric.cutoff != "required":
-            return metric.name
+    cut = spec.params == "cut"
+    for trec in (spec.name, spec.name.removesuffix("_cut") if cut else f"{spec.name}_cut"):
+        for metric in list_metrics():
+            if metric.trec_name != trec or metric.kernel is None:
+                continue
+            name = str(MetricName(metric.name, tuple(sorted(metric.trec_params))))
+            if cut and metric.cutoff != "none":
+                return f"{name}@k"
+            if not cut and metric.cutoff != "required":
+                return name
     return None
 
 
@@ -281,11 +286,19 @@ def _from_registry(name: str) -> Callable[[TrecBatch], np.ndarray]:
     return lambda tb: kernel(tb.batch, **params)
 
 
+def _registry_kernel(spec: TrecSpec) -> Callable[[TrecBatch], np.ndarray]:
+    """The kernel of the registry's metric for parameterless measure ``spec`` (see :func:`registry_metric`)."""
+    metric = registry_metric(spec)
+    if metric is None:
+        raise InvalidParameterError(f"measure {spec.name}: no registered metric computes it")
+    return _from_registry(metric)
+
+
 def _kernel(spec: TrecSpec) -> Callable[..., np.ndarray]:
     """What computes ``spec``: the registry's metric when one does (see :func:`registry_metric`), else the
-    table's kernel."""
+    table's kernel (always for a measure with gain pairs)."""
     metric = registry_metric(spec)
-    if metric is None or (spec.kernel is not None and spec.ragmeter is not None):
+    if metric is None or spec.params == "pairs":
         if spec.kernel is None:
             raise InvalidParameterError(f"measure {spec.name}: no registered metric computes it")
         return spec.kernel
@@ -426,11 +439,12 @@ def resolve_measures(names: str | Iterable[str]) -> list[Measure]:
 
 
 def trec_table() -> list[dict[str, str]]:
-    """One row per trec_eval measure: name, parameters and defaults, formula, summary, ragmeter equivalent."""
+    """One row per trec_eval measure: name, parameters and defaults (and ``note``: see ``TrecSpec.param_note``),
+    formula, summary, and the ragmeter equivalent read from the registry (:func:`registry_metric`)."""
     rows = []
     for spec in TABLE.values():
         default = ",".join(f"{v:g}" for v in spec.default) if spec.default else ""
         rows.append({"trec_eval": spec.name, "params": spec.params if spec.params != "none" else "",
-                     "default": default, "formula": spec.formula, "summary": spec.summary,
-                     "ragmeter": registry_metric(spec) or ""})
+                     "default": default, "note": spec.param_note, "formula": spec.formula,
+                     "summary": spec.summary, "ragmeter": registry_metric(spec) or ""})
     return rows

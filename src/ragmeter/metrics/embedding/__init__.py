@@ -1,4 +1,7 @@
 """Embedding metrics: they need an embedder (``embedder=...`` in Python, ``--embedder`` on the
-command line) and embed the texts of a whole batch at once."""
+command line) and embed the texts of a whole batch at once. Every module is imported here by
+:func:`ragmeter.registry.import_package_modules` (adding a metric is adding its module)."""
 
-from . import semantic_similarity  # noqa: F401  (importing registers the metric)
+from ...registry import import_package_modules
+
+import_package_modules(__name__, __path__)

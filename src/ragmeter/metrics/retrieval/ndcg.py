@@ -74,4 +74,5 @@ register_retrieval(
                   choices=GAINS),),
     default_names=("ndcg@5",),
     trec_name="ndcg_cut",
+    trec_params=(("gain", "linear"),),
 )
