@@ -1,14 +1,17 @@
 """The Ray engine's columnar path: retrieval-only Parquet with the kernels and the lines on the workers.
 
 :func:`evaluate_columnar` (called by :func:`ragmeter.engines.ray_engine.evaluate_ray`) hands each
-Ray task a slice of :data:`COLUMNAR_BATCH_ROWS` rows. On a one-machine cluster whose row groups
-hold at most :data:`WORKER_READ_ROWS` rows the task reads its slice itself
-(:func:`score_slice_on_worker`) and the driver reads only the id column; otherwise the driver
+Ray task a slice of :data:`COLUMNAR_BATCH_ROWS` rows. On a one-machine cluster the task reads its
+slice itself (:func:`score_slice_on_worker`: a row group of at most :data:`WORKER_READ_ROWS` rows
+read whole and kept, a larger one streamed) and the driver reads nothing; otherwise the driver
 reads record batches and ships them (:func:`score_batch_on_worker`). Either way the task runs
-:func:`ragmeter.engines._arrow.score_batch` and formats the fast rows' lines with the one
-:class:`~ragmeter.results.LineFormatter`; the driver's
-:class:`~ragmeter.engines.columnar.ColumnarSink` checks ids, scores the odd rows on the ``Sample``
-path and writes the lines as they are, in order.
+:func:`ragmeter.engines._arrow.score_batch`, formats the fast rows' lines with the one
+:class:`~ragmeter.results.LineFormatter` and returns a :class:`SliceResult`: the lines (bytes the
+driver writes as they are), every row's id and the ids' 64-bit hashes. The driver's
+:class:`_RaySink` checks the ids against every earlier one by the hashes
+(:class:`~ragmeter.engines._ids.HashedIds`: exact, a hash match compares the ids), scores the odd
+rows on the ``Sample`` path and writes the lines, in order: no Python per row for a chunk whose
+rows all took the fast path and whose ids are new.
 """
 
 from __future__ import annotations

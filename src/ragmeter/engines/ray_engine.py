@@ -27,7 +27,8 @@ How it runs:
    Retrieval metrics only over a local Parquet file (:mod:`ragmeter.engines._ray_columnar`): each
    task reads a slice of the file (or gets a record batch the driver read), runs the columnar
    kernels on it and formats its rows' ``results.jsonl`` lines, returning the lines as bytes with
-   the scores and statuses the summary needs.
+   the scores and statuses the summary needs, and its rows' ids with their hashes (the driver's
+   duplicate-id check, :mod:`ragmeter.engines._ids`).
 3. **Writing.** Each task returns its chunk's results to the driver, which writes them through the
    one :class:`~ragmeter.results.RunWriter` (``results.jsonl`` in input order, ``summary.json``;
    on the columnar path the worker's lines as they are, save the rows the driver's duplicate-id
