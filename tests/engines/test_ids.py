@@ -145,3 +145,4 @@ def test_streamed_row_group_slices_equal_the_table(tmp_path: Path) -> None:
         got = stream.take(start, length)
         assert got.column("x").to_pylist() == list(range(start, start + length))
         assert got.column("s").to_pylist() == [f"v{i}" for i in range(start, start + length)]
+        assert stream.exhausted() == (start + length == 100)

@@ -108,6 +108,8 @@ def score_slice_on_worker(path: str, group: int, start: int, length: int, cols: 
             stream = _WORKER_STREAM[key] = _GroupStream(
                 pq.ParquetFile(path).iter_batches(batch_size=batch_rows, row_groups=[group]))
         batch = stream.take(start, length)
+        if stream.exhausted():
+            del _WORKER_STREAM[key]  # the group's last slice: no file left open
     return score_batch_on_worker(batch, cols, metrics, metric_modules, row0)
 
 
@@ -136,6 +138,16 @@ class _GroupStream:
         self.held = rest.combine_chunks().to_batches() if rest.num_rows else []
         self.pos = end
         return out
+
+    def exhausted(self) -> bool:
+        """True when every row was taken (the reader is then at the group's end)."""
+        if self.held:
+            return False
+        nxt = next(self.batches, None)
+        if nxt is not None:
+            self.held.append(nxt)
+            return False
+        return True
 
 
 # ---- driver side --------------------------------------------------------------------------------
