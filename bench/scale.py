@@ -16,7 +16,9 @@ Ray engine (``--ray-rows`` rows; its workers' memory is not in the driver's RSS;
 the default priority, ``RAY_worker_niceness=0``, as the local engine runs). The first
 ``--ray-rows`` rows are also written as JSONL and as CSV (``contexts`` / ``relevant`` JSON-encoded
 in their cells) and run the same way; a second table gives the rows per CPU-second of the three
-inputs and Parquet's ratio to each (target: at most 2x).
+inputs and Parquet's ratio to each (target: at most 2x). For Ray, the table's CPU is the driver's
+alone; lines below it give the driver's CPU-seconds per 1M rows and the CPU of the cluster's own
+processes (workers, raylet, GCS: the processes under the bench's, read from ``/proc``).
 
 **(b) Judged metrics** (``context_relevancy``: 1 call per sample; ``faithfulness``: 2 chained calls)
 over ``--n`` samples against the loopback OpenAI-compatible server (``tests/judges/fake_server.py``
@@ -169,9 +171,12 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
         ray.init(num_cpus=spec.get("cpus", 2), include_dashboard=False, log_to_driver=False,
                  configure_logging=False)
         t0, c0 = time.perf_counter(), time.process_time()  # the cluster's start is not the engine's
+        ray0 = _descendants_cpu()
         if kind == "ray":
             run = evaluate_ray(spec["data"], RETRIEVAL_METRICS, out_dir=spec["out"], keep_records=False,
                                batch_size=spec.get("batch_size", 4096))
+            ray1 = _descendants_cpu()
+            out["ray_cpu"] = None if ray0 is None or ray1 is None else ray1 - ray0
         else:
             run = evaluate_ray(judged_rows(spec["n"]), spec["metrics"], judge_spec=spec["judge"],
                                judge_options={"cache": False, "concurrency": spec["concurrency"]},
@@ -191,6 +196,32 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
     out["cpu"] = time.process_time() - c0
     out["rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
+
+
+def _descendants_cpu() -> float | None:
+    """CPU seconds (user + system) of every live process descending from this one (the local
+    Ray cluster: raylet, GCS, workers), read from ``/proc``; None where there is no ``/proc``."""
+    try:
+        tick = os.sysconf("SC_CLK_TCK")
+        stats: dict[int, tuple[int, float]] = {}
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                try:
+                    with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as fh:
+                        fields = fh.read().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue  # ended meanwhile
+                stats[int(name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / tick)
+    except (OSError, ValueError):
+        return None
+    total, todo = 0.0, [os.getpid()]
+    while todo:
+        parent = todo.pop()
+        for pid, (ppid, cpu) in stats.items():
+            if ppid == parent:
+                total += cpu
+                todo.append(pid)
+    return total
 
 
 def _plain_numpy(path: str) -> tuple[int, list[list[float]]]:
@@ -307,7 +338,7 @@ def retrieval_table(args: argparse.Namespace) -> None:
         rows.append(("local, Sample path (`ragmeter.evaluate`)", r))
         if not args.no_ray:
             r = measure({"kind": "ray", "data": str(ray_data), "out": str(out / "ray"), "cpus": 2})
-            rows.append(("ray, 2 CPUs (driver RSS only)", r))
+            rows.append(("ray, 2 CPUs (driver CPU and RSS only)", r))
     print(f"\n### (a) retrieval metrics {', '.join(RETRIEVAL_METRICS)} from Parquet\n")
     print("| engine | rows | wall s | rows/s (wall) | CPU s | rows per CPU-second | peak RSS MiB |")
     print("|---|---:|---:|---:|---:|---:|---:|")
@@ -332,6 +363,14 @@ def retrieval_table(args: argparse.Namespace) -> None:
     if ray_row is not None:
         print(f"\nRay (2 workers) / local columnar, rows/s (wall): "
               f"{(ray_row['n'] / ray_row['wall']) / (col['n'] / col['wall']):.2f}x")
+        per_m = 1e6 / max(ray_row["n"], 1)
+        print(f"\nRay driver CPU (the table's CPU s: the driver process only): {ray_row['cpu']:.2f} s, "
+              f"{ray_row['cpu'] * per_m:.2f} CPU-s per 1M rows")
+        if ray_row.get("ray_cpu") is not None:
+            both = ray_row["cpu"] + ray_row["ray_cpu"]
+            print(f"Ray cluster CPU (workers, raylet, GCS): {ray_row['ray_cpu']:.2f} s, "
+                  f"{ray_row['ray_cpu'] * per_m:.2f} CPU-s per 1M rows; rows per CPU-second, driver and "
+                  f"cluster: {ray_row['n'] / max(both, 1e-9):,.0f} (local columnar: {col['n'] / col['cpu']:,.0f})")
     print(f"\nmachine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at the end")
 
 

@@ -183,15 +183,16 @@ def test_judged_run_identical_and_judge_counters_match(ray_cluster, fake_llm, tm
     assert seen and seen[-1]["calls"] == served  # the progress line's counters are the workers'
 
 
-@pytest.mark.parametrize("workers_read", [True, False])
+@pytest.mark.parametrize("read", ["whole", "streamed", "driver"])
 def test_ray_columnar_with_odd_rows_and_duplicate_ids_identical(ray_cluster, tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch,
-                                                                workers_read: bool) -> None:
+                                                                read: str) -> None:
     # the workers format the fast rows' lines; the driver must still send to the Sample path the
     # rows its duplicate-id check catches (a fast row on the worker: its line is dropped there),
     # mix in text rows and bad rows, and count and report every row: small batches, so the rows
-    # that matter fall in several of them. The workers read their slices of the file, or (a row
-    # group over WORKER_READ_ROWS) the driver reads and ships them
+    # that matter fall in several of them. The workers read their slices of the file (the row group
+    # whole, or streamed when it is over WORKER_READ_ROWS), or (workers that do not share the
+    # driver's files) the driver reads and ships them
     rows: list[dict[str, Any]] = [dict(r) for r in _generated(600, seed=3)]
     rows[120]["id"] = "q10"  # a duplicate of a row of an earlier batch
     rows[131]["id"] = "q125"  # a duplicate within its batch
@@ -205,7 +206,9 @@ def test_ray_columnar_with_odd_rows_and_duplicate_ids_identical(ray_cluster, tmp
     from ragmeter.engines import _ray_columnar
 
     monkeypatch.setattr(_ray_columnar, "COLUMNAR_BATCH_ROWS", 50)
-    monkeypatch.setattr(_ray_columnar, "WORKER_READ_ROWS", 10**6 if workers_read else 599)  # one 600-row group
+    monkeypatch.setattr(_ray_columnar, "WORKER_READ_ROWS", 10**6 if read == "whole" else 599)  # one 600-row group
+    if read == "driver":
+        monkeypatch.setattr(_ray_columnar, "_workers_share_files", lambda ray: False)
     submitted: list[str] = []
     remote = ray_engine._Options.remote
     monkeypatch.setattr(ray_engine._Options, "remote",
@@ -221,4 +224,4 @@ def test_ray_columnar_with_odd_rows_and_duplicate_ids_identical(ray_cluster, tmp
     assert run.run["engine"]["path"] == "columnar"
     assert run.run["engine"]["columnar_rows"] == columnar.run["engine"]["columnar_rows"] == 600 - 4
     assert run.summary()["mrr"]["errors"] == 3
-    assert submitted == ["score_slice_on_worker" if workers_read else "score_batch_on_worker"]
+    assert submitted == ["score_batch_on_worker" if read == "driver" else "score_slice_on_worker"]

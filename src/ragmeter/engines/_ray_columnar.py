@@ -1,14 +1,17 @@
 """The Ray engine's columnar path: retrieval-only Parquet with the kernels and the lines on the workers.
 
 :func:`evaluate_columnar` (called by :func:`ragmeter.engines.ray_engine.evaluate_ray`) hands each
-Ray task a slice of :data:`COLUMNAR_BATCH_ROWS` rows. On a one-machine cluster whose row groups
-hold at most :data:`WORKER_READ_ROWS` rows the task reads its slice itself
-(:func:`score_slice_on_worker`) and the driver reads only the id column; otherwise the driver
+Ray task a slice of :data:`COLUMNAR_BATCH_ROWS` rows. On a one-machine cluster the task reads its
+slice itself (:func:`score_slice_on_worker`: a row group of at most :data:`WORKER_READ_ROWS` rows
+read whole and kept, a larger one streamed) and the driver reads nothing; otherwise the driver
 reads record batches and ships them (:func:`score_batch_on_worker`). Either way the task runs
-:func:`ragmeter.engines._arrow.score_batch` and formats the fast rows' lines with the one
-:class:`~ragmeter.results.LineFormatter`; the driver's
-:class:`~ragmeter.engines.columnar.ColumnarSink` checks ids, scores the odd rows on the ``Sample``
-path and writes the lines as they are, in order.
+:func:`ragmeter.engines._arrow.score_batch`, formats the fast rows' lines with the one
+:class:`~ragmeter.results.LineFormatter` and returns a :class:`SliceResult`: the lines (bytes the
+driver writes as they are), every row's id and the ids' 64-bit hashes. The driver's
+:class:`_RaySink` checks the ids against every earlier one by the hashes
+(:class:`~ragmeter.engines._ids.HashedIds`: exact, a hash match compares the ids), scores the odd
+rows on the ``Sample`` path and writes the lines, in order: no Python per row for a chunk whose
+rows all took the fast path and whose ids are new.
 """
 
 from __future__ import annotations
@@ -22,8 +25,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..evaluator import plan
+from ..evaluator import bad_row_id, plan
 from ..results import RunResult, RunWriter
+from .columnar import ColumnarSink
 
 if TYPE_CHECKING:
     from .ray_engine import _Options
@@ -31,23 +35,36 @@ if TYPE_CHECKING:
 # ---- worker side --------------------------------------------------------------------------------
 
 _WORKER_RUNS: dict[tuple[str, ...], tuple[list[Any], list[Any], Any]] = {}
-_WORKER_GROUP: dict[tuple[str, int, int, int], Any] = {}  # the last row group a worker read
+_WORKER_GROUP: dict[tuple[str, int, int, int], Any] = {}  # the last row group a worker read whole
+_WORKER_STREAM: dict[tuple[str, int, int, int], _GroupStream] = {}  # the row group a worker streams
+
+
+@dataclass
+class SliceResult:
+    """What a task of a columnar Ray run returns: the kernels' :class:`~ragmeter.engines._arrow.BatchScores`
+    with the fast rows' lines, every row's id (a row without one: its position) and the ids'
+    :func:`~ragmeter.engines._ids.id_hashes` (the driver's duplicate check)."""
+
+    scores: Any
+    ids: list[str]
+    hashes: Any
 
 
 def score_batch_on_worker(batch: Any, cols: Any, metrics: list[str], metric_modules: Sequence[str],
-                          row0: int = 0) -> Any:
+                          row0: int = 0) -> SliceResult:
     """The columnar kernels over one Arrow record batch in this process, and the fast rows'
     ``results.jsonl`` lines (what each Ray task of a retrieval-only Parquet run runs; the batch's
     first row is row ``row0 + 1`` of the file): :func:`ragmeter.engines._arrow.score_batch`'s
     :class:`~ragmeter.engines._arrow.BatchScores` with its ``lines`` formatted by the one
-    :class:`~ragmeter.results.LineFormatter`, written as they are by the driver."""
+    :class:`~ragmeter.results.LineFormatter`, written as they are by the driver, and the rows' ids."""
     import functools
 
     import numpy as np
 
     from ..results import LineFormatter
     from ._arrow import BatchScores, score_batch
-    from .columnar import fast_ids, pattern_columns, pattern_result, retrieval_evaluators
+    from ._ids import slice_ids
+    from .columnar import pattern_columns, pattern_result, retrieval_evaluators
 
     for module in metric_modules:
         importlib.import_module(module)
@@ -57,29 +74,80 @@ def score_batch_on_worker(batch: Any, cols: Any, metrics: list[str], metric_modu
         _WORKER_RUNS[key] = (evs, [functools.partial(pattern_result, ev) for ev in evs], LineFormatter(metrics))
     evaluators, results, formatter = _WORKER_RUNS[key]
     scores = score_batch(batch, cols, evaluators)
+    ids, hashes = slice_ids(batch, cols, row0)
     fast = ~scores.slow
     columns = pattern_columns(evaluators, results, scores, np.ones(int(fast.sum()), dtype=bool))
-    lines = formatter.format(fast_ids(batch, cols, row0, fast), columns)
+    lines = formatter.format(ids if fast.all() else [ids[i] for i in np.flatnonzero(fast).tolist()], columns)
     # as arrays, Ray hands the bytes to the driver without a copy (a view of its object store)
     lines.data = [np.frombuffer(piece, dtype=np.uint8) for piece in lines.data]
-    return BatchScores(scores.slow, {}, {}, {}, scores.rel_none, lines)
+    return SliceResult(BatchScores(scores.slow, {}, {}, {}, scores.rel_none, lines), ids, hashes)
 
 
 def score_slice_on_worker(path: str, group: int, start: int, length: int, cols: Any, metrics: list[str],
-                          metric_modules: Sequence[str], row0: int) -> Any:
+                          metric_modules: Sequence[str], row0: int, whole: bool = True,
+                          batch_rows: int = 16384) -> SliceResult:
     """:func:`score_batch_on_worker` over rows ``start .. start + length`` of row group ``group``
-    of the Parquet file ``path``, read here (the worker keeps the last row group it read: the
-    slices of one group are read once per worker)."""
+    of the Parquet file ``path``, read here. With ``whole`` the worker reads the row group at
+    once and keeps it (the slices of one group are read once per worker); else it streams the
+    group in record batches of ``batch_rows`` rows, keeping only what a later slice needs
+    (a large row group: the batches before a slice are read and dropped)."""
     import pyarrow.parquet as pq
 
     st = os.stat(path)
     key = (path, st.st_mtime_ns, st.st_size, group)
-    table = _WORKER_GROUP.get(key)
-    if table is None:
-        _WORKER_GROUP.clear()
-        table = _WORKER_GROUP[key] = pq.ParquetFile(path).read_row_group(group)
-    batch = table.slice(start, length).combine_chunks().to_batches()[0]
+    if whole:
+        table = _WORKER_GROUP.get(key)
+        if table is None:
+            _WORKER_GROUP.clear()
+            table = _WORKER_GROUP[key] = pq.ParquetFile(path).read_row_group(group)
+        batch = table.slice(start, length).combine_chunks().to_batches()[0]
+    else:
+        stream = _WORKER_STREAM.get(key)
+        if stream is None or stream.pos > start:  # a new group, or a slice before this reader (a retry)
+            _WORKER_STREAM.clear()
+            stream = _WORKER_STREAM[key] = _GroupStream(
+                pq.ParquetFile(path).iter_batches(batch_size=batch_rows, row_groups=[group]))
+        batch = stream.take(start, length)
+        if stream.exhausted():
+            del _WORKER_STREAM[key]  # the group's last slice: no file left open
     return score_batch_on_worker(batch, cols, metrics, metric_modules, row0)
+
+
+class _GroupStream:
+    """The record batches of one row group, read forward: :meth:`take` slices rows out of them."""
+
+    def __init__(self, batches: Iterator[Any]) -> None:
+        self.batches = batches
+        self.pos = 0  # the row group's row that ``held`` starts at
+        self.held: list[Any] = []
+
+    def take(self, start: int, length: int) -> Any:
+        """Rows ``start .. start + length`` (``start`` >= :attr:`pos`) as one record batch."""
+        import pyarrow as pa
+
+        end = start + length
+        while (have := self.pos + sum(b.num_rows for b in self.held)) < end:
+            batch = next(self.batches)
+            if have + batch.num_rows <= start:  # all held so far is before the slice: dropped
+                self.pos, self.held = have + batch.num_rows, []
+                continue
+            self.held.append(batch)
+        table = pa.Table.from_batches(self.held)
+        out = table.slice(start - self.pos, length).combine_chunks().to_batches()[0]
+        rest = table.slice(end - self.pos)
+        self.held = rest.combine_chunks().to_batches() if rest.num_rows else []
+        self.pos = end
+        return out
+
+    def exhausted(self) -> bool:
+        """True when every row was taken (the reader is then at the group's end)."""
+        if self.held:
+            return False
+        nxt = next(self.batches, None)
+        if nxt is not None:
+            self.held.append(nxt)
+            return False
+        return True
 
 
 # ---- driver side --------------------------------------------------------------------------------
@@ -101,21 +169,23 @@ def columnar_data(data: Any, metrics: Sequence[str] | None, format: str | None) 
 
 def evaluate_columnar(ray: Any, spath: str, metrics: list[str], opts: _Options) -> RunResult:
     """The columnar engine with its kernels and line formatting on Ray workers: each task reads its
-    rows (:func:`_read_units`), scores them and returns its
-    :class:`~ragmeter.engines._arrow.BatchScores` with the fast rows' lines, and the driver's
-    :class:`~ragmeter.engines.columnar.ColumnarSink` writes them, in order, through the one
-    :class:`~ragmeter.results.RunWriter` (ids, duplicate check, rows for the Sample path)."""
+    rows (:func:`_read_units`), scores them and returns a :class:`SliceResult` (the fast rows'
+    lines, the rows' ids and their hashes), and the driver's :class:`_RaySink` writes them, in
+    order, through the one :class:`~ragmeter.results.RunWriter` (duplicate check by hashes, rows
+    for the Sample path)."""
     from ..io import read_samples
     from ..io._records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_field_map
-    from .columnar import ColumnarSink, _open, retrieval_evaluators
+    from ._ids import HashedIds
+    from .columnar import _open, retrieval_evaluators
 
     revs = retrieval_evaluators(metrics)
     run = plan(metrics, evaluators=revs, run_info=opts.run_info)
     read_samples(spath, on_error=opts.on_error, field_map=opts.field_map, format="parquet")  # type: ignore[arg-type]  # file-level checks
     fmap = check_field_map(opts.field_map)
     pf, cols, map_cols = _open(spath, fmap, DEFAULT_MAX_TEXT_CHARS)  # the ray engine applies the default
-    conv = RowConverter(spath, fmap, unit="row", max_text_chars=DEFAULT_MAX_TEXT_CHARS)
-    sink = ColumnarSink(run, RunWriter(run.names, out_dir=opts.out_dir, keep_records=opts.keep_records), conv,
+    conv = RowConverter(spath, fmap, unit="row", max_text_chars=DEFAULT_MAX_TEXT_CHARS,
+                        seen=HashedIds())  # type: ignore[arg-type]  # the dict's get / set, exact
+    sink = _RaySink(run, RunWriter(run.names, out_dir=opts.out_dir, keep_records=opts.keep_records), conv,
                         cols, on_error=opts.on_error, on_bad_row=opts.on_bad_row, progress=opts.progress)
     t0 = time.perf_counter()
     pending: deque[tuple[Any, Any]] = deque()
@@ -131,39 +201,43 @@ def evaluate_columnar(ray: Any, spath: str, metrics: list[str], opts: _Options) 
     return sink.finish(t0, path=spath, keys=pf.schema_arrow.names)
 
 
-#: Largest row group the workers read themselves; a file with a larger one is read by the driver.
+#: Largest row group a worker reads whole (and keeps while it scores its slices); a larger one
+#: it streams, record batch by record batch.
 WORKER_READ_ROWS = 262_144
+
+
+def _workers_share_files(ray: Any) -> bool:
+    """True on a one-machine cluster: the driver's path of the file is the workers' too."""
+    return sum(1 for node in ray.nodes() if node.get("Alive")) == 1
 
 
 def _read_units(ray: Any, opts: _Options, pf: Any, spath: str, cols: Any, names: list[str],
                 map_cols: list[str]) -> tuple[Iterator[tuple[Any, Any]], int]:
     """``(rows, task)`` per slice of :data:`COLUMNAR_BATCH_ROWS` rows, submitted as iterated, and
-    the tasks run at once. On a one-machine cluster (the file's path is the workers' too) where
-    every row group has at most :data:`WORKER_READ_ROWS` rows, the workers read their slices
-    (:func:`score_slice_on_worker`) and the driver only the id column; else the driver reads
-    record batches and ships them (:func:`score_batch_on_worker`)."""
+    the tasks run at once. On a one-machine cluster (the file's path is the workers' too) the
+    workers read their slices (:func:`score_slice_on_worker`: a row group of at most
+    :data:`WORKER_READ_ROWS` rows whole, a larger one streamed) and the driver reads nothing;
+    else the driver reads record batches and ships them (:func:`score_batch_on_worker`)."""
     from .columnar import ArrowRows, _record_batches
 
     cols_ref = ray.put(cols)
     sizes = [pf.metadata.row_group(g).num_rows for g in range(pf.metadata.num_row_groups)]
-    one_node = sum(1 for node in ray.nodes() if node.get("Alive")) == 1  # the driver's path is the workers'
-    if not one_node or not sizes or sum(sizes) == 0 or max(sizes) > WORKER_READ_ROWS:
+    if not _workers_share_files(ray) or not sizes or sum(sizes) == 0:
         remote, workers = opts.remote(ray, score_batch_on_worker)
         return ((ArrowRows(batch, row0, map_cols), remote.remote(batch, cols_ref, names, opts.metric_modules, row0))
                 for row0, batch in _record_batches(pf, COLUMNAR_BATCH_ROWS, spath)), workers
     remote, workers = opts.remote(ray, score_slice_on_worker)
-    id_col = cols.by_field.get("id")
 
     def units() -> Iterator[tuple[Any, Any]]:
         row0 = 0
         cache: dict[int, Any] = {}
         for g, size in enumerate(sizes):
-            ids = _read_group(pf, g, [id_col], spath, row0) if id_col is not None else None
+            whole = size <= WORKER_READ_ROWS
             for start in range(0, size, COLUMNAR_BATCH_ROWS):
                 length = min(COLUMNAR_BATCH_ROWS, size - start)
-                rows = _SliceRows(pf, spath, g, start, length, None if ids is None else ids.slice(start, length),
-                                  row0 + start, cache)
-                yield rows, remote.remote(spath, g, start, length, cols_ref, names, opts.metric_modules, row0 + start)
+                rows = _SliceRows(pf, spath, g, start, length, None, row0 + start, cache)
+                yield rows, remote.remote(spath, g, start, length, cols_ref, names, opts.metric_modules,
+                                          row0 + start, whole, COLUMNAR_BATCH_ROWS)
             row0 += size
 
     return units(), workers
@@ -183,8 +257,8 @@ def _read_group(pf: Any, group: int, columns: list[str] | None, spath: str, row0
 @dataclass
 class _SliceRows:
     """Rows ``start .. start + num_rows`` of row group ``group``, read by a worker: the driver holds
-    their ids only (``batch``: the id column, None without one) and reads the whole group (kept in
-    ``cache``, one at a time) for the rows the ``Sample`` path takes."""
+    none of them (``batch`` None; the ids come back from the worker) and reads the whole group
+    (kept in ``cache``, one at a time) for the rows the ``Sample`` path takes."""
 
     pf: Any
     path: str
@@ -233,3 +307,64 @@ def _take(ray: Any, rows: Any, ref: Any) -> tuple[Any, Any]:
         if isinstance(rows, _SliceRows):
             rows.full()  # raises the InputError when the driver cannot read the rows either
         raise
+
+
+class _RaySink(ColumnarSink):
+    """:class:`~ragmeter.engines.columnar.ColumnarSink` taking :class:`SliceResult` s: the rows' ids
+    come from the workers with their hashes, and the duplicate check of a chunk with no repeated
+    hash is a few array operations (:class:`~ragmeter.engines._ids.HashedIds`, the converter's
+    ``seen``); a chunk with rows for the Sample path or a hash seen before is walked row by row,
+    as :class:`ColumnarSink` walks it."""
+
+    _slice: SliceResult
+
+    def write(self, rows: Any, scores: Any) -> None:
+        """Write one task's rows, in order (``scores``: its :class:`SliceResult`)."""
+        self._slice = scores
+        super().write(rows, scores.scores)
+
+    def _ids(self, rows: Any, slow: Any) -> tuple[list[str], dict[int, Any]]:
+        import numpy as np
+
+        seen = self.conv.seen
+        ids, hashes = self._slice.ids, self._slice.hashes
+        positions = np.arange(rows.row0 + 1, rows.row0 + rows.num_rows + 1, dtype=np.int64)
+        before, order = seen.known(ids, hashes)  # type: ignore[attr-defined]
+        ordered = hashes[order]
+        if not slow.any() and not before.any() and not (ordered[1:] == ordered[:-1]).any():
+            seen.add_many(ids, positions, hashes, order)  # type: ignore[attr-defined]
+            return ids, {}
+        return self._walk(rows, slow, list(ids), before.tolist(), positions.tolist())
+
+    def _walk(self, rows: Any, slow: Any, row_ids: list[str], before: list[bool],
+              positions: list[int]) -> tuple[list[str], dict[int, Any]]:
+        """:meth:`ColumnarSink._ids` row by row: ``before[i]`` tells whether an earlier chunk had
+        row ``i``'s id; a row taking this chunk's id again is the duplicate (the Sample path words it)."""
+        seen = self.conv.seen
+        for i, is_slow in enumerate(slow.tolist()):
+            if not is_slow and before[i]:
+                slow[i] = True
+        todo = [i for i, is_slow in enumerate(slow.tolist()) if is_slow]
+        records = dict(zip(todo, rows.records(todo), strict=True))
+        here: set[str] = set()  # ids this chunk gave so far
+        items: dict[int, Any] = {}
+        for i, is_slow in enumerate(slow.tolist()):
+            if not is_slow and row_ids[i] in here:  # repeated within this chunk: the later row
+                slow[i] = True
+                records[i] = rows.records([i])[0]
+            if slow[i]:
+                record = records[i]
+                item = record if isinstance(record, InputError) else self.conv.convert(record, positions[i],
+                                                                                         rows.where(i))
+                if isinstance(item, InputError):
+                    if self.on_error == "raise":
+                        raise item
+                    row_ids[i] = bad_row_id(item)
+                else:
+                    row_ids[i] = item.id
+                    here.add(item.id)  # the converter noted it in ``seen``
+                items[i] = item
+            else:
+                seen[row_ids[i]] = positions[i]
+                here.add(row_ids[i])
+        return row_ids, items

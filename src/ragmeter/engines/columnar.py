@@ -127,13 +127,6 @@ def pattern_columns(evaluators: Sequence[RetrievalEvaluator],
             for ev, result in zip(evaluators, results, strict=True)]
 
 
-def fast_ids(batch: Any, cols: Columns, row0: int, fast: NDArray[np.bool_]) -> list[str]:
-    """The ids of the rows ``fast`` of a record batch whose first row is row ``row0 + 1`` of its
-    file (a row without id: that number), as :class:`ColumnarSink` gives them to a new id."""
-    raw = raw_ids(batch, cols)
-    return [raw[i] or str(row0 + i + 1) for i in np.flatnonzero(fast).tolist()]
-
-
 # ---- rows as the reader sees them -------------------------------------------------------------------
 
 

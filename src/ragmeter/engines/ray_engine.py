@@ -27,7 +27,8 @@ How it runs:
    Retrieval metrics only over a local Parquet file (:mod:`ragmeter.engines._ray_columnar`): each
    task reads a slice of the file (or gets a record batch the driver read), runs the columnar
    kernels on it and formats its rows' ``results.jsonl`` lines, returning the lines as bytes with
-   the scores and statuses the summary needs.
+   the scores and statuses the summary needs, and its rows' ids with their hashes (the driver's
+   duplicate-id check, :mod:`ragmeter.engines._ids`).
 3. **Writing.** Each task returns its chunk's results to the driver, which writes them through the
    one :class:`~ragmeter.results.RunWriter` (``results.jsonl`` in input order, ``summary.json``;
    on the columnar path the worker's lines as they are, save the rows the driver's duplicate-id
@@ -44,6 +45,7 @@ cluster shares one SQLite cache; on several machines point it at shared storage
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import itertools
 import json
@@ -286,26 +288,30 @@ def evaluate_ray(
         Ray is not installed (``pip install -e ".[ray]"`` in the ragmeter clone).
     """
     ray = require_ray()
-    if on_error not in ("raise", "skip"):
-        raise InvalidParameterError(f"on_error: expected 'raise' or 'skip', got {on_error!r}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise InvalidParameterError(f"batch_size: expected an integer >= 1, got {batch_size!r}")
+    opts = _Options(out_dir, num_workers, batch_size, on_error, field_map, format, keep_records,
+                    list(metric_modules), max_retries, progress, on_bad_row, on_judge_stats, run_info)
     judge_config, embedder_config = _configs(judge_config, embedder_config, judge_spec, judge_options,
                                              embedder_spec, embedder_options)
     for module in metric_modules:
         importlib.import_module(module)
-    opts = _Options(out_dir, num_workers, batch_size, on_error, field_map, format, keep_records,
-                    list(metric_modules), max_retries, progress, on_bad_row, on_judge_stats, run_info)
-    started_here = not ray.is_initialized()
-    if started_here:
-        ray.init(address=address, include_dashboard=False, ignore_reinit_error=True,
-                 log_to_driver=False, configure_logging=False)
-    try:
+    with _cluster(ray, address):
         from ._ray_columnar import columnar_data, evaluate_columnar
 
         if columnar_data(data, metrics, format):
             return evaluate_columnar(ray, os.fspath(data), list(metrics or ()), opts)  # type: ignore[arg-type]
         return _evaluate_samples(ray, data, metrics, opts, judge_config, embedder_config)
+
+
+@contextlib.contextmanager
+def _cluster(ray: Any, address: str | None) -> Iterator[None]:
+    """Join (or start) the cluster at ``address`` unless Ray is initialised already; shut down
+    on leaving what was joined here."""
+    started_here = not ray.is_initialized()
+    if started_here:
+        ray.init(address=address, include_dashboard=False, ignore_reinit_error=True,
+                 log_to_driver=False, configure_logging=False)
+    try:
+        yield
     finally:
         if started_here:
             ray.shutdown()
@@ -328,6 +334,13 @@ class _Options:
     on_bad_row: Callable[[InputError], None] | None
     on_judge_stats: Callable[[dict[str, Any]], None] | None
     run_info: dict[str, Any] | None
+
+    def __post_init__(self) -> None:
+        if self.on_error not in ("raise", "skip"):
+            raise InvalidParameterError(f"on_error: expected 'raise' or 'skip', got {self.on_error!r}")
+        size = self.batch_size
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise InvalidParameterError(f"batch_size: expected an integer >= 1, got {size!r}")
 
     def remote(self, ray: Any, fn: Callable[..., Any]) -> tuple[Any, int]:
         """``fn`` as a Ray task with an equal share of the cluster's CPUs, and the tasks run at once."""

@@ -1,0 +1,198 @@
+"""Sample ids on the driver of a columnar Ray run: the duplicate-id check by 64-bit hashes.
+
+The reader's rule (:class:`~ragmeter.io._records.RowConverter`) is exact: a row whose id an
+earlier row has is a bad row naming that earlier row. On the Ray engine the workers give every
+row of their slice its id (:func:`slice_ids`: the id column, a row without one numbered by its
+position) and a 64-bit hash of it (:func:`id_hashes`, vectorised over the Arrow string column;
+:func:`hash_id` is the same function for one string). The driver's :class:`HashedIds` keeps the
+hashes of every id seen sorted, in a few runs of growing size, each with the row it came from,
+so checking a chunk of rows is a few ``searchsorted`` calls and no Python per row.
+
+A hash match is never taken for a duplicate: the two ids are compared (two different ids with
+one hash are both kept), so the check stays exact; the hash only makes "never seen" cheap to
+prove.
+
+The hash: ``h = sum((b[i] + 1) * P ** (n - 1 - i)) mod 2**64`` over the id's ``n`` UTF-8 bytes
+``b`` (``P`` the 64-bit FNV prime), then ``splitmix64(h + n * C)``.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+MASK = (1 << 64) - 1
+_P = 0x100000001B3
+_C = 0x9E3779B97F4A7C15
+_M1, _M2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+
+
+def _mix(z: int) -> int:
+    z = ((z ^ (z >> 30)) * _M1) & MASK
+    z = ((z ^ (z >> 27)) * _M2) & MASK
+    return z ^ (z >> 31)
+
+
+def hash_id(sid: str) -> int:
+    """The 64-bit hash of one id (what :func:`id_hashes` gives it)."""
+    data = sid.encode("utf-8", "surrogatepass")
+    h = 0
+    for b in data:
+        h = (h * _P + b + 1) & MASK
+    return _mix((h + len(data) * _C) & MASK)
+
+
+def id_hashes(arr: Any) -> NDArray[np.uint64]:
+    """:func:`hash_id` of every string of the Arrow string array ``arr`` (no nulls), vectorised."""
+    import pyarrow as pa
+
+    if pa.types.is_large_string(arr.type):
+        arr = arr.cast(pa.string())
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    _, off_buf, data_buf = arr.buffers()
+    offsets = np.frombuffer(off_buf, dtype=np.int32)[arr.offset:arr.offset + len(arr) + 1].astype(np.int64)
+    data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    lo, hi = int(offsets[0]), int(offsets[-1])
+    lens = np.diff(offsets)
+    ends = offsets[1:] - lo
+    row = np.repeat(np.arange(len(lens)), lens)
+    power = np.ones(int(lens.max(initial=0)) + 1, dtype=np.uint64)
+    if len(power) > 1:
+        power[1:] = _P
+        power = np.cumprod(power, dtype=np.uint64)  # P ** k mod 2**64 (uint64 wraps)
+    terms = (data[lo:hi].astype(np.uint64) + np.uint64(1)) * power[ends[row] - 1 - np.arange(hi - lo)]
+    csum = np.zeros(hi - lo + 1, dtype=np.uint64)
+    np.cumsum(terms, dtype=np.uint64, out=csum[1:])
+    z = csum[ends] - csum[offsets[:-1] - lo] + lens.astype(np.uint64) * np.uint64(_C)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(_M1)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(_M2)
+    return z ^ (z >> np.uint64(31))  # type: ignore[no-any-return]
+
+
+def slice_ids(batch: Any, cols: Any, row0: int) -> tuple[list[str], NDArray[np.uint64]]:
+    """The ids of a record batch whose first row is row ``row0 + 1`` of its file (a row without
+    an id: its position, as :class:`~ragmeter.engines.columnar.ColumnarSink` numbers it) and
+    their :func:`id_hashes` (what a Ray task returns with its rows' lines)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ._arrow import _is_str_or_int
+
+    id_col = cols.by_field.get("id")
+    arr = None
+    if id_col is not None and _is_str_or_int(batch.schema.field(id_col).type):
+        arr = pc.cast(batch.column(batch.schema.get_field_index(id_col)), pa.string())
+    if arr is not None and arr.null_count == 0 and not pc.any(pc.equal(pc.utf8_length(arr), 0)).as_py():
+        return arr.to_pylist(), id_hashes(arr)
+    raw = arr.to_pylist() if arr is not None else [None] * batch.num_rows
+    ids = [sid if sid else str(row0 + i + 1) for i, sid in enumerate(raw)]
+    return ids, id_hashes(pa.array(ids, pa.string()))
+
+
+class HashedIds:
+    """Every id seen so far and the position of the row that had it: the duplicate check of the
+    reader's :class:`~ragmeter.io._records.RowConverter` (its ``seen``), exact, with a bulk path.
+
+    :meth:`known` and :meth:`add_many` take a chunk's ids with their :func:`id_hashes`; ``get`` and
+    item assignment (what ``RowConverter.convert`` calls) one id at a time.
+    """
+
+    def __init__(self) -> None:
+        self._levels: list[tuple[NDArray[np.uint64], NDArray[np.int64]]] = []  # sorted hashes, entry
+        self._ids: list[Sequence[str]] = []  # entries added in bulk, by block
+        self._positions: list[NDArray[np.int64]] = []
+        self._starts: list[int] = []
+        self._count = 0
+        self._single: dict[str, int] = {}  # ids added one at a time
+        self._single_hashes: list[int] = []
+        self._single_sorted: NDArray[np.uint64] | None = None
+
+    def __len__(self) -> int:
+        return self._count + len(self._single)
+
+    def get(self, sid: str, default: int | None = None) -> int | None:
+        """The position of the row that had ``sid`` (``default`` when none had it)."""
+        got = self._single.get(sid)
+        if got is not None:
+            return got
+        got = self._find(sid, hash_id(sid))
+        return default if got is None else got
+
+    def __contains__(self, sid: object) -> bool:
+        return isinstance(sid, str) and self.get(sid) is not None
+
+    def __setitem__(self, sid: str, pos: int) -> None:
+        self._single[sid] = pos
+        self._single_hashes.append(hash_id(sid))
+        self._single_sorted = None
+
+    def known(self, ids: Sequence[str], hashes: NDArray[np.uint64]) -> tuple[NDArray[np.bool_], NDArray[np.intp]]:
+        """Per id of a chunk: True when an earlier chunk (or row added one at a time) had it, and
+        the order that sorts ``hashes`` (for :meth:`add_many`). Exact: a hash match is checked
+        against the id it matched."""
+        order = np.argsort(hashes)
+        ordered = hashes[order]  # sorted queries: searchsorted walks each level once
+        maybe = np.zeros(len(hashes), dtype=bool)
+        for keys, _ in self._levels:
+            maybe |= _member(keys, ordered)
+        if self._single:
+            if self._single_sorted is None:
+                self._single_sorted = np.sort(np.array(self._single_hashes, dtype=np.uint64))
+            maybe |= _member(self._single_sorted, ordered)
+        seen = np.zeros(len(hashes), dtype=bool)
+        for i in order[maybe].tolist():
+            seen[i] = self.get(ids[i]) is not None
+        return seen, order
+
+    def add_many(self, ids: Sequence[str], positions: NDArray[np.int64], hashes: NDArray[np.uint64],
+                 order: NDArray[np.intp] | None = None) -> None:
+        """Add a chunk of ids none of which was seen (:meth:`known`) and that repeat none of
+        their own; ``positions`` are their rows' positions, ``order`` sorts ``hashes``."""
+        if not len(ids):
+            return
+        if order is None:
+            order = np.argsort(hashes)
+        self._levels.append((hashes[order], order.astype(np.int64) + self._count))
+        self._ids.append(ids)
+        self._positions.append(np.asarray(positions, dtype=np.int64))
+        self._starts.append(self._count)
+        self._count += len(ids)
+        while len(self._levels) > 1 and len(self._levels[-2][0]) <= 2 * len(self._levels[-1][0]):
+            (ka, ea), (kb, eb) = self._levels.pop(), self._levels.pop()
+            self._levels.append(_merge(kb, eb, ka, ea))
+
+    def _find(self, sid: str, h: int) -> int | None:
+        key = np.uint64(h)
+        for keys, entries in self._levels:
+            lo, hi = np.searchsorted(keys, key, "left"), np.searchsorted(keys, key, "right")
+            for e in entries[lo:hi].tolist():
+                b = bisect.bisect_right(self._starts, e) - 1
+                if self._ids[b][e - self._starts[b]] == sid:
+                    return int(self._positions[b][e - self._starts[b]])
+        return None
+
+
+def _member(keys: NDArray[np.uint64], hashes: NDArray[np.uint64]) -> NDArray[np.bool_]:
+    """Per hash: is it in the sorted ``keys``."""
+    if not len(keys):
+        return np.zeros(len(hashes), dtype=bool)
+    j = np.minimum(np.searchsorted(keys, hashes), len(keys) - 1)
+    return keys[j] == hashes  # type: ignore[no-any-return]
+
+
+def _merge(ka: NDArray[np.uint64], ea: NDArray[np.int64], kb: NDArray[np.uint64],
+           eb: NDArray[np.int64]) -> tuple[NDArray[np.uint64], NDArray[np.int64]]:
+    """Two sorted runs (keys with their entries) as one sorted run."""
+    at_b = np.searchsorted(ka, kb, "right") + np.arange(len(kb))  # where each of b lands
+    is_b = np.zeros(len(ka) + len(kb), dtype=bool)
+    is_b[at_b] = True
+    keys = np.empty(len(is_b), dtype=np.uint64)
+    entries = np.empty(len(is_b), dtype=np.int64)
+    keys[at_b], entries[at_b] = kb, eb
+    keys[~is_b], entries[~is_b] = ka, ea
+    return keys, entries

@@ -1,0 +1,148 @@
+"""The Ray driver's duplicate-id check by hashes (engines/_ids.py) and the workers' streamed slices:
+exact under hash collisions, and the same files as the columnar engine, without a Ray cluster (the
+worker function runs in this process; the driver's sink takes its results as Ray hands them)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from ragmeter.engines import _ids
+from ragmeter.engines._ids import HashedIds, hash_id, id_hashes
+
+pa = pytest.importorskip("pyarrow")
+pq = pytest.importorskip("pyarrow.parquet")
+
+MASK = (1 << 64) - 1
+
+
+def _by_formula(text: str) -> int:
+    """The module docstring's formula, written out with pow (an independent reading of it)."""
+    data = text.encode("utf-8")
+    n = len(data)
+    h = sum((b + 1) * pow(0x100000001B3, n - 1 - i, 1 << 64) for i, b in enumerate(data)) % (1 << 64)
+    z = (h + n * 0x9E3779B97F4A7C15) % (1 << 64)
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) % (1 << 64)
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) % (1 << 64)
+    return z ^ (z >> 31)
+
+
+def test_hash_of_one_id_follows_the_formula() -> None:
+    for text in ["", "a", "q0", "q10", "é漢😀", "\x00"]:
+        assert hash_id(text) == _by_formula(text)
+    assert hash_id("ab") != hash_id("ba") and hash_id("a") != hash_id("a\x00")
+
+
+def test_vectorised_hashes_equal_one_by_one_on_sliced_and_large_arrays() -> None:
+    rnd = random.Random(5)
+    alphabet = "ab\x00é漢😀q0123"
+    ids = ["".join(rnd.choice(alphabet) for _ in range(rnd.randint(0, 14))) for _ in range(3000)]
+    expected = [hash_id(s) for s in ids]
+    arr = pa.array(ids, pa.string())
+    assert id_hashes(arr).tolist() == expected
+    assert id_hashes(arr.slice(37, 500)).tolist() == expected[37:537]
+    assert id_hashes(pa.array(ids, pa.large_string())).tolist() == expected
+    assert id_hashes(pa.chunked_array([arr.slice(0, 10), arr.slice(10, 5)])).tolist() == expected[:15]
+    assert len(set(expected)) == len(set(ids))  # no collision among these
+
+
+def _chunk(ids: list[str], first_pos: int) -> tuple[list[str], np.ndarray, np.ndarray]:
+    return ids, np.arange(first_pos, first_pos + len(ids)), id_hashes(pa.array(ids, pa.string()))
+
+
+def test_bulk_chunks_find_every_earlier_id_with_its_position() -> None:
+    seen = HashedIds()
+    for k in range(40):  # 40 chunks of 100: the sorted runs are merged many times
+        ids, pos, h = _chunk([f"q{k * 100 + i}" for i in range(100)], k * 100 + 1)
+        known, order = seen.known(ids, h)
+        assert not known.any()
+        seen.add_many(ids, pos, h, order)
+    assert len(seen) == 4000
+    assert [seen.get(f"q{i}") for i in (0, 99, 1234, 3999)] == [1, 100, 1235, 4000]
+    assert seen.get("q4000") is None and "q-1" not in seen and "q17" in seen
+    ids, _, h = _chunk(["new", "q2500", "q3999", "also new"], 4001)
+    assert seen.known(ids, h)[0].tolist() == [False, True, True, False]
+    seen["one"] = 4100  # a row the Sample path took: RowConverter adds it one at a time
+    ids, _, h = _chunk(["one", "two"], 4101)
+    assert seen.known(ids, h)[0].tolist() == [True, False] and seen.get("one") == 4100
+
+
+def test_every_hash_colliding_still_tells_ids_apart(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_ids, "hash_id", lambda sid: 7)
+    seen = HashedIds()
+    zeros = np.full(3, 7, dtype=np.uint64)
+    seen.add_many(["a", "b", "c"], np.array([1, 2, 3]), zeros)
+    seen.add_many(["d", "e", "f"], np.array([4, 5, 6]), zeros)
+    known, _ = seen.known(["x", "e", "y"], zeros)
+    assert known.tolist() == [False, True, False]  # same hash, different id: not a duplicate
+    assert seen.get("f") == 6 and seen.get("z") is None and "a" in seen
+    seen["z"] = 9
+    assert seen.known(["z", "w", "b"], zeros)[0].tolist() == [True, False, True]
+
+
+def _ray_sink_run(path: Path, metrics: list[str], out: Path, rows: int, collide: bool) -> Any:
+    """The columnar Ray run's driver over ``path`` in slices of ``rows``, each scored by the
+    worker's function here (what the task returns, as Ray hands it back); every hash 7 with
+    ``collide``."""
+    from ragmeter.engines import _ray_columnar, columnar
+    from ragmeter.evaluator import plan
+    from ragmeter.io._records import DEFAULT_MAX_TEXT_CHARS, RowConverter
+    from ragmeter.results import RunWriter
+
+    run = plan(metrics, evaluators=columnar.retrieval_evaluators(metrics))
+    pf, cols, map_cols = columnar._open(str(path), {}, DEFAULT_MAX_TEXT_CHARS)
+    conv = RowConverter(str(path), {}, unit="row", max_text_chars=DEFAULT_MAX_TEXT_CHARS, seen=HashedIds())
+    sink = _ray_columnar._RaySink(run, RunWriter(run.names, out_dir=out, keep_records=False), conv, cols,
+                                  on_error="skip")
+    for row0, batch in columnar._record_batches(pf, rows, str(path)):
+        result = _ray_columnar.score_batch_on_worker(batch, cols, metrics, [], row0)
+        if collide:
+            result.hashes = np.full(len(result.hashes), 7, dtype=np.uint64)
+        sink.write(columnar.ArrowRows(batch, row0, map_cols), result)
+    return sink.finish(0.0, path=str(path), keys=pf.schema_arrow.names)
+
+
+@pytest.mark.parametrize("collide", [False, True])
+def test_ray_driver_writes_what_the_columnar_engine_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         collide: bool) -> None:
+    # duplicates across slices, within a slice, of a Sample-path row, rows without ids: with every
+    # hash equal the check falls back to comparing ids and must decide each row the same way
+    from ragmeter.engines.columnar import evaluate_parquet
+
+    if collide:
+        monkeypatch.setattr(_ids, "hash_id", lambda sid: 7)
+    rows = [{"id": f"q{i}", "contexts": [{"id": f"d{(i + j) % 9}"} for j in range(4)],
+             "relevant": [f"d{i % 9}"]} for i in range(230)]
+    rows[120]["id"] = "q10"  # an earlier slice's id
+    rows[131]["id"] = "q125"  # an earlier row of its slice
+    rows[60]["contexts"] = [{"id": "dx", "text": "some passage"}]  # a text: the Sample path
+    rows[60]["relevant"] = ["d999"]
+    rows[75]["id"] = "q60"  # the Sample-path row's id
+    rows[90]["id"] = None  # numbered by its position
+    rows[200]["id"] = "91"  # ... which a later row takes
+    path = tmp_path / "d.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    metrics = ["mrr", "ndcg@3"]
+    expected = evaluate_parquet(path, metrics, out_dir=tmp_path / "columnar", on_error="skip")
+    got = _ray_sink_run(path, metrics, tmp_path / "ray", 50, collide)
+    assert (tmp_path / "ray" / "results.jsonl").read_bytes() == (tmp_path / "columnar" / "results.jsonl").read_bytes()
+    assert got.ids == expected.ids and got.ids[90] == "91" and got.ids[120] == f"{path}:121"
+    assert got.summary() == expected.summary() and got.summary()["mrr"]["errors"] == 4
+
+
+def test_streamed_row_group_slices_equal_the_table(tmp_path: Path) -> None:
+    from ragmeter.engines._ray_columnar import _GroupStream
+
+    table = pa.table({"x": list(range(100)), "s": [f"v{i}" for i in range(100)]})
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path)
+    stream = _GroupStream(pq.ParquetFile(path).iter_batches(batch_size=7, row_groups=[0]))
+    for start, length in [(0, 10), (10, 10), (35, 12), (47, 1), (80, 20)]:  # slices skipped between
+        got = stream.take(start, length)
+        assert got.column("x").to_pylist() == list(range(start, start + length))
+        assert got.column("s").to_pylist() == [f"v{i}" for i in range(start, start + length)]
+        assert stream.exhausted() == (start + length == 100)
