@@ -63,6 +63,13 @@ class ChunkRating:
     weighted: WeightedRating | None = None
 
     @property
+    def hard(self) -> float:
+        """The 0-10 rating from the judge's hard answer: ``hard_rating``, or ``relevant`` as 10/0."""
+        if self.hard_rating is not None:
+            return self.hard_rating
+        return self.rating if self.relevant is None else (10.0 if self.relevant else 0.0)
+
+    @property
     def scoring(self) -> str:
         """"probability" when the rating came from log-probabilities, else "hard"."""
         return "probability" if self.p_yes is not None or self.weighted is not None else "hard"
