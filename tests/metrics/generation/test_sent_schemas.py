@@ -29,7 +29,6 @@ from typing import Any
 import pytest
 
 from ragmeter import Sample, evaluate
-from ragmeter import registry as reg
 from ragmeter.judges.judge import judge_cache_key, request_schema
 from ragmeter.metrics.generation._schema import Graded
 from ragmeter.metrics.generation.passage_recall import scores_for
@@ -38,6 +37,7 @@ from ragmeter.metrics.generation.rubric import register_rubric
 from .rules import REPLIES, judge_rule
 from .test_fake_judge import NAMES, ROW
 from .test_judged_metrics import BagOfWordsEmbedder
+from .test_rubric import registry_snapshot  # noqa: F401  (autouse: rubrics registered here are dropped after)
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 #: Annotations: read by no branch, constrain nothing (dropping them loses nothing).
@@ -116,14 +116,6 @@ def unenforced(schema: Any, path: str = "#") -> list[str]:
     for where, child in children:
         out += unenforced(child, where)
     return out
-
-
-@pytest.fixture(autouse=True)
-def registry_snapshot(monkeypatch):
-    """Rubrics registered here are gone after the test (the registry is process-global)."""
-    reg._ensure_loaded()
-    monkeypatch.setattr(reg, "_REGISTRY", dict(reg._REGISTRY))
-    monkeypatch.setattr(reg, "_ALIASES", dict(reg._ALIASES))
 
 
 @pytest.fixture
