@@ -45,7 +45,8 @@ def test_separation_per_chunk_and_errors_counted():
                _rec("context_relevancy", 0.0, chunks=[{"rating": None}]),
                _rec("context_relevancy", None, error={"type": "JudgeParseError"})]
     labels = [{"context_relevance": [1, 0]}, {"context_relevance": [1]}, {"context_relevance": [0]}]
-    (row,) = jq.separation(records, labels)
+    row, hard = jq.separation(records, labels)
+    assert hard["metric"] == "context_relevancy [hard]" and hard["auroc"] == row["auroc"]  # no hard value kept
     # positives: 10, 0 (unrated counts 0); negatives: 0 -> pairs: win, tie -> 1.5 / 2
     assert row["n"] == 3 and row["errors"] == 1 and row["auroc"] == pytest.approx(0.75)
     assert row["mean_pos"] == 5.0 and row["mean_neg"] == 0.0
@@ -66,7 +67,7 @@ def test_separation_passage_recall_against_human_final():
     records = [_rec("passage_recall", 0.9, final=4.5), _rec("passage_recall", 0.5, final=2.5)]
     labels = [{"complete": True, "essential_covered": [5], "bonus_covered": []},
               {"complete": False, "essential_covered": [3, 1], "bonus_covered": [5]}]
-    (row,) = jq.separation(records, labels)
+    row, _ = jq.separation(records, labels)
     assert row["auroc"] == 1.0 and row["spearman"] == pytest.approx(1.0)
     assert row["mae_final"] == pytest.approx((0.5 + 0.75) / 2)
 
@@ -112,3 +113,107 @@ def test_hard_rows_use_the_hard_verdicts_behind_probability_scores():
     assert hard_h["auroc"] == pytest.approx(0.75) and hard_h["mean_pos"] == 0.0 and hard_h["mean_neg"] == 0.5
     claims = _rec("faithfulness", 0.6, claims=[{"supported": True, "p_yes": 0.8}, {"supported": False, "p_yes": 0.4}])
     assert jq.hard_score(claims["metrics"]["faithfulness"]["details"]) == 0.5
+
+
+# ---- [hard] rows of every rated metric (#12): hand-computed AUROCs on made-up records ----------------
+
+def _rows(records, labels):
+    return {r["metric"]: r for r in check.separation(records, labels)}
+
+
+def test_correctness_hard_row_uses_the_hard_rating_and_its_rho():
+    n = "correctness"
+    records = [_rec(n, 0.9, rating=6, weighted_rating=9.0, scoring="probability"),   # correct 5
+               _rec(n, 0.3, rating=8, weighted_rating=3.0, scoring="probability"),   # correct 2
+               _rec(n, 0.7, rating=7, weighted_rating=None, scoring="hard"),         # correct 4
+               _rec(n, 0.0)]                                                          # empty answer: no rating; 1
+    labels = [{"correct": c} for c in (5, 2, 4, 1)]
+    rows = _rows(records, labels)
+    # weighted: pos (>= 4) [0.9, 0.7] above neg [0.3, 0.0] -> 1.0; rho: same order as the grades -> 1
+    assert rows[n]["auroc"] == 1.0 and rows[n]["spearman"] == pytest.approx(1.0)
+    # hard: pos [0.6, 0.7], neg [0.8, 0.0 (the score: no hard rating)] -> 2 wins of 4 pairs
+    hard = rows[f"{n} [hard]"]
+    assert hard["auroc"] == pytest.approx(0.5) and hard["n"] == 4
+    assert (hard["mean_pos"], hard["mean_neg"]) == (pytest.approx(0.65), pytest.approx(0.4))
+    # ranks of the hard values [0.6, 0.8, 0.7, 0.0] -> [2, 4, 3, 1], of the grades [4, 2, 3, 1]:
+    # sum d^2 = 4 + 4 = 8, rho = 1 - 6 * 8 / (4 * 15) = 0.2
+    assert hard["spearman"] == pytest.approx(0.2)
+    report = check.metric_report(check.labelled_pairs(n, records, labels), {}, 1.0, check.Thresholds())
+    assert report["auroc"] == 1.0 and report["auroc_hard"] == pytest.approx(0.5)
+    assert report["spearman_hard"]["rho"] == pytest.approx(0.2)
+
+
+def test_answer_grade_and_answer_relevancy_hard_rows():
+    g = "answer_grade"
+    records = [_rec(g, 0.625, grade=4, weighted_grade=3.5), _rec(g, 0.5, grade=3, weighted_grade=3.0),
+               _rec(g, 0.75, grade=2, weighted_grade=4.0)]
+    rows = _rows(records, [{"correct": 5}, {"correct": 3}, {"correct": 2}])
+    # weighted: pos [0.625] vs neg [0.5, 0.75] -> 1 of 2; hard (grade - 1) / 4: [0.75] vs [0.5, 0.25] -> 1
+    assert rows[g]["auroc"] == pytest.approx(0.5) and rows[f"{g} [hard]"]["auroc"] == 1.0
+    a = "answer_relevancy"
+    records = [_rec(a, 0.4, responds=True, p_yes=0.4, scoring="probability"),       # relevant
+               _rec(a, 0.6, responds=False, p_yes=0.6, scoring="probability"),      # not
+               _rec(a, 0.3, questions=[{"question": "q", "similarity": 0.3}]),     # relevant, embedder: no hard
+               _rec(a, 0.55, rating=2, weighted_rating=5.5, scoring="probability")]  # not
+    rows = _rows(records, [{"relevant": y} for y in (True, False, True, False)])
+    # weighted: pos [0.4, 0.3] below neg [0.6, 0.55] -> 0; hard: pos [1, 0.3] above neg [0, 0.2] -> 1
+    assert rows[a]["auroc"] == 0.0 and rows[f"{a} [hard]"]["auroc"] == 1.0
+    assert rows[f"{a} [hard]"]["mean_pos"] == pytest.approx(0.65) and rows[f"{a} [hard]"]["mean_neg"] == 0.1
+
+
+def test_chunk_metrics_hard_rows_per_chunk():
+    c = "context_relevancy"
+    records = [_rec(c, 0.675, chunks=[{"rating": 7.5, "hard_rating": 9}, {"rating": 6.0, "hard_rating": 2}]),
+               _rec(c, 0.25, chunks=[{"rating": 5.0, "relevant": False, "p_yes": 0.5}, {"rating": None}])]
+    labels = [{"context_relevance": [1, 0]}, {"context_relevance": [1, 0]}]
+    rows = _rows(records, labels)
+    # used ratings: pos [7.5, 5.0] neg [6.0, 0.0] -> 7.5>6, 7.5>0, 5<6, 5>0 -> 3/4
+    assert rows[c]["auroc"] == pytest.approx(0.75)
+    # hard: pos [9, 0 (relevant: no)] neg [2, 0 (unrated)] -> win, win, loss, tie -> 2.5/4
+    assert rows[f"{c} [hard]"]["auroc"] == pytest.approx(0.625) and rows[f"{c} [hard]"]["n"] == 4
+    p = "context_precision_llm"
+    records = [_rec(p, 1.0, ratings=[8.0, 3.0], hard_ratings=[2, 3]),
+               _rec(p, 0.5, ratings=[2.0, 6.0])]  # a record without hard_ratings: the ratings
+    labels = [{"context_relevance": [1, 0]}, {"context_relevance": [0, 1]}]
+    rows = _rows(records, labels)
+    # used: pos [8, 6] neg [3, 2] -> 1; hard: pos [2, 6] neg [3, 2] -> loss, tie, win, win -> 2.5/4
+    assert rows[p]["auroc"] == 1.0 and rows[f"{p} [hard]"]["auroc"] == pytest.approx(0.625)
+
+
+def test_passage_recall_hard_row_from_the_hard_final_and_errors_counted():
+    n = "passage_recall"
+    records = [_rec(n, 0.9, final=4.5, hard_final=3.0), _rec(n, 0.5, final=2.5, hard_final=4.0),
+               _rec(n, None, error={"type": "JudgeParseError"})]
+    labels = [{"complete": True, "essential_covered": [5], "bonus_covered": []},
+              {"complete": False, "essential_covered": [3, 1], "bonus_covered": [5]},
+              {"complete": False, "essential_covered": [1], "bonus_covered": []}]
+    rows = _rows(records, labels)
+    # human finals 5.0 and 3.25; weighted finals 4.5, 2.5 -> AUROC 1, rho 1; hard 3.0, 4.0 -> 0 and -1
+    assert rows[n]["auroc"] == 1.0 and rows[n]["spearman"] == pytest.approx(1.0)
+    hard = rows[f"{n} [hard]"]
+    assert hard["auroc"] == 0.0 and hard["spearman"] == pytest.approx(-1.0) and hard["errors"] == 1
+    assert (hard["mean_pos"], hard["mean_neg"]) == (pytest.approx(0.6), pytest.approx(0.8))
+
+
+def test_hard_rows_read_the_details_the_metrics_really_write(fake_llm, make_judge):
+    from ragmeter import Sample, evaluate
+    from tests.judges.fake_server import Reply
+    from tests.metrics.generation.rules import spelled
+
+    # answer "A": hard grade 2, weighted (2*0.1 + 5*0.9) = 4.7; answer "B": hard 4, weighted (4*0.2 + 2*0.8) = 2.4
+    replies = {"AAA": spelled([('{"reasoning": "r", "grade": ', {}), ("2", {"2": 0.1, "5": 0.9}), ("}", {})]),
+               "BBB": spelled([('{"reasoning": "r", "grade": ', {}), ("4", {"4": 0.2, "2": 0.8}), ("}", {})])}
+
+    def rule(call) -> Reply:
+        return next(r for key, r in replies.items() if key in call.user_text)
+
+    fake_llm.rule = rule
+    samples = [Sample.model_validate({"id": k, "query": "q", "answer": k, "reference": "ref"}) for k in replies]
+    run = evaluate(samples, ["answer_grade"], judge=make_judge())
+    rows = _rows(run.records, [{"correct": 5}, {"correct": 1}])
+    assert [r["metrics"]["answer_grade"]["score"] for r in run.records] == [pytest.approx(0.925),
+                                                                             pytest.approx(0.35)]
+    assert rows["answer_grade"]["auroc"] == 1.0 and rows["answer_grade"]["spearman"] == pytest.approx(1.0)
+    hard = rows["answer_grade [hard]"]  # hard (2-1)/4 = 0.25 for the correct one, (4-1)/4 = 0.75 for the other
+    assert hard["auroc"] == 0.0 and hard["spearman"] == pytest.approx(-1.0)
+    assert (hard["mean_pos"], hard["mean_neg"]) == (0.25, 0.75)

@@ -18,12 +18,20 @@ faithfulness           ``faithful``                            row
 hallucination_rate     ``faithful`` (score reversed)           row
 answer_relevancy       ``relevant``                            row
 context_relevancy      ``context_relevance[i]`` per chunk       chunk (its 0-10 rating)
+context_precision_llm  ``context_relevance[i]`` per chunk       chunk (its 0-10 rating; not checked by
+                                                               default: it shares context_relevancy's
+                                                               ratings)
 correctness            ``correct >= 4``                        row; rho against ``correct`` (1-5)
 answer_grade           ``correct >= 4``                        row; rho against ``correct`` (1-5)
 passage_recall         ``complete``                            row; rho and MAE of the 1-5 final
                                                                against the one the human section
                                                                scores give
 =====================  =====================================  ======================================
+
+Every judged metric also gets the same numbers from its *hard* values (:func:`hard_value`: the
+verdicts and ratings the judge wrote, kept in the details beside a probability-weighted score; the
+score itself where a result has none, e.g. ``scoring=hard``): ``auroc_hard`` in the report, a
+``NAME [hard]`` row in :func:`separation`.
 
 A judge error on a row is counted (``errors``), never scored; an undefined score is left out
 (``undefined``). The bench ``bench/judge_quality.py`` prints the same numbers from these functions.
@@ -48,13 +56,15 @@ from ..errors import InputError, InvalidParameterError, JudgeUnreachable
 BUNDLED = {"faithfulness": "judge_validation.jsonl", "hallucination_rate": "judge_validation.jsonl",
            "answer_relevancy": "judge_validation.jsonl", "context_relevancy": "judge_validation.jsonl",
            "correctness": "judge_validation.jsonl", "answer_grade": "judge_validation.jsonl",
-           "passage_recall": "passage_recall_validation.jsonl"}
+           "passage_recall": "passage_recall_validation.jsonl", "context_precision_llm": "judge_validation.jsonl"}
 #: The metrics checked by default.
-DEFAULT_METRICS = tuple(BUNDLED)
+DEFAULT_METRICS = tuple(k for k in BUNDLED if k != "context_precision_llm")
+#: Metrics labelled per retrieved chunk (``labels.context_relevance[i]``).
+CHUNK_METRICS = ("context_relevancy", "context_precision_llm")
 #: The ``labels`` field each metric reads.
 LABEL_FIELD = {"faithfulness": "faithful", "hallucination_rate": "faithful", "answer_relevancy": "relevant",
-               "context_relevancy": "context_relevance", "correctness": "correct", "answer_grade": "correct",
-               "passage_recall": "complete"}
+               "context_relevancy": "context_relevance", "context_precision_llm": "context_relevance",
+               "correctness": "correct", "answer_grade": "correct", "passage_recall": "complete"}
 #: Offline metrics scored against the same labels (for comparison in the bench; no judge needed).
 OFFLINE_LABEL = {"lexical_faithfulness": "faithful", "fact_consistency": "faithful", "token_f1": "correct",
                  "rouge_l": "correct", "semantic_similarity": "correct"}
@@ -115,7 +125,8 @@ class Pairs:
     the good side (faithful, relevant, correct, complete); ``sign`` is -1 for a lower-is-better
     metric (its score is negated for the AUROC); ``scale`` is the top of the score's range (10 for
     a chunk's 0-10 rating, else 1). ``graded``: (judge, human) pairs for rho.
-    ``hard``: hard-verdict faithfulness per unit when the score is probability-weighted.
+    ``hard``: per unit, the hard value (:func:`hard_value`) on the score's scale, else the score;
+    ``hard_graded``: ``graded`` with the hard values.
     ``rows``: per sample ``{"id", "score", "label"}`` with the label on the metric's own scale
     (what ``calibrate --judge-check`` reads).
     """
@@ -128,6 +139,7 @@ class Pairs:
     labels: list[int] = field(default_factory=list)
     graded: list[tuple[float, float]] = field(default_factory=list)
     hard: list[float] = field(default_factory=list)
+    hard_graded: list[tuple[float, float]] = field(default_factory=list)
     rows: list[dict[str, Any]] = field(default_factory=list)
     errors: int = 0
     undefined: int = 0
@@ -153,6 +165,50 @@ def hard_score(details: dict[str, Any]) -> float | None:
     return None
 
 
+def hard_value(base: str, details: dict[str, Any]) -> float | None:
+    """The score metric ``base`` would have from the hard verdicts or ratings in a result's
+    ``details`` (on the score's own scale; for hallucination_rate the hard *faithfulness*, see
+    :func:`hard_score`), None when the details keep none (the score already is the hard one, or
+    the result has no judge rating: an embedder score, an empty-answer shortcut).
+
+    faithfulness, hallucination_rate: :func:`hard_score`; correctness (both scales) and
+    answer_relevancy without embedder (graded): ``rating / 10``; answer_relevancy binary:
+    ``responds`` as 1/0; answer_grade: ``(grade - 1) / 4``; passage_recall: ``hard_final / 5``.
+    Chunk metrics are per chunk: :func:`chunk_ratings`."""
+    if base in ("faithfulness", "hallucination_rate"):
+        return hard_score(details)
+    if base in ("correctness", "answer_relevancy") and isinstance(details.get("rating"), int | float):
+        return float(details["rating"]) / 10
+    if base == "answer_relevancy" and isinstance(details.get("responds"), bool):
+        return float(details["responds"])
+    if base == "answer_grade" and isinstance(details.get("grade"), int | float):
+        return (float(details["grade"]) - 1) / 4
+    if base == "passage_recall" and isinstance(details.get("hard_final"), int | float):
+        return float(details["hard_final"]) / 5
+    return None
+
+
+def chunk_ratings(base: str, details: dict[str, Any]) -> tuple[list[float], list[float]]:
+    """``(ratings, hard ratings)`` per chunk (0-10) of a chunk metric's details: context_relevancy's
+    ``chunks[i]`` (``rating``; hard: ``hard_rating``, or ``relevant`` as 10/0 on the binary scale),
+    context_precision_llm's ``ratings`` / ``hard_ratings``; an unrated chunk counts 0, a chunk
+    without a hard value its rating."""
+    if base == "context_precision_llm":
+        used = [float(r or 0.0) for r in details.get("ratings") or []]
+        hard = details.get("hard_ratings") or used
+        return used, [float(h) if h is not None else u for h, u in zip(hard, used, strict=True)]
+    used, hard = [], []
+    for chunk in details.get("chunks") or []:
+        used.append(float(chunk["rating"]) if chunk.get("rating") is not None else 0.0)
+        if chunk.get("hard_rating") is not None:
+            hard.append(float(chunk["hard_rating"]))
+        elif isinstance(chunk.get("relevant"), bool):
+            hard.append(10.0 if chunk["relevant"] else 0.0)
+        else:
+            hard.append(used[-1])
+    return used, hard
+
+
 def labelled_pairs(name: str, records: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]]) -> Pairs:
     """The :class:`Pairs` of metric ``name`` from evaluation records (``RunResult.records``) and
     the rows' ``labels`` objects, in the same order (label rules: the module docstring)."""
@@ -163,7 +219,7 @@ def labelled_pairs(name: str, records: Sequence[dict[str, Any]], labels: Sequenc
     if field_ is None:
         raise InvalidParameterError(f"metrics: no label rule for {name!r}; expected one of "
                                     f"{', '.join([*LABEL_FIELD, *OFFLINE_LABEL])}")
-    chunks = base == "context_relevancy"
+    chunks = base in CHUNK_METRICS
     out = Pairs(name, unit="chunk" if chunks else "row", sign=1.0 if _higher_is_better(base) else -1.0,
                 scale=10.0 if chunks else 1.0)
     for rec, lab in zip(records, labels, strict=True):
@@ -176,26 +232,30 @@ def labelled_pairs(name: str, records: Sequence[dict[str, Any]], labels: Sequenc
             out.undefined += 1
             continue
         score, details = float(r["score"]), r.get("details") or {}
-        if base == "context_relevancy":
+        if chunks:
             rel = [int(bool(x)) for x in lab["context_relevance"]]
-            for chunk, y in zip(details["chunks"], rel, strict=True):
-                out.scores.append(chunk["rating"] if chunk["rating"] is not None else 0.0)
+            used, hard = chunk_ratings(base, details)
+            for u, h, y in zip(used, hard, rel, strict=True):
+                out.scores.append(u)
+                out.hard.append(h)
                 out.labels.append(y)
             out.rows.append({"id": rec.get("id"), "score": score, "label": float(np.mean(rel)) if rel else 0.0})
             continue
+        h = hard_value(base, details) if base in LABEL_FIELD else None
+        hard = score if h is None else (1.0 - h if base == "hallucination_rate" else h)
         if field_ == "correct":
             y = int(lab["correct"] >= 4)
             out.graded.append((score, float(lab["correct"])))
+            out.hard_graded.append((hard, float(lab["correct"])))
         else:
             y = int(bool(lab[field_]))
         if base == "passage_recall":
-            human = passage_recall_score(lab["essential_covered"], lab["bonus_covered"])
-            out.graded.append((float(details["final"]), float(human)))
+            human = float(passage_recall_score(lab["essential_covered"], lab["bonus_covered"]))
+            out.graded.append((float(details["final"]), human))
+            out.hard_graded.append((float(details.get("hard_final", details["final"])), human))
         out.scores.append(score)
         out.labels.append(y)
-        if base in ("faithfulness", "hallucination_rate"):
-            h = hard_score(details)
-            out.hard.append((1.0 - h if out.sign < 0 else h) if h is not None else score)
+        out.hard.append(hard)
         out.rows.append({"id": rec.get("id"), "score": score, "label": float(y if out.sign > 0 else 1 - y)})
     return out
 
@@ -203,8 +263,9 @@ def labelled_pairs(name: str, records: Sequence[dict[str, Any]], labels: Sequenc
 def separation(records: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The bench's table: per metric with a label rule, n scored, errors, AUROC, the mean score of
     the label-1 and label-0 units, Spearman's rho (graded labels) and, for passage_recall, the MAE
-    of the 1-5 final; plus a ``NAME [hard]`` row with the hard verdicts' AUROC for
-    probability-weighted faithfulness / hallucination_rate."""
+    of the 1-5 final; plus, per judged metric, a ``NAME [hard]`` row: the same AUROC, means and rho
+    from the hard values (:func:`hard_value`, per chunk :func:`chunk_ratings`; the score where a
+    result keeps none)."""
     from scipy import stats
 
     from ..stats.roc import auroc
@@ -226,12 +287,16 @@ def separation(records: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any
             row["mae_final"] = float(np.mean([abs(a - b) for a, b in p.graded]))
         rows.append(row)
     for name in records[0]["metrics"]:
-        if base_of(name) in ("faithfulness", "hallucination_rate"):
+        if base_of(name) in LABEL_FIELD:
             p = labelled_pairs(name, records, labels)
             pos, neg = p.split(p.hard)
             mp, mn = (float(np.mean([p.sign * v for v in x])) if x else math.nan for x in (pos, neg))
-            rows.append({"metric": f"{name} [hard]", "n": len(p.hard), "errors": 0, "auroc": _nan(auroc(pos, neg)),
-                         "mean_pos": mp, "mean_neg": mn})
+            hard_row = {"metric": f"{name} [hard]", "n": len(p.hard), "errors": p.errors,
+                        "auroc": _nan(auroc(pos, neg)), "mean_pos": mp, "mean_neg": mn}
+            if p.hard_graded:
+                hard_row["spearman"] = float(stats.spearmanr([g[0] for g in p.hard_graded],
+                                                             [g[1] for g in p.hard_graded]).statistic)
+            rows.append(hard_row)
     return rows
 
 
@@ -339,6 +404,8 @@ def metric_report(p: Pairs, judge_stats: dict[str, Any], seconds: float, thresho
     }
     if p.hard and any(h != s for h, s in zip(p.hard, p.scores, strict=True)):
         report["auroc_hard"] = auroc(*p.split(p.hard))
+        if p.hard_graded:
+            report["spearman_hard"] = _spearman(p.hard_graded, confidence)
     if base_of(p.metric) == "passage_recall" and p.graded:
         report["mae_final"] = float(np.mean([abs(a - b) for a, b in p.graded]))
     report.update({
@@ -412,7 +479,8 @@ def load_labelled(path: str | Path, limit: int | None = None) -> tuple[list[Any]
 def _check_labels(name: str, path: str, labels: Sequence[dict[str, Any]]) -> None:
     """Raise InputError naming file, row and field when a row lacks a label ``name`` needs."""
     base = base_of(name)
-    need = {"context_relevancy": ("context_relevance",), "passage_recall": ("complete", "essential_covered",
+    need = {"context_relevancy": ("context_relevance",), "context_precision_llm": ("context_relevance",),
+            "passage_recall": ("complete", "essential_covered",
                                                                             "bonus_covered")}.get(
         base, (LABEL_FIELD.get(base) or OFFLINE_LABEL[base],))
     for i, lab in enumerate(labels, start=1):

@@ -216,6 +216,7 @@ def test_graded_chunks_are_weighted_and_context_precision_shares_the_call(judge,
     # only chunk 3 reaches the threshold 5 once weighted: CP = Precision@3 * 1 / 1 = 1/3
     cp = m["context_precision_llm"]
     assert cp["details"]["relevant_ranks"] == [3] and cp["score"] == pytest.approx(1 / 3)
+    assert cp["details"]["hard_ratings"] == [6, 2, 9]  # what judge-check's [hard] row reads
     assert len(fake_llm.log) == 1
 
 

@@ -262,8 +262,10 @@ def test_binary_chunk_relevance_rates_10_p_yes_and_keeps_the_hard_decision():
 
     judge, _ = judge_of(h)
     smp = Sample.model_validate({"id": "c", "query": "q?", "contexts": ["a", "b"]})
-    r = evaluate([smp], ["context_relevancy(scale=binary)"], judge=judge).records[0]["metrics"]
-    r = next(iter(r.values()))
+    both = evaluate([smp], ["context_relevancy(scale=binary)", "context_precision_llm(scale=binary)"],
+                    judge=judge).records[0]["metrics"]
+    r, cp = both.values()
     assert [c["rating"] for c in r["details"]["chunks"]] == pytest.approx([8.0, 10 * 0.3 / 0.9])
     assert [c["relevant"] for c in r["details"]["chunks"]] == [True, False]
+    assert cp["details"]["hard_ratings"] == [10.0, 0.0]  # the hard decisions, as judge-check's [hard] row reads
     assert r["score"] == pytest.approx((0.8 + 0.3 / 0.9) / 2)

@@ -11,12 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from ...types import Sample
 from ._memo import shared
 from ._prompting import numbered, reply_shape, template
-from ._schema import YesNo, align, sized
+from ._schema import YesNo, align, scale, sized
 from ._verdict import WeightedRating, asked_logprobs, field_ratings, field_yes_shares
 
 
@@ -25,7 +25,7 @@ class Rating(BaseModel):
 
     passage: int
     reason: str
-    rating: float = Field(ge=0, le=10)
+    rating: float = scale(0, 10)
 
 
 class Ratings(BaseModel):
@@ -61,6 +61,13 @@ class ChunkRating:
     hard_rating: float | None = None
     p_yes: float | None = None
     weighted: WeightedRating | None = None
+
+    @property
+    def hard(self) -> float:
+        """The 0-10 rating from the judge's hard answer: ``hard_rating``, or ``relevant`` as 10/0."""
+        if self.hard_rating is not None:
+            return self.hard_rating
+        return self.rating if self.relevant is None else (10.0 if self.relevant else 0.0)
 
     @property
     def scoring(self) -> str:

@@ -41,11 +41,25 @@ def _yes_no(v: Any) -> bool:
 YesNo = Annotated[bool, BeforeValidator(_yes_no), WithJsonSchema({"type": "string", "enum": ["yes", "no"]})]
 
 
+def scale(low: int, high: int) -> Any:
+    """The ``Field`` of a rating on the whole numbers ``low..high``: validated to ``[low, high]``, and
+    in the JSON schema sent also an ``enum`` of those numbers.
+
+    The enum is what a grammar-enforcing server enforces: llama-cpp-python's schema-to-grammar
+    converter (``llama_grammar.SchemaConverter.visit``, 0.3.36) silently drops ``minimum`` /
+    ``maximum``, so ``{"type": "integer", "minimum": 1, "maximum": 5}`` became "any integer" and a
+    1.5B judge wrote 0 for a 1-5 score; ``enum`` is enforced by it, llama.cpp's server, vLLM, Ollama
+    and OpenAI's strict mode alike. ``minimum``/``maximum`` stay in the schema (servers that read
+    them); validation is the model's, unchanged (a ``float`` field still accepts ``7.5`` from a
+    server that enforces nothing)."""
+    return Field(ge=low, le=high, json_schema_extra={"enum": list(range(low, high + 1))})
+
+
 class Graded(BaseModel):
     """A 0-10 rating with its reason (``answer_match``, ``correctness``)."""
 
     reason: str
-    rating: float = Field(ge=0, le=10)
+    rating: float = scale(0, 10)
 
 
 @cache

@@ -24,11 +24,12 @@ outside 1-5 or not a whole number is unreadable output (one repair, then a recor
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from ...types import MetricResult, Sample
 from ._base import JudgedEvaluator, register_judged
 from ._prompting import template
+from ._schema import scale
 from ._verdict import HARD_FALLBACK, SCORING, asked_logprobs, rating_details, reply_rating
 
 
@@ -36,7 +37,7 @@ class Grade(BaseModel):
     """Reply of ``answer_grade``: reasoning first, then the grade."""
 
     reasoning: str
-    grade: int = Field(ge=1, le=5)
+    grade: int = scale(1, 5)
 
 
 class AnswerGrade(JudgedEvaluator):

@@ -42,6 +42,7 @@ class ContextPrecisionLLM(JudgedEvaluator):
         ranks = [i + 1 for i, x in enumerate(rel) if x]
         return self.result(score, f"judged relevant at rank(s) {ranks} (rating >= {tau:g})" if ranks
                            else "no chunk judged relevant", relevant_ranks=ranks, ratings=ratings,
+                           hard_ratings=[c.hard for c in chunks],
                            scoring=scoring_of([c.scoring == "probability" for c in chunks]))
 
 

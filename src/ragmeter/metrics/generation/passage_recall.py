@@ -41,6 +41,7 @@ from ...errors import JudgeParseError
 from ...types import MetricResult, Sample
 from ._base import JudgedEvaluator, register_judged
 from ._prompting import numbered, reply_shape, template
+from ._schema import scale
 from ._verdict import HARD_FALLBACK, SCORING, WeightedRating, asked_logprobs, field_ratings, scoring_of
 from .passage_recall_math import passage_recall_score
 
@@ -71,7 +72,7 @@ class SectionScore(BaseModel):
 
     section: str
     reasoning: str
-    score: int = Field(ge=0, le=5)
+    score: int = scale(0, 5)
 
 
 class SectionScores(BaseModel):
@@ -85,7 +86,9 @@ def scores_for(n: int, n_essential: int | None = None) -> type[SectionScores]:
     """The reply model for ``n`` sections: exactly ``n`` entries, so a grammar-enforcing server
     cannot stop early and any other server's short reply gets the judge layer's repair request.
     With ``n_essential``, an ESSENTIAL section (label ``E...``, else one of the first
-    ``n_essential`` entries) scored below 1 is invalid too, and likewise asked again once."""
+    ``n_essential`` entries) scored below 1 is invalid too, and likewise asked again once; the
+    schema sent then says so (:func:`_section_items`), so a grammar-enforcing server cannot write
+    it."""
 
     def essential_at_least_1(value: SectionScores) -> SectionScores:
         if n_essential is not None:
@@ -99,7 +102,28 @@ def scores_for(n: int, n_essential: int | None = None) -> type[SectionScores]:
 
     return create_model(f"SectionScores{n}", __base__=SectionScores,
                         __validators__={"essential": model_validator(mode="after")(essential_at_least_1)},  # type: ignore[dict-item]
-                        sections=(list[SectionScore], Field(min_length=n, max_length=n)))
+                        sections=(list[SectionScore], Field(min_length=n, max_length=n,
+                                                            json_schema_extra=_section_items(n, n_essential))))
+
+
+def _section_items(n: int, n_essential: int | None) -> dict[str, Any] | None:
+    """The ``items`` schema sent for ``n`` sections of which the first ``n_essential`` are ESSENTIAL:
+    an entry is an ESSENTIAL one (``section`` one of ``E1``.., ``score`` 1-5) or a BONUS one
+    (``B1``.., 0-5). None (the plain :class:`SectionScore` items) without ``n_essential``. Validation
+    is the model's (lenient about how the label is written); this only narrows what a
+    grammar-enforcing server lets the judge write."""
+    if n_essential is None:
+        return None
+
+    def entry(labels: list[str], low: int) -> dict[str, Any]:
+        props = {"section": {"type": "string", "enum": labels}, "reasoning": {"type": "string"},
+                 "score": {"type": "integer", "minimum": low, "maximum": 5, "enum": list(range(low, 6))}}
+        return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+    kinds = [entry([f"E{i}" for i in range(1, n_essential + 1)], 1)] if n_essential else []
+    if n > n_essential:
+        kinds.append(entry([f"B{i}" for i in range(1, n - n_essential + 1)], 0))
+    return {"items": kinds[0] if len(kinds) == 1 else {"anyOf": kinds}}
 
 
 class PassageRecall(JudgedEvaluator):

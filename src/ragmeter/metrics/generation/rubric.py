@@ -68,7 +68,7 @@ from ...types import MetricResult, Sample
 from ._base import JudgedEvaluator, register_judged
 from ._memo import shared
 from ._prompting import numbered, template
-from ._schema import YesNo
+from ._schema import YesNo, scale
 from ._verdict import SCORING, asked_logprobs, field_verdict_share, rating_details, reply_rating
 
 #: rubric input -> the sample field it reads (and the data tag it is shown in: the input's name)
@@ -109,7 +109,7 @@ class RubricVerdict(BaseModel):
 def rating_model(low: int, high: int) -> type[RubricRating]:
     """:class:`RubricRating` with the rating constrained to ``[low, high]`` (in the schema sent, so a
     grammar-enforcing server cannot write another number, and in validation)."""
-    return create_model("RubricRating", __base__=RubricRating, rating=(int, Field(ge=low, le=high)))
+    return create_model("RubricRating", __base__=RubricRating, rating=(int, scale(low, high)))
 
 
 def _literal(text: str) -> str:
