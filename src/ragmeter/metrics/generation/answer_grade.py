@@ -75,5 +75,5 @@ register_judged(
     calls="1",
     undefined="undefined (None) when the sample has no reference answer",
     params=(SCORING,),
-    version="2",
+    version="3",
 )

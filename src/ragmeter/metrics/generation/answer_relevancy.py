@@ -216,7 +216,7 @@ register_judged(
     params=(STEPS, SCALE, Param("normalize", str, "none", "none: raw mean cosine; baseline: rescaled against "
                                 "negative pairs of the batch (needs an embedder)", choices=("none", "baseline")),
             SCORING),
-    version="4",
+    version="5",
     undefined="undefined (None) when the judge generates no question for an answer it did not call evasive; "
               "with normalize=baseline also when the batch has too few rows for a baseline",
 )

@@ -59,6 +59,6 @@ register_judged(
     calls="1 for all chunks, shared with context_relevancy (RAGAS: 1 per chunk)",
     params=(Param("threshold", float, 5.0, "rating (0-10) at or above which a chunk is relevant", minimum=0),
             SCALE, SCORING),
-    version="5",
+    version="6",
     cutoff="optional",
 )

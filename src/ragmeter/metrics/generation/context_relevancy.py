@@ -62,5 +62,5 @@ register_judged(
     requires=("query", "contexts"),
     calls="1 for all chunks (shared with context_precision_llm); 0 without contexts",
     params=(SCALE, SCORING),
-    version="5",
+    version="6",
 )

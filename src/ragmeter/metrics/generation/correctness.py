@@ -116,5 +116,5 @@ register_judged(
     calls="1",
     undefined="undefined (None) when the sample has no reference answer",
     params=(SCALE, SCORING),
-    version="3",
+    version="4",
 )

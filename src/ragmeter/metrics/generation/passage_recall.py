@@ -209,5 +209,5 @@ register_judged(
     calls="1",
     undefined="undefined (None) when the ground truth has no ESSENTIAL section",
     params=(SCORING,),
-    version="2",
+    version="3",
 )
