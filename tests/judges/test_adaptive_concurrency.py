@@ -320,3 +320,54 @@ def test_one_slot_server_with_a_long_timeout_keeps_few_in_flight():
         assert info["peak_in_flight"] <= 4, info
         assert info["limit"] <= 4, info
         assert wall <= 1.15 * n * service + 0.3, wall  # still kept busy
+
+
+def test_first_attempt_timeout_grows_from_the_slowest_reply_seen():
+    """A server that answered in 0.15 s and then needs 0.3 s a call, against a 0.2 s timeout:
+    the adaptive judge gives later calls 3 x 0.15 = 0.45 s and none times out; the fixed judge
+    times out on every slow call (before the change the adaptive one did too, once per call,
+    and the server worked on each abandoned request for nothing)."""
+    from ragmeter.judges import FunctionBackend, Judge
+
+    def go(adaptive: bool) -> tuple[list[object], dict]:
+        seen = {"n": 0}
+
+        async def slower(request) -> str:
+            seen["n"] += 1
+            await asyncio.sleep(0.15 if seen["n"] == 1 else 0.3)
+            return '{"score": 1, "reason": "ok"}'
+
+        judge = Judge(FunctionBackend(slower), cache=False, timeout=0.2, max_retries=1, backoff=0.01,
+                      adaptive=adaptive)
+
+        async def calls() -> list[object]:
+            out: list[object] = []
+            for i in range(4):  # one at a time: the latency is the service time
+                try:
+                    out.append((await judge.judge(f"q{i}", Verdict)).value)
+                except JudgeError as exc:
+                    out.append(exc)
+            return out
+
+        return asyncio.run(calls()), judge.stats()
+
+    out, stats = go(True)
+    assert out == [Verdict(score=1, reason="ok")] * 4
+    assert stats["attempt_errors"] == {} and stats["requests"] == 4 and stats["retries"] == 0
+    out, stats = go(False)
+    assert all(isinstance(o, JudgeTimeout) for o in out[1:]), out
+    assert stats["attempt_errors"] == {"JudgeTimeout": 6}
+
+
+def test_learned_timeout_rule():
+    fixed = AdaptiveLimit(16, timeout=60.0)                # Judge(adaptive=False): never changes
+    fixed.on_success(90.0, None)
+    assert fixed.learned_timeout(60.0) == 60.0
+    limit = AdaptiveLimit(16, mode="latency", timeout=60.0)
+    assert limit.learned_timeout(60.0) == 60.0            # nothing seen yet
+    limit.on_success(10.0, None)
+    assert limit.learned_timeout(60.0) == 60.0            # 3 x 10 s is shorter than the timeout
+    limit.on_success(90.0, None)
+    assert limit.learned_timeout(60.0) == 270.0           # 3 x the slowest recent reply
+    limit.on_success(400.0, None)
+    assert limit.learned_timeout(60.0) == 480.0           # at most 8 x the timeout

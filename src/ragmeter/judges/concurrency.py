@@ -74,7 +74,10 @@ the timeout), since the server is probably still computing it; only then is the 
 for its retry or for another request. The retry gets twice the timeout (up to 8x the judge's
 ``timeout``; in :class:`~ragmeter.judges.Judge`), as TCP backs off its retransmission timeout: a
 local server that is simply slower than the timeout still gets to answer, instead of being sent
-the same request again and again.
+the same request again and again. Before any timeout, too, a request's first attempt gets 3x the
+slowest recent reply when that is longer than ``timeout`` (at most 8x; :meth:`AdaptiveLimit.learned_timeout`),
+as TCP sets its retransmission timeout from measured round trips: a server that has shown it
+needs 90 s a call is not abandoned at 60 s.
 """
 
 from __future__ import annotations
@@ -187,6 +190,10 @@ class _Ticket:
         self.epoch = epoch
         self.sent = time.monotonic()
         self.done: asyncio.Future[None] = loop.create_future()
+
+
+#: The learned timeout is this many times the slowest recent reply (see :meth:`AdaptiveLimit.learned_timeout`).
+LEARNED_TIMEOUT_FACTOR = 3.0
 
 
 class AdaptiveLimit:
@@ -369,6 +376,16 @@ class AdaptiveLimit:
         self.decreases += 1
         self._set(self.limit / 2)
         logger.info("judge concurrency: overload signal, limit now %.1f", self.limit)
+
+    def learned_timeout(self, timeout: float) -> float:
+        """The first-attempt timeout after what the server has shown: ``timeout``, or 3x the
+        slowest of the recent replies when that is longer (at most 8x ``timeout``), as TCP sets
+        its retransmission timeout from measured round trips. A local server that needs 90 s a
+        call against a 60 s default is then given the time it has proved it needs, instead of
+        being abandoned and asked again; a server that never answered keeps ``timeout``."""
+        if self.mode == "fixed" or not self._latencies:
+            return timeout
+        return min(8.0 * timeout, max(timeout, LEARNED_TIMEOUT_FACTOR * max(self._latencies)))
 
     def service_time(self) -> float:
         """The median latency of recent successes (the timeout when none yet)."""

@@ -249,7 +249,8 @@ class Judge:
         :mod:`ragmeter.judges.concurrency`); a timeout then counts only the server's time, not
         the time spent queued inside the server behind this judge's own earlier requests.
         A request that timed out is retried with twice the timeout (up to 8x), as TCP backs
-        off its retransmission timeout. False: always ``concurrency`` and ``timeout``.
+        off its retransmission timeout, and a first attempt gets 3x the slowest recent reply
+        when that is longer (at most 8x). False: always ``concurrency`` and ``timeout``.
     rpm, tpm:
         Requests and tokens per minute (None: unlimited). Tokens are estimated before sending
         (prompt estimate + ``max_tokens``).
@@ -609,8 +610,10 @@ class Judge:
                 await self._wait_turn(state, request)
                 self._stats.bump(tag, "requests")
                 # adaptive: each timeout of this request doubles its next timeout (TCP's retransmission
-                # timeout backoff), up to 8x: a server slower than the timeout still gets to answer
-                timeout = self.timeout * (2 ** min(timeouts, 3) if self.adaptive else 1)
+                # timeout backoff), up to 8x: a server slower than the timeout still gets to answer;
+                # the first attempt already gets 3x the slowest recent reply when that is longer
+                timeout = (min(8 * self.timeout, limit.learned_timeout(self.timeout) * 2 ** min(timeouts, 3))
+                           if self.adaptive else self.timeout)
                 sent = replace(request, timeout=slot.backstop(timeout))
                 try:
                     completion = await slot.run(functools.partial(self.backend.complete, sent), timeout,
