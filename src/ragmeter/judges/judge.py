@@ -611,8 +611,9 @@ class Judge:
                 self._stats.bump(tag, "requests")
                 # adaptive: each timeout of this request doubles its next timeout (TCP's retransmission
                 # timeout backoff), up to 8x: a server slower than the timeout still gets to answer;
-                # the first attempt already gets 3x the slowest recent reply when that is longer
-                timeout = (min(8 * self.timeout, limit.learned_timeout(self.timeout) * 2 ** min(timeouts, 3))
+                # and no attempt gets less than 3x the slowest recent reply (the learnt timeout)
+                timeout = (min(8 * self.timeout, max(limit.learned_timeout(self.timeout),
+                                                     self.timeout * 2 ** min(timeouts, 3)))
                            if self.adaptive else self.timeout)
                 sent = replace(request, timeout=slot.backstop(timeout))
                 try:
