@@ -14,6 +14,8 @@ Deterministic rules (so tests can compute expected scores by hand):
 - Questions (generate_questions): ["Q: <answer>?"], evasive as above.
 - Verdicts (verify_claims): a statement is supported when its lower-cased text occurs in the
   context (its evidence is then the statement itself, else "none").
+- InlineClaims (check_answer_claims): claims = the answer's sentences, each checked as in
+  Verdicts; no_facts = no sentence.
 - Ratings (rate_chunks, graded): a passage's rating is given by the number in "[rating N]"
   inside it, else 0.
 - ChunkVerdicts (chunk_relevance, binary): a passage is relevant when its "[rating N]" has N >= 5.
@@ -90,6 +92,14 @@ def _verdicts(u: str) -> dict[str, Any]:
                          for i, s in enumerate(items(block(u, "statements")), start=1)]}
 
 
+def _inline(u: str) -> dict[str, Any]:
+    ctx = block(u, "context").lower()
+    claims = _sentences(block(u, "answer"))
+    return {"claims": [{"claim": c, "evidence": c if c.lower() in ctx else "none",
+                        "supported": "yes" if c.lower() in ctx else "no"} for c in claims],
+            "no_facts": "no" if claims else "yes"}
+
+
 def _ratings(u: str) -> dict[str, Any]:
     return {"ratings": [{"passage": i, "reason": "r", "rating": number(p, "rating") or 0}
                         for i, p in enumerate(items(block(u, "passages")), start=1)]}
@@ -124,6 +134,7 @@ REPLIES: dict[str, Callable[[str], dict[str, Any]]] = {
     "Claims": _claims,
     "Questions": _questions,
     "Verdicts": _verdicts,
+    "InlineClaims": _inline,
     "Ratings": _ratings,
     "ChunkVerdicts": _chunk_verdicts,
     "Graded": lambda u: {"reason": "rule", "rating": number(block(u, "answer"), "rating") or 0},

@@ -25,7 +25,8 @@ CTX = ["Paris is the capital of France. [rating 10]", "Cheese is made from milk.
 ROW = {"id": "a", "query": "What is the capital of France?",
        "answer": "Paris is the capital of France. Paris has ten million cats. [rating 7] [same] [grade 4]",
        "contexts": CTX, "reference": "[ESSENTIAL PASSAGE] Paris is the capital of France. [BONUS PASSAGE] Rome."}
-NAMES = ["faithfulness", "hallucination_rate", "faithfulness(steps=separate)", "answer_relevancy(scale=binary)",
+NAMES = ["faithfulness", "hallucination_rate", "faithfulness(steps=separate)", "faithfulness(mode=inline)",
+         "answer_relevancy(scale=binary)",
          "answer_relevancy", "context_relevancy", "context_relevancy(scale=binary)", "context_precision_llm",
          "correctness", "correctness(scale=binary)", "answer_grade", "passage_recall"]
 
@@ -71,6 +72,7 @@ def test_reworded_prompts_get_the_same_replies(fake_llm, make_judge, tmp_path, m
     assert all(err is None for _, err in after.values()), after
     # and the scores are the rules' hand values: 3 sentences, only the first in the context; ratings 10, 0, 5
     assert after["faithfulness"][0] == pytest.approx(1 / 3) and after["hallucination_rate"][0] == pytest.approx(2 / 3)
+    assert after["faithfulness(mode=inline)"][0] == pytest.approx(1 / 3)
     assert after["context_relevancy"][0] == pytest.approx((1 + 0 + 0.5) / 3)
     assert after["correctness"][0] == pytest.approx(0.7) and after["answer_grade"][0] == pytest.approx(0.75)
 

@@ -1,8 +1,11 @@
-"""The claim verification step: each claim checked against the joined contexts, in one call.
+"""The claim verification steps: claims checked against the joined contexts.
 
-Prompt ``verify_claims.prompt``, reply model :class:`Verdicts` asked with ``sized(Verdicts, n)``
-(exactly one verdict per claim). Shared by faithfulness and hallucination_rate (one call per
-sample and scoring mode).
+- :func:`verify`: prompt ``verify_claims.prompt``, reply model :class:`Verdicts` asked with
+  ``sized(Verdicts, n)`` (exactly one verdict per given claim), after a separate decomposition.
+- :func:`check_inline`: prompt ``check_answer_claims.prompt``, reply model :class:`InlineClaims`:
+  one call lists the answer's claims, each with its evidence and verdict (``mode=inline``).
+
+Both are shared by faithfulness and hallucination_rate (one call per sample and scoring mode).
 """
 
 from __future__ import annotations
@@ -23,6 +26,22 @@ class Verdict(BaseModel):
     statement: int
     evidence: str
     supported: YesNo
+
+
+class InlineClaim(BaseModel):
+    """One claim of the answer with the context sentence that states it and its verdict."""
+
+    claim: str
+    evidence: str
+    supported: YesNo
+
+
+class InlineClaims(BaseModel):
+    """Reply of ``check_answer_claims``: the answer's claims, each checked, and the judge's
+    statement that the answer makes no factual claim (``no_facts``)."""
+
+    claims: list[InlineClaim]
+    no_facts: YesNo
 
 
 class Verdicts(BaseModel):
@@ -75,3 +94,33 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
                      lambda v: (v.supported, _evidence(v.evidence), p_of[id(v)]))
 
     return await shared(judge, f"{t.cache_version}/{scoring}", (context, claims), run)
+
+
+async def check_inline(judge: Any, sample: Sample, tag: str, scoring: str = "hard"
+                       ) -> tuple[list[tuple[str, bool, str, float | None]], bool]:
+    """The answer's claims as the judge lists them, each ``(claim, verdict, evidence, P(yes))``,
+    and its ``no_facts`` statement, from one call that decomposes and checks together.
+
+    Empty claims are dropped (with their verdicts). ``scoring="auto"``: P(yes) / (P(yes) + P(no))
+    of each ``"supported"`` value's first token (:func:`._verdict.field_yes_shares`); None for
+    every claim where the backend returned no log-probabilities or the tokens cannot be aligned
+    with the claims (the caller then uses the hard verdicts). ``"hard"``: always None.
+    """
+    from ._verdict import TOP_LOGPROBS, field_yes_shares
+
+    t = template("check_answer_claims")
+    context = joined_context(sample)
+
+    async def run() -> tuple[list[tuple[str, bool, str, float | None]], bool]:
+        r = await judge.judge(t.messages(context=context, question=sample.query, answer=sample.answer or ""),
+                              InlineClaims, tag=tag, template_version=t.cache_version,
+                              top_logprobs=TOP_LOGPROBS if scoring == "auto" else None)
+        items = r.value.claims
+        shares = field_yes_shares(r.logprobs, r.raw, "supported") if scoring == "auto" else None
+        if shares is None or len(shares) != len(items):
+            shares = [None] * len(items)
+        out = [(c.claim.strip(), c.supported, _evidence(c.evidence), p)
+               for c, p in zip(items, shares, strict=True) if c.claim.strip()]
+        return out, r.value.no_facts
+
+    return await shared(judge, f"{t.cache_version}/{scoring}", (context, sample.query, sample.answer), run)

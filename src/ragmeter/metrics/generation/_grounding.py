@@ -47,15 +47,22 @@ def grounding(claim: str, answer: str, question: str = "") -> float:
     return sum(w in said for w in new) / len(new)
 
 
-def split_grounded(claims: list[str], answer: str, question: str = "",
-                   threshold: float = GROUNDING_THRESHOLD) -> tuple[list[str], list[dict[str, Any]]]:
-    """``(grounded claims, [{"claim", "grounding"} of each dropped one])``, order kept."""
-    kept: list[str] = []
+def grounded_mask(claims: list[str], answer: str, question: str = "",
+                  threshold: float = GROUNDING_THRESHOLD) -> tuple[list[bool], list[dict[str, Any]]]:
+    """``(per claim: kept?, [{"claim", "grounding"} of each dropped one])``, order kept; a claim is
+    kept when :func:`grounding` >= ``threshold``."""
+    mask: list[bool] = []
     dropped: list[dict[str, Any]] = []
     for c in claims:
         g = grounding(c, answer, question)
-        if g >= threshold:
-            kept.append(c)
-        else:
+        mask.append(g >= threshold)
+        if not mask[-1]:
             dropped.append({"claim": c, "grounding": round(g, 3)})
-    return kept, dropped
+    return mask, dropped
+
+
+def split_grounded(claims: list[str], answer: str, question: str = "",
+                   threshold: float = GROUNDING_THRESHOLD) -> tuple[list[str], list[dict[str, Any]]]:
+    """``(grounded claims, [{"claim", "grounding"} of each dropped one])``, order kept."""
+    mask, dropped = grounded_mask(claims, answer, question, threshold)
+    return [c for c, keep in zip(claims, mask, strict=True) if keep], dropped

@@ -59,8 +59,9 @@ from ._prompting import template
 #: how many alternatives per token a probability-scored call asks for
 TOP_LOGPROBS = 10
 
-MODE = Param("mode", str, "claims", "claims: decompose the answer into claims and verify each (mean support); "
-             "direct: one yes/no question per answer, scored by P(yes)", choices=("claims", "direct"))
+MODE = Param("mode", str, "claims", "claims: decompose the answer into claims, then verify each in a second call "
+             "(mean support); inline: one call lists the claims and verifies each as it goes (mean support); "
+             "direct: one yes/no question per answer, scored by P(yes)", choices=("claims", "inline", "direct"))
 SCORING = Param("scoring", str, "auto", "auto: ask for log-probabilities and score verdicts by P(yes)/(P(yes)+P(no)) "
                 "and ratings by sum_k k P(k) / sum_k P(k) where the backend returns them, else the hard verdict or "
                 "rating; hard: hard verdicts and ratings only (no logprobs asked)", choices=("auto", "hard"))

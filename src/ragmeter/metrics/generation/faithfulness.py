@@ -20,6 +20,12 @@ undefined when none is left; a verdict reply
 with another number of verdicts than claims, or a missing field, is unreadable output (one
 repair, then a recorded JudgeParseError), never a score.
 
+``mode=inline``: the same score from one call instead of two: the judge lists the answer's claims
+and, for each as it writes it, the context sentence that states it and a yes/no verdict (prompt
+``check_answer_claims``); grounding, P(yes) per claim, details and edge cases as in ``mode=claims``
+(an empty answer, no context, ``no_facts``, every claim ungrounded). Not shared with
+answer_relevancy's analysis call.
+
 ``mode=direct``: one judge call per answer, "is every fact in the answer supported by the
 context? yes or no" (``max_tokens`` 1), scored
 
@@ -39,8 +45,8 @@ from typing import Any
 from ...types import MetricResult, Sample
 from ._answer_steps import NO_CLAIM_UNDEFINED, decompose
 from ._base import STEPS, JudgedEvaluator, register_judged
-from ._claim_steps import verify
-from ._grounding import split_grounded
+from ._claim_steps import check_inline, verify
+from ._grounding import grounded_mask, split_grounded
 from ._verdict import MODE, SCORING, direct_verdict, scoring_of
 
 
@@ -79,12 +85,24 @@ async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts |
     answer is empty or there is no context."""
     if not (sample.answer or "").strip() or not any(t.strip() for t in sample.context_texts):
         return None
+    if ev.params["mode"] == "inline":
+        return await _inline_claim_verdicts(ev, sample)
     extracted, no_facts = await decompose(ev.judge, sample, "faithfulness", ev.params["steps"])
     claims, ungrounded = split_grounded(extracted, sample.answer or "", sample.query)
     if not claims:
         return ClaimVerdicts([], [], [], [], no_facts, ungrounded)
     triples = await verify(ev.judge, sample, claims, "faithfulness", ev.params["scoring"])
     return ClaimVerdicts(claims, [t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples],
+                         no_facts, ungrounded)
+
+
+async def _inline_claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts:
+    """``mode=inline``: claims and verdicts from one call (:func:`._claim_steps.check_inline`); a
+    claim the answer does not make is dropped with its verdict, as in ``mode=claims``."""
+    items, no_facts = await check_inline(ev.judge, sample, "faithfulness", ev.params["scoring"])
+    mask, ungrounded = grounded_mask([it[0] for it in items], sample.answer or "", sample.query)
+    kept = [it for it, keep in zip(items, mask, strict=True) if keep]
+    return ClaimVerdicts([k[0] for k in kept], [k[1] for k in kept], [k[2] for k in kept], [k[3] for k in kept],
                          no_facts, ungrounded)
 
 
@@ -172,7 +190,8 @@ register_judged(
     Faithfulness,
     role="answer",
     summary="Share of the answer's atomic claims supported by the retrieved context (LLM judge).",
-    formula="mode=claims: supported claims / claims; mode=direct: P(yes) / (P(yes) + P(no)) of one yes/no verdict "
+    formula="mode=claims or inline: supported claims / claims (mean P(yes) with log-probabilities); "
+            "mode=direct: P(yes) / (P(yes) + P(no)) of one yes/no verdict "
             "(hard 1/0 without log-probabilities)",
     edge_cases=("empty answer -> 1.0", "no context -> 0.0",
                 "no claim and the judge states the answer makes no factual claim -> 1.0",
@@ -180,6 +199,7 @@ register_judged(
                 "a verdict count other than the claim count -> JudgeParseError after one repair"),
     requires=("answer", "contexts"),
     calls="mode=claims: 2 (claims shared with answer_relevancy; verdicts shared with hallucination_rate); "
+          "mode=inline: 1 (shared with hallucination_rate); "
           "mode=direct: 1 (max_tokens 1, shared with hallucination_rate); 0 for empty answer or no context",
     params=(STEPS, MODE, SCORING),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",

@@ -10,6 +10,9 @@ computing both costs no extra judge call. Edge cases: empty answer -> 0.0; no co
 claim -> 0.0 only when the judge states the answer makes no factual claim, else undefined; a
 verdict count other than the claim count is a JudgeParseError (after one repair).
 
+``mode=inline``: the same rate from faithfulness(mode=inline)'s one call (claims and verdicts
+together, shared).
+
 ``mode=direct``: 1 - faithfulness(mode=direct), i.e. P(no) / (P(yes) + P(no)) of the one direct
 verdict (shared call), or 1/0 from the hard verdict without log-probabilities.
 """
@@ -50,13 +53,13 @@ register_judged(
     role="answer",
     summary="Share of the answer's claims NOT supported by the context (lower is better); shares "
             "faithfulness's calls.",
-    formula="mode=claims: unsupported claims / claims; mode=direct: 1 - P(yes) / (P(yes) + P(no))",
+    formula="mode=claims or inline: unsupported claims / claims; mode=direct: 1 - P(yes) / (P(yes) + P(no))",
     edge_cases=("empty answer -> 0.0", "no context -> 1.0",
                 "no claim and the judge states the answer makes no factual claim -> 0.0",
                 "no claim without that statement -> undefined",
                 "a verdict count other than the claim count -> JudgeParseError after one repair"),
     requires=("answer", "contexts"),
-    calls="0 extra when faithfulness (same mode) is evaluated too, else 2 (mode=direct: 1)",
+    calls="0 extra when faithfulness (same mode) is evaluated too, else 2 (mode=inline or direct: 1)",
     params=(STEPS, MODE, SCORING),
     higher_is_better=False,
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
