@@ -254,17 +254,17 @@ def separation(scores: list[float | None], labels: list[int], keep: set[int] | N
 
 # ---- the two tools ------------------------------------------------------------------------------------
 
-def run_ragmeter(rows: list[dict[str, Any]], metrics: list[str], judge_url: str, model: str,
+def run_ragmeter(rows: list[dict[str, Any]], jobs: list[tuple[str, str, str]], judge_url: str, model: str,
                  proxy: CountingProxy, embedder: Any) -> list[dict[str, Any]]:
-    """ragmeter's equivalents, each metric its own run at defaults (cache off), through the proxy."""
+    """ragmeter's equivalents, each ``(metric, ragmeter name, setting)`` job its own run (cache off),
+    through the proxy; the setting is "defaults" for the metric's default name."""
     import ragmeter
     from ragmeter.judges import from_spec
     from ragmeter.types import Sample
 
     base = proxy.url + urlsplit(judge_url).path
     out = []
-    for metric in metrics:
-        name = RAGMETER_NAME[metric]
+    for metric, name, setting in jobs:
         samples = []
         for r in rows:
             s = Sample(id=r["id"], query=r["query"], contexts=[{"text": c} for c in r["contexts"]],
@@ -273,7 +273,7 @@ def run_ragmeter(rows: list[dict[str, Any]], metrics: list[str], judge_url: str,
                 s = s.model_copy(update={"answer": "\n\n".join(r["contexts"]),
                                          "metadata": {"passages": {"essential": [r["reference"]], "bonus": []}}})
             samples.append(s)
-        phase = f"ragmeter/defaults/{metric}"
+        phase = f"ragmeter/{setting}/{metric}"
         proxy.set_phase(phase)
         judge = from_spec(f"openai:{model}@{base}", cache=False)
         t0 = time.perf_counter()
@@ -293,11 +293,11 @@ def run_ragmeter(rows: list[dict[str, Any]], metrics: list[str], judge_url: str,
             ok = score is not None and not (isinstance(score, float) and math.isnan(score))
             per_row.append({"id": r["id"], "score": float(score) if ok and not err else None,
                             "error": (err if isinstance(err, str) else json.dumps(err, default=str)) if err else None})
-        out.append({"tool": "ragmeter", "setting": "defaults", "metric": metric, "implementation": name,
+        out.append({"tool": "ragmeter", "setting": setting, "metric": metric, "implementation": name,
                     "phase": phase, "seconds": seconds, "failure": failure,
                     "judge_stats": {k: judge_stats.get(k) for k in ("calls", "requests", "retries", "errors")},
                     "rows": per_row})
-        print(f"ragmeter {metric}: {seconds:.1f} s", file=sys.stderr, flush=True)
+        print(f"ragmeter {setting} {metric}: {seconds:.1f} s", file=sys.stderr, flush=True)
     return out
 
 
@@ -367,13 +367,27 @@ def print_table(results: list[dict[str, Any]]) -> None:
     """One line per (metric, tool, setting)."""
     def f(v: Any, spec: str) -> str:
         return "-" if v is None else format(v, spec)
-    print(f"{'metric':<18}{'tool':<10}{'setting':<10}{'n':>4}{'AUROC':>8}{'common':>8}{'mean+':>7}{'mean-':>7}"
+    print(f"{'metric':<18}{'tool':<10}{'setting':<14}{'n':>4}{'AUROC':>8}{'common':>8}{'mean+':>7}{'mean-':>7}"
           f"{'calls':>7}{'seconds':>9}{'NaN':>5}{'err':>5}{'aband':>6}")
     for r in sorted(results, key=lambda r: (METRICS.index(r["metric"]), r["tool"], r["setting"])):
-        print(f"{r['metric']:<18}{r['tool']:<10}{r['setting']:<10}{r['n']:>4}{f(r['auroc'], '.3f'):>8}"
+        print(f"{r['metric']:<18}{r['tool']:<10}{r['setting']:<14}{r['n']:>4}{f(r['auroc'], '.3f'):>8}"
               f"{f(r['auroc_common'], '.3f'):>8}{f(r['mean_pos'], '.2f'):>7}{f(r['mean_neg'], '.2f'):>7}"
               f"{r['judge_calls']:>7}{f(r['seconds'], '.1f'):>9}{r['nan']:>5}{r['errors']:>5}"
               f"{r['proxy']['abandoned']:>6}")
+
+
+def ragmeter_jobs(metrics: list[str], args: argparse.Namespace, ap: argparse.ArgumentParser
+                  ) -> list[tuple[str, str, str]]:
+    """``(metric, ragmeter name, setting)`` per ragmeter run: each metric at its defaults (unless
+    ``--no-ragmeter-defaults``), then each ``--ragmeter-variant METRIC=NAME`` (setting: NAME's
+    parameter text, e.g. ``mode=inline``)."""
+    jobs = [] if args.no_ragmeter_defaults else [(m, RAGMETER_NAME[m], "defaults") for m in metrics]
+    for v in args.ragmeter_variant:
+        metric, _, name = v.partition("=")
+        if metric not in metrics or "(" not in name or not name.endswith(")"):
+            ap.error(f"--ragmeter-variant {v!r}: expected METRIC=NAME(params) with METRIC among --metrics")
+        jobs.append((metric, name, name[name.index("(") + 1:-1]))
+    return jobs
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -389,6 +403,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--metrics", default=",".join(METRICS))
     ap.add_argument("--timeout", type=float, default=1800.0,
                     help="RAGAS 'best' RunConfig timeout, seconds, for one row's whole metric (all its calls)")
+    ap.add_argument("--ragmeter-variant", action="append", default=[], metavar="METRIC=NAME",
+                    help="also run ragmeter's METRIC as NAME, e.g. faithfulness=faithfulness(mode=inline) "
+                         "(repeatable; its setting is NAME's parameters)")
+    ap.add_argument("--no-ragmeter-defaults", action="store_true",
+                    help="run only the --ragmeter-variant runs, not ragmeter at its defaults")
     ap.add_argument("--ragas-python", default=RAGAS_PYTHON)
     ap.add_argument("--max-judge-requests", type=int, default=None,
                     help="forward at most this many requests to the judge in all; refuse the rest with 503 "
@@ -400,6 +419,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     bad = [m for m in metrics if m not in METRICS] + [t for t in tools if t not in ("ragas", "ragmeter")]
     if bad:
         ap.error(f"unknown metric/tool {bad}; metrics: {', '.join(METRICS)}; tools: ragas, ragmeter")
+    jobs = ragmeter_jobs(metrics, args, ap)
     rows = [json.loads(x) for x in Path(args.data).read_text(encoding="utf-8").splitlines() if x.strip()]
     rows = rows[: args.limit]
     from ragmeter.embedders import from_spec as emb_spec
@@ -415,7 +435,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             settings = [s.strip() for s in args.settings.split(",") if s.strip()]
             results += run_ragas(rows, metrics, settings, args, proxy, str(packaged_model_path()))
         if "ragmeter" in tools:
-            results += run_ragmeter(rows, metrics, args.judge_url, args.model, proxy, embedder)
+            results += run_ragmeter(rows, jobs, args.judge_url, args.model, proxy, embedder)
     finally:
         proxy.stop()
     summarise(results, [r["labels"] for r in rows], proxy)

@@ -133,6 +133,21 @@ def test_end_to_end_ragmeter_on_loopback(tmp_path):
     assert json.loads((tmp_path / "out.json").read_text())["results"][0]["implementation"] == "faithfulness"
 
 
+def test_ragmeter_variant_runs_as_its_own_setting(tmp_path):
+    with FakeLLMServer() as server:
+        out = vs.main(["--judge-url", server.url, "--model", "fake", "--data", str(_data(tmp_path)),
+                       "--tools", "ragmeter", "--metrics", "faithfulness", "--no-ragmeter-defaults",
+                       "--ragmeter-variant", "faithfulness=faithfulness(mode=inline)"])
+        _check_counts(out, server)
+    [r] = out["results"]
+    assert (r["setting"], r["implementation"]) == ("mode=inline", "faithfulness(mode=inline)")
+    # one call per row in this mode, each refused as junk and repaired once: 2 requests per row
+    assert r["judge_calls"] == 4
+    with pytest.raises(SystemExit):
+        vs.main(["--judge-url", "http://127.0.0.1:9/v1", "--model", "x", "--metrics", "faithfulness",
+                 "--ragmeter-variant", "answer_relevancy=answer_relevancy(steps=separate)"])
+
+
 def ragas_rule(call):
     """Well-formed replies to RAGAS's four prompts, told apart by the fields of the output schema each
     prompt shows: one statement, supported / useful / attributed, one back-generated question."""
