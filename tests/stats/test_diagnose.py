@@ -209,7 +209,8 @@ def test_a_new_retrieval_metric_is_never_the_answer_metric(make_run, new_retriev
 
 
 def test_peer_names_map_to_ragmeter_metrics(make_run):
-    from ragmeter.stats.diagnose import ANSWER_PREFERENCE, metric_spec
+    from ragmeter.stats._names import metric_spec
+    from ragmeter.stats.position import ANSWER_PREFERENCE
 
     assert metric_spec("answer_correctness").name == "correctness"
     assert metric_spec("recip_rank").name == "mrr"  # a trec_eval name, from the registry

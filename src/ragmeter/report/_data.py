@@ -268,7 +268,7 @@ def metric_spec_of(name: str) -> Any:
     if m is None:
         return None
     try:
-        from ..stats.diagnose import metric_spec
+        from ..stats._names import metric_spec
     except ImportError:  # a build without the statistics module
         from ..registry import lookup_spec
 

@@ -31,8 +31,9 @@ lies on the failing side of its gate threshold when one is set (``gate``), else 
 listed in ``low_metrics`` as tentative findings: a stage to look at, with no signature that
 says why.
 
-Position analysis: the answer metric as a function of the rank of the first relevant chunk
-(from the retrieval metrics' ``details.relevant_ranks``), to show lost-in-the-middle effects.
+The diagnosis also carries the position analysis (:func:`.position.position_analysis`): the
+answer metric as a function of the rank of the first relevant chunk, to show lost-in-the-middle
+effects.
 """
 
 from __future__ import annotations
@@ -40,18 +41,18 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..errors import InvalidParameterError, RagmeterError
-from ..registry import MetricSpec, lookup_spec
 from ..results import SCORED, RunResult
 from ._io import load_run
+from ._names import metric_spec, parse_name
 from ._validate import check_int, check_probability, clean
 from .intervals import metric_ci
+from .position import position_analysis
 
 DEFAULT_THRESHOLDS: dict[str, float] = {
     "recall_low": 0.65,
@@ -66,35 +67,6 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
 
 #: A score-in-[0, 1] metric whose whole 95% CI lies below this is "clearly low" (see :func:`clearly_low`).
 CLEARLY_LOW = 0.5
-
-#: Names that peers give to metrics ragmeter has under its own name (a saved run may come from
-#: RAGAS, TruLens or trec_eval): foreign base name -> ragmeter metric. Only foreign names belong
-#: here; everything ragmeter itself registers (names, aliases, ``trec_name``, role, direction) is
-#: read from the registry (:func:`ragmeter.registry.lookup_spec`).
-FOREIGN_ALIASES: dict[str, str] = {
-    "answer_correctness": "correctness",  # RAGAS
-    "factual_correctness": "correctness",  # RAGAS
-    "answer_relevance": "answer_relevancy",  # TruLens
-    "response_relevancy": "answer_relevancy",  # RAGAS >= 0.2
-    "average_precision": "map",
-    "ap": "map",
-    "hit": "hit_rate",
-    "hits": "hit_rate",
-}
-#: Which answer metric the position analysis prefers when a run has several (a reading policy, not
-#: a classification: any other registered answer metric that is higher-is-better comes after these).
-ANSWER_PREFERENCE = ("faithfulness", "correctness", "answer_grade", "answer_relevancy", "semantic_similarity",
-                     "token_f1", "rouge_l", "lexical_faithfulness")
-
-
-def metric_spec(base: str) -> MetricSpec | None:
-    """The registry spec a run's metric base name stands for (ragmeter's names and aliases, trec_eval
-    names, then :data:`FOREIGN_ALIASES`), or None when the name is unknown."""
-    spec = lookup_spec(base)
-    if spec is None and base.lower() in FOREIGN_ALIASES:
-        spec = lookup_spec(FOREIGN_ALIASES[base.lower()])
-    return spec
-
 
 @dataclass(frozen=True)
 class Condition:
@@ -154,21 +126,11 @@ RULES: tuple[Rule, ...] = (
           Condition("faithfulness", None, ">=", "faithfulness_very_high", "supporting"))),
 )
 
-_NAME = re.compile(r"^(?P<base>[A-Za-z_][A-Za-z0-9_]*)(?P<params>\(.*\))?(?:@(?P<k>\d+))?$")
-
-
-def _parse(name: str) -> tuple[str, bool, int | None] | None:
-    m = _NAME.match(name)
-    if not m:
-        return None
-    return m.group("base").lower(), m.group("params") is not None, int(m.group("k")) if m.group("k") else None
-
-
 def pick_metric(available: list[str], family: str, cutoff: int | None) -> str | None:
     """The run's metric for ``family`` nearest to ``cutoff`` (None: no cutoff preferred).
 
     A name belongs to the family when it is the family's name or stands for the same registered
-    metric (an alias, a trec_eval name, a peer's name in :data:`FOREIGN_ALIASES`); the family's own
+    metric (an alias, a trec_eval name, a peer's name in :data:`._names.FOREIGN_ALIASES`); the family's own
     name wins over those, names without parameters win over parameterised ones; among cutoffs the smallest
     :math:`|k - k_{\\text{wanted}}|` wins, ties to the larger k; a name without cutoff (full depth)
     is used only when no cutoff variant exists.
@@ -176,7 +138,7 @@ def pick_metric(available: list[str], family: str, cutoff: int | None) -> str | 
     fam = metric_spec(family)
     cands = []
     for name in available:
-        p = _parse(name)
+        p = parse_name(name)
         if p is None:
             continue
         base, has_params, k = p
@@ -367,7 +329,7 @@ def clearly_low(r: RunResult, ci: Any, *, gate: dict[str, float] | None = None,
     gate_of = _gate_lookup(gate or {})
     out = []
     for name in r.metrics:
-        p = _parse(name)
+        p = parse_name(name)
         spec = metric_spec(p[0]) if p else None
         up = True if spec is None else bool(spec.higher_is_better)
         iv = ci(name)
@@ -474,7 +436,7 @@ def _check_rule(rule: Rule, r: RunResult, cut: dict[str, int], thr: dict[str, fl
         name = pick_metric(r.metrics, cond.family, want)
         wanted = f"{cond.family}@{want}" if want is not None else cond.family
         if name is not None and cond.role == "exclusion" and want is not None:
-            k = (_parse(name) or ("", False, None))[2]
+            k = (parse_name(name) or ("", False, None))[2]
             if k is not None and k < want:  # a shallower cutoff says nothing about depth `want`
                 name = None
         if name is None:
@@ -527,123 +489,3 @@ def _wanted(rule: Rule, cut: dict[str, int]) -> list[str]:
 
 def _fmt(v: float | None) -> str:
     return "n/a" if v is None else f"{v:.3f}"
-
-
-BUCKETS: tuple[tuple[str, int, int], ...] = (
-    ("1", 1, 1), ("2", 2, 2), ("3", 3, 3), ("4-5", 4, 5), ("6-10", 6, 10), ("11-20", 11, 20), (">20", 21, 10**9),
-)
-
-
-def _answer_metric(metrics: list[str]) -> str | None:
-    """The run's answer metric: a metric whose registered role is ``"answer"`` and that is
-    higher-is-better, preferring :data:`ANSWER_PREFERENCE`'s order; else a metric ragmeter does not
-    know at all (no role to go by). A retrieval or context metric is never the answer metric."""
-    known: list[tuple[int, str]] = []
-    unknown: list[str] = []
-    for m in metrics:
-        p = _parse(m)
-        if p is None:
-            continue
-        spec = metric_spec(p[0])
-        if spec is None:
-            unknown.append(m)
-        elif spec.role == "answer" and spec.higher_is_better:
-            rank = ANSWER_PREFERENCE.index(spec.name) if spec.name in ANSWER_PREFERENCE else len(ANSWER_PREFERENCE)
-            known.append((rank, m))
-    if known:
-        return min(known, key=lambda t: t[0])[1]
-    return unknown[0] if unknown else None
-
-
-def position_analysis(
-    run: RunResult | str | os.PathLike[str],
-    *,
-    metric: str | None = None,
-    confidence: float = 0.95,
-    seed: int = 0,
-    first_ranks: np.ndarray | None = None,
-) -> dict[str, Any] | None:
-    """The answer metric grouped by the rank of the first relevant retrieved chunk.
-
-    The answer metric (when ``metric`` is None) is a registered ``role="answer"``, higher-is-better
-    metric of the run (first in :data:`ANSWER_PREFERENCE` order), else a metric ragmeter does not
-    know; never a retrieval or context metric.
-    The rank comes from ``details.relevant_ranks`` that the retrieval metrics record in
-    ``results.jsonl`` (the first metric of each sample that has it); samples where no relevant
-    chunk was retrieved form the bucket ``"none"``. Buckets: 1, 2, 3, 4-5, 6-10, 11-20, >20.
-    Each bucket reports n, the mean and its CI (:func:`~ragmeter.stats.metric_ci`). Also:
-    Spearman's rho between rank and score over samples with a rank, and two flags:
-    ``position_effect`` (rho < 0 with p < 0.05) and ``lost_in_the_middle`` (a bucket strictly
-    between the first and the last non-empty one has its CI entirely below the rank-1 bucket's
-    CI and a mean below the last bucket's mean: the U shape of Liu et al. 2023). Heuristics for
-    reading, not tests with error control.
-
-    ``first_ranks`` gives those ranks per sample instead (inf: no relevant chunk retrieved, NaN:
-    no retrieval details), for a run held without its records (the HTML report's).
-
-    Returns None when the run has no answer metric (``metric`` None and none found) or no
-    per-sample records (and no ``first_ranks``); ``{"metric", "note"}`` when no sample has
-    relevant ranks.
-    """
-    confidence = check_probability(confidence, "confidence")
-    r = load_run(run)
-    if metric is None:
-        metric = _answer_metric(r.metrics)
-        if metric is None:
-            return None
-    elif metric not in r.scores:
-        raise InvalidParameterError(f"metric: expected one of {', '.join(r.metrics)}, got {metric!r}")
-    if first_ranks is not None:
-        rank_arr = np.asarray(first_ranks, dtype=np.float64)
-    elif r.records is None:
-        return None
-    else:
-        rank_arr = _first_ranks(r.records)
-    return _position_buckets(r, metric, rank_arr, confidence, seed)
-
-
-def _first_ranks(records: list[dict[str, Any]]) -> np.ndarray:
-    """Per record, the smallest of the first ``details.relevant_ranks`` found (inf: empty, NaN: none)."""
-    first: list[float] = []
-    for rec in records:
-        rank = math.nan
-        found = False
-        for res in (rec.get("metrics") or {}).values():
-            det = (res or {}).get("details") or {}
-            if isinstance(det, dict) and "relevant_ranks" in det:
-                ranks = det["relevant_ranks"] or []
-                rank = float(min(ranks)) if ranks else math.inf
-                found = True
-                break
-        first.append(rank if found else math.nan)
-    return np.asarray(first)
-
-
-def _position_buckets(r: RunResult, metric: str, rank_arr: np.ndarray, confidence: float,
-                      seed: int) -> dict[str, Any]:
-    """The position analysis of ``metric`` given each sample's first relevant rank."""
-    vals = r.scores[metric]
-    scored = r.status[metric] == SCORED
-    if np.isnan(rank_arr).all():
-        return {"metric": metric, "note": "no retrieval metric with details.relevant_ranks in results.jsonl"}
-    buckets: list[dict[str, Any]] = []
-    for label, lo, hi in (*BUCKETS, ("none", -1, -1)):
-        sel = scored & (np.isinf(rank_arr) if label == "none" else (rank_arr >= lo) & (rank_arr <= hi))
-        iv = metric_ci(vals[sel], confidence=confidence, seed=seed)
-        buckets.append({"bucket": label, "n": int(sel.sum()), "mean": iv.estimate, "ci": iv.ci, "ci_method": iv.method})
-    ranked = scored & np.isfinite(rank_arr)
-    rho = p = None
-    if ranked.sum() >= 3 and np.ptp(rank_arr[ranked]) > 0 and np.ptp(vals[ranked]) > 0:
-        from scipy import stats
-
-        res = stats.spearmanr(rank_arr[ranked], vals[ranked])
-        rho, p = float(res.statistic), float(res.pvalue)
-    nonempty = [b for b in buckets[:-1] if b["n"] > 0]
-    lim = False
-    if len(nonempty) >= 3 and nonempty[0]["bucket"] == "1" and nonempty[0]["ci"]:
-        top, last = nonempty[0], nonempty[-1]
-        lim = any(b["ci"] and b["ci"][1] < top["ci"][0] and b["mean"] < last["mean"] for b in nonempty[1:-1])
-    return {"metric": metric, "buckets": buckets, "spearman_rho": rho, "spearman_p": p,
-            "position_effect": bool(rho is not None and p is not None and rho < 0 and p < 0.05),
-            "lost_in_the_middle": bool(lim), "n_with_rank": int(ranked.sum()),
-            "n_without_relevant": int((scored & np.isinf(rank_arr)).sum())}
