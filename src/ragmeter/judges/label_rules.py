@@ -147,7 +147,7 @@ def check_rule_labels(name: str, rule: LabelRule, path: str, labels: Sequence[Ma
     for lab, line in zip(labels, lines, strict=True):
         f = f"labels.{rule.field}"
         if rule.field not in lab:
-            raise InputError(f"metric {name} needs {f} (label rule {name}={rule}); present: "
+            raise InputError(f"metric {name} needs {f} (its label rule: {rule}); present: "
                              f"{', '.join(sorted(lab)) or 'none'}", path=path, line=line, field=f)
         why = rule.problem(lab[rule.field])
         if why is not None:
