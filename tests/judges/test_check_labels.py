@@ -272,7 +272,7 @@ def test_config_rubric_judge_check_end_to_end(tmp_path, fake_llm):
     assert rep["spearman"]["rho"] == pytest.approx(12 / math.sqrt(297.5))
     assert rep["spearman_hard"]["rho"] == pytest.approx(16 / 17)
     assert (rep["n_pos"], rep["n_neg"], rep["calls"]) == (3, 3, 6) and len(fake_llm.log) == 6
-    assert "0.778" in res.output and "politeness" in res.output
+    assert "0.778" in res.output and "labels: politeness: grade>=4" in res.output
     scores = {r["id"]: r["score"] for r in json.loads(out.read_text())["rows"]["politeness"]}
     assert scores == pytest.approx({"a": .95, "b": .55, "c": .475, "d": .05, "e": .4125, "f": .5})
 

@@ -79,6 +79,9 @@ def _print(check: Any, out: Any) -> None:
 
     print_full_width(out, _table(check))  # full numbers at any width, as `ragmeter eval` prints
     out.print(f"verdict rule: {check.thresholds.describe()}", highlight=False, markup=False, soft_wrap=True)
+    if check.metrics:
+        out.print("labels: " + "; ".join(f"{r['metric']}: {r['label']}" for r in check.metrics), highlight=False,
+                  markup=False, soft_wrap=True)
     for r in check.metrics:
         if r["verdict"] != "usable":
             out.print(f"{r['metric']}: not usable: {'; '.join(r['reasons'])}", highlight=False, markup=False,
