@@ -21,6 +21,12 @@ Usage::
         [--limit N] [--concurrency 2] [--out bench/results/judge_quality_qwen0.5b.json]
     python bench/judge_quality.py --judge ... --metrics passage_recall \
         --data src/ragmeter/data/validation/passage_recall_validation.jsonl
+    python bench/judge_quality.py --judge ... --config ragmeter.yaml --label grounded_answer=correct>=4
+
+``--label NAME=FIELD`` / ``NAME=FIELD>=K`` (repeatable) gives a metric without a built-in rule
+(a rubric from ``--config``'s ``rubrics:``, any registered metric) its label rule, or replaces a
+built-in one, as ``ragmeter judge-check --label`` does (:mod:`ragmeter.judges.label_rules`);
+without ``--metrics``, the metrics named by ``--label`` are run.
 """
 
 from __future__ import annotations
@@ -32,9 +38,10 @@ from pathlib import Path
 
 import ragmeter
 from ragmeter.cli.judge_check import split_names
-from ragmeter.io import read_samples
 from ragmeter.judges import from_spec
-from ragmeter.judges.check import BUNDLED, bundled_path, position_profile, separation
+from ragmeter.judges.check import BUNDLED, _check_labels, bundled_path, load_labelled, position_profile, separation
+from ragmeter.judges.label_rules import parse_label_option, resolve_rules, row_lines
+from ragmeter.registry import canonical_name
 
 DATA = bundled_path("judge_validation.jsonl")
 PASSAGES = bundled_path("passage_recall_validation.jsonl")
@@ -44,9 +51,10 @@ METRICS = list(BUNDLED)
 def rescore(path: str) -> None:
     """Recompute and store the table of a saved ``--out`` file (after a fix to the arithmetic)."""
     saved = json.loads(Path(path).read_text())
-    rows = [json.loads(line) for line in DATA.read_text().splitlines() if line.strip()]
+    rows = [json.loads(line) for line in Path(saved.get("data") or DATA).read_text().splitlines() if line.strip()]
     labels = [r["labels"] for r in rows][: len(saved["records"])]
-    saved["rows"] = separation(saved["records"], labels)
+    rules = resolve_rules(list(saved["records"][0]["metrics"]), saved.get("label_rules"))
+    saved["rows"] = separation(saved["records"], labels, rules)
     Path(path).write_text(json.dumps(saved, indent=1, default=str))
     for r in saved["rows"]:
         print(f"{r['metric']:<42}{r['n']:>5}{r['errors']:>8}{r['auroc']:>8.3f}{r['mean_pos']:>8.3f}{r['mean_neg']:>8.3f}")
@@ -63,12 +71,26 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=None,
                     help="most requests in flight (default: the judge's default, adaptive)")
     ap.add_argument("--timeout", type=float, default=600.0)
-    ap.add_argument("--metrics", default=",".join(METRICS))
+    ap.add_argument("--metrics", default=None, help=f"default: the --label metrics, else {','.join(METRICS)}")
+    ap.add_argument("--label", action="append", default=[], metavar="NAME=FIELD[>=K]",
+                    help="label rule for metric NAME (repeatable), as `ragmeter judge-check --label`")
+    ap.add_argument("--config", default=None, help="a ragmeter.yaml whose rubrics: to register")
     ap.add_argument("--out", default=None, help="write the table and per-row results as JSON here")
     args = ap.parse_args()
 
-    samples = [s for s in read_samples(args.data or DATA)][: args.limit]
-    labels = [s.metadata["labels"] for s in samples]
+    if args.config:
+        from ragmeter.config import load_config
+
+        load_config(args.config)  # registers its rubrics
+    given = dict(parse_label_option(text) for text in args.label)
+    names = [canonical_name(m) for m in
+             (split_names(args.metrics) if args.metrics else list(given) or METRICS)]
+    rules = resolve_rules(names, given)
+    path = str(args.data or DATA)
+    samples, labels = load_labelled(path, args.limit)
+    lines = row_lines(path, len(labels))
+    for name in rules:  # a missing or unreadable label is an error before any judge call
+        _check_labels(name, path, labels, rules[name], lines)
     judge = None
     if args.judge != "none":
         extra = {} if args.concurrency is None else {"concurrency": args.concurrency}
@@ -79,9 +101,9 @@ def main() -> None:
 
         embedder = emb_spec(args.embedder)
     t0 = time.perf_counter()
-    run = ragmeter.evaluate(samples, split_names(args.metrics), judge=judge, embedder=embedder)
+    run = ragmeter.evaluate(samples, names, judge=judge, embedder=embedder)
     seconds = time.perf_counter() - t0
-    rows = separation(run.records, labels)
+    rows = separation(run.records, labels, rules)
     stats_ = run.run.get("judge", {})
     print(f"judge: {args.judge}  embedder: {args.embedder}  rows: {len(samples)}  "
           f"seconds: {seconds:.0f}  requests: {stats_.get('requests')}")
@@ -98,7 +120,8 @@ def main() -> None:
         print(f"yes-rate by position, {name}: {cells}")
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps({"judge": args.judge, "embedder": args.embedder, "rows": rows,
+        Path(args.out).write_text(json.dumps({"judge": args.judge, "embedder": args.embedder, "data": path,
+                                              "label_rules": {n: str(r) for n, r in rules.items()}, "rows": rows,
                                               "positions": profile, "seconds": seconds, "judge_stats": stats_,
                                               "concurrency": judge.concurrency_info() if judge else None,
                                               "records": run.records}, indent=1, default=str))

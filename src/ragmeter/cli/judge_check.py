@@ -79,6 +79,9 @@ def _print(check: Any, out: Any) -> None:
 
     print_full_width(out, _table(check))  # full numbers at any width, as `ragmeter eval` prints
     out.print(f"verdict rule: {check.thresholds.describe()}", highlight=False, markup=False, soft_wrap=True)
+    if check.metrics:
+        out.print("labels: " + "; ".join(f"{r['metric']}: {r['label']}" for r in check.metrics), highlight=False,
+                  markup=False, soft_wrap=True)
     for r in check.metrics:
         if r["verdict"] != "usable":
             out.print(f"{r['metric']}: not usable: {'; '.join(r['reasons'])}", highlight=False, markup=False,
@@ -99,6 +102,14 @@ def _print(check: Any, out: Any) -> None:
 @click.option("--metrics", default=None, metavar="M1,M2",
               help="Comma-separated metrics to check [faithfulness, hallucination_rate, answer_relevancy, "
                    "context_relevancy, correctness, answer_grade, passage_recall].")
+@click.option("--label", "label_rules", multiple=True, metavar="NAME=FIELD[>=K]",
+              help="Label rule for metric NAME (repeatable): FIELD, a boolean field of each row's 'labels' "
+                   "(AUROC against it), or FIELD>=K, a numeric one (AUROC against value >= K, plus Spearman's "
+                   "rho). Any metric, e.g. a rubric; replaces a built-in rule. Without --metrics: checks the "
+                   "metrics named here.")
+@click.option("-c", "--config", "config_path", default=None, type=click.Path(dir_okay=False, path_type=Path),
+              help="Configuration file whose rubrics: to register (as `ragmeter eval -c`), so --metrics can "
+                   "name them.")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Use the first N rows of each set.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the full result (per metric and per row) as JSON here.")
@@ -112,7 +123,8 @@ def _print(check: Any, out: Any) -> None:
 @click.option("--no-cache", is_flag=True, help="Do not read or write the judge cache.")
 @click.option("--strict", is_flag=True, help="Exit 1 when any metric is not usable.")
 def judge_check_cmd(judge_spec: str, judge_key_env: str | None, data: Path | None, metrics: str | None,
-                    limit: int | None, output: Path | None, concurrency: str, judge_timeout: float | None,
+                    label_rules: tuple[str, ...], config_path: Path | None, limit: int | None,
+                    output: Path | None, concurrency: str, judge_timeout: float | None,
                     min_auroc: float | None, min_per_class: int | None, cache_dir: str | None, no_cache: bool,
                     strict: bool) -> None:
     """Validate a judge before trusting it: AUROC against human labels, per metric, with a verdict.
@@ -120,6 +132,8 @@ def judge_check_cmd(judge_spec: str, judge_key_env: str | None, data: Path | Non
     Runs the judged metrics over the bundled hand-labelled sets (or --data) and prints, per metric,
     the AUROC with its 95% interval, agreement with the labels, Spearman's rho for graded labels,
     calls, seconds and cost, and a verdict (usable / not usable, rule printed below the table).
+    Your own metrics (rubrics from -c ragmeter.yaml) are checked on your rows with --label:
+    `ragmeter judge-check --judge SPEC -c ragmeter.yaml --data mine.jsonl --label politeness=polite`.
     The result is kept beside the judge cache, so `ragmeter eval` with the same judge and prompt
     versions shows it in summary.json and the report. Exit codes: 0 done; 1 a metric is not usable
     (with --strict); 2 bad usage or input; 3 the judge could not be reached (metrics finished so
@@ -129,8 +143,10 @@ def judge_check_cmd(judge_spec: str, judge_key_env: str | None, data: Path | Non
 
     from rich.console import Console
 
+    from ..config import load_config
     from ..judges import from_spec
     from ..judges.check import Thresholds, judge_check
+    from ..judges.label_rules import parse_label_option
     from ..judges.masking import mask_secrets
     from ..judges.record import save_record
     from ._output import StdoutConsole, emit
@@ -143,15 +159,23 @@ def judge_check_cmd(judge_spec: str, judge_key_env: str | None, data: Path | Non
         if judge_key_env not in os.environ:
             raise InvalidParameterError(f"--judge-key-env: environment variable {judge_key_env} is not set")
         options["api_key"] = os.environ[judge_key_env]
+    labels: dict[str, Any] = {}
+    for text in label_rules:
+        name, rule = parse_label_option(text)
+        if name in labels:
+            raise InvalidParameterError(f"--label: {name} has two rules ({labels[name]} and {rule}); give one")
+        labels[name] = rule
+    err = Console(stderr=True)
+    if config_path is not None:  # registers the config's rubrics, as `ragmeter eval -c` does
+        err.print(f"config: {load_config(config_path).source}", highlight=False, markup=False)
     thresholds = Thresholds()
     if min_auroc is not None:
         thresholds = replace(thresholds, min_auroc=min_auroc)
     if min_per_class is not None:
         thresholds = replace(thresholds, min_per_class=min_per_class)
     judge = from_spec(judge_spec, **options)
-    err = Console(stderr=True)
-    check = judge_check(judge, metrics=split_names(metrics) if metrics else None, data=data, limit=limit,
-                        thresholds=thresholds, judge_spec=mask_secrets(judge_spec),
+    check = judge_check(judge, metrics=split_names(metrics) if metrics else None, data=data, labels=labels,
+                        limit=limit, thresholds=thresholds, judge_spec=mask_secrets(judge_spec),
                         on_metric=lambda r: err.print(f"checked {r['metric']}: {r['verdict']}", highlight=False,
                                                       markup=False))
     if check.metrics:

@@ -28,10 +28,18 @@ passage_recall         ``complete``                            row; rho and MAE 
                                                                scores give
 =====================  =====================================  ======================================
 
+**Your own label rule** (any registered metric: a rubric, an offline metric, a built-in one whose
+rule you replace): ``labels={NAME: RULE}`` in Python, ``--label NAME=RULE`` on the command line,
+with RULE ``FIELD`` (a boolean ``labels.FIELD``: AUROC against it) or ``FIELD>=K`` (a numeric
+``labels.FIELD``: AUROC against ``value >= K``, Spearman's rho against the value), see
+:mod:`ragmeter.judges.label_rules`. A user rule is per row (also for a chunk metric) and replaces
+the built-in rule of that metric; the built-in rules above stay for every other metric.
+
 Every judged metric also gets the same numbers from its *hard* values (:func:`hard_value`: the
 verdicts and ratings the judge wrote, kept in the details beside a probability-weighted score; the
 score itself where a result has none, e.g. ``scoring=hard``): ``auroc_hard`` in the report, a
-``NAME [hard]`` row in :func:`separation`.
+``NAME [hard]`` row in :func:`separation`. A rubric's hard value is its hard rating on its scale
+(``(rating - LOW) / (HIGH - LOW)``) or its hard verdict as 1/0.
 
 A judge error on a row is counted (``errors``), never scored; an undefined score is left out
 (``undefined``). The bench ``bench/judge_quality.py`` prints the same numbers from these functions.
@@ -42,7 +50,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -51,6 +59,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, InvalidParameterError, JudgeUnreachable
+from .label_rules import LabelRule, check_rule_labels, resolve_rules, row_lines
 
 #: Metric -> bundled labelled set (a file in ``ragmeter/data/validation/``).
 BUNDLED = {"faithfulness": "judge_validation.jsonl", "hallucination_rate": "judge_validation.jsonl",
@@ -128,10 +137,12 @@ class Pairs:
     ``hard``: per unit, the hard value (:func:`hard_value`) on the score's scale, else the score;
     ``hard_graded``: ``graded`` with the hard values.
     ``rows``: per sample ``{"id", "score", "label"}`` with the label on the metric's own scale
-    (what ``calibrate --judge-check`` reads).
+    (what ``calibrate --judge-check`` reads). ``label``: the rule, as reported (``correct``,
+    ``polite``, ``grade>=4``).
     """
 
     metric: str
+    label: str = ""
     unit: str = "row"
     sign: float = 1.0
     scale: float = 1.0
@@ -173,8 +184,10 @@ def hard_value(base: str, details: dict[str, Any]) -> float | None:
 
     faithfulness, hallucination_rate: :func:`hard_score`; correctness (both scales) and
     answer_relevancy without embedder (graded): ``rating / 10``; answer_relevancy binary:
-    ``responds`` as 1/0; answer_grade: ``(grade - 1) / 4``; passage_recall: ``hard_final / 5``.
-    Chunk metrics are per chunk: :func:`chunk_ratings`."""
+    ``responds`` as 1/0; answer_grade: ``(grade - 1) / 4``; passage_recall: ``hard_final / 5``;
+    a rubric (:mod:`ragmeter.metrics.generation.rubric`, found in the registry): on a ``LOW-HIGH``
+    scale ``(rating - LOW) / (HIGH - LOW)`` of the hard ``rating``, on yes/no the hard ``verdict``
+    as 1/0. Chunk metrics are per chunk: :func:`chunk_ratings`."""
     if base in ("faithfulness", "hallucination_rate"):
         return hard_score(details)
     if base in ("correctness", "answer_relevancy") and isinstance(details.get("rating"), int | float):
@@ -185,7 +198,23 @@ def hard_value(base: str, details: dict[str, Any]) -> float | None:
         return (float(details["grade"]) - 1) / 4
     if base == "passage_recall" and isinstance(details.get("hard_final"), int | float):
         return float(details["hard_final"]) / 5
-    return None
+    return _rubric_hard(base, details)
+
+
+def _rubric_hard(base: str, details: dict[str, Any]) -> float | None:
+    """The hard value of a rubric result (see :func:`hard_value`); None for any other metric."""
+    from ..metrics.generation.rubric import Rubric
+    from ..registry import lookup_spec
+
+    spec = lookup_spec(base)
+    rubric = spec.extra.get("rubric") if spec is not None else None
+    if not isinstance(rubric, Rubric):
+        return None
+    if rubric.bounds is None:
+        return {"yes": 1.0, "no": 0.0}.get(str(details.get("verdict")))
+    low, high = rubric.bounds
+    rating = details.get("rating")
+    return (float(rating) - low) / (high - low) if isinstance(rating, int | float) else None
 
 
 def chunk_ratings(base: str, details: dict[str, Any]) -> tuple[list[float], list[float]]:
@@ -209,19 +238,32 @@ def chunk_ratings(base: str, details: dict[str, Any]) -> tuple[list[float], list
     return used, hard
 
 
-def labelled_pairs(name: str, records: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]]) -> Pairs:
+def builtin_rule(name: str) -> LabelRule | None:
+    """The built-in row rule of a metric (``correct>=4`` for correctness and answer_grade, else its
+    boolean field), None when it has no built-in rule (the chunk metrics' rule is per chunk)."""
+    field_ = LABEL_FIELD.get(base_of(name)) or OFFLINE_LABEL.get(base_of(name))
+    if field_ is None:
+        return None
+    return LabelRule(field_, 4.0 if field_ == "correct" else None)
+
+
+def labelled_pairs(name: str, records: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]],
+                   rule: LabelRule | None = None) -> Pairs:
     """The :class:`Pairs` of metric ``name`` from evaluation records (``RunResult.records``) and
-    the rows' ``labels`` objects, in the same order (label rules: the module docstring)."""
+    the rows' ``labels`` objects, in the same order, by the user's ``rule`` or else the metric's
+    built-in rule (label rules: the module docstring)."""
     from ..metrics.generation.passage_recall_math import passage_recall_score
 
     base = base_of(name)
-    field_ = LABEL_FIELD.get(base) or OFFLINE_LABEL.get(base)
-    if field_ is None:
-        raise InvalidParameterError(f"metrics: no label rule for {name!r}; expected one of "
+    builtin = rule is None
+    rule = rule or builtin_rule(name)
+    if rule is None:
+        raise InvalidParameterError(f"metrics: no label rule for {name!r}: give one (--label {name}=FIELD or "
+                                    f"{name}=FIELD>=K; Python: labels={{{name!r}: 'FIELD'}}); built-in rules: "
                                     f"{', '.join([*LABEL_FIELD, *OFFLINE_LABEL])}")
-    chunks = base in CHUNK_METRICS
-    out = Pairs(name, unit="chunk" if chunks else "row", sign=1.0 if _higher_is_better(base) else -1.0,
-                scale=10.0 if chunks else 1.0)
+    chunks = builtin and base in CHUNK_METRICS
+    out = Pairs(name, label=rule.field if builtin else str(rule), unit="chunk" if chunks else "row",
+                sign=1.0 if _higher_is_better(base) else -1.0, scale=10.0 if chunks else 1.0)
     for rec, lab in zip(records, labels, strict=True):
         out.n_rows += 1
         r = rec["metrics"][name]
@@ -241,15 +283,13 @@ def labelled_pairs(name: str, records: Sequence[dict[str, Any]], labels: Sequenc
                 out.labels.append(y)
             out.rows.append({"id": rec.get("id"), "score": score, "label": float(np.mean(rel)) if rel else 0.0})
             continue
-        h = hard_value(base, details) if base in LABEL_FIELD else None
+        h = hard_value(base, details)
         hard = score if h is None else (1.0 - h if base == "hallucination_rate" else h)
-        if field_ == "correct":
-            y = int(lab["correct"] >= 4)
-            out.graded.append((score, float(lab["correct"])))
-            out.hard_graded.append((hard, float(lab["correct"])))
-        else:
-            y = int(bool(lab[field_]))
-        if base == "passage_recall":
+        y = rule.binary(lab[rule.field])
+        if rule.graded:
+            out.graded.append((score, float(lab[rule.field])))
+            out.hard_graded.append((hard, float(lab[rule.field])))
+        if builtin and base == "passage_recall":
             human = float(passage_recall_score(lab["essential_covered"], lab["bonus_covered"]))
             out.graded.append((float(details["final"]), human))
             out.hard_graded.append((float(details.get("hard_final", details["final"])), human))
@@ -260,21 +300,21 @@ def labelled_pairs(name: str, records: Sequence[dict[str, Any]], labels: Sequenc
     return out
 
 
-def separation(records: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The bench's table: per metric with a label rule, n scored, errors, AUROC, the mean score of
-    the label-1 and label-0 units, Spearman's rho (graded labels) and, for passage_recall, the MAE
-    of the 1-5 final; plus, per judged metric, a ``NAME [hard]`` row: the same AUROC, means and rho
-    from the hard values (:func:`hard_value`, per chunk :func:`chunk_ratings`; the score where a
-    result keeps none)."""
-    from scipy import stats
-
+def separation(records: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]],
+               rules: dict[str, LabelRule] | None = None) -> list[dict[str, Any]]:
+    """The bench's table: per metric with a label rule (built-in, or the user's in ``rules``,
+    metric name -> rule: :func:`ragmeter.judges.label_rules.resolve_rules`), n scored, errors,
+    AUROC, the mean score of the label-1 and label-0 units, Spearman's rho (graded labels) and, for
+    passage_recall, the MAE of the 1-5 final; plus, per judged metric, a ``NAME [hard]`` row: the
+    same AUROC, means and rho from the hard values (:func:`hard_value`, per chunk
+    :func:`chunk_ratings`; the score where a result keeps none)."""
     from ..stats.roc import auroc
 
+    rules = rules or {}
+    pairs = {name: labelled_pairs(name, records, labels, rules.get(name)) for name in records[0]["metrics"]
+             if name in rules or base_of(name) in LABEL_FIELD or base_of(name) in OFFLINE_LABEL}
     rows = []
-    for name in records[0]["metrics"]:
-        if base_of(name) not in LABEL_FIELD and base_of(name) not in OFFLINE_LABEL:
-            continue
-        p = labelled_pairs(name, records, labels)
+    for name, p in pairs.items():
         pos, neg = p.split()
         raw_pos, raw_neg = [p.sign * v for v in pos], [p.sign * v for v in neg]
         row: dict[str, Any] = {"metric": name, "n": len(p.scores), "errors": p.errors,
@@ -282,22 +322,38 @@ def separation(records: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any
                                "mean_pos": float(np.mean(raw_pos)) if raw_pos else math.nan,
                                "mean_neg": float(np.mean(raw_neg)) if raw_neg else math.nan}
         if p.graded:
-            row["spearman"] = float(stats.spearmanr([g[0] for g in p.graded], [g[1] for g in p.graded]).statistic)
-        if base_of(name) == "passage_recall" and p.graded:
+            row["spearman"] = _rho(p.graded)
+        if _human_finals(p):
             row["mae_final"] = float(np.mean([abs(a - b) for a, b in p.graded]))
         rows.append(row)
-    for name in records[0]["metrics"]:
-        if base_of(name) in LABEL_FIELD:
-            p = labelled_pairs(name, records, labels)
+    for name, p in pairs.items():
+        if base_of(name) in LABEL_FIELD or _needs_judge(base_of(name)):
             pos, neg = p.split(p.hard)
             mp, mn = (float(np.mean([p.sign * v for v in x])) if x else math.nan for x in (pos, neg))
             hard_row = {"metric": f"{name} [hard]", "n": len(p.hard), "errors": p.errors,
                         "auroc": _nan(auroc(pos, neg)), "mean_pos": mp, "mean_neg": mn}
             if p.hard_graded:
-                hard_row["spearman"] = float(stats.spearmanr([g[0] for g in p.hard_graded],
-                                                             [g[1] for g in p.hard_graded]).statistic)
+                hard_row["spearman"] = _rho(p.hard_graded)
             rows.append(hard_row)
     return rows
+
+
+def _rho(graded: Sequence[tuple[float, float]]) -> float:
+    from scipy import stats
+
+    return float(stats.spearmanr([g[0] for g in graded], [g[1] for g in graded]).statistic)
+
+
+def _human_finals(p: Pairs) -> bool:
+    """True when ``p.graded`` holds passage_recall's (judged, human) 1-5 finals (its built-in rule)."""
+    return base_of(p.metric) == "passage_recall" and p.label == LABEL_FIELD["passage_recall"] and bool(p.graded)
+
+
+def _needs_judge(base: str) -> bool:
+    from ..registry import lookup_spec
+
+    spec = lookup_spec(base)
+    return spec is not None and spec.needs_judge
 
 
 def _nan(v: float | None) -> float:
@@ -320,7 +376,7 @@ def position_profile(records: Sequence[dict[str, Any]], labels: Sequence[dict[st
                 for i, c in enumerate(d.get("claims", [])):
                     yes[min(i, 2)].append(float(c["supported"] is True))
             else:
-                for i, (c, h) in enumerate(zip(d.get("chunks", []), lab["context_relevance"], strict=False)):
+                for i, (c, h) in enumerate(zip(d.get("chunks", []), lab.get("context_relevance") or [], strict=False)):
                     yes[min(i, 2)].append(float((c["rating"] or 0) >= 5))
                     human[min(i, 2)].append(float(h))
         if not any(yes):
@@ -393,7 +449,7 @@ def metric_report(p: Pairs, judge_stats: dict[str, Any], seconds: float, thresho
     direction = [y if p.sign > 0 else 1 - y for y in p.labels]
     agree = agreement(direction, [v / p.scale for v in p.scores], threshold=0.5) if p.scores else None
     report: dict[str, Any] = {
-        "metric": p.metric, "label": LABEL_FIELD.get(base_of(p.metric)), "unit": p.unit,
+        "metric": p.metric, "label": p.label, "unit": p.unit,
         "rows": p.n_rows, "n": len(p.scores), "n_pos": len(pos), "n_neg": len(neg),
         "errors": p.errors, "undefined": p.undefined,
         "auroc": iv.estimate, "auroc_ci": iv.ci, "ci_method": iv.method, "confidence": confidence,
@@ -406,7 +462,7 @@ def metric_report(p: Pairs, judge_stats: dict[str, Any], seconds: float, thresho
         report["auroc_hard"] = auroc(*p.split(p.hard))
         if p.hard_graded:
             report["spearman_hard"] = _spearman(p.hard_graded, confidence)
-    if base_of(p.metric) == "passage_recall" and p.graded:
+    if _human_finals(p):
         report["mae_final"] = float(np.mean([abs(a - b) for a, b in p.graded]))
     report.update({
         "calls": int(judge_stats.get("calls", 0)), "requests": int(judge_stats.get("requests", 0)),
@@ -471,34 +527,47 @@ def load_labelled(path: str | Path, limit: int | None = None) -> tuple[list[Any]
             break
         if not isinstance(s.metadata.get("labels"), dict):
             raise InputError("expected a 'labels' object (see the bundled judge_validation.jsonl)", path=str(path),
-                             line=i + 1, field="labels")
+                             line=row_lines(path, i + 1)[-1], field="labels")
         samples.append(s)
     return samples, [s.metadata["labels"] for s in samples]
 
 
-def _check_labels(name: str, path: str, labels: Sequence[dict[str, Any]]) -> None:
-    """Raise InputError naming file, row and field when a row lacks a label ``name`` needs."""
+def _check_labels(name: str, path: str, labels: Sequence[dict[str, Any]], rule: LabelRule | None = None,
+                  lines: Sequence[int] | None = None) -> None:
+    """Raise InputError naming the file, the line (``lines``: each row's line, default read from
+    ``path``) and the field at the first row that lacks a label ``name`` needs, by the user's
+    ``rule`` or else its built-in one, or holds a value that rule cannot read."""
+    lines = row_lines(path, len(labels)) if lines is None else lines
     base = base_of(name)
-    need = {"context_relevancy": ("context_relevance",), "context_precision_llm": ("context_relevance",),
-            "passage_recall": ("complete", "essential_covered",
-                                                                            "bonus_covered")}.get(
-        base, (LABEL_FIELD.get(base) or OFFLINE_LABEL[base],))
-    for i, lab in enumerate(labels, start=1):
+    need: tuple[str, ...] = ()
+    if rule is None:
+        need = {"context_relevancy": ("context_relevance",), "context_precision_llm": ("context_relevance",),
+                "passage_recall": ("essential_covered", "bonus_covered")}.get(base, ())
+        rule = None if base in CHUNK_METRICS else builtin_rule(name)
+        if rule is None and not need:
+            labelled_pairs(name, [], [])  # raises: no label rule
+    for lab, line in zip(labels, lines, strict=True):
         for f in need:
             if f not in lab:
-                raise InputError(f"metric {name} needs labels.{f}", path=path, line=i, field=f"labels.{f}")
+                raise InputError(f"metric {name} needs labels.{f}", path=path, line=line, field=f"labels.{f}")
+    if rule is not None:
+        check_rule_labels(name, rule, path, labels, lines)
 
 
 def judge_check(judge: Any, *, metrics: Sequence[str] | None = None, data: str | Path | None = None,
-                limit: int | None = None, thresholds: Thresholds | None = None, confidence: float = 0.95,
-                judge_spec: str | None = None,
+                labels: Mapping[str, str | LabelRule] | None = None, limit: int | None = None,
+                thresholds: Thresholds | None = None, confidence: float = 0.95, judge_spec: str | None = None,
                 on_metric: Callable[[dict[str, Any]], None] | None = None) -> JudgeCheck:
-    """Run each metric of ``metrics`` (default :data:`DEFAULT_METRICS`) with ``judge`` over its
-    labelled set (``data``, else the bundled set of :data:`BUNDLED`; first ``limit`` rows) and
-    report per metric (see the module docstring). Metrics run one after another, so each one's
-    calls, seconds and cost are its own. Every label a metric needs is checked before any call.
-    An unreachable judge stops the check: the metrics finished so far are kept and ``stopped``
-    says why. ``on_metric`` is called with each metric's report as it finishes."""
+    """Run each metric of ``metrics`` (default: the metrics ``labels`` names, else
+    :data:`DEFAULT_METRICS`) with ``judge`` over its labelled set (``data``, else the bundled set of
+    :data:`BUNDLED`, or ``judge_validation.jsonl`` for another metric with a rule in ``labels``;
+    first ``limit`` rows) and report per metric (see the module docstring). ``labels``: metric name
+    -> label rule (``"polite"``, ``"correct>=4"``, a :class:`~ragmeter.judges.label_rules.LabelRule`)
+    for any registered metric (a rubric: :mod:`ragmeter.metrics.generation.rubric`), replacing a
+    built-in rule. Metrics run one after another, so each one's calls, seconds and cost are its
+    own. Every label a metric needs is checked before any call. An unreachable judge stops the
+    check: the metrics finished so far are kept and ``stopped`` says why. ``on_metric`` is called
+    with each metric's report as it finishes."""
     from .. import evaluate
     from ..registry import canonical_name
     from ..stats._validate import check_probability
@@ -506,33 +575,37 @@ def judge_check(judge: Any, *, metrics: Sequence[str] | None = None, data: str |
 
     confidence = check_probability(confidence, "confidence")
     thresholds = thresholds or Thresholds()
-    names = [canonical_name(m) for m in (metrics or DEFAULT_METRICS)]
+    names = [canonical_name(m) for m in (metrics or (list(labels) if labels else DEFAULT_METRICS))]
+    rules = resolve_rules(names, labels)
     sets: dict[str, tuple[str, list[Any], list[dict[str, Any]]]] = {}
+    lines: dict[str, list[int]] = {}
     plan = []
     for name in names:
         base = base_of(name)
-        if data is None and base not in BUNDLED:
+        if data is None and base not in BUNDLED and name not in rules:
             raise InvalidParameterError(f"metrics: no bundled labelled set for {name!r} (bundled: "
-                                        f"{', '.join(BUNDLED)}); pass --data with a 'labels' object per row")
-        path = str(data) if data is not None else str(bundled_path(BUNDLED[base]))
+                                        f"{', '.join(BUNDLED)}); pass --data with a 'labels' object per row "
+                                        f"and a label rule (--label {name}=FIELD)")
+        path = str(data) if data is not None else str(bundled_path(BUNDLED.get(base, "judge_validation.jsonl")))
         if path not in sets:
             sets[path] = (path, *load_labelled(path, limit))
-        _check_labels(name, path, sets[path][2])
+            lines[path] = row_lines(path, len(sets[path][2]))
+        _check_labels(name, path, sets[path][2], rules.get(name), lines[path])
         plan.append((name, sets[path]))
     reports, rows, positions, stopped = [], {}, {}, None
-    for name, (path, samples, labels) in plan:
+    for name, (path, samples, labelled) in plan:
         t0 = time.perf_counter()
         try:
             run = evaluate(samples, [name], judge=judge)
         except JudgeUnreachable as exc:
             stopped = f"{exc}; stopped before finishing {name}"
             break
-        pairs = labelled_pairs(name, run.records, labels)
+        pairs = labelled_pairs(name, run.records, labelled, rules.get(name))
         report = metric_report(pairs, run.run.get("judge") or {}, time.perf_counter() - t0, thresholds, confidence)
         report["data"] = Path(path).name
         reports.append(report)
         rows[name] = pairs.rows
-        positions.update(position_profile(run.records, labels))
+        positions.update(position_profile(run.records, labelled))
         if on_metric is not None:
             on_metric(report)
     return JudgeCheck(judge=judge.describe(), judge_spec=judge_spec, metrics=reports, rows=rows, positions=positions,
