@@ -59,6 +59,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, InvalidParameterError, JudgeUnreachable
+from ..stats._names import direction
 from .label_rules import LabelRule, check_rule_labels, resolve_rules, row_lines
 
 #: Metric -> bundled labelled set (a file in ``ragmeter/data/validation/``).
@@ -117,13 +118,6 @@ class Thresholds:
 def base_of(name: str) -> str:
     """The base metric of a name: ``faithfulness(mode=direct)`` -> ``faithfulness``."""
     return name.split("(")[0].split("@")[0].strip()
-
-
-def _higher_is_better(base: str) -> bool:
-    from ..registry import lookup_spec
-
-    spec = lookup_spec(base)
-    return True if spec is None else spec.higher_is_better
 
 
 @dataclass
@@ -263,7 +257,7 @@ def labelled_pairs(name: str, records: Sequence[dict[str, Any]], labels: Sequenc
                                     f"{', '.join([*LABEL_FIELD, *OFFLINE_LABEL])}")
     chunks = builtin and base in CHUNK_METRICS
     out = Pairs(name, label=rule.field if builtin else str(rule), unit="chunk" if chunks else "row",
-                sign=1.0 if _higher_is_better(base) else -1.0, scale=10.0 if chunks else 1.0)
+                sign=-1.0 if direction(base) is False else 1.0, scale=10.0 if chunks else 1.0)
     for rec, lab in zip(records, labels, strict=True):
         out.n_rows += 1
         r = rec["metrics"][name]

@@ -263,23 +263,17 @@ def read_texts(path: str | os.PathLike[str], *, format: str | None = None,
 
 def metric_spec_of(name: str) -> Any:
     """The registry spec of a run's metric name (``ndcg@5``, ``faithfulness(mode=direct)``, a peer's
-    name), or None when ragmeter does not know it."""
-    m = re.match(r"[A-Za-z_][A-Za-z0-9_]*", name)
-    if m is None:
-        return None
-    try:
-        from ..stats._names import metric_spec
-    except ImportError:  # a build without the statistics module
-        from ..registry import lookup_spec
+    name), or None when ragmeter does not know it (:func:`ragmeter.stats._names.spec_of`)."""
+    from ..stats._names import spec_of
 
-        return lookup_spec(m.group(0).lower())
-    return metric_spec(m.group(0).lower())
+    return spec_of(name)
 
 
 def higher_is_better(name: str) -> bool:
     """The metric's direction from the registry (True for a metric ragmeter does not know)."""
-    spec = metric_spec_of(name)
-    return True if spec is None else bool(spec.higher_is_better)
+    from ..stats._names import direction
+
+    return direction(name) is not False
 
 
 #: At most this many samples are embedded in the page (a run with more embeds a selection).

@@ -1,6 +1,6 @@
 """How a saved run's metric names map to the registry: ``name(params)@k`` parsed, foreign names
-(RAGAS, TruLens, trec_eval) resolved to ragmeter's metrics. Shared by :mod:`.diagnose` and
-:mod:`.position`."""
+(RAGAS, TruLens, trec_eval) resolved to ragmeter's metrics, and a metric's direction. Shared by
+:mod:`.diagnose`, :mod:`.position`, :mod:`.compare`, judge-check and the report."""
 
 from __future__ import annotations
 
@@ -41,3 +41,21 @@ def parse_name(name: str) -> tuple[str, bool, int | None] | None:
     if not m:
         return None
     return m.group("base").lower(), m.group("params") is not None, int(m.group("k")) if m.group("k") else None
+
+
+_BASE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def spec_of(name: str) -> MetricSpec | None:
+    """The registry spec of a run's metric name (``ndcg@5``, ``faithfulness(mode=direct)``, a
+    peer's name such as ``answer_correctness``): :func:`metric_spec` of its leading identifier;
+    None when ragmeter does not know it."""
+    m = _BASE.match(name)
+    return None if m is None else metric_spec(m.group(0).lower())
+
+
+def direction(name: str) -> bool | None:
+    """Whether a higher score is better for metric ``name`` (:func:`spec_of`'s
+    ``higher_is_better``); None when ragmeter does not know the metric."""
+    spec = spec_of(name)
+    return None if spec is None else bool(spec.higher_is_better)

@@ -39,6 +39,7 @@ import numpy as np
 from ..errors import InvalidParameterError
 from ..results import SCORED, RunResult
 from ._io import check_unique_ids, load_run
+from ._names import direction
 from ._validate import check_choice, check_int, check_probability, check_seed, clean
 from .intervals import N_RESAMPLES, bootstrap_ci, is_binary
 from .paired import cohens_dz, holm, mcnemar_test, paired_permutation_test, paired_ttest
@@ -46,15 +47,6 @@ from .paired import cohens_dz, holm, mcnemar_test, paired_permutation_test, pair
 TESTS = ("auto", "permutation", "t-test", "mcnemar")
 #: Above this many pairs ``test="auto"`` uses the paired t-test instead of the permutation test.
 PERMUTATION_MAX_N = 20_000
-
-
-def _higher_is_better(metric: str) -> bool | None:
-    try:
-        from ..registry import resolve_name
-
-        return resolve_name(metric)[0].higher_is_better
-    except Exception:  # a metric this install does not know (e.g. from a plugin): direction unknown
-        return None
 
 
 @dataclass
@@ -265,7 +257,7 @@ def _compare_metric(m: str, ra: RunResult, rb: RunResult, pairs: _Pairs, opts: d
         "metric": m, "n_pairs": int(both.sum()),
         "mean_a": float(xa.mean()) if xa.size else None,
         "mean_b": float(xb.mean()) if xb.size else None,
-        "higher_is_better": _higher_is_better(m),
+        "higher_is_better": direction(m),
         "scored_only_in_a": _ids_block(pairs.ids[sa & ~sb].tolist()),
         "scored_only_in_b": _ids_block(pairs.ids[sb & ~sa].tolist()),
         "scored_in_neither": int((~sa & ~sb).sum()),
@@ -367,7 +359,7 @@ class MultiComparison:
         means = [(k, c[metric]["mean"]) for k, c in enumerate(self.cells) if c[metric]["mean"] is not None]
         if not means:
             return None
-        sign = -1.0 if _higher_is_better(metric) is False else 1.0
+        sign = -1.0 if direction(metric) is False else 1.0
         top = max(sign * v for _, v in means)
         winners = [k for k, v in means if sign * v == top]
         return winners[0] if len(winners) == 1 else None
