@@ -57,22 +57,15 @@ def score_batch_on_worker(batch: Any, cols: Any, metrics: list[str], metric_modu
     first row is row ``row0 + 1`` of the file): :func:`ragmeter.engines._arrow.score_batch`'s
     :class:`~ragmeter.engines._arrow.BatchScores` with its ``lines`` formatted by the one
     :class:`~ragmeter.results.LineFormatter`, written as they are by the driver, and the rows' ids."""
-    import functools
-
     import numpy as np
 
-    from ..results import LineFormatter
     from ._arrow import BatchScores, score_batch
     from ._ids import slice_ids
-    from .columnar import pattern_columns, pattern_result, retrieval_evaluators
+    from .columnar import pattern_columns
 
     for module in metric_modules:
         importlib.import_module(module)
-    key = tuple(metrics)
-    if key not in _WORKER_RUNS:  # a worker process serves many tasks: build them once
-        evs = retrieval_evaluators(metrics)
-        _WORKER_RUNS[key] = (evs, [functools.partial(pattern_result, ev) for ev in evs], LineFormatter(metrics))
-    evaluators, results, formatter = _WORKER_RUNS[key]
+    evaluators, results, formatter = warm_worker(metrics, ())
     scores = score_batch(batch, cols, evaluators)
     ids, hashes = slice_ids(batch, cols, row0)
     fast = ~scores.slow
@@ -81,6 +74,33 @@ def score_batch_on_worker(batch: Any, cols: Any, metrics: list[str], metric_modu
     # as arrays, Ray hands the bytes to the driver without a copy (a view of its object store)
     lines.data = [np.frombuffer(piece, dtype=np.uint8) for piece in lines.data]
     return SliceResult(BatchScores(scores.slow, {}, {}, {}, scores.rel_none, lines), ids, hashes)
+
+
+def warm_worker(metrics: list[str], metric_modules: Sequence[str]) -> tuple[list[Any], list[Any], Any]:
+    """Import what a task of a columnar run needs and build its evaluators and line formatter,
+    once per worker process: the driver sends one such task per worker as the run starts, so the
+    workers import while the driver sets up. Returns ``(evaluators, pattern results, formatter)``."""
+    import functools
+
+    for module in metric_modules:
+        importlib.import_module(module)
+    key = tuple(metrics)
+    if key not in _WORKER_RUNS:  # a worker process serves many tasks: build them once
+        import pyarrow.parquet  # noqa: F401  # what the tasks read with
+
+        from ..results import LineFormatter
+        from ._arrow import score_batch  # noqa: F401
+        from ._ids import slice_ids  # noqa: F401
+        from .columnar import pattern_result, retrieval_evaluators
+
+        evs = retrieval_evaluators(metrics)
+        _WORKER_RUNS[key] = (evs, [functools.partial(pattern_result, ev) for ev in evs], LineFormatter(metrics))
+    return _WORKER_RUNS[key]
+
+
+def warm_task(metrics: list[str], metric_modules: Sequence[str]) -> None:
+    """:func:`warm_worker` as a task (nothing sent back)."""
+    warm_worker(metrics, metric_modules)
 
 
 def score_slice_on_worker(path: str, group: int, start: int, length: int, cols: Any, metrics: list[str],
@@ -99,18 +119,33 @@ def score_slice_on_worker(path: str, group: int, start: int, length: int, cols: 
         table = _WORKER_GROUP.get(key)
         if table is None:
             _WORKER_GROUP.clear()
-            table = _WORKER_GROUP[key] = pq.ParquetFile(path).read_row_group(group)
+            table = _WORKER_GROUP[key] = pq.ParquetFile(path).read_row_group(group, use_threads=False)
         batch = table.slice(start, length).combine_chunks().to_batches()[0]
     else:
         stream = _WORKER_STREAM.get(key)
         if stream is None or stream.pos > start:  # a new group, or a slice before this reader (a retry)
             _WORKER_STREAM.clear()
             stream = _WORKER_STREAM[key] = _GroupStream(
-                pq.ParquetFile(path).iter_batches(batch_size=batch_rows, row_groups=[group]))
+                pq.ParquetFile(path).iter_batches(batch_size=batch_rows, row_groups=[group], use_threads=False))
         batch = stream.take(start, length)
         if stream.exhausted():
             del _WORKER_STREAM[key]  # the group's last slice: no file left open
     return score_batch_on_worker(batch, cols, metrics, metric_modules, row0)
+
+
+def score_group_on_worker(path: str, group: int, cols: Any, metrics: list[str], metric_modules: Sequence[str],
+                          row0: int, batch_rows: int = 16384) -> list[SliceResult]:
+    """:func:`score_batch_on_worker` over row group ``group`` of the Parquet file ``path`` (its first
+    row is row ``row0 + 1`` of the file), read here whole, in slices of ``batch_rows`` rows: one
+    :class:`SliceResult` per slice. One task per row group, so every row is decoded once in the
+    cluster (tasks of slices of one group, run by several workers, each read the whole group)."""
+    import pyarrow.parquet as pq
+
+    # one thread: the task has its share of the CPUs, Arrow's pool would take every core
+    table = pq.ParquetFile(path).read_row_group(group, use_threads=False)
+    return [score_batch_on_worker(table.slice(start, batch_rows).combine_chunks().to_batches()[0], cols, metrics,
+                                  metric_modules, row0 + start)
+            for start in range(0, table.num_rows, batch_rows)]
 
 
 class _GroupStream:
@@ -178,6 +213,9 @@ def evaluate_columnar(ray: Any, spath: str, metrics: list[str], opts: _Options) 
     from ._ids import HashedIds
     from .columnar import _open, retrieval_evaluators
 
+    warm, workers = opts.remote(ray, warm_task)
+    for _ in range(workers):  # the workers import while the driver sets up
+        warm.remote(metrics, opts.metric_modules)
     revs = retrieval_evaluators(metrics)
     run = plan(metrics, evaluators=revs, run_info=opts.run_info)
     read_samples(spath, on_error=opts.on_error, field_map=opts.field_map, format="parquet")  # type: ignore[arg-type]  # file-level checks
@@ -192,10 +230,12 @@ def evaluate_columnar(ray: Any, spath: str, metrics: list[str], opts: _Options) 
     units, workers = _read_units(ray, opts, pf, spath, cols, list(run.names), map_cols)
     for unit in units:
         pending.append(unit)
-        while len(pending) > workers * 2:  # every worker busy, one batch behind each
-            sink.write(*_take(ray, *pending.popleft()))
+        while len(pending) > workers * 2:  # every worker busy, one unit behind each
+            for rows, result in _take(ray, *pending.popleft()):
+                sink.write(rows, result)
     while pending:
-        sink.write(*_take(ray, *pending.popleft()))
+        for rows, result in _take(ray, *pending.popleft()):
+            sink.write(rows, result)
     run.info["engine"] = {"name": "ray", "workers": workers, "batch_size": COLUMNAR_BATCH_ROWS,
                           "path": "columnar"}
     return sink.finish(t0, path=spath, keys=pf.schema_arrow.names)
@@ -213,11 +253,15 @@ def _workers_share_files(ray: Any) -> bool:
 
 def _read_units(ray: Any, opts: _Options, pf: Any, spath: str, cols: Any, names: list[str],
                 map_cols: list[str]) -> tuple[Iterator[tuple[Any, Any]], int]:
-    """``(rows, task)`` per slice of :data:`COLUMNAR_BATCH_ROWS` rows, submitted as iterated, and
-    the tasks run at once. On a one-machine cluster (the file's path is the workers' too) the
-    workers read their slices (:func:`score_slice_on_worker`: a row group of at most
-    :data:`WORKER_READ_ROWS` rows whole, a larger one streamed) and the driver reads nothing;
-    else the driver reads record batches and ships them (:func:`score_batch_on_worker`)."""
+    """``(rows, task)`` per unit of work, submitted as iterated (``rows``: one slice's rows, or a
+    list of them when the task returns a list of :class:`SliceResult`), and the tasks run at once.
+
+    On a one-machine cluster (the file's path is the workers' too) the workers read the file and
+    the driver reads nothing: with at least as many row groups as workers, a task per row group of
+    at most :data:`WORKER_READ_ROWS` rows (:func:`score_group_on_worker`: the group read once in
+    the cluster), else a task per slice of :data:`COLUMNAR_BATCH_ROWS` rows
+    (:func:`score_slice_on_worker`: each worker reads the group whole, or streams a larger one).
+    Elsewhere the driver reads record batches and ships them (:func:`score_batch_on_worker`)."""
     from .columnar import ArrowRows, _record_batches
 
     cols_ref = ray.put(cols)
@@ -226,18 +270,24 @@ def _read_units(ray: Any, opts: _Options, pf: Any, spath: str, cols: Any, names:
         remote, workers = opts.remote(ray, score_batch_on_worker)
         return ((ArrowRows(batch, row0, map_cols), remote.remote(batch, cols_ref, names, opts.metric_modules, row0))
                 for row0, batch in _record_batches(pf, COLUMNAR_BATCH_ROWS, spath)), workers
-    remote, workers = opts.remote(ray, score_slice_on_worker)
+    slice_task, workers = opts.remote(ray, score_slice_on_worker)
+    by_group = len(sizes) >= workers
+    group_task = opts.remote(ray, score_group_on_worker)[0] if by_group else None
+    args = (cols_ref, names, opts.metric_modules)
 
     def units() -> Iterator[tuple[Any, Any]]:
         row0 = 0
         cache: dict[int, Any] = {}
         for g, size in enumerate(sizes):
-            whole = size <= WORKER_READ_ROWS
-            for start in range(0, size, COLUMNAR_BATCH_ROWS):
-                length = min(COLUMNAR_BATCH_ROWS, size - start)
-                rows = _SliceRows(pf, spath, g, start, length, None, row0 + start, cache)
-                yield rows, remote.remote(spath, g, start, length, cols_ref, names, opts.metric_modules,
-                                          row0 + start, whole, COLUMNAR_BATCH_ROWS)
+            starts = range(0, size, COLUMNAR_BATCH_ROWS)
+            slices = [_SliceRows(pf, spath, g, start, min(COLUMNAR_BATCH_ROWS, size - start), None, row0 + start,
+                                 cache) for start in starts]
+            if group_task is not None and size <= WORKER_READ_ROWS:
+                yield slices, group_task.remote(spath, g, *args, row0, COLUMNAR_BATCH_ROWS)
+            else:
+                for rows in slices:
+                    yield rows, slice_task.remote(spath, g, rows.start, rows.num_rows, *args, rows.row0,
+                                                  size <= WORKER_READ_ROWS, COLUMNAR_BATCH_ROWS)
             row0 += size
 
     return units(), workers
@@ -298,15 +348,18 @@ class _SliceRows:
         return arrow_records(self.full().take(pa.array(rows, pa.int64()))) if rows else []
 
 
-def _take(ray: Any, rows: Any, ref: Any) -> tuple[Any, Any]:
-    """``(rows, the task's BatchScores)``; a task that failed reading its slice fails as the driver
-    reading it does (an InputError naming the row), any other failure as it is."""
+def _take(ray: Any, rows: Any, ref: Any) -> list[tuple[Any, Any]]:
+    """``(rows, SliceResult)`` per slice of a unit (:func:`_read_units`); a task that failed reading
+    its rows fails as the driver reading them does (an InputError naming the row), any other
+    failure as it is."""
     try:
-        return rows, ray.get(ref)
+        got = ray.get(ref)
     except Exception:
-        if isinstance(rows, _SliceRows):
-            rows.full()  # raises the InputError when the driver cannot read the rows either
+        first = rows[0] if isinstance(rows, list) else rows
+        if isinstance(first, _SliceRows):
+            first.full()  # raises the InputError when the driver cannot read the rows either
         raise
+    return list(zip(rows, got, strict=True)) if isinstance(rows, list) else [(rows, got)]
 
 
 class _RaySink(ColumnarSink):
