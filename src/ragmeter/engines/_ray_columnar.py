@@ -16,6 +16,7 @@ rows all took the fast path and whose ids are new.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import time
@@ -86,7 +87,11 @@ def warm_worker(metrics: list[str], metric_modules: Sequence[str]) -> tuple[list
         importlib.import_module(module)
     key = tuple(metrics)
     if key not in _WORKER_RUNS:  # a worker process serves many tasks: build them once
+        import pyarrow.compute
         import pyarrow.parquet  # noqa: F401  # what the tasks read with
+
+        with contextlib.suppress(ImportError):  # pyarrow imports it on its first Python value (~0.4 s)
+            import pandas  # noqa: F401
 
         from ..results import LineFormatter
         from ._arrow import score_batch  # noqa: F401
