@@ -1,10 +1,14 @@
 """The Ray engine's columnar path: retrieval-only Parquet with the kernels and the lines on the workers.
 
-:func:`evaluate_columnar` (called by :func:`ragmeter.engines.ray_engine.evaluate_ray`) hands each
-Ray task a slice of :data:`COLUMNAR_BATCH_ROWS` rows. On a one-machine cluster the task reads its
-slice itself (:func:`score_slice_on_worker`: a row group of at most :data:`WORKER_READ_ROWS` rows
-read whole and kept, a larger one streamed) and the driver reads nothing; otherwise the driver
-reads record batches and ships them (:func:`score_batch_on_worker`). Either way the task runs
+:func:`evaluate_columnar` (called by :func:`ragmeter.engines.ray_engine.evaluate_ray`) first sends
+every worker a warm-up task (:func:`warm_task`: the imports, ~1 CPU-s per worker, run while the
+driver sets up), then hands the tasks their rows. On a one-machine cluster the tasks read the
+file and the driver reads nothing: with at least as many row groups as workers, a task per row
+group of at most :data:`WORKER_READ_ROWS` rows (:func:`score_group_on_worker`, the group read
+once in the cluster, scored in slices of :data:`COLUMNAR_BATCH_ROWS` rows), else a task per slice
+(:func:`score_slice_on_worker`: every worker reads the row group whole and keeps it, or streams a
+larger one, so each worker decodes it); otherwise the driver reads record batches and ships them
+(:func:`score_batch_on_worker`). Either way the task runs
 :func:`ragmeter.engines._arrow.score_batch`, formats the fast rows' lines with the one
 :class:`~ragmeter.results.LineFormatter` and returns a :class:`SliceResult`: the lines (bytes the
 driver writes as they are), every row's id and the ids' 64-bit hashes. The driver's
