@@ -9,11 +9,16 @@
 **(a) Retrieval metrics** (``mrr``, ``ndcg@10``) over ``--rows`` seeded RAG samples in one Parquet
 file (10 id-only contexts per row out of 1,000 documents, 1-3 labelled ids, each a retrieved id
 with probability 1/2; generated once into ``--data-dir``). Each measurement runs in its own
-subprocess, which reports its wall time, CPU time and peak RSS (``ru_maxrss``): the local engine
+subprocess, which reports its wall time, CPU time and peak RSS (``ru_maxrss``), after an
+``os.sync()``, each output removed once read (no measurement pays the kernel's writeback of an
+earlier one's ``results.jsonl``): the local engine
 as ``ragmeter eval`` runs it (``evaluate_file``: the columnar fast path), the Sample path
 (``ragmeter.evaluate(read_samples(...))``, on ``--sample-rows`` rows: it is ~20x slower), and the
 Ray engine (``--ray-rows`` rows; its workers' memory is not in the driver's RSS; its workers at
-the default priority, ``RAY_worker_niceness=0``, as the local engine runs). The first
+the default priority, ``RAY_worker_niceness=0``, as the local engine runs; over the local
+engine's own file when ``--ray-rows`` equals ``--rows``, else over the first ``--ray-rows`` rows
+in row groups of the same 100,000 rows; its clock starts once ``ray.init`` has returned, the
+cluster's start being no part of the engine's run). The first
 ``--ray-rows`` rows are also written as JSONL and as CSV (``contexts`` / ``relevant`` JSON-encoded
 in their cells) and run the same way; a second table gives the rows per CPU-second of the three
 inputs and Parquet's ratio to each (target: at most 2x). For Ray, the table's CPU is the driver's
@@ -82,12 +87,18 @@ def make_parquet(path: Path, rows: int, *, seed: int = 0, k: int = 10, docs: int
     return path
 
 
+#: Rows per row group of the generated files (:func:`make_parquet` writes 100,000 at a time).
+GROUP_ROWS = 100_000
+
+
 def head_parquet(src: Path, dst: Path, rows: int) -> Path:
-    """The first ``rows`` rows of ``src`` as ``dst``."""
+    """The first ``rows`` rows of ``src`` as ``dst``, in row groups of :data:`GROUP_ROWS` rows as
+    ``src`` has them (the Ray engine's tasks are row groups: the same layout as the local engine's
+    file, not one group of every row)."""
     import pyarrow.parquet as pq
 
     if not dst.exists():
-        pq.write_table(pq.read_table(src).slice(0, rows), dst)
+        pq.write_table(pq.read_table(src).slice(0, rows), dst, row_group_size=GROUP_ROWS)
     return dst
 
 
@@ -170,7 +181,12 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
         os.environ.setdefault("RAY_worker_niceness", "0")
         ray.init(num_cpus=spec.get("cpus", 2), include_dashboard=False, log_to_driver=False,
                  configure_logging=False)
-        t0, c0 = time.perf_counter(), time.process_time()  # the cluster's start is not the engine's
+        # the cluster's start is not the engine's: ray.init returns while its worker processes are
+        # still starting (~0.4 CPU-s left of it), so one empty task per CPU waits for them
+        # (they import nothing of ragmeter: the engine's own imports stay in its time)
+        noop = ray.remote(num_cpus=1)(_noop)
+        ray.get([noop.remote() for _ in range(spec.get("cpus", 2))])
+        t0, c0 = time.perf_counter(), time.process_time()
         ray0 = _descendants_cpu()
         if kind == "ray":
             run = evaluate_ray(spec["data"], RETRIEVAL_METRICS, out_dir=spec["out"], keep_records=False,
@@ -196,6 +212,11 @@ def _child(spec: dict[str, Any]) -> dict[str, Any]:
     out["cpu"] = time.process_time() - c0
     out["rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return out
+
+
+def _noop() -> int:
+    """An empty Ray task (what waits for the cluster's workers to be up)."""
+    return os.getpid()
 
 
 def _descendants_cpu() -> float | None:
@@ -275,11 +296,22 @@ def _plain_numpy(path: str) -> tuple[int, list[list[float]]]:
 
 def measure(spec: dict[str, Any]) -> dict[str, Any]:
     """Run ``spec`` in a fresh interpreter and return its numbers."""
+    # every measurement starts with no dirty page left by the one before: the kernel's writeback of
+    # the last run's ~700 MB would otherwise take CPU from the next one (the last measured, Ray,
+    # ran with 2 GB of the local engines' output being flushed)
+    os.sync()
     proc = subprocess.run([sys.executable, __file__, "--_child", json.dumps(spec)], capture_output=True,
                           text=True, cwd=ROOT, check=False)
     if proc.returncode != 0:
         raise SystemExit(f"measurement {spec['kind']} failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _drop(path: Path) -> None:
+    """Remove a measurement's output directory once read (its dirty pages go without being written)."""
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
 
 
 # ---- the loopback judge server ---------------------------------------------------------------------
@@ -316,28 +348,36 @@ def retrieval_table(args: argparse.Namespace) -> None:
     data_dir.mkdir(parents=True, exist_ok=True)
     full = make_parquet(data_dir / f"rag-v2-{args.rows}.parquet", args.rows)
     small = head_parquet(full, data_dir / f"rag-{args.rows}-head{args.sample_rows}.parquet", args.sample_rows)
-    ray_data = head_parquet(full, data_dir / f"rag-{args.rows}-head{args.ray_rows}.parquet", args.ray_rows)
+    # the Ray engine reads the local engine's own file when it runs as many rows (same bytes, same
+    # row groups); else the head of it, in row groups of the same size
+    ray_data = full if args.ray_rows == args.rows else head_parquet(
+        full, data_dir / f"rag-v2-{args.rows}-head{args.ray_rows}.parquet", args.ray_rows)
     rows = []
     with tempfile.TemporaryDirectory(prefix="ragmeter-scale-out-") as tmp:  # ~600 MB of results.jsonl
         out = Path(tmp)
         r = measure({"kind": "columnar", "data": str(full), "out": str(out / "columnar")})
         with open(out / "columnar" / "results.jsonl", encoding="utf-8") as fh:
             r["head"] = [line for _, line in zip(range(1000), fh, strict=False)]
+        _drop(out / "columnar")
         rows.append(("local, columnar fast path (`ragmeter eval`)", r))
         jsonl = data_dir / f"rag-{args.rows}-head{args.ray_rows}.jsonl"
         measure({"kind": "make-jsonl", "src": str(ray_data), "data": str(jsonl)})  # not in this process's RSS
         r = measure({"kind": "columnar", "data": str(jsonl), "out": str(out / "jsonl")})
+        _drop(out / "jsonl")
         rows.append(("local, columnar path over JSONL (`ragmeter eval`)", r))
         csv_data = data_dir / f"rag-{args.rows}-head{args.ray_rows}.csv"
         measure({"kind": "make-csv", "src": str(ray_data), "data": str(csv_data)})
         r = measure({"kind": "columnar", "data": str(csv_data), "out": str(out / "csv")})
+        _drop(out / "csv")
         rows.append(("local, columnar path over CSV (`ragmeter eval`)", r))
         limit = measure({"kind": "numpy", "data": str(full)})
         rows.append(("plain numpy, same measures, nothing written (the practical limit)", limit))
         r = measure({"kind": "samples", "data": str(small), "out": str(out / "samples")})
+        _drop(out / "samples")
         rows.append(("local, Sample path (`ragmeter.evaluate`)", r))
         if not args.no_ray:
             r = measure({"kind": "ray", "data": str(ray_data), "out": str(out / "ray"), "cpus": 2})
+            _drop(out / "ray")
             rows.append(("ray, 2 CPUs (driver CPU and RSS only)", r))
     print(f"\n### (a) retrieval metrics {', '.join(RETRIEVAL_METRICS)} from Parquet\n")
     print("| engine | rows | wall s | rows/s (wall) | CPU s | rows per CPU-second | peak RSS MiB |")

@@ -96,6 +96,20 @@ class Lines:
         return Lines([b"".join(kept)], len(kept), [s[keep] for s in self.scores], [s[keep] for s in self.status])
 
 
+@dataclass
+class GroupedLines:
+    """A chunk's lines before the join (:meth:`LineFormatter.group`): line ``k`` is the layout's
+    head, row ``k``'s id JSON and ``texts[inv[k]]`` (with the id's closing quote when ``plain``:
+    no id needs escaping); ``scores`` / ``status`` as :class:`Lines` has them."""
+
+    texts: list[str]
+    inv: NDArray[np.int64]
+    plain: bool
+    count: int
+    scores: list[NDArray[np.float64]]
+    status: list[NDArray[np.int8]]
+
+
 #: Two scores a pattern is formatted at to find where its score goes (see :meth:`LineFormatter._piece`).
 _MARKS = (0.12345678901234566, 0.6543210987654321)
 _DYNAMIC = ("", "", -1)  # a pattern whose text depends on more than the score: formatted row by row
@@ -119,11 +133,17 @@ class LineFormatter:
 
     def format(self, ids: Sequence[str], columns: Sequence[PatternColumn]) -> Lines:
         """The lines of rows ``ids`` (in order) from ``columns`` (one per metric, in :attr:`metrics`
-        order, over those rows in order)."""
+        order, over those rows in order): :meth:`join` of :meth:`group`."""
+        return self.join(ids, self.group(ids, columns))
+
+    def group(self, ids: Sequence[str], columns: Sequence[PatternColumn]) -> GroupedLines:
+        """:meth:`format` up to the join: each distinct text after the id, formatted once, and which
+        row has which (a Ray worker sends this, a few hundred texts per chunk, not the lines)."""
         n = len(ids)
         if n == 0:
-            return Lines([], 0, [np.zeros(0)] * len(self.metrics), [np.zeros(0, dtype=np.int8)] * len(self.metrics))
-        head, tail, before = self.layout()
+            return GroupedLines([], np.zeros(0, dtype=np.int64), True, 0, [np.zeros(0)] * len(self.metrics),
+                                [np.zeros(0, dtype=np.int8)] * len(self.metrics))
+        _, tail, before = self.layout()
         group = np.zeros(n, dtype=np.int64)
         parts = []
         for col in columns:
@@ -131,22 +151,29 @@ class LineFormatter:
             group = _combine(group, part.code)
             parts.append(part)
         _, first, ginv = np.unique(group, return_index=True, return_inverse=True)
-        id_list = list(ids)
-        plain = _NEEDS_ESCAPE.search("".join(id_list)) is None
+        plain = _NEEDS_ESCAPE.search("".join(ids)) is None
         quote = '"' if plain else ""  # a plain id's quotes go into the shared text
-        if not plain:
-            id_list = [encode_basestring(s) for s in id_list]
-        texts = np.array([quote + "".join(p.text(r) for p in parts) + tail for r in first.tolist()], dtype=object)
-        head += quote
-        rest = texts[ginv.reshape(-1)].tolist()
+        texts = [quote + "".join(p.text(r) for p in parts) + tail for r in first.tolist()]
+        return GroupedLines(texts, ginv.reshape(-1), plain, n, [p.scores() for p in parts], [p.status for p in parts])
+
+    def join(self, ids: Sequence[str], grouped: GroupedLines, rows: int = JOIN_ROWS) -> Lines:
+        """The lines of rows ``ids`` from their :meth:`group` (made here or elsewhere), in pieces of
+        ``rows`` lines."""
+        n = len(ids)
+        if n == 0:
+            return Lines([], 0, grouped.scores, grouped.status)
+        head = self.layout()[0]
+        id_list = list(ids) if grouped.plain else [encode_basestring(s) for s in ids]
+        head += '"' if grouped.plain else ""
+        rest = np.array(grouped.texts, dtype=object)[grouped.inv].tolist()
         data = []
-        for s in range(0, n, JOIN_ROWS):
-            e = min(n, s + JOIN_ROWS)
+        for s in range(0, n, rows):
+            e = min(n, s + rows)
             flat = [head] * (3 * (e - s))
             flat[1::3] = id_list[s:e]
             flat[2::3] = rest[s:e]
             data.append(_utf8("".join(flat)))
-        return Lines(data, n, [p.scores() for p in parts], [p.status for p in parts])
+        return Lines(data, n, grouped.scores, grouped.status)
 
     def layout(self) -> tuple[str, str, list[str]]:
         """``(head, tail, before)``: a line is ``head + id JSON + before[k] + metric k's JSON ... + tail``,

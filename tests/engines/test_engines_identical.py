@@ -52,9 +52,9 @@ def _local(data: Path, metrics: list[str] | None, out: Path, **kw: Any) -> Any:
     return evaluate(read_samples(data, **kw), metrics, out_dir=str(out), keep_records=False, embedder=None)
 
 
-def _to_parquet(rows: list[dict[str, Any]], path: Path) -> Path:
-    """``rows`` as Parquet: a text context becomes ``{"text": ...}``, a label list a map of grade 1
-    (what the Sample model makes of both)."""
+def _to_parquet(rows: list[dict[str, Any]], path: Path, group_rows: int | None = None) -> Path:
+    """``rows`` as Parquet (row groups of ``group_rows`` rows, None: pyarrow's default): a text
+    context becomes ``{"text": ...}``, a label list a map of grade 1 (what the Sample model makes of both)."""
     out = []
     for r in rows:
         r = dict(r)
@@ -66,7 +66,7 @@ def _to_parquet(rows: list[dict[str, Any]], path: Path) -> Path:
     schema = pa.schema([("id", pa.string()), ("query", pa.string()), ("answer", pa.string()), ("contexts", ctx),
                         ("reference", pa.string()), ("relevant", pa.map_(pa.string(), pa.int64())),
                         ("retriever", pa.string()), ("latency_ms", pa.int64())])
-    pq.write_table(pa.Table.from_pylist(out, schema=schema), path)
+    pq.write_table(pa.Table.from_pylist(out, schema=schema), path, row_group_size=group_rows)
     return path
 
 
@@ -183,7 +183,7 @@ def test_judged_run_identical_and_judge_counters_match(ray_cluster, fake_llm, tm
     assert seen and seen[-1]["calls"] == served  # the progress line's counters are the workers'
 
 
-@pytest.mark.parametrize("read", ["whole", "streamed", "driver"])
+@pytest.mark.parametrize("read", ["whole", "streamed", "driver", "groups"])
 def test_ray_columnar_with_odd_rows_and_duplicate_ids_identical(ray_cluster, tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch,
                                                                 read: str) -> None:
@@ -191,15 +191,16 @@ def test_ray_columnar_with_odd_rows_and_duplicate_ids_identical(ray_cluster, tmp
     # rows its duplicate-id check catches (a fast row on the worker: its line is dropped there),
     # mix in text rows and bad rows, and count and report every row: small batches, so the rows
     # that matter fall in several of them. The workers read their slices of the file (the row group
-    # whole, or streamed when it is over WORKER_READ_ROWS), or (workers that do not share the
-    # driver's files) the driver reads and ships them
+    # whole, or streamed when it is over WORKER_READ_ROWS; with as many row groups as workers, a
+    # task per row group, in slices), or (workers that do not share the driver's files) the
+    # driver reads and ships them
     rows: list[dict[str, Any]] = [dict(r) for r in _generated(600, seed=3)]
     rows[120]["id"] = "q10"  # a duplicate of a row of an earlier batch
     rows[131]["id"] = "q125"  # a duplicate within its batch
     rows[200]["contexts"] = [{"id": "dx", "text": "some passage"}]  # a text, its label not found by id
     rows[200]["relevant"] = {"d999": 1}
     rows[260] = {"id": "q260", "contexts": [{}], "relevant": {"d1": 1}}  # a context with neither id nor text
-    path = _to_parquet(rows, tmp_path / "odd.parquet")
+    path = _to_parquet(rows, tmp_path / "odd.parquet", 100 if read == "groups" else None)  # 6 groups or 1
     metrics = ["mrr", "ndcg@10", "recall@5", "map(rel_level=2)"]
     local = _local(path, metrics, tmp_path / "local", on_error="skip")
     columnar = evaluate_parquet(path, metrics, out_dir=tmp_path / "columnar", on_error="skip")
@@ -224,4 +225,5 @@ def test_ray_columnar_with_odd_rows_and_duplicate_ids_identical(ray_cluster, tmp
     assert run.run["engine"]["path"] == "columnar"
     assert run.run["engine"]["columnar_rows"] == columnar.run["engine"]["columnar_rows"] == 600 - 4
     assert run.summary()["mrr"]["errors"] == 3
-    assert submitted == ["score_batch_on_worker" if read == "driver" else "score_slice_on_worker"]
+    tasks = {"driver": ["score_batch_on_worker"], "groups": ["score_slice_on_worker", "score_group_on_worker"]}
+    assert submitted == ["warm_task", *tasks.get(read, ["score_slice_on_worker"])]

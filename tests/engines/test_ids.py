@@ -71,6 +71,28 @@ def test_bulk_chunks_find_every_earlier_id_with_its_position() -> None:
     assert seen.known(ids, h)[0].tolist() == [True, False] and seen.get("one") == 4100
 
 
+def test_bitmap_grown_many_times_still_finds_every_earlier_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a 2**10-bit bitmap at first, 4 bits per id: it is rebuilt at 256, 512, ... ids; against a set
+    monkeypatch.setattr(_ids, "_MIN_BITS", 10)
+    monkeypatch.setattr(_ids, "BITS_PER_ID", 4)
+    rnd = random.Random(11)
+    seen, truth = HashedIds(), set()
+    for k in range(60):
+        ids = [f"r{rnd.randrange(6000)}" for _ in range(50)]
+        ids = list(dict.fromkeys(ids))  # a chunk repeats none of its own ids (add_many's contract)
+        ids, pos, h = _chunk(ids, k * 50 + 1)
+        known, _ = seen.known(ids, h)
+        assert known.tolist() == [sid in truth for sid in ids]
+        new = [i for i, sid in enumerate(ids) if sid not in truth]
+        seen.add_many([ids[i] for i in new], pos[new], h[new])
+        truth.update(ids)
+        if k == 30:
+            seen[f"single{k}"] = 99_999  # one added one at a time: in the bitmap too
+            truth.add(f"single{k}")
+    assert seen._bits.size * 8 >= 4 * len(truth) > 2**10  # grown
+    assert seen.get("single30") == 99_999 and seen.known(["single30"], id_hashes(pa.array(["single30"])))[0][0]
+
+
 def test_every_hash_colliding_still_tells_ids_apart(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_ids, "hash_id", lambda sid: 7)
     seen = HashedIds()

@@ -192,3 +192,37 @@ def test_lines_formatted_elsewhere_are_written_as_they_are(tmp_path: Path) -> No
     assert (tmp_path / "w" / "results.jsonl").read_bytes() == (tmp_path / "ref" / "results.jsonl").read_bytes()
     assert r.records == r_ref.records and r.ids == ids
     assert r.scores["m"].tolist() == [0.5, 0.0, 0.5, 0.25]
+
+
+@pytest.mark.parametrize("escaped", [False, True])
+def test_lines_grouped_in_one_process_and_joined_in_another(tmp_path: Path, escaped: bool) -> None:
+    # the Ray columnar path: a worker's formatter groups (a few distinct texts, not the lines), the
+    # pickled groups go to the driver, whose own formatter joins them to the ids, in small pieces;
+    # the lines must be RunWriter.add's, with ids that need escaping too
+    import pickle
+
+    import numpy as np
+
+    from ragmeter.results import LineFormatter
+
+    def result(key: Any, value: float) -> MetricResult:
+        return MetricResult(name="m", score=value, reason=f"p{key}", version="1")
+
+    n = 50
+    ids = [f"r{i}" for i in range(n)]
+    if escaped:
+        ids[7] = 'say "hi"\n'
+    values = np.array([0.5, 1.0, 0.25, -0.0, float("nan")] * 10)
+    inv = np.array([0, 1] * 25)
+    grouped = LineFormatter(["m"]).group(ids, [PatternColumn("m", values, [0, 1], inv, result)])
+    assert grouped.plain is not escaped and len(grouped.texts) == 10  # 2 patterns x (4 score bits + undefined)
+    shipped = pickle.loads(pickle.dumps(grouped))
+    lines = LineFormatter(["m"]).join(ids, shipped, rows=7)  # another formatter, pieces of 7 lines
+    assert len(lines.data) == 8 and lines.count == n
+    w = RunWriter(["m"], out_dir=tmp_path / "w", keep_records=False)
+    w.add_lines(ids, lines)
+    ref = RunWriter(["m"], out_dir=tmp_path / "ref", keep_records=False)
+    for i, sid in enumerate(ids):
+        ref.add(sid, {"m": result(int(inv[i]), float(values[i]))})
+    w.finish({}), ref.finish({})
+    assert (tmp_path / "w" / "results.jsonl").read_bytes() == (tmp_path / "ref" / "results.jsonl").read_bytes()

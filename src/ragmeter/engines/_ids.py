@@ -6,7 +6,10 @@ row of their slice its id (:func:`slice_ids`: the id column, a row without one n
 position) and a 64-bit hash of it (:func:`id_hashes`, vectorised over the Arrow string column;
 :func:`hash_id` is the same function for one string). The driver's :class:`HashedIds` keeps the
 hashes of every id seen sorted, in a few runs of growing size, each with the row it came from,
-so checking a chunk of rows is a few ``searchsorted`` calls and no Python per row.
+so checking a chunk of rows is a few ``searchsorted`` calls and no Python per row; a bitmap of
+at least :data:`BITS_PER_ID` bits per id seen, indexed by a hash's top bits, answers "never seen"
+for most of a chunk's ids with one array lookup, so only the few it cannot rule out (about one in
+:data:`BITS_PER_ID` when the ids are new) are looked up in the runs.
 
 A hash match is never taken for a duplicate: the two ids are compared (two different ids with
 one hash are both kept), so the check stays exact; the hash only makes "never seen" cheap to
@@ -29,6 +32,9 @@ MASK = (1 << 64) - 1
 _P = 0x100000001B3
 _C = 0x9E3779B97F4A7C15
 _M1, _M2 = 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
+#: Bits of :class:`HashedIds`' bitmap per id seen (at least; the bitmap doubles as ids come).
+BITS_PER_ID = 32
+_MIN_BITS = 20  # log2 of the smallest bitmap (128 KiB)
 
 
 def _mix(z: int) -> int:
@@ -111,6 +117,8 @@ class HashedIds:
         self._single: dict[str, int] = {}  # ids added one at a time
         self._single_hashes: list[int] = []
         self._single_sorted: NDArray[np.uint64] | None = None
+        self._log_bits = _MIN_BITS
+        self._bits = np.zeros(1 << (_MIN_BITS - 3), dtype=np.uint8)  # bit (h >> (64 - log_bits)) set: maybe seen
 
     def __len__(self) -> int:
         return self._count + len(self._single)
@@ -128,26 +136,52 @@ class HashedIds:
 
     def __setitem__(self, sid: str, pos: int) -> None:
         self._single[sid] = pos
-        self._single_hashes.append(hash_id(sid))
+        h = hash_id(sid)
+        self._single_hashes.append(h)
         self._single_sorted = None
+        self._mark(np.array([h], dtype=np.uint64))
 
     def known(self, ids: Sequence[str], hashes: NDArray[np.uint64]) -> tuple[NDArray[np.bool_], NDArray[np.intp]]:
         """Per id of a chunk: True when an earlier chunk (or row added one at a time) had it, and
         the order that sorts ``hashes`` (for :meth:`add_many`). Exact: a hash match is checked
         against the id it matched."""
         order = np.argsort(hashes)
-        ordered = hashes[order]  # sorted queries: searchsorted walks each level once
-        maybe = np.zeros(len(hashes), dtype=bool)
+        ordered = hashes[order]
+        # the bitmap rules most ids out; the runs are searched for the rest (sorted: each run walked once)
+        at = np.flatnonzero(self._marked(ordered))
+        candidates = ordered[at]
+        maybe = np.zeros(len(at), dtype=bool)
         for keys, _ in self._levels:
-            maybe |= _member(keys, ordered)
+            maybe |= _member(keys, candidates)
         if self._single:
             if self._single_sorted is None:
                 self._single_sorted = np.sort(np.array(self._single_hashes, dtype=np.uint64))
-            maybe |= _member(self._single_sorted, ordered)
+            maybe |= _member(self._single_sorted, candidates)
         seen = np.zeros(len(hashes), dtype=bool)
-        for i in order[maybe].tolist():
+        for i in order[at[maybe]].tolist():
             seen[i] = self.get(ids[i]) is not None
         return seen, order
+
+    def _marked(self, hashes: NDArray[np.uint64]) -> NDArray[np.bool_]:
+        """Per hash: is its bit set (False: no id seen has this hash)."""
+        slot = hashes >> np.uint64(64 - self._log_bits)
+        return ((self._bits[slot >> np.uint64(3)] >> (slot & np.uint64(7)).astype(np.uint8)) & 1).astype(bool)
+
+    def _mark(self, hashes: NDArray[np.uint64]) -> None:
+        """Set the bits of ``hashes``, the bitmap first grown (and refilled) to :data:`BITS_PER_ID`
+        bits per id."""
+        need = max(_MIN_BITS, int(len(self) * BITS_PER_ID - 1).bit_length())
+        if need > self._log_bits:
+            self._log_bits = need
+            self._bits = np.zeros(1 << (need - 3), dtype=np.uint8)
+            for keys, _ in self._levels:
+                self._set_bits(keys)
+            self._set_bits(np.array(self._single_hashes, dtype=np.uint64))
+        self._set_bits(hashes)
+
+    def _set_bits(self, hashes: NDArray[np.uint64]) -> None:
+        slot = hashes >> np.uint64(64 - self._log_bits)
+        np.bitwise_or.at(self._bits, slot >> np.uint64(3), np.left_shift(1, slot & np.uint64(7)).astype(np.uint8))
 
     def add_many(self, ids: Sequence[str], positions: NDArray[np.int64], hashes: NDArray[np.uint64],
                  order: NDArray[np.intp] | None = None) -> None:
@@ -162,6 +196,7 @@ class HashedIds:
         self._positions.append(np.asarray(positions, dtype=np.int64))
         self._starts.append(self._count)
         self._count += len(ids)
+        self._mark(hashes)
         while len(self._levels) > 1 and len(self._levels[-2][0]) <= 2 * len(self._levels[-1][0]):
             (ka, ea), (kb, eb) = self._levels.pop(), self._levels.pop()
             self._levels.append(_merge(kb, eb, ka, ea))
@@ -187,12 +222,8 @@ def _member(keys: NDArray[np.uint64], hashes: NDArray[np.uint64]) -> NDArray[np.
 
 def _merge(ka: NDArray[np.uint64], ea: NDArray[np.int64], kb: NDArray[np.uint64],
            eb: NDArray[np.int64]) -> tuple[NDArray[np.uint64], NDArray[np.int64]]:
-    """Two sorted runs (keys with their entries) as one sorted run."""
-    at_b = np.searchsorted(ka, kb, "right") + np.arange(len(kb))  # where each of b lands
-    is_b = np.zeros(len(ka) + len(kb), dtype=bool)
-    is_b[at_b] = True
-    keys = np.empty(len(is_b), dtype=np.uint64)
-    entries = np.empty(len(is_b), dtype=np.int64)
-    keys[at_b], entries[at_b] = kb, eb
-    keys[~is_b], entries[~is_b] = ka, ea
-    return keys, entries
+    """Two sorted runs (keys with their entries) as one sorted run (a key of ``a`` before an equal one
+    of ``b``): a stable sort of the two runs end to end, which merges them in one pass."""
+    keys = np.concatenate([ka, kb])
+    order = np.argsort(keys, kind="stable")
+    return keys[order], np.concatenate([ea, eb])[order]

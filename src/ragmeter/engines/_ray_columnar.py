@@ -1,10 +1,14 @@
 """The Ray engine's columnar path: retrieval-only Parquet with the kernels and the lines on the workers.
 
-:func:`evaluate_columnar` (called by :func:`ragmeter.engines.ray_engine.evaluate_ray`) hands each
-Ray task a slice of :data:`COLUMNAR_BATCH_ROWS` rows. On a one-machine cluster the task reads its
-slice itself (:func:`score_slice_on_worker`: a row group of at most :data:`WORKER_READ_ROWS` rows
-read whole and kept, a larger one streamed) and the driver reads nothing; otherwise the driver
-reads record batches and ships them (:func:`score_batch_on_worker`). Either way the task runs
+:func:`evaluate_columnar` (called by :func:`ragmeter.engines.ray_engine.evaluate_ray`) first sends
+every worker a warm-up task (:func:`warm_task`: the imports, ~1 CPU-s per worker, run while the
+driver sets up), then hands the tasks their rows. On a one-machine cluster the tasks read the
+file and the driver reads nothing: with at least as many row groups as workers, a task per row
+group of at most :data:`WORKER_READ_ROWS` rows (:func:`score_group_on_worker`, the group read
+once in the cluster, scored in slices of :data:`COLUMNAR_BATCH_ROWS` rows), else a task per slice
+(:func:`score_slice_on_worker`: every worker reads the row group whole and keeps it, or streams a
+larger one, so each worker decodes it); otherwise the driver reads record batches and ships them
+(:func:`score_batch_on_worker`). Either way the task runs
 :func:`ragmeter.engines._arrow.score_batch`, formats the fast rows' lines with the one
 :class:`~ragmeter.results.LineFormatter` and returns a :class:`SliceResult`: the lines (bytes the
 driver writes as they are), every row's id and the ids' 64-bit hashes. The driver's
@@ -16,6 +20,7 @@ rows all took the fast path and whose ids are new.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import time
@@ -42,12 +47,23 @@ _WORKER_STREAM: dict[tuple[str, int, int, int], _GroupStream] = {}  # the row gr
 @dataclass
 class SliceResult:
     """What a task of a columnar Ray run returns: the kernels' :class:`~ragmeter.engines._arrow.BatchScores`
-    with the fast rows' lines, every row's id (a row without one: its position) and the ids'
-    :func:`~ragmeter.engines._ids.id_hashes` (the driver's duplicate check)."""
+    (``lines`` None), the fast rows' lines as :class:`~ragmeter.results.GroupedLines` (each distinct
+    text after the id once: ~240 texts per 16,384 rows of the bench's data, ~0.2 MB instead of
+    ~11 MB of lines through the object store; the driver joins them to the ids), every row's id (a
+    row without one: its position) and the ids' :func:`~ragmeter.engines._ids.id_hashes` (the
+    driver's duplicate check)."""
 
     scores: Any
     ids: list[str]
     hashes: Any
+    grouped: Any = None
+
+    def fast_ids(self) -> list[str]:
+        """The ids of the rows the kernels took (what :attr:`grouped` has lines for), in order."""
+        import numpy as np
+
+        slow = self.scores.slow
+        return self.ids if not slow.any() else [self.ids[i] for i in np.flatnonzero(~slow).tolist()]
 
 
 def score_batch_on_worker(batch: Any, cols: Any, metrics: list[str], metric_modules: Sequence[str],
@@ -55,32 +71,55 @@ def score_batch_on_worker(batch: Any, cols: Any, metrics: list[str], metric_modu
     """The columnar kernels over one Arrow record batch in this process, and the fast rows'
     ``results.jsonl`` lines (what each Ray task of a retrieval-only Parquet run runs; the batch's
     first row is row ``row0 + 1`` of the file): :func:`ragmeter.engines._arrow.score_batch`'s
-    :class:`~ragmeter.engines._arrow.BatchScores` with its ``lines`` formatted by the one
-    :class:`~ragmeter.results.LineFormatter`, written as they are by the driver, and the rows' ids."""
-    import functools
-
+    :class:`~ragmeter.engines._arrow.BatchScores`, the fast rows' lines grouped by the one
+    :class:`~ragmeter.results.LineFormatter` (:meth:`~ragmeter.results.LineFormatter.group`: the
+    driver joins them), and the rows' ids."""
     import numpy as np
 
-    from ..results import LineFormatter
     from ._arrow import BatchScores, score_batch
     from ._ids import slice_ids
-    from .columnar import pattern_columns, pattern_result, retrieval_evaluators
+    from .columnar import pattern_columns
+
+    for module in metric_modules:
+        importlib.import_module(module)
+    evaluators, results, formatter = warm_worker(metrics, ())
+    scores = score_batch(batch, cols, evaluators)
+    ids, hashes = slice_ids(batch, cols, row0)
+    columns = pattern_columns(evaluators, results, scores, np.ones(int((~scores.slow).sum()), dtype=bool))
+    out = SliceResult(BatchScores(scores.slow, {}, {}, {}, scores.rel_none), ids, hashes)
+    out.grouped = formatter.group(out.fast_ids(), columns)
+    return out
+
+
+def warm_worker(metrics: list[str], metric_modules: Sequence[str]) -> tuple[list[Any], list[Any], Any]:
+    """Import what a task of a columnar run needs and build its evaluators and line formatter,
+    once per worker process: the driver sends one such task per worker as the run starts, so the
+    workers import while the driver sets up. Returns ``(evaluators, pattern results, formatter)``."""
+    import functools
 
     for module in metric_modules:
         importlib.import_module(module)
     key = tuple(metrics)
     if key not in _WORKER_RUNS:  # a worker process serves many tasks: build them once
+        import pyarrow.compute
+        import pyarrow.parquet  # noqa: F401  # what the tasks read with
+
+        with contextlib.suppress(ImportError):  # pyarrow imports it on its first Python value (~0.4 s)
+            import pandas  # noqa: F401
+
+        from ..results import LineFormatter
+        from ._arrow import score_batch  # noqa: F401
+        from ._ids import slice_ids  # noqa: F401
+        from .columnar import pattern_result, retrieval_evaluators
+
         evs = retrieval_evaluators(metrics)
         _WORKER_RUNS[key] = (evs, [functools.partial(pattern_result, ev) for ev in evs], LineFormatter(metrics))
-    evaluators, results, formatter = _WORKER_RUNS[key]
-    scores = score_batch(batch, cols, evaluators)
-    ids, hashes = slice_ids(batch, cols, row0)
-    fast = ~scores.slow
-    columns = pattern_columns(evaluators, results, scores, np.ones(int(fast.sum()), dtype=bool))
-    lines = formatter.format(ids if fast.all() else [ids[i] for i in np.flatnonzero(fast).tolist()], columns)
-    # as arrays, Ray hands the bytes to the driver without a copy (a view of its object store)
-    lines.data = [np.frombuffer(piece, dtype=np.uint8) for piece in lines.data]
-    return SliceResult(BatchScores(scores.slow, {}, {}, {}, scores.rel_none, lines), ids, hashes)
+    return _WORKER_RUNS[key]
+
+
+def warm_task(metrics: list[str], metric_modules: Sequence[str]) -> None:
+    """:func:`warm_worker` as a task (nothing sent back)."""
+    warm_worker(metrics, metric_modules)
 
 
 def score_slice_on_worker(path: str, group: int, start: int, length: int, cols: Any, metrics: list[str],
@@ -99,18 +138,33 @@ def score_slice_on_worker(path: str, group: int, start: int, length: int, cols: 
         table = _WORKER_GROUP.get(key)
         if table is None:
             _WORKER_GROUP.clear()
-            table = _WORKER_GROUP[key] = pq.ParquetFile(path).read_row_group(group)
+            table = _WORKER_GROUP[key] = pq.ParquetFile(path).read_row_group(group, use_threads=False)
         batch = table.slice(start, length).combine_chunks().to_batches()[0]
     else:
         stream = _WORKER_STREAM.get(key)
         if stream is None or stream.pos > start:  # a new group, or a slice before this reader (a retry)
             _WORKER_STREAM.clear()
             stream = _WORKER_STREAM[key] = _GroupStream(
-                pq.ParquetFile(path).iter_batches(batch_size=batch_rows, row_groups=[group]))
+                pq.ParquetFile(path).iter_batches(batch_size=batch_rows, row_groups=[group], use_threads=False))
         batch = stream.take(start, length)
         if stream.exhausted():
             del _WORKER_STREAM[key]  # the group's last slice: no file left open
     return score_batch_on_worker(batch, cols, metrics, metric_modules, row0)
+
+
+def score_group_on_worker(path: str, group: int, cols: Any, metrics: list[str], metric_modules: Sequence[str],
+                          row0: int, batch_rows: int = 16384) -> list[SliceResult]:
+    """:func:`score_batch_on_worker` over row group ``group`` of the Parquet file ``path`` (its first
+    row is row ``row0 + 1`` of the file), read here whole, in slices of ``batch_rows`` rows: one
+    :class:`SliceResult` per slice. One task per row group, so every row is decoded once in the
+    cluster (tasks of slices of one group, run by several workers, each read the whole group)."""
+    import pyarrow.parquet as pq
+
+    # one thread: the task has its share of the CPUs, Arrow's pool would take every core
+    table = pq.ParquetFile(path).read_row_group(group, use_threads=False)
+    return [score_batch_on_worker(table.slice(start, batch_rows).combine_chunks().to_batches()[0], cols, metrics,
+                                  metric_modules, row0 + start)
+            for start in range(0, table.num_rows, batch_rows)]
 
 
 class _GroupStream:
@@ -152,6 +206,9 @@ class _GroupStream:
 
 # ---- driver side --------------------------------------------------------------------------------
 
+#: Lines per piece the driver joins (~0.7 MB): with 4,096 (~2.8 MB, the local engine's pieces) each
+#: piece came from fresh memory, ~190k page faults and +0.3-0.5 CPU-s per 1M rows on the driver.
+DRIVER_JOIN_ROWS = 1024
 #: Rows per Arrow record batch sent to a worker on the columnar path.
 COLUMNAR_BATCH_ROWS = 16384
 
@@ -178,6 +235,9 @@ def evaluate_columnar(ray: Any, spath: str, metrics: list[str], opts: _Options) 
     from ._ids import HashedIds
     from .columnar import _open, retrieval_evaluators
 
+    warm, workers = opts.remote(ray, warm_task)
+    for _ in range(workers):  # the workers import while the driver sets up
+        warm.remote(metrics, opts.metric_modules)
     revs = retrieval_evaluators(metrics)
     run = plan(metrics, evaluators=revs, run_info=opts.run_info)
     read_samples(spath, on_error=opts.on_error, field_map=opts.field_map, format="parquet")  # type: ignore[arg-type]  # file-level checks
@@ -192,10 +252,12 @@ def evaluate_columnar(ray: Any, spath: str, metrics: list[str], opts: _Options) 
     units, workers = _read_units(ray, opts, pf, spath, cols, list(run.names), map_cols)
     for unit in units:
         pending.append(unit)
-        while len(pending) > workers * 2:  # every worker busy, one batch behind each
-            sink.write(*_take(ray, *pending.popleft()))
+        while len(pending) > workers * 2:  # every worker busy, one unit behind each
+            for rows, result in _take(ray, *pending.popleft()):
+                sink.write(rows, result)
     while pending:
-        sink.write(*_take(ray, *pending.popleft()))
+        for rows, result in _take(ray, *pending.popleft()):
+            sink.write(rows, result)
     run.info["engine"] = {"name": "ray", "workers": workers, "batch_size": COLUMNAR_BATCH_ROWS,
                           "path": "columnar"}
     return sink.finish(t0, path=spath, keys=pf.schema_arrow.names)
@@ -213,11 +275,15 @@ def _workers_share_files(ray: Any) -> bool:
 
 def _read_units(ray: Any, opts: _Options, pf: Any, spath: str, cols: Any, names: list[str],
                 map_cols: list[str]) -> tuple[Iterator[tuple[Any, Any]], int]:
-    """``(rows, task)`` per slice of :data:`COLUMNAR_BATCH_ROWS` rows, submitted as iterated, and
-    the tasks run at once. On a one-machine cluster (the file's path is the workers' too) the
-    workers read their slices (:func:`score_slice_on_worker`: a row group of at most
-    :data:`WORKER_READ_ROWS` rows whole, a larger one streamed) and the driver reads nothing;
-    else the driver reads record batches and ships them (:func:`score_batch_on_worker`)."""
+    """``(rows, task)`` per unit of work, submitted as iterated (``rows``: one slice's rows, or a
+    list of them when the task returns a list of :class:`SliceResult`), and the tasks run at once.
+
+    On a one-machine cluster (the file's path is the workers' too) the workers read the file and
+    the driver reads nothing: with at least as many row groups as workers, a task per row group of
+    at most :data:`WORKER_READ_ROWS` rows (:func:`score_group_on_worker`: the group read once in
+    the cluster), else a task per slice of :data:`COLUMNAR_BATCH_ROWS` rows
+    (:func:`score_slice_on_worker`: each worker reads the group whole, or streams a larger one).
+    Elsewhere the driver reads record batches and ships them (:func:`score_batch_on_worker`)."""
     from .columnar import ArrowRows, _record_batches
 
     cols_ref = ray.put(cols)
@@ -226,18 +292,24 @@ def _read_units(ray: Any, opts: _Options, pf: Any, spath: str, cols: Any, names:
         remote, workers = opts.remote(ray, score_batch_on_worker)
         return ((ArrowRows(batch, row0, map_cols), remote.remote(batch, cols_ref, names, opts.metric_modules, row0))
                 for row0, batch in _record_batches(pf, COLUMNAR_BATCH_ROWS, spath)), workers
-    remote, workers = opts.remote(ray, score_slice_on_worker)
+    slice_task, workers = opts.remote(ray, score_slice_on_worker)
+    by_group = len(sizes) >= workers
+    group_task = opts.remote(ray, score_group_on_worker)[0] if by_group else None
+    args = (cols_ref, names, opts.metric_modules)
 
     def units() -> Iterator[tuple[Any, Any]]:
         row0 = 0
         cache: dict[int, Any] = {}
         for g, size in enumerate(sizes):
-            whole = size <= WORKER_READ_ROWS
-            for start in range(0, size, COLUMNAR_BATCH_ROWS):
-                length = min(COLUMNAR_BATCH_ROWS, size - start)
-                rows = _SliceRows(pf, spath, g, start, length, None, row0 + start, cache)
-                yield rows, remote.remote(spath, g, start, length, cols_ref, names, opts.metric_modules,
-                                          row0 + start, whole, COLUMNAR_BATCH_ROWS)
+            starts = range(0, size, COLUMNAR_BATCH_ROWS)
+            slices = [_SliceRows(pf, spath, g, start, min(COLUMNAR_BATCH_ROWS, size - start), None, row0 + start,
+                                 cache) for start in starts]
+            if group_task is not None and size <= WORKER_READ_ROWS:
+                yield slices, group_task.remote(spath, g, *args, row0, COLUMNAR_BATCH_ROWS)
+            else:
+                for rows in slices:
+                    yield rows, slice_task.remote(spath, g, rows.start, rows.num_rows, *args, rows.row0,
+                                                  size <= WORKER_READ_ROWS, COLUMNAR_BATCH_ROWS)
             row0 += size
 
     return units(), workers
@@ -298,15 +370,18 @@ class _SliceRows:
         return arrow_records(self.full().take(pa.array(rows, pa.int64()))) if rows else []
 
 
-def _take(ray: Any, rows: Any, ref: Any) -> tuple[Any, Any]:
-    """``(rows, the task's BatchScores)``; a task that failed reading its slice fails as the driver
-    reading it does (an InputError naming the row), any other failure as it is."""
+def _take(ray: Any, rows: Any, ref: Any) -> list[tuple[Any, Any]]:
+    """``(rows, SliceResult)`` per slice of a unit (:func:`_read_units`); a task that failed reading
+    its rows fails as the driver reading them does (an InputError naming the row), any other
+    failure as it is."""
     try:
-        return rows, ray.get(ref)
+        got = ray.get(ref)
     except Exception:
-        if isinstance(rows, _SliceRows):
-            rows.full()  # raises the InputError when the driver cannot read the rows either
+        first = rows[0] if isinstance(rows, list) else rows
+        if isinstance(first, _SliceRows):
+            first.full()  # raises the InputError when the driver cannot read the rows either
         raise
+    return list(zip(rows, got, strict=True)) if isinstance(rows, list) else [(rows, got)]
 
 
 class _RaySink(ColumnarSink):
@@ -319,9 +394,13 @@ class _RaySink(ColumnarSink):
     _slice: SliceResult
 
     def write(self, rows: Any, scores: Any) -> None:
-        """Write one task's rows, in order (``scores``: its :class:`SliceResult`)."""
+        """Write one task's rows, in order (``scores``: its :class:`SliceResult`, whose lines are
+        joined here to their ids)."""
         self._slice = scores
-        super().write(rows, scores.scores)
+        batch = scores.scores
+        if scores.grouped is not None:
+            batch.lines = self.writer.formatter.join(scores.fast_ids(), scores.grouped, DRIVER_JOIN_ROWS)
+        super().write(rows, batch)
 
     def _ids(self, rows: Any, slow: Any) -> tuple[list[str], dict[int, Any]]:
         import numpy as np

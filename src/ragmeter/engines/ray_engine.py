@@ -25,7 +25,7 @@ How it runs:
    A task whose worker dies is retried by Ray (``max_retries``); a chunk's results are taken once,
    whichever attempt produced them.
    Retrieval metrics only over a local Parquet file (:mod:`ragmeter.engines._ray_columnar`): each
-   task reads a slice of the file (or gets a record batch the driver read), runs the columnar
+   task reads a row group or a slice of the file (or gets a record batch the driver read), runs the columnar
    kernels on it and formats its rows' ``results.jsonl`` lines, returning the lines as bytes with
    the scores and statuses the summary needs, and its rows' ids with their hashes (the driver's
    duplicate-id check, :mod:`ragmeter.engines._ids`).
