@@ -70,6 +70,32 @@ def test_one_slot_server_at_defaults_has_no_timeouts():
         assert info["peak_in_flight"] <= 4
 
 
+def test_cold_start_on_a_one_slot_server_whose_call_nearly_fills_the_timeout():
+    """The real case (session 7): a one-slot server at ~45 s a call against the 60 s default. The
+    adaptive judge starts at 2 in flight on an unknown local server, so the second request waits
+    a whole call behind the first; before any reply there is no capacity estimate. Scaled: 0.5 s
+    a call, 0.7 s timeout. Its clock must start when the first is answered (capacity 1 until
+    measured): 0 timeouts, nothing abandoned. Before the change the second request timed out at
+    1.0 s > 0.7 s and the server computed it for nobody."""
+    with FakeLLMServer(_rule, latency=0.5, slots=1) as server:
+        judge = from_spec(f"openai:qwen@{server.url}", cache=False, timeout=0.7, backoff=0.01)
+        _, out = _run_calls(judge, 4)
+        stats = judge.stats()
+        info = judge.concurrency_info()
+        judge.close()
+        assert [type(o).__name__ for o in out if isinstance(o, Exception)] == []
+        assert stats["attempt_errors"] == {} and stats["retries"] == 0 and stats["requests"] == 4
+        assert server.abandoned == 0
+        assert info is not None and info["start"] == 2 and info["peak_in_flight"] >= 2  # it did send 2 at once
+
+
+def test_capacity_is_one_before_any_estimate_in_latency_mode_only():
+    assert AdaptiveLimit(16, start=2, mode="latency", timeout=60).capacity() == 1
+    assert AdaptiveLimit(16, start=16, mode="loss", timeout=60).capacity() == 16
+    assert AdaptiveLimit(16, timeout=60).capacity() == 16
+    assert AdaptiveLimit(16, start=4, mode="latency", slots=4, timeout=60).capacity() == 4
+
+
 def test_one_slot_server_with_fixed_concurrency_thrashes():
     """The control: the old fixed concurrency of 16 against the same server times out."""
     with FakeLLMServer(_rule, latency=SERVICE, slots=1) as server:

@@ -50,17 +50,20 @@ trip), up to ``max``.
 per round trip: failures of requests sent before the last decrease do not decrease again (a
 burst of 429s from one moment is one signal).
 
-**Timeouts count the server's time.** A request's clock starts when it was sent *and* fewer
-than ``c`` of the requests sent before it are still running, where ``c`` is the server's
-parallel capacity: its slot count when probed; in latency mode the median of the last 8
-estimates ``n / rho`` (a request sent with ``n`` requests in flight, itself included, that took
-``rho`` no-queue service times, ``rho = max(1, (latency - slack) / (base * weight))``); else,
-and before any estimate, ``max`` (no deferral). Time a request spends inside the server waiting
-for ragmeter's own earlier requests is not held against it. ``slack`` is 5 % of the timeout:
-latency differences below it are scheduling noise, not a queue (without it a fast loopback
-server's millisecond jitter read as queueing and collapsed the limit to 2). It is also at most
-``max(0.25 s, half the fastest reply seen)``: with a long timeout (600 s) 5 % of it (30 s) was
-longer than a whole call of a slow one-slot server, which hid its queue (measured: 9 in flight).
+**Timeouts count the server's time.** A request's clock starts when it was sent *and* fewer than
+``c`` of the requests sent before it are still running, where ``c`` is the server's parallel
+capacity: its slot count when probed; in latency mode the median of the last 8 estimates ``n /
+rho`` (a request sent with ``n`` requests in flight, itself included, that took ``rho`` no-queue
+service times, ``rho = max(1, (latency - slack) / (base * weight))``), and before any estimate 1
+(an unknown local server is taken to serve one request at a time until it has answered: measured
+on the one-slot 1.5B server, the second of the two first requests waited behind the first, 2 x
+~45 s, and was abandoned at 60 s); else ``max`` (no deferral). Time a request spends inside the
+server waiting for ragmeter's own earlier requests is not held against it. ``slack`` is 5 % of
+the timeout: latency differences below it are scheduling noise, not a queue (without it a fast
+loopback server's millisecond jitter read as queueing and collapsed the limit to 2). It is also
+at most ``max(0.25 s, half the fastest reply seen)``: with a long timeout (600 s) 5 % of it (30
+s) was longer than a whole call of a slow one-slot server, which hid its queue (measured: 9 in
+flight).
 
 **Growth stops at a queue.** In latency mode the limit grows (slow start or the window rule)
 only up to ``1.5 c + 1``, ``c`` the capacity estimate above: when latency rises in proportion to
@@ -241,11 +244,14 @@ class AdaptiveLimit:
     def capacity(self) -> int:
         """The server's parallel capacity, for the timeout clock: its slot count when probed;
         in latency mode the median of the last 8 estimates ``n / rho`` (``n`` requests were in
-        flight when a request was sent and it took ``rho`` no-queue service times); else ``max``."""
+        flight when a request was sent and it took ``rho`` no-queue service times), and 1 before
+        any estimate; else ``max``."""
         if self.slots:
             return self.slots
-        if self.mode != "latency" or not self._capacity:
+        if self.mode != "latency":
             return self.maximum
+        if not self._capacity:
+            return 1  # an unknown local server, before its first reply: assume one request at a time
         return min(self.maximum, max(1, round(median(self._capacity))))
 
     @contextlib.asynccontextmanager
