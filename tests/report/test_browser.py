@@ -98,7 +98,11 @@ def test_filter_by_score_range(report: Path, open_report: Any) -> None:
     assert visible_ids(page) == expected
     assert count_text(page) == f"{len(expected)} of {N_SAMPLES} samples match"
     page.click("#f-reset")
-    page.wait_for_function(f"document.getElementById('count').textContent === '{N_SAMPLES} samples'")
+    from playwright.sync_api import expect
+
+    # expect() polls through Playwright's own selector engine; wait_for_function would evaluate a
+    # string in the page, which the report's Content-Security-Policy (no 'unsafe-eval') refuses.
+    expect(page.locator("#count")).to_have_text(f"{N_SAMPLES} samples")
 
 
 def test_filter_errors_only(report: Path, open_report: Any) -> None:
