@@ -36,6 +36,7 @@ from typing import IO, Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ._factorize import factorize
 from .types import MetricResult
 
 SCORED, UNDEFINED, ERROR = 0, 1, 2
@@ -150,7 +151,7 @@ class LineFormatter:
             part = _ColumnCodes(self, col, before[self.metrics.index(col.name)])
             group = _combine(group, part.code)
             parts.append(part)
-        _, first, ginv = np.unique(group, return_index=True, return_inverse=True)
+        ginv, first = factorize(group)
         plain = _NEEDS_ESCAPE.search("".join(ids)) is None
         quote = '"' if plain else ""  # a plain id's quotes go into the shared text
         texts = [quote + "".join(p.text(r) for p in parts) + tail for r in first.tolist()]
@@ -237,8 +238,8 @@ class _ColumnCodes:
         sid = np.zeros(len(values), dtype=np.int64)  # 0: no score in the text, else 1 + the score's bits
         width = 1
         if self.slot.any():  # the bits, not the value: 0.0 and -0.0 are written differently
-            uniq, sinv = np.unique(values[self.slot].view(np.int64), return_inverse=True)
-            sid[self.slot] = sinv.reshape(-1) + 1
+            sinv, uniq = factorize(values[self.slot].view(np.int64))
+            sid[self.slot] = sinv + 1
             width += len(uniq)
         dyn = np.flatnonzero(self.dynamic)
         sid[dyn] = width + np.arange(len(dyn))  # the text depends on the score: a row of its own
@@ -266,8 +267,7 @@ def _combine(a: NDArray[np.int64], b: NDArray[np.int64]) -> NDArray[np.int64]:
     """One code per row for the pair ``(a, b)`` of codes (>= 0), kept small enough for int64."""
     wa, wb = int(a.max(initial=0)) + 1, int(b.max(initial=0)) + 1
     if wa * wb >= 2**62:
-        a = np.unique(a, return_inverse=True)[1].reshape(-1)
-        b = np.unique(b, return_inverse=True)[1].reshape(-1)
+        a, b = factorize(a)[0], factorize(b)[0]
         wb = int(b.max(initial=0)) + 1
     return a * wb + b
 

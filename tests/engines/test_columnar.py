@@ -137,16 +137,70 @@ def test_bad_row_raises_like_the_reader(tmp_path):
         evaluate_parquet(tmp_path / "d.parquet", ["mrr"], out_dir=tmp_path / "o")
 
 
-def test_id_relevance_on_arrays():
+@pytest.mark.parametrize("dense", [True, False, None])
+def test_id_relevance_on_arrays(dense):
     # row 0: contexts [5, 7, 5, -] labels {7: 2, 5: 0, 9: 1}; row 1: no contexts, labels {5: 1}
     x = IdLabels(ctx_len=np.array([4, 0]), ctx_code=np.array([5, 7, 5, -1]), lab_len=np.array([3, 1]),
                  lab_code=np.array([7, 5, 9, 5]), lab_grade=np.array([2.0, 0.0, 1.0, 1.0]),
                  rel_none=np.array([False, False]))
-    r = id_relevance(x, 1.0)
+    r = id_relevance(x, 1.0, dense=dense)
     assert r.gain.tolist() == [0.0, 2.0, 0.0, 0.0]
     assert r.rel.tolist() == [False, True, False, False] and r.covered.tolist() == [0.0, 1.0, 0.0, 0.0]
     assert r.num_rel.tolist() == [2.0, 1.0] and r.label_found.tolist() == [True, True, False, False]
     assert r.ideal_row.tolist() == [0, 0, 1] and r.ideal.tolist() == [2.0, 1.0, 1.0]
+
+
+def _first_match_by_loops(x):
+    """Per label: the flat position of the first context of its row with the label's id (None:
+    not there), by plain loops (the reference for both vectorised matches)."""
+    out, c0, l0 = [], 0, 0
+    for clen, llen in zip(x.ctx_len.tolist(), x.lab_len.tolist(), strict=True):
+        ids = x.ctx_code[c0:c0 + clen].tolist()
+        for code in x.lab_code[l0:l0 + llen].tolist():
+            out.append(next((c0 + k for k, c in enumerate(ids) if c >= 0 and c == code), None))
+        c0, l0 = c0 + clen, l0 + llen
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_dense_and_sorted_matches_equal_plain_loops(seed):
+    rng = np.random.default_rng(seed)
+    n = 200
+    ctx_len = rng.integers(0, 12, n) if seed % 2 else np.full(n, 10)
+    lab_len = rng.integers(0, 5, n)
+    # few distinct ids, so rows repeat an id; -1: a context without id / a null label
+    ctx_code = rng.integers(-1, 15, int(ctx_len.sum()))
+    lab_code = rng.integers(-1, 15, int(lab_len.sum()))
+    x = IdLabels(ctx_len=ctx_len, ctx_code=ctx_code, lab_len=lab_len, lab_code=lab_code,
+                 lab_grade=rng.integers(-1, 4, len(lab_code)).astype(float), rel_none=np.zeros(n, bool))
+    want = _first_match_by_loops(x)
+    assert any(w is None for w in want) and any(w is not None for w in want)
+    dense, sorted_ = id_relevance(x, 1.0, dense=True), id_relevance(x, 1.0, dense=False)
+    assert dense.label_found.tolist() == [w is not None for w in want]
+    for field in ("rel", "gain", "covered", "num_rel", "nonrel", "num_nonrel", "label_found", "ideal_row", "ideal"):
+        assert getattr(dense, field).tolist() == getattr(sorted_, field).tolist(), field
+    # the gain at a position is the best grade (> 0) of the labels first found there
+    gain = [0.0] * len(ctx_code)
+    for g, w in zip(x.lab_grade.tolist(), want, strict=True):
+        if w is not None:
+            gain[w] = max(gain[w], g)
+    assert dense.gain.tolist() == gain
+
+
+def test_dense_match_is_chosen_for_short_even_rankings_only():
+    from ragmeter.engines._arrow import _dense_fits
+
+    def labels(ctx_len):
+        ctx_len = np.array(ctx_len)
+        n = len(ctx_len)
+        return IdLabels(ctx_len=ctx_len, ctx_code=np.zeros(int(ctx_len.sum()), np.int64),
+                        lab_len=np.ones(n, np.int64), lab_code=np.zeros(n, np.int64), lab_grade=np.ones(n),
+                        rel_none=np.zeros(n, bool))
+
+    assert _dense_fits(labels([10] * 100))
+    assert not _dense_fits(labels([65] * 10))  # longer than DENSE_MAX_WIDTH
+    assert not _dense_fits(labels([60] + [0] * 99))  # one long row among empty ones: padding x20
+    assert not _dense_fits(labels([0] * 5))
 
 
 def test_only_retrieval_metrics_take_the_fast_path(tmp_path):

@@ -78,3 +78,32 @@ def test_cli_path_takes_jsonl_columnar_and_a_bad_line_raises_with_its_line(tmp_p
     src = _file(tmp_path, "y.jsonl", _generated(100), [], bad=False)
     run = evaluate_file(src, METRICS, out_dir=tmp_path / "out2")
     assert run.run["engine"]["path"] == "columnar" and run.run["engine"]["columnar_rows"] == 100
+
+
+@pytest.mark.parametrize("read_bytes", [1, 7, 64, 1 << 23])
+def test_lines_split_across_reads_and_blocks_keep_their_numbers(tmp_path, monkeypatch, read_bytes):
+    """Blank and whitespace-only lines, CRLF, a BOM, a line starting with spaces and a last line
+    without a newline, read a few bytes at a time into blocks of 3 lines: the rows, their line
+    numbers (ids of rows without one) and the results equal the Sample path's."""
+    from ragmeter.engines import _jsonl
+
+    monkeypatch.setattr(_jsonl, "READ_BYTES", read_bytes)
+    monkeypatch.setattr(_jsonl, "BLOCK_LINES", 3)
+    rows = [json.dumps({"contexts": [{"id": f"d{i % 4}"}, {"id": f"d{(i + 1) % 4}"}], "relevant": [f"d{i % 3}"]})
+            for i in range(11)]
+    text = ("\ufeff" + rows[0] + "\n\n" + rows[1] + "\r\n   \n" + rows[2] + "\n\t\r\n" + "  " + rows[3] + "\n"
+            + "\n".join(rows[4:10]) + "\n \n\n" + rows[10])
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(text.encode("utf-8"))
+    blocks = list(_jsonl._blocks(str(path)))
+    # line 2 empty, 4 spaces, 6 a tab and CR, 14 a space, 15 empty: 11 rows on 16 lines
+    assert [b.positions for b in blocks] == [[1, 3, 5], [7, 8, 9], [10, 11, 12], [13, 16]]
+    lines = [b.data[b.offsets[i]:b.offsets[i + 1]] for b in blocks for i in range(len(b.positions))]
+    assert lines[0] == rows[0].encode() + b"\n" and lines[1] == rows[1].encode() + b"\r\n"
+    assert lines[3] == b"  " + rows[3].encode() + b"\n" and lines[-1] == rows[10].encode() + b"\n"
+    fast = evaluate_jsonl(path, ["mrr", "ndcg@3"], out_dir=tmp_path / "fast")
+    slow = evaluate(read_samples(path), ["mrr", "ndcg@3"], out_dir=str(tmp_path / "slow"), keep_records=False)
+    assert len(fast) == len(slow) == 11
+    assert (tmp_path / "fast" / "results.jsonl").read_bytes() == (tmp_path / "slow" / "results.jsonl").read_bytes()
+    assert [json.loads(x)["id"] for x in (tmp_path / "fast" / "results.jsonl").read_text().splitlines()] == [
+        "1", "3", "5", "7", "8", "9", "10", "11", "12", "13", "16"]

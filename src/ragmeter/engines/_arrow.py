@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._factorize import factorize
 from ..io._records import DEFAULT_MAX_TEXT_CHARS, EVALUABLE_FIELDS, canonical
 from ..metrics.retrieval._batch import RelevanceBatch
 from ..metrics.retrieval.base import RetrievalEvaluator
@@ -65,7 +66,7 @@ class IdRelevance:
     ideal: NDArray[np.float64] = field(repr=False)
 
 
-def id_relevance(x: IdLabels, rel_level: float) -> IdRelevance:
+def id_relevance(x: IdLabels, rel_level: float, *, dense: bool | None = None) -> IdRelevance:
     """Relevance rule 1 (labels matched by id) for every row of ``x`` at once.
 
     A label is found at the first position of its row whose context id equals it; a position's
@@ -75,20 +76,17 @@ def id_relevance(x: IdLabels, rel_level: float) -> IdRelevance:
     ``0 <= g < rel_level`` is found is judged non-relevant (``nonrel``, counted per row in ``num_nonrel``);
     ``ideal`` holds each row's positive grades, grouped
     by row (``ideal_row``) and sorted descending within it.
+
+    ``dense`` picks how labels are matched (None: :func:`_dense_fits` decides; both give the same
+    result): :func:`_match_dense` or :func:`_match_sorted`.
     """
     n = len(x.ctx_len)
     n_ctx = len(x.ctx_code)
     row_c = np.repeat(np.arange(n, dtype=np.int64), x.ctx_len)
     row_l = np.repeat(np.arange(n, dtype=np.int64), x.lab_len)
-    width = int(max(x.ctx_code.max(initial=-1), x.lab_code.max(initial=-1))) + 2
-    has_id = np.flatnonzero(x.ctx_code >= 0)
-    keys_c = row_c[has_id] * width + x.ctx_code[has_id]
-    uniq, first = np.unique(keys_c, return_index=True)  # the first position of each (row, id)
-    keys_l = row_l * width + x.lab_code
-    j = np.searchsorted(uniq, keys_l)
-    jc = np.minimum(j, max(len(uniq) - 1, 0))
-    found = (j < len(uniq)) & (uniq[jc] == keys_l) if len(uniq) else np.zeros(len(keys_l), dtype=bool)
-    where = has_id[first[jc[found]]] if len(uniq) else np.zeros(0, dtype=np.int64)
+    if dense is None:
+        dense = _dense_fits(x)
+    found, where = (_match_dense if dense else _match_sorted)(x, row_c, row_l)
     grades = x.lab_grade[found]
     gain = np.zeros(n_ctx, dtype=np.float64)
     np.maximum.at(gain, where, grades)  # starts at 0: a grade <= 0 leaves no gain
@@ -105,6 +103,58 @@ def id_relevance(x: IdLabels, rel_level: float) -> IdRelevance:
     order = np.lexsort((-pgrade, prow))
     return IdRelevance(covered > 0, gain, covered, num_rel.astype(np.float64), nonrel,
                        num_nonrel.astype(np.float64), found, prow[order], pgrade[order])
+
+
+#: The dense match compares every label with every position of a (padded) row: used while the
+#: padded rows are at most this many times the contexts (and labels x width at most as many).
+DENSE_SLACK = 4
+#: ... and rows are at most this long.
+DENSE_MAX_WIDTH = 64
+
+
+def _dense_fits(x: IdLabels) -> bool:
+    """Whether :func:`_match_dense` suits ``x`` (short, even rankings; see :data:`DENSE_SLACK`)."""
+    width = int(x.ctx_len.max(initial=0))
+    budget = DENSE_SLACK * (len(x.ctx_code) + len(x.ctx_len))
+    return 0 < width <= DENSE_MAX_WIDTH and len(x.ctx_len) * width <= budget and len(x.lab_code) * width <= budget
+
+
+def _match_dense(x: IdLabels, row_c: NDArray[np.int64],
+                 row_l: NDArray[np.int64]) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+    """Per label: found among its row's context ids, and the first position (flat) holding it;
+    by a padded ``rows x width`` table of context id codes (-2: no id or padding, so a label
+    with no id, -1, matches nothing)."""
+    n, width = len(x.ctx_len), int(x.ctx_len.max(initial=0))
+    codes = np.where(x.ctx_code >= 0, x.ctx_code, -2)
+    offsets = np.zeros(n, dtype=np.int64)  # row r's k-th context is at offsets[r] + k
+    np.cumsum(x.ctx_len[:-1], out=offsets[1:])
+    if len(codes) == n * width:  # every row as long: the table is the codes as they are
+        table = codes.reshape(n, width)
+    else:
+        flat = np.full(n * width, -2, dtype=np.int64)
+        flat[np.arange(len(codes), dtype=np.int64) + (row_c * width - offsets[row_c])] = codes
+        table = flat.reshape(n, width)
+    eq = table[row_l] == x.lab_code[:, None]
+    first = eq.argmax(axis=1)  # the first True (0 when there is none)
+    found = eq[np.arange(len(first)), first]
+    return found, offsets[row_l[found]] + first[found]
+
+
+def _match_sorted(x: IdLabels, row_c: NDArray[np.int64],
+                  row_l: NDArray[np.int64]) -> tuple[NDArray[np.bool_], NDArray[np.int64]]:
+    """:func:`_match_dense`'s result for any shape: the (row, id) keys of the contexts sorted
+    once (the first position of each kept), each label's key searched among them."""
+    width = int(max(x.ctx_code.max(initial=-1), x.lab_code.max(initial=-1))) + 2
+    has_id = np.flatnonzero(x.ctx_code >= 0)
+    keys_c = row_c[has_id] * width + x.ctx_code[has_id]
+    uniq, first = np.unique(keys_c, return_index=True)  # the first position of each (row, id)
+    if not len(uniq):
+        return np.zeros(len(x.lab_code), dtype=bool), np.zeros(0, dtype=np.int64)
+    keys_l = row_l * width + x.lab_code
+    j = np.searchsorted(uniq, keys_l)
+    jc = np.minimum(j, len(uniq) - 1)
+    found = (j < len(uniq)) & (uniq[jc] == keys_l)
+    return found, has_id[first[jc[found]]]
 
 
 def select_batch(x: IdLabels, r: IdRelevance, rows: NDArray[np.bool_]) -> RelevanceBatch:
@@ -192,13 +242,54 @@ def _is_str_or_int(t: Any) -> bool:
     return _is_str(t) or bool(pa.types.is_integer(t))
 
 
+def _bitmap(buf: Any, offset: int, n: int) -> NDArray[np.bool_]:
+    """``n`` bits of an Arrow bitmap buffer from bit ``offset``, as bools."""
+    bits = np.frombuffer(buf, dtype=np.uint8)[offset // 8:(offset + n + 7) // 8 + 1]
+    return np.unpackbits(bits, bitorder="little")[offset % 8:offset % 8 + n].view(bool)
+
+
+def _valid(arr: Any) -> NDArray[np.bool_]:
+    """Per value of an Arrow array: not null."""
+    n = len(arr)
+    if not arr.null_count:
+        return np.ones(n, dtype=bool)
+    if arr.buffers()[0] is None:  # the null type: every value is null
+        return np.zeros(n, dtype=bool)
+    return _bitmap(arr.buffers()[0], arr.offset, n)
+
+
 def _np_bool(arr: Any) -> NDArray[np.bool_]:
-    return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=bool)
+    """An Arrow boolean array as a numpy bool array, a null read as False.
+
+    Read from the buffers: ``to_numpy(zero_copy_only=False)``, ``fill_null`` and ``pa.scalar``
+    go through pyarrow's pandas shim, which imports pandas (~0.4 CPU-s per process)."""
+    if hasattr(arr, "combine_chunks"):
+        arr = arr.combine_chunks()
+    n = len(arr)
+    if n == 0 or arr.buffers()[1] is None:
+        return np.zeros(n, dtype=bool)
+    out = _bitmap(arr.buffers()[1], arr.offset, n)
+    return out & _valid(arr) if arr.null_count else out
+
+
+def _np_num(arr: Any, fill: float = 0) -> NDArray[Any]:
+    """A fixed-width numeric Arrow array as numpy (a copy), each null replaced by ``fill`` (read
+    from the buffers, for the reason :func:`_np_bool` gives)."""
+    if hasattr(arr, "combine_chunks"):
+        arr = arr.combine_chunks()
+    dtype = np.dtype(arr.type.to_pandas_dtype())
+    n = len(arr)
+    if n == 0 or arr.buffers()[1] is None:
+        return np.full(n, fill, dtype=dtype)
+    out = np.frombuffer(arr.buffers()[1], dtype=dtype)[arr.offset:arr.offset + n].copy()
+    if arr.null_count:
+        out[~_valid(arr)] = fill
+    return out
 
 
 def _lengths(col: Any) -> NDArray[np.int64]:
-
-    return np.asarray(col.value_lengths().fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    """Per row of a list column: its number of items (0 for a null row)."""
+    return _np_num(col.value_lengths()).astype(np.int64)
 
 
 def _per_row_any(flags: NDArray[np.bool_], lengths: NDArray[np.int64]) -> NDArray[np.bool_]:
@@ -258,7 +349,7 @@ def _odd_fields(n: int, column: Any, max_text_chars: int | None) -> NDArray[np.b
         if f in ("query", "answer", "reference") and not _is_str(c.type):
             slow |= valid
         elif f in ("query", "answer", "reference") and max_text_chars and not pa.types.is_null(c.type):
-            slow |= _np_bool(pc.greater(pc.utf8_length(c), max_text_chars).fill_null(False))
+            slow |= _np_num(pc.utf8_length(c)) > max_text_chars
     slow |= ~present  # "every field is empty": an InputError
     meta = column("metadata")
     if meta is not None and not (pa.types.is_struct(meta.type) or pa.types.is_map(meta.type)):
@@ -294,7 +385,7 @@ def _contexts(ctx: Any, max_text_chars: int | None) -> _Contexts:
     if "text" in names:
         text = flat.field("text")
         text_valid = _np_bool(text.is_valid())
-        text_len = np.asarray(pc.utf8_length(text).fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        text_len = _np_num(pc.utf8_length(text)).astype(np.int64)
         text_nonempty = text_valid & (text_len > 0)
         if max_text_chars:  # a text over the limit: the input error is worded on the Sample path
             slow |= _per_row_any(text_len > max_text_chars, ctx_len)
@@ -334,8 +425,7 @@ def _labels(n: int, rel: Any) -> _Labels:
         keys = pc.cast(flat_rel.field("key"), pa.string())
         items = flat_rel.field("value")
         gvalid = _np_bool(items.is_valid())
-        grades = np.array(pc.cast(items, pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False),
-                          dtype=np.float64)
+        grades = _np_num(pc.cast(items, pa.float64()))
         bad_grade = ~gvalid | ~np.isfinite(grades)
         slow |= _per_row_any(bad_grade, lab_len)
         grades[bad_grade] = 0.0
@@ -349,12 +439,11 @@ def _labels(n: int, rel: Any) -> _Labels:
 def _codes(ids: Any, id_valid: NDArray[np.bool_], keys: Any) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """One integer code per distinct id, for the contexts (-1: no id) and the labels."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     both = pa.concat_arrays([ids.combine_chunks() if hasattr(ids, "combine_chunks") else ids,
                              keys.combine_chunks() if hasattr(keys, "combine_chunks") else keys])
     codes = both.dictionary_encode().indices
-    codes_np = np.asarray(pc.fill_null(codes, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
+    codes_np = _np_num(codes, -1).astype(np.int64)
     n_ctx = len(ids)
     return np.where(id_valid, codes_np[:n_ctx], -1), codes_np[n_ctx:]
 
@@ -375,7 +464,7 @@ def _spaced(keys: Any) -> NDArray[np.bool_]:
 
     if not len(keys):
         return np.zeros(0, dtype=bool)
-    return _np_bool(pc.match_substring_regex(keys, SPACED_LABEL.pattern).fill_null(False))
+    return _np_bool(pc.match_substring_regex(keys, SPACED_LABEL.pattern))
 
 
 def route(batch: Any, cols: Columns,
@@ -445,17 +534,6 @@ def score_batch(batch: Any, cols: Columns, evaluators: list[RetrievalEvaluator])
     return BatchScores(slow, values, keys, inv, x.rel_none[fast_rows])
 
 
-def raw_ids(batch: Any, cols: Columns) -> list[str | None]:
-    """The id column of ``batch`` as strings (None: no id; all None without a usable id column)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    id_col = cols.by_field.get("id")
-    if id_col is None or not _is_str_or_int(batch.schema.field(id_col).type):
-        return [None] * batch.num_rows
-    return pc.cast(batch.column(batch.schema.get_field_index(id_col)), pa.string()).to_pylist()  # type: ignore[no-any-return]
-
-
 def row_patterns(x: IdLabels, r: IdRelevance, rows: NDArray[np.int64]) -> tuple[list[Pattern], NDArray[np.int64]]:
     """The distinct :data:`Pattern` s of ``rows`` and each row's index among them."""
     n = len(x.ctx_len)
@@ -472,7 +550,9 @@ def row_patterns(x: IdLabels, r: IdRelevance, rows: NDArray[np.int64]) -> tuple[
     clen = np.minimum(length, 63)
     top = int(nrel.max(initial=0)) + 2
     if int(mask.max(initial=0)) < (2**62 // 64) // top and int(nrel.min(initial=0)) >= 0:
-        uk, inv = np.unique((mask * 64 + clen) * top + np.where(none, 0, nrel + 1), return_inverse=True)
+        key = (mask * 64 + clen) * top + np.where(none, 0, nrel + 1)
+        inv, first = factorize(key)
+        uk = key[first]
         tag, base = uk % top, uk // top
         uniq: Iterable[tuple[Any, Any, Any, Any]] = zip(
             (base % 64).tolist(), (base // 64).tolist(), np.maximum(tag - 1, 0).tolist(), (tag == 0).tolist(),

@@ -1,9 +1,9 @@
-"""Sample ids on the driver of a columnar Ray run: the duplicate-id check by 64-bit hashes.
+"""Sample ids of a columnar run (local or Ray): the duplicate-id check by 64-bit hashes.
 
 The reader's rule (:class:`~ragmeter.io._records.RowConverter`) is exact: a row whose id an
-earlier row has is a bad row naming that earlier row. On the Ray engine the workers give every
-row of their slice its id (:func:`slice_ids`: the id column, a row without one numbered by its
-position) and a 64-bit hash of it (:func:`id_hashes`, vectorised over the Arrow string column;
+earlier row has is a bad row naming that earlier row. Each block of rows gets its ids
+(:func:`block_ids`: the id column, a row without one numbered by its position; on the Ray
+engine the workers compute them) and a 64-bit hash of each (:func:`id_hashes`, vectorised over the Arrow string column;
 :func:`hash_id` is the same function for one string). The driver's :class:`HashedIds` keeps the
 hashes of every id seen sorted, in a few runs of growing size, each with the row it came from,
 so checking a chunk of rows is a few ``searchsorted`` calls and no Python per row; a bitmap of
@@ -61,8 +61,28 @@ def id_hashes(arr: Any) -> NDArray[np.uint64]:
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
     _, off_buf, data_buf = arr.buffers()
+    if off_buf is None:  # an empty array
+        return np.zeros(0, dtype=np.uint64)
     offsets = np.frombuffer(off_buf, dtype=np.int32)[arr.offset:arr.offset + len(arr) + 1].astype(np.int64)
     data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
+    return _hash_buffers(offsets, data)
+
+
+def hash_strings(ids: Sequence[str]) -> NDArray[np.uint64]:
+    """:func:`hash_id` of every string of ``ids``, vectorised (one join and one encode)."""
+    joined = "".join(ids)
+    if joined.isascii():  # a character is a byte: the offsets are the lengths' running sum
+        lens = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+    else:
+        lens = np.fromiter((len(s.encode("utf-8", "surrogatepass")) for s in ids), dtype=np.int64, count=len(ids))
+    offsets = np.zeros(len(ids) + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    data = np.frombuffer(joined.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    return _hash_buffers(offsets, data)
+
+
+def _hash_buffers(offsets: NDArray[np.int64], data: NDArray[np.uint8]) -> NDArray[np.uint64]:
+    """:func:`hash_id` of each string ``data[offsets[i]:offsets[i + 1]]``."""
     lo, hi = int(offsets[0]), int(offsets[-1])
     lens = np.diff(offsets)
     ends = offsets[1:] - lo
@@ -80,24 +100,26 @@ def id_hashes(arr: Any) -> NDArray[np.uint64]:
     return z ^ (z >> np.uint64(31))  # type: ignore[no-any-return]
 
 
-def slice_ids(batch: Any, cols: Any, row0: int) -> tuple[list[str], NDArray[np.uint64]]:
-    """The ids of a record batch whose first row is row ``row0 + 1`` of its file (a row without
-    an id: its position, as :class:`~ragmeter.engines.columnar.ColumnarSink` numbers it) and
-    their :func:`id_hashes` (what a Ray task returns with its rows' lines)."""
+def block_ids(batch: Any, cols: Any, positions: Sequence[int]) -> tuple[list[str], NDArray[np.uint64]]:
+    """The ids of a block of rows (a row without an id, or every row when ``batch`` is None or
+    has no usable id column: its position, as :class:`~ragmeter.engines.columnar.ColumnarSink`
+    numbers it) and their :func:`id_hashes` (what a Ray task returns with its rows' lines)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ._arrow import _is_str_or_int
+    from ._arrow import _is_str_or_int, _np_num
 
-    id_col = cols.by_field.get("id")
+    id_col = None if batch is None else cols.by_field.get("id")
     arr = None
     if id_col is not None and _is_str_or_int(batch.schema.field(id_col).type):
         arr = pc.cast(batch.column(batch.schema.get_field_index(id_col)), pa.string())
-    if arr is not None and arr.null_count == 0 and not pc.any(pc.equal(pc.utf8_length(arr), 0)).as_py():
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+    if arr is not None and arr.null_count == 0 and not (_np_num(pc.utf8_length(arr)) == 0).any():
         return arr.to_pylist(), id_hashes(arr)
-    raw = arr.to_pylist() if arr is not None else [None] * batch.num_rows
-    ids = [sid if sid else str(row0 + i + 1) for i, sid in enumerate(raw)]
-    return ids, id_hashes(pa.array(ids, pa.string()))
+    raw = arr.to_pylist() if arr is not None else [None] * len(positions)
+    ids = [sid if sid else str(pos) for sid, pos in zip(raw, positions, strict=True)]
+    return ids, hash_strings(ids)
 
 
 class HashedIds:

@@ -40,10 +40,12 @@ _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 @dataclass
 class JsonRows:
-    """One block of JSONL lines as a record batch, with each row's line number and raw record."""
+    """One block of JSONL lines as a record batch: the lines' bytes (``data``, line ``i`` is
+    ``data[offsets[i]:offsets[i + 1]]``, newline included), each row's line number and raw record."""
 
     batch: Any
-    lines: list[bytes]
+    data: bytes
+    offsets: NDArray[np.int64]
     positions: list[int]
     path: str
     forced_slow: NDArray[np.bool_] | None = None
@@ -52,7 +54,11 @@ class JsonRows:
     @property
     def num_rows(self) -> int:
         """Rows (non-blank lines) in the block."""
-        return len(self.lines)
+        return len(self.positions)
+
+    def line(self, i: int) -> bytes:
+        """Row ``i``'s line, newline included."""
+        return self.data[int(self.offsets[i]):int(self.offsets[i + 1])]
 
     def position(self, i: int) -> int:
         """The line number of row ``i`` (its default id and the line errors name)."""
@@ -62,7 +68,7 @@ class JsonRows:
         """The raw records of ``rows`` as the reader parses them (an InputError for a bad line)."""
         if self.parsed is not None:
             return [self.parsed[i] for i in rows]
-        return [jsonl_record(self.lines[i], self.positions[i], self.path) for i in rows]
+        return [jsonl_record(self.line(i), self.positions[i], self.path) for i in rows]
 
     def where(self, i: int) -> str:
         """Position detail for row ``i``'s messages (none: the line is the position)."""
@@ -78,23 +84,98 @@ def _schema(fmap: dict[str, str], names: Sequence[str]) -> Any:
                       if canonical(fmap.get(n, n)) in types])
 
 
-def _blocks(path: str) -> Iterator[tuple[list[bytes], list[int]]]:
-    """Blocks of non-blank lines (each ending with a newline) and their line numbers."""
-    lines: list[bytes] = []
-    positions: list[int] = []
+# ---- the file in blocks of lines ------------------------------------------------------------------
+
+
+@dataclass
+class _Block:
+    """:data:`BLOCK_LINES` non-blank lines (fewer at the end of the file): their bytes, each
+    ending with a newline, where each starts (``offsets``, with the end) and its line number."""
+
+    data: bytes
+    offsets: NDArray[np.int64]
+    positions: list[int]
+
+
+#: Bytes read from the file at a time (its lines are found in numpy, not one by one in Python).
+READ_BYTES = 1 << 23
+_BOM = b"\xef\xbb\xbf"
+_BLANK_START = np.frombuffer(b" \t\r\x0b\x0c\n", dtype=np.uint8)  # what a blank line starts with
+
+
+def _blocks(path: str) -> Iterator[_Block]:
+    """The file's non-blank lines (``bytes.strip()`` leaves something) in blocks of
+    :data:`BLOCK_LINES`, with their line numbers; a UTF-8 BOM before line 1 is dropped, a last
+    line without a newline gets one."""
+    lineno = 0  # lines of the file before ``pending``
+    pending = b""
+    first = True
     with _open_binary(path) as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if lineno == 1:
-                raw = raw.removeprefix(b"\xef\xbb\xbf")
-            if not raw.strip():
+        while True:
+            chunk = fh.read(READ_BYTES)
+            eof = not chunk
+            data = pending + chunk if pending else chunk
+            if first:  # the BOM is looked for once the first 3 bytes are in
+                if len(data) < len(_BOM) and not eof:
+                    pending = data
+                    continue
+                data, first = data.removeprefix(_BOM), False
+            cut = len(data) if eof else data.rfind(b"\n") + 1
+            if cut == 0:
+                if eof:
+                    return
+                pending = data
                 continue
-            lines.append(raw if raw.endswith(b"\n") else raw + b"\n")
-            positions.append(lineno)
-            if len(lines) >= BLOCK_LINES:
-                yield lines, positions
-                lines, positions = [], []
-    if lines:
-        yield lines, positions
+            body, pending = data[:cut], data[cut:]
+            starts, ends = _line_bounds(body)
+            numbers = np.arange(lineno + 1, lineno + len(starts) + 1, dtype=np.int64)
+            lineno += len(starts)
+            kept = np.flatnonzero(_non_blank(body, starts, ends))
+            whole = len(kept) if eof else len(kept) // BLOCK_LINES * BLOCK_LINES
+            for j in range(0, whole, BLOCK_LINES):
+                yield _block(body, starts, ends, numbers, kept[j:j + BLOCK_LINES])
+            if whole < len(kept):  # fewer lines than a block left: read again with the next bytes
+                pending = body[int(starts[kept[whole]]):] + pending
+                lineno = int(numbers[kept[whole]]) - 1
+            if eof:
+                return
+
+
+def _line_bounds(body: bytes) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Where each line of ``body`` starts and ends (newline included; the last line may lack one)."""
+    arr = np.frombuffer(body, dtype=np.uint8)
+    ends = np.flatnonzero(arr == 10).astype(np.int64) + 1
+    if not len(ends) or ends[-1] != len(body):
+        ends = np.append(ends, len(body))
+    starts = np.empty_like(ends)
+    starts[0] = 0
+    starts[1:] = ends[:-1]
+    return starts, ends
+
+
+def _non_blank(body: bytes, starts: NDArray[np.int64], ends: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """Per line: ``strip()`` leaves something (only a line that starts with whitespace is looked at)."""
+    arr = np.frombuffer(body, dtype=np.uint8)
+    keep = np.ones(len(starts), dtype=bool)
+    for i in np.flatnonzero(np.isin(arr[starts], _BLANK_START)).tolist():
+        keep[i] = bool(body[int(starts[i]):int(ends[i])].strip())
+    return keep
+
+
+def _block(body: bytes, starts: NDArray[np.int64], ends: NDArray[np.int64], numbers: NDArray[np.int64],
+           rows: NDArray[np.int64]) -> _Block:
+    """The lines ``rows`` of ``body`` as one :class:`_Block`."""
+    s, e = starts[rows], ends[rows]
+    offsets = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(e - s, out=offsets[1:])
+    if (s[1:] == e[:-1]).all():  # contiguous: one slice
+        data = body[int(s[0]):int(e[-1])]
+    else:
+        data = b"".join(body[a:b] for a, b in zip(s.tolist(), e.tolist(), strict=True))
+    if not data.endswith(b"\n"):  # the file's last line
+        data += b"\n"
+        offsets[-1] += 1
+    return _Block(data, offsets, numbers[rows].tolist())
 
 
 class _BlockReader:
@@ -105,17 +186,17 @@ class _BlockReader:
         self.schema: Any = None
         self.fields: dict[str, str] = {}  # canonical field -> the key that gives it
 
-    def read(self, lines: list[bytes], positions: list[int]) -> JsonRows:
+    def read(self, block: _Block) -> JsonRows:
         """The block as rows: Arrow's parser first, the reader's line by line where it refuses."""
         import pyarrow as pa
         import pyarrow.json as pj
 
+        data, positions = block.data, block.positions
         if self.schema is None:
-            first = jsonl_record(lines[0], positions[0], self.path)
+            first = jsonl_record(data[:int(block.offsets[1])], positions[0], self.path)
             keys = [str(k) for k in first] if isinstance(first, dict) else []
             self.schema = _schema(self.fmap, keys)
             self.fields = {canonical(self.fmap.get(k, k)): k for k in self.schema.names}
-        data = b"".join(lines)
         if not _SURROGATE.search(data):
             try:
                 table = pj.read_json(
@@ -123,10 +204,10 @@ class _BlockReader:
                     parse_options=pj.ParseOptions(explicit_schema=self.schema, unexpected_field_behavior="infer"))
             except (pa.ArrowException, ValueError):
                 table = None
-            if table is not None and table.num_rows == len(lines) and self._same_fields(table.schema):
+            if table is not None and table.num_rows == len(positions) and self._same_fields(table.schema):
                 batch = table.combine_chunks().to_batches()[0]
-                return JsonRows(_canonical_batch(batch, self.fields), lines, positions, self.path)
-        return self._by_line(lines, positions)
+                return JsonRows(_canonical_batch(batch, self.fields), data, block.offsets, positions, self.path)
+        return self._by_line(block)
 
     def _same_fields(self, schema: Any) -> bool:
         """The explicit fields kept their types (no key inferred inside a context) and no other key
@@ -139,14 +220,15 @@ class _BlockReader:
                 return False
         return True
 
-    def _by_line(self, lines: list[bytes], positions: list[int]) -> JsonRows:
+    def _by_line(self, block: _Block) -> JsonRows:
         """Each line parsed by the reader's rules; the batch built from the records whose keys and
         values the kernels can take (:func:`~ragmeter.engines._rows.records_batch`), every other
         row forced to the Sample path."""
-        parsed = [jsonl_record(raw, pos, self.path) for raw, pos in zip(lines, positions, strict=True)]
+        data, o = block.data, block.offsets.tolist()
+        parsed = [jsonl_record(data[o[i]:o[i + 1]], pos, self.path) for i, pos in enumerate(block.positions)]
         types = {f: self.schema.field(k).type for f, k in self.fields.items()}
         batch, forced = records_batch(parsed, self.fields, self.fmap, types)
-        return JsonRows(batch, lines, positions, self.path, forced, parsed)
+        return JsonRows(batch, data, block.offsets, block.positions, self.path, forced, parsed)
 
 
 class JsonlSource:
@@ -165,8 +247,8 @@ class JsonlSource:
         import pyarrow as pa
 
         reader = self.reader
-        for lines, positions in _blocks(reader.path):
-            rows = reader.read(lines, positions)
+        for block in _blocks(reader.path):
+            rows = reader.read(block)
             if self.columns is None:
                 self.columns = resolve_columns(
                     pa.schema([(f, reader.schema.field(k).type) for f, k in reader.fields.items()]), {})

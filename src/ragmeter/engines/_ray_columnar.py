@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError
-from ..evaluator import bad_row_id, plan
+from ..evaluator import plan
 from ..results import RunResult, RunWriter
 from .columnar import ColumnarSink
 
@@ -77,14 +77,14 @@ def score_batch_on_worker(batch: Any, cols: Any, metrics: list[str], metric_modu
     import numpy as np
 
     from ._arrow import BatchScores, score_batch
-    from ._ids import slice_ids
+    from ._ids import block_ids
     from .columnar import pattern_columns
 
     for module in metric_modules:
         importlib.import_module(module)
     evaluators, results, formatter = warm_worker(metrics, ())
     scores = score_batch(batch, cols, evaluators)
-    ids, hashes = slice_ids(batch, cols, row0)
+    ids, hashes = block_ids(batch, cols, range(row0 + 1, row0 + batch.num_rows + 1))
     columns = pattern_columns(evaluators, results, scores, np.ones(int((~scores.slow).sum()), dtype=bool))
     out = SliceResult(BatchScores(scores.slow, {}, {}, {}, scores.rel_none), ids, hashes)
     out.grouped = formatter.group(out.fast_ids(), columns)
@@ -109,7 +109,7 @@ def warm_worker(metrics: list[str], metric_modules: Sequence[str]) -> tuple[list
 
         from ..results import LineFormatter
         from ._arrow import score_batch  # noqa: F401
-        from ._ids import slice_ids  # noqa: F401
+        from ._ids import block_ids  # noqa: F401
         from .columnar import pattern_result, retrieval_evaluators
 
         evs = retrieval_evaluators(metrics)
@@ -386,10 +386,7 @@ def _take(ray: Any, rows: Any, ref: Any) -> list[tuple[Any, Any]]:
 
 class _RaySink(ColumnarSink):
     """:class:`~ragmeter.engines.columnar.ColumnarSink` taking :class:`SliceResult` s: the rows' ids
-    come from the workers with their hashes, and the duplicate check of a chunk with no repeated
-    hash is a few array operations (:class:`~ragmeter.engines._ids.HashedIds`, the converter's
-    ``seen``); a chunk with rows for the Sample path or a hash seen before is walked row by row,
-    as :class:`ColumnarSink` walks it."""
+    come from the workers with their hashes (the duplicate check is :class:`ColumnarSink`'s)."""
 
     _slice: SliceResult
 
@@ -402,48 +399,6 @@ class _RaySink(ColumnarSink):
             batch.lines = self.writer.formatter.join(scores.fast_ids(), scores.grouped, DRIVER_JOIN_ROWS)
         super().write(rows, batch)
 
-    def _ids(self, rows: Any, slow: Any) -> tuple[list[str], dict[int, Any]]:
-        import numpy as np
-
-        seen = self.conv.seen
-        ids, hashes = self._slice.ids, self._slice.hashes
-        positions = np.arange(rows.row0 + 1, rows.row0 + rows.num_rows + 1, dtype=np.int64)
-        before, order = seen.known(ids, hashes)  # type: ignore[attr-defined]
-        ordered = hashes[order]
-        if not slow.any() and not before.any() and not (ordered[1:] == ordered[:-1]).any():
-            seen.add_many(ids, positions, hashes, order)  # type: ignore[attr-defined]
-            return ids, {}
-        return self._walk(rows, slow, list(ids), before.tolist(), positions.tolist())
-
-    def _walk(self, rows: Any, slow: Any, row_ids: list[str], before: list[bool],
-              positions: list[int]) -> tuple[list[str], dict[int, Any]]:
-        """:meth:`ColumnarSink._ids` row by row: ``before[i]`` tells whether an earlier chunk had
-        row ``i``'s id; a row taking this chunk's id again is the duplicate (the Sample path words it)."""
-        seen = self.conv.seen
-        for i, is_slow in enumerate(slow.tolist()):
-            if not is_slow and before[i]:
-                slow[i] = True
-        todo = [i for i, is_slow in enumerate(slow.tolist()) if is_slow]
-        records = dict(zip(todo, rows.records(todo), strict=True))
-        here: set[str] = set()  # ids this chunk gave so far
-        items: dict[int, Any] = {}
-        for i, is_slow in enumerate(slow.tolist()):
-            if not is_slow and row_ids[i] in here:  # repeated within this chunk: the later row
-                slow[i] = True
-                records[i] = rows.records([i])[0]
-            if slow[i]:
-                record = records[i]
-                item = record if isinstance(record, InputError) else self.conv.convert(record, positions[i],
-                                                                                         rows.where(i))
-                if isinstance(item, InputError):
-                    if self.on_error == "raise":
-                        raise item
-                    row_ids[i] = bad_row_id(item)
-                else:
-                    row_ids[i] = item.id
-                    here.add(item.id)  # the converter noted it in ``seen``
-                items[i] = item
-            else:
-                seen[row_ids[i]] = positions[i]
-                here.add(row_ids[i])
-        return row_ids, items
+    def _block_ids(self, rows: Any, positions: Any) -> tuple[list[str], Any]:
+        """The ids and hashes the worker computed for these rows."""
+        return self._slice.ids, self._slice.hashes

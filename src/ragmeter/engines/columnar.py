@@ -59,7 +59,8 @@ from ..metrics.retrieval.relevance import Relevance
 from ..registry import get_evaluator
 from ..results import PatternColumn, RunResult, RunWriter
 from ..types import MetricResult, Sample
-from ._arrow import BatchScores, Columns, Pattern, raw_ids, resolve_columns, score_batch
+from ._arrow import BatchScores, Columns, Pattern, resolve_columns, score_batch
+from ._ids import HashedIds, block_ids
 
 #: Rows per Parquet record batch read by the fast path.
 BATCH_ROWS = 65536
@@ -235,48 +236,55 @@ class ColumnarSink:
     def _ids(self, rows: Any, slow: NDArray[np.bool_]) -> tuple[list[str], dict[int, Sample | InputError]]:
         """The row ids in order (a row without id: its position) with the reader's duplicate check,
         and the rows converted for the Sample path (``slow`` grows by the fast rows whose id is
-        taken: the Sample path words that error)."""
-        n = rows.num_rows
-        raw_ids = self._raw_ids(rows)
+        taken: the Sample path words that error). A block with no row for the Sample path and no
+        id seen before (:class:`~ragmeter.engines._ids.HashedIds`, the converter's ``seen``) or
+        repeated is a few array operations; any other is walked row by row (:meth:`_walk`)."""
         seen = self.conv.seen
-        positions: Sequence[int] = getattr(rows, "positions", None) or [rows.position(i) for i in range(n)]
-        if None in raw_ids or "" in raw_ids:
-            row_ids = [sid if sid else str(pos) for sid, pos in zip(raw_ids, positions, strict=True)]
-        else:  # every row has its id
-            row_ids = raw_ids
-        if not slow.any():  # the common case: one bulk duplicate check instead of a loop
-            unique = set(row_ids)
-            if len(unique) == n and seen.keys().isdisjoint(unique):
-                seen.update(zip(row_ids, positions, strict=True))
-                return row_ids, {}
+        positions = getattr(rows, "positions", None) or [rows.position(i) for i in range(rows.num_rows)]
+        ids, hashes = self._block_ids(rows, positions)
+        before, order = seen.known(ids, hashes)  # type: ignore[attr-defined]
+        ordered = hashes[order]
+        if not slow.any() and not before.any() and not (ordered[1:] == ordered[:-1]).any():
+            seen.add_many(ids, np.asarray(positions, dtype=np.int64), hashes, order)  # type: ignore[attr-defined]
+            return ids, {}
+        return self._walk(rows, slow, list(ids), before.tolist(), list(positions))
+
+    def _block_ids(self, rows: Any, positions: Sequence[int]) -> tuple[list[str], NDArray[np.uint64]]:
+        """The block's ids and their hashes (:func:`~ragmeter.engines._ids.block_ids`)."""
+        return block_ids(rows.batch, self.cols, positions)
+
+    def _walk(self, rows: Any, slow: NDArray[np.bool_], row_ids: list[str], before: list[bool],
+              positions: list[int]) -> tuple[list[str], dict[int, Sample | InputError]]:
+        """:meth:`_ids` row by row: ``before[i]`` tells whether an earlier block had row ``i``'s id;
+        a row taking this block's id again is the duplicate (the Sample path words it)."""
+        seen = self.conv.seen
         for i, is_slow in enumerate(slow.tolist()):
-            if not is_slow and row_ids[i] in seen:
+            if not is_slow and before[i]:
                 slow[i] = True
-        todo = np.flatnonzero(slow).tolist()
+        todo = [i for i, is_slow in enumerate(slow.tolist()) if is_slow]
         records = dict(zip(todo, rows.records(todo), strict=True))
+        here: set[str] = set()  # ids this block gave so far
         items: dict[int, Sample | InputError] = {}
         for i, is_slow in enumerate(slow.tolist()):
-            if is_slow:
+            if not is_slow and row_ids[i] in here:  # repeated within this block: the later row
+                slow[i] = True
+                records[i] = rows.records([i])[0]
+            if slow[i]:
                 record = records[i]
                 item = record if isinstance(record, InputError) else self.conv.convert(record, positions[i],
                                                                                          rows.where(i))
-                if isinstance(item, InputError) and self.on_error == "raise":
-                    raise item
+                if isinstance(item, InputError):
+                    if self.on_error == "raise":
+                        raise item
+                    row_ids[i] = bad_row_id(item)
+                else:
+                    row_ids[i] = item.id
+                    here.add(item.id)  # the converter noted it in ``seen``
                 items[i] = item
-                row_ids[i] = item.id if isinstance(item, Sample) else bad_row_id(item)
-            elif row_ids[i] in seen:  # repeated within this batch: the later row is the duplicate
-                slow[i] = True
-                item = self.conv.convert(rows.records([i])[0], positions[i], rows.where(i))
-                if isinstance(item, InputError) and self.on_error == "raise":
-                    raise item
-                items[i] = item
-                row_ids[i] = item.id if isinstance(item, Sample) else bad_row_id(item)
             else:
                 seen[row_ids[i]] = positions[i]
+                here.add(row_ids[i])
         return row_ids, items
-
-    def _raw_ids(self, rows: Any) -> list[Any]:
-        return [None] * rows.num_rows if rows.batch is None else raw_ids(rows.batch, self.cols)
 
     def finish(self, t0: float, *, path: str | None, keys: Sequence[str] | None) -> RunResult:
         """Complete the run info, write ``summary.json``, check absent fields; the result."""
@@ -355,7 +363,8 @@ def evaluate_columnar(
     spath = os.fspath(path)
     fmap = check_field_map(field_map)
     source = _source(format, spath, fmap, batch_rows)
-    conv = RowConverter(spath, fmap, unit=source.unit, max_text_chars=max_text_chars)
+    conv = RowConverter(spath, fmap, unit=source.unit, max_text_chars=max_text_chars,
+                        seen=HashedIds())  # type: ignore[arg-type]  # the dict's get / set, exact
     writer = RunWriter(run.names, out_dir=out_dir, keep_records=False)
     sink: ColumnarSink | None = None
     t0 = time.perf_counter()
