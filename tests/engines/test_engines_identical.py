@@ -183,31 +183,31 @@ def test_judged_run_identical_and_judge_counters_match(ray_cluster, fake_llm, tm
     assert seen and seen[-1]["calls"] == served  # the progress line's counters are the workers'
 
 
-@pytest.mark.parametrize("read", ["whole", "streamed", "driver", "groups"])
+@pytest.mark.parametrize("read", ["one group", "large groups", "driver", "groups"])
 def test_ray_columnar_with_odd_rows_and_duplicate_ids_identical(ray_cluster, tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch,
                                                                 read: str) -> None:
     # the workers format the fast rows' lines; the driver must still send to the Sample path the
     # rows its duplicate-id check catches (a fast row on the worker: its line is dropped there),
     # mix in text rows and bad rows, and count and report every row: small batches, so the rows
-    # that matter fall in several of them. The workers read their slices of the file (the row group
-    # whole, or streamed when it is over WORKER_READ_ROWS; with as many row groups as workers, a
-    # task per row group, in slices), or (workers that do not share the driver's files) the
-    # driver reads and ships them
+    # that matter fall in several of them. With as many row groups as workers (one machine) a
+    # task per row group reads it; the driver reads and ships the rows of one group (fewer groups
+    # than workers), of groups over WORKER_READ_ROWS, or of any group when the workers do not
+    # share the driver's files
     rows: list[dict[str, Any]] = [dict(r) for r in _generated(600, seed=3)]
     rows[120]["id"] = "q10"  # a duplicate of a row of an earlier batch
     rows[131]["id"] = "q125"  # a duplicate within its batch
     rows[200]["contexts"] = [{"id": "dx", "text": "some passage"}]  # a text, its label not found by id
     rows[200]["relevant"] = {"d999": 1}
     rows[260] = {"id": "q260", "contexts": [{}], "relevant": {"d1": 1}}  # a context with neither id nor text
-    path = _to_parquet(rows, tmp_path / "odd.parquet", 100 if read == "groups" else None)  # 6 groups or 1
+    path = _to_parquet(rows, tmp_path / "odd.parquet", None if read == "one group" else 100)  # 1 group or 6
     metrics = ["mrr", "ndcg@10", "recall@5", "map(rel_level=2)"]
     local = _local(path, metrics, tmp_path / "local", on_error="skip")
     columnar = evaluate_parquet(path, metrics, out_dir=tmp_path / "columnar", on_error="skip")
     from ragmeter.engines import _ray_columnar
 
     monkeypatch.setattr(_ray_columnar, "COLUMNAR_BATCH_ROWS", 50)
-    monkeypatch.setattr(_ray_columnar, "WORKER_READ_ROWS", 10**6 if read == "whole" else 599)  # one 600-row group
+    monkeypatch.setattr(_ray_columnar, "WORKER_READ_ROWS", 99 if read == "large groups" else 10**6)
     if read == "driver":
         monkeypatch.setattr(_ray_columnar, "_workers_share_files", lambda ray: False)
     submitted: list[str] = []
@@ -225,5 +225,5 @@ def test_ray_columnar_with_odd_rows_and_duplicate_ids_identical(ray_cluster, tmp
     assert run.run["engine"]["path"] == "columnar"
     assert run.run["engine"]["columnar_rows"] == columnar.run["engine"]["columnar_rows"] == 600 - 4
     assert run.summary()["mrr"]["errors"] == 3
-    tasks = {"driver": ["score_batch_on_worker"], "groups": ["score_slice_on_worker", "score_group_on_worker"]}
-    assert submitted == ["warm_task", *tasks.get(read, ["score_slice_on_worker"])]
+    by_group = read in ("groups", "large groups")
+    assert submitted == ["warm_task", "score_batch_on_worker", *(["score_group_on_worker"] if by_group else [])]

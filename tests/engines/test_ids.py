@@ -154,17 +154,3 @@ def test_ray_driver_writes_what_the_columnar_engine_writes(tmp_path: Path, monke
     assert (tmp_path / "ray" / "results.jsonl").read_bytes() == (tmp_path / "columnar" / "results.jsonl").read_bytes()
     assert got.ids == expected.ids and got.ids[90] == "91" and got.ids[120] == f"{path}:121"
     assert got.summary() == expected.summary() and got.summary()["mrr"]["errors"] == 4
-
-
-def test_streamed_row_group_slices_equal_the_table(tmp_path: Path) -> None:
-    from ragmeter.engines._ray_columnar import _GroupStream
-
-    table = pa.table({"x": list(range(100)), "s": [f"v{i}" for i in range(100)]})
-    path = tmp_path / "t.parquet"
-    pq.write_table(table, path)
-    stream = _GroupStream(pq.ParquetFile(path).iter_batches(batch_size=7, row_groups=[0]))
-    for start, length in [(0, 10), (10, 10), (35, 12), (47, 1), (80, 20)]:  # slices skipped between
-        got = stream.take(start, length)
-        assert got.column("x").to_pylist() == list(range(start, start + length))
-        assert got.column("s").to_pylist() == [f"v{i}" for i in range(start, start + length)]
-        assert stream.exhausted() == (start + length == 100)

@@ -185,3 +185,38 @@ def test_jsonl_uri_read_with_ray_data(ray_cluster, tmp_path):
     local = evaluate(read_samples(data), ["mrr"], out_dir=str(tmp_path / "local"), keep_records=False)
     assert local.ids == run.ids
     assert (tmp_path / "ray" / "results.jsonl").read_text() == (tmp_path / "local" / "results.jsonl").read_text()
+
+
+def _corrupt_group(path: Path, group: int) -> None:
+    """Overwrite the page header of row group ``group``'s first column chunk with 0xFF bytes:
+    reading that group fails (Arrow cannot decode the header), the footer and the others read."""
+    import pyarrow.parquet as pq
+
+    col = pq.ParquetFile(path).metadata.row_group(group).column(0)
+    at = col.dictionary_page_offset if col.has_dictionary_page else col.data_page_offset
+    data = bytearray(path.read_bytes())
+    data[at:at + 16] = b"\xff" * 16
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("share_files", [True, False])
+def test_an_unreadable_row_group_fails_as_the_local_engine_words_it(ray_cluster, tmp_path, monkeypatch, share_files):
+    """Row group 3 of 5 (rows 241-360) cannot be decoded: read by a worker (one machine) or by the
+    driver, the run stops with the local engine's InputError, naming the file and row 241."""
+    pytest.importorskip("pyarrow")
+    from ragmeter.engines import _ray_columnar
+    from ragmeter.engines.local import evaluate_file
+    from ragmeter.errors import InputError
+    from tests.engines.test_engines_identical import _generated, _to_parquet
+
+    path = _to_parquet([dict(r) for r in _generated(600, seed=5)], tmp_path / "bad.parquet", 120)
+    _corrupt_group(path, 2)
+    with pytest.raises(InputError) as local:
+        evaluate_file(path, RETRIEVAL, out_dir=tmp_path / "local")
+    if not share_files:
+        monkeypatch.setattr(_ray_columnar, "_workers_share_files", lambda ray: False)
+    with pytest.raises(InputError) as ray:
+        ray_engine.evaluate_ray(path, RETRIEVAL, out_dir=tmp_path / "ray", num_workers=2)
+    assert str(path) in str(ray.value) and "cannot read the Parquet file after row 240" in str(ray.value)
+    assert ray.value.line == local.value.line == 241
+    assert str(ray.value).split(": ")[:2] == str(local.value).split(": ")[:2]

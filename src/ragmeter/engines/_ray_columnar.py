@@ -2,13 +2,12 @@
 
 :func:`evaluate_columnar` (called by :func:`ragmeter.engines.ray_engine.evaluate_ray`) first sends
 every worker a warm-up task (:func:`warm_task`: the imports, ~1 CPU-s per worker, run while the
-driver sets up), then hands the tasks their rows. On a one-machine cluster the tasks read the
-file and the driver reads nothing: with at least as many row groups as workers, a task per row
-group of at most :data:`WORKER_READ_ROWS` rows (:func:`score_group_on_worker`, the group read
-once in the cluster, scored in slices of :data:`COLUMNAR_BATCH_ROWS` rows), else a task per slice
-(:func:`score_slice_on_worker`: every worker reads the row group whole and keeps it, or streams a
-larger one, so each worker decodes it); otherwise the driver reads record batches and ships them
-(:func:`score_batch_on_worker`). Either way the task runs
+driver sets up), then hands the tasks their rows, each decoded once in the cluster: on a
+one-machine cluster with at least as many row groups as workers, a task per row group of at most
+:data:`WORKER_READ_ROWS` rows reads its group (:func:`score_group_on_worker`, scored in slices of
+:data:`COLUMNAR_BATCH_ROWS` rows) and the driver reads none of them; every other row (fewer groups
+than workers, a larger group, workers on other machines) is read by the driver in record batches
+and shipped (:func:`score_batch_on_worker`). Either way the task runs
 :func:`ragmeter.engines._arrow.score_batch`, formats the fast rows' lines with the one
 :class:`~ragmeter.results.LineFormatter` and returns a :class:`SliceResult`: the lines (bytes the
 driver writes as they are), every row's id and the ids' 64-bit hashes. The driver's
@@ -29,10 +28,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InputError
 from ..evaluator import plan
 from ..results import RunResult, RunWriter
-from .columnar import ColumnarSink
+from .columnar import ColumnarSink, unreadable
 
 if TYPE_CHECKING:
     from .ray_engine import _Options
@@ -40,8 +38,6 @@ if TYPE_CHECKING:
 # ---- worker side --------------------------------------------------------------------------------
 
 _WORKER_RUNS: dict[tuple[str, ...], tuple[list[Any], list[Any], Any]] = {}
-_WORKER_GROUP: dict[tuple[str, int, int, int], Any] = {}  # the last row group a worker read whole
-_WORKER_STREAM: dict[tuple[str, int, int, int], _GroupStream] = {}  # the row group a worker streams
 
 
 @dataclass
@@ -122,36 +118,6 @@ def warm_task(metrics: list[str], metric_modules: Sequence[str]) -> None:
     warm_worker(metrics, metric_modules)
 
 
-def score_slice_on_worker(path: str, group: int, start: int, length: int, cols: Any, metrics: list[str],
-                          metric_modules: Sequence[str], row0: int, whole: bool = True,
-                          batch_rows: int = 16384) -> SliceResult:
-    """:func:`score_batch_on_worker` over rows ``start .. start + length`` of row group ``group``
-    of the Parquet file ``path``, read here. With ``whole`` the worker reads the row group at
-    once and keeps it (the slices of one group are read once per worker); else it streams the
-    group in record batches of ``batch_rows`` rows, keeping only what a later slice needs
-    (a large row group: the batches before a slice are read and dropped)."""
-    import pyarrow.parquet as pq
-
-    st = os.stat(path)
-    key = (path, st.st_mtime_ns, st.st_size, group)
-    if whole:
-        table = _WORKER_GROUP.get(key)
-        if table is None:
-            _WORKER_GROUP.clear()
-            table = _WORKER_GROUP[key] = pq.ParquetFile(path).read_row_group(group, use_threads=False)
-        batch = table.slice(start, length).combine_chunks().to_batches()[0]
-    else:
-        stream = _WORKER_STREAM.get(key)
-        if stream is None or stream.pos > start:  # a new group, or a slice before this reader (a retry)
-            _WORKER_STREAM.clear()
-            stream = _WORKER_STREAM[key] = _GroupStream(
-                pq.ParquetFile(path).iter_batches(batch_size=batch_rows, row_groups=[group], use_threads=False))
-        batch = stream.take(start, length)
-        if stream.exhausted():
-            del _WORKER_STREAM[key]  # the group's last slice: no file left open
-    return score_batch_on_worker(batch, cols, metrics, metric_modules, row0)
-
-
 def score_group_on_worker(path: str, group: int, cols: Any, metrics: list[str], metric_modules: Sequence[str],
                           row0: int, batch_rows: int = 16384) -> list[SliceResult]:
     """:func:`score_batch_on_worker` over row group ``group`` of the Parquet file ``path`` (its first
@@ -165,43 +131,6 @@ def score_group_on_worker(path: str, group: int, cols: Any, metrics: list[str], 
     return [score_batch_on_worker(table.slice(start, batch_rows).combine_chunks().to_batches()[0], cols, metrics,
                                   metric_modules, row0 + start)
             for start in range(0, table.num_rows, batch_rows)]
-
-
-class _GroupStream:
-    """The record batches of one row group, read forward: :meth:`take` slices rows out of them."""
-
-    def __init__(self, batches: Iterator[Any]) -> None:
-        self.batches = batches
-        self.pos = 0  # the row group's row that ``held`` starts at
-        self.held: list[Any] = []
-
-    def take(self, start: int, length: int) -> Any:
-        """Rows ``start .. start + length`` (``start`` >= :attr:`pos`) as one record batch."""
-        import pyarrow as pa
-
-        end = start + length
-        while (have := self.pos + sum(b.num_rows for b in self.held)) < end:
-            batch = next(self.batches)
-            if have + batch.num_rows <= start:  # all held so far is before the slice: dropped
-                self.pos, self.held = have + batch.num_rows, []
-                continue
-            self.held.append(batch)
-        table = pa.Table.from_batches(self.held)
-        out = table.slice(start - self.pos, length).combine_chunks().to_batches()[0]
-        rest = table.slice(end - self.pos)
-        self.held = rest.combine_chunks().to_batches() if rest.num_rows else []
-        self.pos = end
-        return out
-
-    def exhausted(self) -> bool:
-        """True when every row was taken (the reader is then at the group's end)."""
-        if self.held:
-            return False
-        nxt = next(self.batches, None)
-        if nxt is not None:
-            self.held.append(nxt)
-            return False
-        return True
 
 
 # ---- driver side --------------------------------------------------------------------------------
@@ -275,41 +204,41 @@ def _workers_share_files(ray: Any) -> bool:
 
 def _read_units(ray: Any, opts: _Options, pf: Any, spath: str, cols: Any, names: list[str],
                 map_cols: list[str]) -> tuple[Iterator[tuple[Any, Any]], int]:
-    """``(rows, task)`` per unit of work, submitted as iterated (``rows``: one slice's rows, or a
-    list of them when the task returns a list of :class:`SliceResult`), and the tasks run at once.
+    """``(rows, task)`` per unit of work, submitted as iterated (``rows``: one batch's rows, or a
+    list of slices when the task returns a list of :class:`SliceResult`), and the tasks run at once.
 
-    On a one-machine cluster (the file's path is the workers' too) the workers read the file and
-    the driver reads nothing: with at least as many row groups as workers, a task per row group of
-    at most :data:`WORKER_READ_ROWS` rows (:func:`score_group_on_worker`: the group read once in
-    the cluster), else a task per slice of :data:`COLUMNAR_BATCH_ROWS` rows
-    (:func:`score_slice_on_worker`: each worker reads the group whole, or streams a larger one).
-    Elsewhere the driver reads record batches and ships them (:func:`score_batch_on_worker`)."""
+    Every row is decoded once in the cluster. On a one-machine cluster (the file's path is the
+    workers' too) with at least as many row groups as workers, a row group of at most
+    :data:`WORKER_READ_ROWS` rows is read by its task (:func:`score_group_on_worker`, scored in
+    slices of :data:`COLUMNAR_BATCH_ROWS` rows); every other row (fewer groups than workers, a
+    larger group, workers that do not share the driver's files) is read by the driver in record
+    batches and shipped (:func:`score_batch_on_worker`)."""
     from .columnar import ArrowRows, _record_batches
 
     cols_ref = ray.put(cols)
     sizes = [pf.metadata.row_group(g).num_rows for g in range(pf.metadata.num_row_groups)]
-    if not _workers_share_files(ray) or not sizes or sum(sizes) == 0:
-        remote, workers = opts.remote(ray, score_batch_on_worker)
-        return ((ArrowRows(batch, row0, map_cols), remote.remote(batch, cols_ref, names, opts.metric_modules, row0))
-                for row0, batch in _record_batches(pf, COLUMNAR_BATCH_ROWS, spath)), workers
-    slice_task, workers = opts.remote(ray, score_slice_on_worker)
-    by_group = len(sizes) >= workers
+    batch_task, workers = opts.remote(ray, score_batch_on_worker)
+    by_group = _workers_share_files(ray) and len(sizes) >= workers and sum(sizes) > 0
     group_task = opts.remote(ray, score_group_on_worker)[0] if by_group else None
     args = (cols_ref, names, opts.metric_modules)
 
+    def shipped(groups: list[int] | None, row0: int) -> Iterator[tuple[Any, Any]]:
+        for r0, batch in _record_batches(pf, COLUMNAR_BATCH_ROWS, spath, groups, row0):
+            yield ArrowRows(batch, r0, map_cols), batch_task.remote(batch, *args, r0)
+
     def units() -> Iterator[tuple[Any, Any]]:
+        if group_task is None:
+            yield from shipped(None, 0)
+            return
         row0 = 0
         cache: dict[int, Any] = {}
         for g, size in enumerate(sizes):
-            starts = range(0, size, COLUMNAR_BATCH_ROWS)
-            slices = [_SliceRows(pf, spath, g, start, min(COLUMNAR_BATCH_ROWS, size - start), None, row0 + start,
-                                 cache) for start in starts]
-            if group_task is not None and size <= WORKER_READ_ROWS:
+            if size > WORKER_READ_ROWS:
+                yield from shipped([g], row0)
+            elif size:
+                slices = [_SliceRows(pf, spath, g, start, min(COLUMNAR_BATCH_ROWS, size - start), None,
+                                     row0 + start, cache) for start in range(0, size, COLUMNAR_BATCH_ROWS)]
                 yield slices, group_task.remote(spath, g, *args, row0, COLUMNAR_BATCH_ROWS)
-            else:
-                for rows in slices:
-                    yield rows, slice_task.remote(spath, g, rows.start, rows.num_rows, *args, rows.row0,
-                                                  size <= WORKER_READ_ROWS, COLUMNAR_BATCH_ROWS)
             row0 += size
 
     return units(), workers
@@ -323,7 +252,7 @@ def _read_group(pf: Any, group: int, columns: list[str] | None, spath: str, row0
     try:
         return pf.read_row_group(group, columns=columns)
     except (pa.ArrowException, OSError) as exc:
-        raise InputError(f"cannot read the Parquet file after row {row0}: {exc}", path=spath, line=row0 + 1) from exc
+        raise unreadable(pf, spath, row0, exc) from exc
 
 
 @dataclass

@@ -441,24 +441,43 @@ def _open(spath: str, fmap: dict[str, str], max_text_chars: int | None) -> tuple
     return pf, cols, [f.name for f in pf.schema_arrow if pa.types.is_map(f.type)]
 
 
-def _record_batches(pf: Any, batch_rows: int, spath: str) -> Iterator[tuple[int, Any]]:
-    """``(rows before it, record batch)`` of the file; a read failure is an InputError naming the row,
-    a file without rows an EmptyInputError."""
+def _record_batches(pf: Any, batch_rows: int, spath: str, row_groups: list[int] | None = None,
+                    row0: int = 0) -> Iterator[tuple[int, Any]]:
+    """``(rows before it, record batch)`` of the file (of ``row_groups`` only, the first of them
+    starting after row ``row0``, when given); a read failure is an InputError naming the row
+    (:func:`unreadable`), a file without rows an EmptyInputError."""
     import pyarrow as pa
 
-    row0 = 0
-    batches = pf.iter_batches(batch_size=batch_rows)
+    start = row0
+    batches = pf.iter_batches(batch_size=batch_rows, row_groups=row_groups)
     while True:
         try:
             batch = next(batches, None)
         except (pa.ArrowException, OSError) as exc:
-            raise InputError(f"cannot read the Parquet file after row {row0}: {exc}", path=spath,
-                             line=row0 + 1) from exc
+            raise unreadable(pf, spath, row0, exc) from exc
         if batch is None:
             break
         yield row0, batch
         row0 += batch.num_rows
-    if row0 == 0:
+    if row0 == start and row_groups is None:
         from ..errors import EmptyInputError
 
         raise EmptyInputError("the file holds no samples: expected at least one row", path=spath)
+
+
+def unreadable(pf: Any, spath: str, row0: int, exc: Exception) -> InputError:
+    """The InputError for a Parquet file that failed to read after row ``row0``: it names the first
+    row of the first row group from there that cannot be read (a record batch can span several
+    groups), else row ``row0 + 1``, with the reader's message."""
+    import pyarrow as pa
+
+    start = 0
+    for g in range(pf.metadata.num_row_groups):
+        size = pf.metadata.row_group(g).num_rows
+        if start + size > row0:
+            try:
+                pf.read_row_group(g, use_threads=False)
+            except (pa.ArrowException, OSError) as err:
+                return InputError(f"cannot read the Parquet file after row {start}: {err}", path=spath, line=start + 1)
+        start += size
+    return InputError(f"cannot read the Parquet file after row {row0}: {exc}", path=spath, line=row0 + 1)
