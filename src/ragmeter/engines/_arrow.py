@@ -265,10 +265,10 @@ def _np_bool(arr: Any) -> NDArray[np.bool_]:
     go through pyarrow's pandas shim, which imports pandas (~0.4 CPU-s per process)."""
     if hasattr(arr, "combine_chunks"):
         arr = arr.combine_chunks()
-    n = len(arr)
-    if n == 0 or arr.buffers()[1] is None:
+    n, bufs = len(arr), arr.buffers()
+    if n == 0 or len(bufs) < 2 or bufs[1] is None:  # empty, or the null type: no values
         return np.zeros(n, dtype=bool)
-    out = _bitmap(arr.buffers()[1], arr.offset, n)
+    out = _bitmap(bufs[1], arr.offset, n)
     return out & _valid(arr) if arr.null_count else out
 
 
@@ -277,11 +277,11 @@ def _np_num(arr: Any, fill: float = 0) -> NDArray[Any]:
     from the buffers, for the reason :func:`_np_bool` gives)."""
     if hasattr(arr, "combine_chunks"):
         arr = arr.combine_chunks()
+    n, bufs = len(arr), arr.buffers()
+    if n == 0 or len(bufs) < 2 or bufs[1] is None:  # empty, or the null type: no values
+        return np.full(n, fill, dtype=np.float64 if len(bufs) < 2 else np.dtype(arr.type.to_pandas_dtype()))
     dtype = np.dtype(arr.type.to_pandas_dtype())
-    n = len(arr)
-    if n == 0 or arr.buffers()[1] is None:
-        return np.full(n, fill, dtype=dtype)
-    out = np.frombuffer(arr.buffers()[1], dtype=dtype)[arr.offset:arr.offset + n].copy()
+    out = np.frombuffer(bufs[1], dtype=dtype)[arr.offset:arr.offset + n].copy()
     if arr.null_count:
         out[~_valid(arr)] = fill
     return out
