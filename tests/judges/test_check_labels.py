@@ -5,6 +5,7 @@ expected number is computed by hand in the comments from the records or the scri
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 from pathlib import Path
@@ -16,7 +17,7 @@ from ragmeter import registry as reg
 from ragmeter.cli import main
 from ragmeter.errors import InputError, InvalidParameterError
 from ragmeter.judges import check
-from ragmeter.judges.label_rules import LabelRule, parse_label_option, parse_rule, resolve_rules
+from ragmeter.judges.label_rules import LabelRule, parse_label_option, parse_rule, resolve_rules, row_lines
 from ragmeter.metrics.generation.rubric import register_rubric
 
 from .fake_server import Reply
@@ -205,6 +206,16 @@ def test_a_row_without_labels_names_its_file_line(tmp_path):
     with pytest.raises(InputError) as exc:
         check.load_labelled(data)
     assert (exc.value.line, exc.value.field) == (4, "labels")
+
+
+def test_row_lines_of_a_gzipped_jsonl_skip_its_blank_lines(tmp_path):
+    # rows on lines 1, 3 and 6 (lines 2, 4 and 5 blank); a gzipped file named .jsonl.gz and .jsonl
+    text = '{"id": 1}\n\n{"id": 2}\n\n  \n{"id": 3}\n'
+    for name in ("rows.jsonl.gz", "rows.jsonl"):
+        path = tmp_path / name
+        path.write_bytes(gzip.compress(text.encode()))
+        assert row_lines(path, 3) == [1, 3, 6]
+        assert row_lines(str(path), 2) == [1, 3]
 
 
 def test_cli_bad_label_is_a_usage_error(tmp_path):
