@@ -59,7 +59,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, InvalidParameterError, JudgeUnreachable
-from ..stats._names import direction
+from ..stats._names import direction, parse_name
 from .label_rules import LabelRule, check_rule_labels, resolve_rules, row_lines
 
 #: Metric -> bundled labelled set (a file in ``ragmeter/data/validation/``).
@@ -116,8 +116,11 @@ class Thresholds:
 # ---- labelled pairs ---------------------------------------------------------------------------------
 
 def base_of(name: str) -> str:
-    """The base metric of a name: ``faithfulness(mode=direct)`` -> ``faithfulness``."""
-    return name.split("(")[0].split("@")[0].strip()
+    """The base metric of a name, lower-cased as the registry keys it (:func:`~ragmeter.stats._names.parse_name`):
+    ``faithfulness(mode=direct)`` -> ``faithfulness``, ``nDCG@5`` -> ``ndcg``; a name that is not a
+    metric name (``my metric``) is its own base, so it matches no metric's label rule or set."""
+    parsed = parse_name(name.strip())
+    return name.strip() if parsed is None else parsed[0]
 
 
 @dataclass

@@ -91,12 +91,12 @@ def on_record(judge: Any, metrics: Sequence[str]) -> dict[str, Any] | None:
     is ``on record`` (every judged metric checked), ``partial`` or ``none``. None when no metric
     of the run is judged, or ``judge`` is not a :class:`~ragmeter.judges.Judge`."""
     from ..registry import lookup_spec, resolve_name
+    from .check import base_of
     from .judge import Judge
 
     if not isinstance(judge, Judge):
         return None
-    judged = [m for m in metrics if (spec := lookup_spec(m.split("(")[0].split("@")[0])) is not None
-              and spec.needs_judge]
+    judged = [m for m in metrics if (spec := lookup_spec(base_of(m))) is not None and spec.needs_judge]
     if not judged:
         return None
     path = record_path(judge)
