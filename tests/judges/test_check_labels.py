@@ -288,6 +288,23 @@ def test_config_rubric_judge_check_end_to_end(tmp_path, fake_llm):
     assert scores == pytest.approx({"a": .95, "b": .55, "c": .475, "d": .05, "e": .4125, "f": .5})
 
 
+def test_the_record_keeps_the_user_label_rule(tmp_path, fake_llm):
+    fake_llm.rule = rating_rule
+    cfg, data = _config_and_data(tmp_path)
+    out, cache = tmp_path / "check.json", tmp_path / "cache"
+    res = CliRunner().invoke(main, ["judge-check", "--judge", f"openai:fake@{fake_llm.url}", "-c", str(cfg),
+                                    "--data", str(data), "--label", "politeness=grade>=4", "--min-per-class", "3",
+                                    "-o", str(out), "--cache-dir", str(cache)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    written = json.loads(out.read_text())
+    assert written["label_rules"] == {"politeness": "grade>=4"}
+    record = Path(written["record"])
+    assert record.parent == cache / "judge-checks"
+    entry = json.loads(record.read_text())["metrics"]["politeness"]
+    assert (entry["label"], entry["label_rule"]) == ("grade>=4", "user")
+    assert entry["auroc"] == pytest.approx(7 / 9)  # the table above
+
+
 def test_label_alone_picks_the_metric_and_a_boolean_rule_has_no_rho(tmp_path, fake_llm, make_judge):
     fake_llm.rule = rating_rule
     cfg, data = _config_and_data(tmp_path)

@@ -409,7 +409,8 @@ class JudgeCheck:
     ``metrics``: one report per metric (:func:`metric_report`); ``rows``: per metric the per-sample
     ``{"id", "score", "label"}`` (labels on the metric's scale, for ``ragmeter calibrate
     --judge-check``); ``positions``: the position profiles; ``stopped``: why the check stopped
-    early (an unreachable judge), None when it finished.
+    early (an unreachable judge), None when it finished; ``label_rules``: the user's label rule per
+    checked metric (``{"politeness": "grade>=4"}``), none for a metric checked by its built-in rule.
     """
 
     judge: dict[str, Any]
@@ -423,6 +424,7 @@ class JudgeCheck:
     created: str
     stopped: str | None = None
     record: str | None = None
+    label_rules: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict."""
@@ -433,7 +435,7 @@ class JudgeCheck:
                       "created": self.created, "judge": self.judge, "judge_spec": self.judge_spec,
                       "thresholds": self.thresholds.to_dict(), "data": self.data, "prompts": self.prompts,
                       "metrics": self.metrics, "positions": self.positions, "rows": self.rows,
-                      "stopped": self.stopped, "record": self.record})
+                      "label_rules": self.label_rules, "stopped": self.stopped, "record": self.record})
 
     def to_json(self) -> str:
         """:meth:`to_dict` as indented JSON."""
@@ -536,4 +538,5 @@ def judge_check(judge: Any, *, metrics: Sequence[str] | None = None, data: str |
             on_metric(report)
     return JudgeCheck(judge=judge.describe(), judge_spec=judge_spec, metrics=reports, rows=rows, positions=positions,
                       thresholds=thresholds, data={n: p for n, (p, _, _) in plan}, prompts=prompt_versions(),
-                      created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), stopped=stopped)
+                      created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), stopped=stopped,
+                      label_rules={n: str(r) for n, r in rules.items()})
