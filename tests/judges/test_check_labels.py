@@ -317,8 +317,40 @@ def test_label_alone_picks_the_metric_and_a_boolean_rule_has_no_rho(tmp_path, fa
     assert rep["graded"] is False and rep["spearman"] is None
 
 
-def test_unknown_rubric_without_config_is_an_unknown_metric(tmp_path, fake_llm):
+def test_unknown_rubric_without_config_is_an_unknown_metric(tmp_path, fake_llm, monkeypatch):
     _, data = _config_and_data(tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")  # no ./ragmeter.yaml to pick up
     res = CliRunner().invoke(main, ["judge-check", "--judge", f"openai:fake@{fake_llm.url}", "--data", str(data),
                                     "--metrics", "politeness", "--label", "politeness=polite"])
     assert res.exit_code == 2 and "politeness" in res.output and fake_llm.log == []
+
+
+def test_judge_check_picks_up_the_working_directory_config(tmp_path, fake_llm, monkeypatch):
+    fake_llm.rule = rating_rule
+    _config_and_data(tmp_path)  # tmp_path/ragmeter.yaml defines the politeness rubric
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "check.json"
+    res = CliRunner().invoke(main, ["judge-check", "--judge", f"openai:fake@{fake_llm.url}", "--data", "mine.jsonl",
+                                    "--label", "politeness=grade>=4", "--min-per-class", "3", "-o", str(out),
+                                    "--no-cache"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert "config: ragmeter.yaml" in res.output
+    (rep,) = json.loads(out.read_text())["metrics"]
+    assert rep["metric"] == "politeness" and rep["auroc"] == pytest.approx(7 / 9) and len(fake_llm.log) == 6
+
+
+def test_an_explicit_config_wins_over_the_working_directory_one(tmp_path, fake_llm, monkeypatch):
+    fake_llm.rule = rating_rule
+    cfg, data = _config_and_data(tmp_path)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    (cwd / "ragmeter.yaml").write_text("rag: [not closed\n")  # read, it would stop the check with exit 2
+    monkeypatch.chdir(cwd)
+    args = ["judge-check", "--judge", f"openai:fake@{fake_llm.url}", "--data", str(data), "--label",
+            "politeness=grade>=4", "--min-per-class", "3", "--no-cache"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 2 and "ragmeter.yaml" in res.output and fake_llm.log == []  # the default is read
+    res = CliRunner().invoke(main, [*args, "-c", str(cfg)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert f"config: {cfg}" in res.output and "0.778" in res.output and len(fake_llm.log) == 6
