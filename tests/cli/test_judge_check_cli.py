@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -30,6 +31,9 @@ def test_check_then_eval_shows_it_on_record(fake_llm, tmp_path):
     assert out["kind"] == "ragmeter-judge-check" and rep["metric"] == M and rep["verdict"] == "usable"
     assert rep["auroc"] == 1.0 and out["thresholds"]["min_auroc"] == 0.75 and len(out["rows"][M]) == 12
     assert out["record"] and (cache / "judge-checks").is_dir()
+    assert out["label_rules"] == {}  # no --label: the built-in rule, kept on record as such
+    entry = json.loads(Path(out["record"]).read_text())["metrics"][M]
+    assert (entry["label"], entry["label_rule"]) == ("faithful", "built-in")
 
     # an eval with the same judge and cache dir finds the check on record
     res = run("eval", str(data), "-m", M, "-m", "hallucination_rate(mode=direct)", "--judge", spec,

@@ -14,6 +14,7 @@ import pytest
 
 from ragmeter.errors import InputError, InvalidParameterError
 from ragmeter.io import detect_format, read_samples
+from ragmeter.io.readers import open_binary
 from ragmeter.types import Context, Sample
 
 from ._helpers import write_csv, write_jsonl
@@ -73,6 +74,17 @@ def test_jsonl_gz_equals_plain(tmp_path):
     renamed = tmp_path / "also.jsonl"
     shutil.copy(gz, renamed)
     assert list(read_samples(renamed)) == list(read_samples(plain))
+
+
+def test_open_binary_reads_plain_and_gzip_bytes_alike(tmp_path):
+    raw = b'{"id": "a"}\n\n{"id": "b"}\n'
+    plain = tmp_path / "p.jsonl"
+    plain.write_bytes(raw)
+    hidden = tmp_path / "g.jsonl"  # gzip told by content, not by the name
+    hidden.write_bytes(gzip.compress(raw))
+    for path in (plain, str(hidden)):  # a Path or a str
+        with open_binary(path) as fh:
+            assert fh.read() == raw
 
 
 def test_utf8_bom_is_ignored(tmp_path):

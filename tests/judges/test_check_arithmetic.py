@@ -11,6 +11,7 @@ import pytest
 
 from ragmeter.cli.judge_check import split_names
 from ragmeter.judges import check
+from ragmeter.judges.label_rules import LabelRule
 from ragmeter.stats.roc import auroc
 
 jq = SimpleNamespace(separation=check.separation, position_profile=check.position_profile,
@@ -74,6 +75,23 @@ def test_separation_passage_recall_against_human_final():
 
 def test_split_names_keeps_parameter_commas():
     assert jq.split_names("a, b(x=1,y=2),c@3") == ["a", "b(x=1,y=2)", "c@3"]
+
+
+@pytest.mark.parametrize(("name", "base"), [
+    ("faithfulness(mode=direct)", "faithfulness"),
+    ("ndcg(gain=exp)@10", "ndcg"),  # parameters and a cutoff
+    ("Context_Relevancy@3", "context_relevancy"),  # lower-cased, as the registry keys names
+    (" answer_grade ", "answer_grade"),
+    ("my metric", "my metric"),  # not a metric name: its own base
+    ("faithfulness(mode=direct", "faithfulness(mode=direct"),  # unbalanced: not a metric name either
+])
+def test_base_of_a_metric_name(name, base):
+    assert check.base_of(name) == base
+
+
+def test_a_non_metric_name_has_no_builtin_rule_but_its_metric_spelling_does():
+    assert check.builtin_rule("Correctness(scale=graded)") == LabelRule("correct", 4.0)
+    assert check.builtin_rule("correctness score") is None
 
 
 def test_position_profile_counts_yes_by_position():

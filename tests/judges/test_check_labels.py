@@ -5,6 +5,7 @@ expected number is computed by hand in the comments from the records or the scri
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 from pathlib import Path
@@ -16,7 +17,7 @@ from ragmeter import registry as reg
 from ragmeter.cli import main
 from ragmeter.errors import InputError, InvalidParameterError
 from ragmeter.judges import check
-from ragmeter.judges.label_rules import LabelRule, parse_label_option, parse_rule, resolve_rules
+from ragmeter.judges.label_rules import LabelRule, parse_label_option, parse_rule, resolve_rules, row_lines
 from ragmeter.metrics.generation.rubric import register_rubric
 
 from .fake_server import Reply
@@ -207,6 +208,16 @@ def test_a_row_without_labels_names_its_file_line(tmp_path):
     assert (exc.value.line, exc.value.field) == (4, "labels")
 
 
+def test_row_lines_of_a_gzipped_jsonl_skip_its_blank_lines(tmp_path):
+    # rows on lines 1, 3 and 6 (lines 2, 4 and 5 blank); a gzipped file named .jsonl.gz and .jsonl
+    text = '{"id": 1}\n\n{"id": 2}\n\n  \n{"id": 3}\n'
+    for name in ("rows.jsonl.gz", "rows.jsonl"):
+        path = tmp_path / name
+        path.write_bytes(gzip.compress(text.encode()))
+        assert row_lines(path, 3) == [1, 3, 6]
+        assert row_lines(str(path), 2) == [1, 3]
+
+
 def test_cli_bad_label_is_a_usage_error(tmp_path):
     res = CliRunner().invoke(main, ["judge-check", "--judge", "openai:m@http://127.0.0.1:9/v1", "--label",
                                     "politeness:polite"])
@@ -277,6 +288,23 @@ def test_config_rubric_judge_check_end_to_end(tmp_path, fake_llm):
     assert scores == pytest.approx({"a": .95, "b": .55, "c": .475, "d": .05, "e": .4125, "f": .5})
 
 
+def test_the_record_keeps_the_user_label_rule(tmp_path, fake_llm):
+    fake_llm.rule = rating_rule
+    cfg, data = _config_and_data(tmp_path)
+    out, cache = tmp_path / "check.json", tmp_path / "cache"
+    res = CliRunner().invoke(main, ["judge-check", "--judge", f"openai:fake@{fake_llm.url}", "-c", str(cfg),
+                                    "--data", str(data), "--label", "politeness=grade>=4", "--min-per-class", "3",
+                                    "-o", str(out), "--cache-dir", str(cache)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    written = json.loads(out.read_text())
+    assert written["label_rules"] == {"politeness": "grade>=4"}
+    record = Path(written["record"])
+    assert record.parent == cache / "judge-checks"
+    entry = json.loads(record.read_text())["metrics"]["politeness"]
+    assert (entry["label"], entry["label_rule"]) == ("grade>=4", "user")
+    assert entry["auroc"] == pytest.approx(7 / 9)  # the table above
+
+
 def test_label_alone_picks_the_metric_and_a_boolean_rule_has_no_rho(tmp_path, fake_llm, make_judge):
     fake_llm.rule = rating_rule
     cfg, data = _config_and_data(tmp_path)
@@ -289,8 +317,40 @@ def test_label_alone_picks_the_metric_and_a_boolean_rule_has_no_rho(tmp_path, fa
     assert rep["graded"] is False and rep["spearman"] is None
 
 
-def test_unknown_rubric_without_config_is_an_unknown_metric(tmp_path, fake_llm):
+def test_unknown_rubric_without_config_is_an_unknown_metric(tmp_path, fake_llm, monkeypatch):
     _, data = _config_and_data(tmp_path)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")  # no ./ragmeter.yaml to pick up
     res = CliRunner().invoke(main, ["judge-check", "--judge", f"openai:fake@{fake_llm.url}", "--data", str(data),
                                     "--metrics", "politeness", "--label", "politeness=polite"])
     assert res.exit_code == 2 and "politeness" in res.output and fake_llm.log == []
+
+
+def test_judge_check_picks_up_the_working_directory_config(tmp_path, fake_llm, monkeypatch):
+    fake_llm.rule = rating_rule
+    _config_and_data(tmp_path)  # tmp_path/ragmeter.yaml defines the politeness rubric
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "check.json"
+    res = CliRunner().invoke(main, ["judge-check", "--judge", f"openai:fake@{fake_llm.url}", "--data", "mine.jsonl",
+                                    "--label", "politeness=grade>=4", "--min-per-class", "3", "-o", str(out),
+                                    "--no-cache"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert "config: ragmeter.yaml" in res.output
+    (rep,) = json.loads(out.read_text())["metrics"]
+    assert rep["metric"] == "politeness" and rep["auroc"] == pytest.approx(7 / 9) and len(fake_llm.log) == 6
+
+
+def test_an_explicit_config_wins_over_the_working_directory_one(tmp_path, fake_llm, monkeypatch):
+    fake_llm.rule = rating_rule
+    cfg, data = _config_and_data(tmp_path)
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    (cwd / "ragmeter.yaml").write_text("rag: [not closed\n")  # read, it would stop the check with exit 2
+    monkeypatch.chdir(cwd)
+    args = ["judge-check", "--judge", f"openai:fake@{fake_llm.url}", "--data", str(data), "--label",
+            "politeness=grade>=4", "--min-per-class", "3", "--no-cache"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 2 and "ragmeter.yaml" in res.output and fake_llm.log == []  # the default is read
+    res = CliRunner().invoke(main, [*args, "-c", str(cfg)], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert f"config: {cfg}" in res.output and "0.778" in res.output and len(fake_llm.log) == 6

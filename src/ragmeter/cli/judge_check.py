@@ -109,7 +109,7 @@ def _print(check: Any, out: Any) -> None:
                    "metrics named here.")
 @click.option("-c", "--config", "config_path", default=None, type=click.Path(dir_okay=False, path_type=Path),
               help="Configuration file whose rubrics: to register (as `ragmeter eval -c`), so --metrics can "
-                   "name them.")
+                   "name them [default: ./ragmeter.yaml when it exists].")
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Use the first N rows of each set.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the full result (per metric and per row) as JSON here.")
@@ -132,8 +132,8 @@ def judge_check_cmd(judge_spec: str, judge_key_env: str | None, data: Path | Non
     Runs the judged metrics over the bundled hand-labelled sets (or --data) and prints, per metric,
     the AUROC with its 95% interval, agreement with the labels, Spearman's rho for graded labels,
     calls, seconds and cost, and a verdict (usable / not usable, rule printed below the table).
-    Your own metrics (rubrics from -c ragmeter.yaml) are checked on your rows with --label:
-    `ragmeter judge-check --judge SPEC -c ragmeter.yaml --data mine.jsonl --label politeness=polite`.
+    Your own metrics (rubrics from ./ragmeter.yaml, or -c FILE) are checked on your rows with --label:
+    `ragmeter judge-check --judge SPEC --data mine.jsonl --label politeness=polite`.
     The result is kept beside the judge cache, so `ragmeter eval` with the same judge and prompt
     versions shows it in summary.json and the report. Exit codes: 0 done; 1 a metric is not usable
     (with --strict); 2 bad usage or input; 3 the judge could not be reached (metrics finished so
@@ -166,8 +166,9 @@ def judge_check_cmd(judge_spec: str, judge_key_env: str | None, data: Path | Non
             raise InvalidParameterError(f"--label: {name} has two rules ({labels[name]} and {rule}); give one")
         labels[name] = rule
     err = Console(stderr=True)
-    if config_path is not None:  # registers the config's rubrics, as `ragmeter eval -c` does
-        err.print(f"config: {load_config(config_path).source}", highlight=False, markup=False)
+    loaded = load_config(config_path)  # registers the config's rubrics; None: ./ragmeter.yaml, as `ragmeter eval`
+    if loaded.source is not None:
+        err.print(f"config: {loaded.source}", highlight=False, markup=False, soft_wrap=True)  # a long path unbroken
     thresholds = Thresholds()
     if min_auroc is not None:
         thresholds = replace(thresholds, min_auroc=min_auroc)

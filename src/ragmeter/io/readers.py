@@ -210,10 +210,16 @@ def _is_gzip(path: str) -> bool:
         return fh.read(2) == _GZIP_MAGIC
 
 
-def _open_binary(path: str) -> io.BufferedIOBase:
+def open_binary(path: str | os.PathLike[str]) -> io.BufferedIOBase:
+    """Open ``path`` for reading bytes, decompressing it when it is gzip (told by its first two
+    bytes, not its name, so a compressed file named ``.jsonl`` reads too). The caller closes it."""
+    path = os.fspath(path)
     if _is_gzip(path):
         return gzip.open(path, "rb")
     return open(path, "rb")
+
+
+_open_binary = open_binary  # the engines' readers import it under this name
 
 
 def _open_text(path: str, errors: str = "strict") -> IO[str]:
@@ -239,7 +245,7 @@ _DECOMPRESS_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
 
 def _jsonl_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
     lineno = 0
-    with _open_binary(path) as fh:
+    with open_binary(path) as fh:
         try:
             for lineno, raw in enumerate(fh, start=1):
                 if lineno == 1:

@@ -35,11 +35,12 @@ with RULE ``FIELD`` (a boolean ``labels.FIELD``: AUROC against it) or ``FIELD>=K
 :mod:`ragmeter.judges.label_rules`. A user rule is per row (also for a chunk metric) and replaces
 the built-in rule of that metric; the built-in rules above stay for every other metric.
 
-Every judged metric also gets the same numbers from its *hard* values (:func:`hard_value`: the
-verdicts and ratings the judge wrote, kept in the details beside a probability-weighted score; the
-score itself where a result has none, e.g. ``scoring=hard``): ``auroc_hard`` in the report, a
-``NAME [hard]`` row in :func:`separation`. A rubric's hard value is its hard rating on its scale
-(``(rating - LOW) / (HIGH - LOW)``) or its hard verdict as 1/0.
+Every judged metric also gets the same numbers from its *hard* values
+(:func:`~ragmeter.judges.hard_values.hard_value`: the verdicts and ratings the judge wrote, kept
+in the details beside a probability-weighted score; the score itself where a result has none,
+e.g. ``scoring=hard``): ``auroc_hard`` in the report, a ``NAME [hard]`` row in :func:`separation`.
+A rubric's hard value is its hard rating on its scale (``(rating - LOW) / (HIGH - LOW)``) or its
+hard verdict as 1/0.
 
 A judge error on a row is counted (``errors``), never scored; an undefined score is left out
 (``undefined``). The bench ``bench/judge_quality.py`` prints the same numbers from these functions.
@@ -59,7 +60,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, InvalidParameterError, JudgeUnreachable
-from ..stats._names import direction
+from ..stats._names import direction, parse_name
+from .hard_values import chunk_ratings, hard_value
+from .hard_values import hard_score as hard_score  # re-exported: check.hard_score
 from .label_rules import LabelRule, check_rule_labels, resolve_rules, row_lines
 
 #: Metric -> bundled labelled set (a file in ``ragmeter/data/validation/``).
@@ -116,8 +119,11 @@ class Thresholds:
 # ---- labelled pairs ---------------------------------------------------------------------------------
 
 def base_of(name: str) -> str:
-    """The base metric of a name: ``faithfulness(mode=direct)`` -> ``faithfulness``."""
-    return name.split("(")[0].split("@")[0].strip()
+    """The base metric of a name, lower-cased as the registry keys it (:func:`~ragmeter.stats._names.parse_name`):
+    ``faithfulness(mode=direct)`` -> ``faithfulness``, ``nDCG@5`` -> ``ndcg``; a name that is not a
+    metric name (``my metric``) is its own base, so it matches no metric's label rule or set."""
+    parsed = parse_name(name.strip())
+    return name.strip() if parsed is None else parsed[0]
 
 
 @dataclass
@@ -156,80 +162,6 @@ class Pairs:
         pos = [self.sign * v for v, y in zip(vals, self.labels, strict=True) if y]
         neg = [self.sign * v for v, y in zip(vals, self.labels, strict=True) if not y]
         return pos, neg
-
-
-def hard_score(details: dict[str, Any]) -> float | None:
-    """The hard-verdict faithfulness of a probability-weighted faithfulness result: the direct
-    verdict as 1/0, or the share of claims with a hard "supported" verdict; None when the result
-    has no hard verdict beside its score (it already is the hard score)."""
-    if details.get("scoring") == "probability" and "verdict" in details:
-        return 1.0 if details["verdict"] == "yes" else 0.0
-    claims = details.get("claims") or []
-    if claims and any(c.get("p_yes") is not None for c in claims):
-        return sum(c["supported"] is True for c in claims) / len(claims)
-    return None
-
-
-def hard_value(base: str, details: dict[str, Any]) -> float | None:
-    """The score metric ``base`` would have from the hard verdicts or ratings in a result's
-    ``details`` (on the score's own scale; for hallucination_rate the hard *faithfulness*, see
-    :func:`hard_score`), None when the details keep none (the score already is the hard one, or
-    the result has no judge rating: an embedder score, an empty-answer shortcut).
-
-    faithfulness, hallucination_rate: :func:`hard_score`; correctness (both scales) and
-    answer_relevancy without embedder (graded): ``rating / 10``; answer_relevancy binary:
-    ``responds`` as 1/0; answer_grade: ``(grade - 1) / 4``; passage_recall: ``hard_final / 5``;
-    a rubric (:mod:`ragmeter.metrics.generation.rubric`, found in the registry): on a ``LOW-HIGH``
-    scale ``(rating - LOW) / (HIGH - LOW)`` of the hard ``rating``, on yes/no the hard ``verdict``
-    as 1/0. Chunk metrics are per chunk: :func:`chunk_ratings`."""
-    if base in ("faithfulness", "hallucination_rate"):
-        return hard_score(details)
-    if base in ("correctness", "answer_relevancy") and isinstance(details.get("rating"), int | float):
-        return float(details["rating"]) / 10
-    if base == "answer_relevancy" and isinstance(details.get("responds"), bool):
-        return float(details["responds"])
-    if base == "answer_grade" and isinstance(details.get("grade"), int | float):
-        return (float(details["grade"]) - 1) / 4
-    if base == "passage_recall" and isinstance(details.get("hard_final"), int | float):
-        return float(details["hard_final"]) / 5
-    return _rubric_hard(base, details)
-
-
-def _rubric_hard(base: str, details: dict[str, Any]) -> float | None:
-    """The hard value of a rubric result (see :func:`hard_value`); None for any other metric."""
-    from ..metrics.generation.rubric import Rubric
-    from ..registry import lookup_spec
-
-    spec = lookup_spec(base)
-    rubric = spec.extra.get("rubric") if spec is not None else None
-    if not isinstance(rubric, Rubric):
-        return None
-    if rubric.bounds is None:
-        return {"yes": 1.0, "no": 0.0}.get(str(details.get("verdict")))
-    low, high = rubric.bounds
-    rating = details.get("rating")
-    return (float(rating) - low) / (high - low) if isinstance(rating, int | float) else None
-
-
-def chunk_ratings(base: str, details: dict[str, Any]) -> tuple[list[float], list[float]]:
-    """``(ratings, hard ratings)`` per chunk (0-10) of a chunk metric's details: context_relevancy's
-    ``chunks[i]`` (``rating``; hard: ``hard_rating``, or ``relevant`` as 10/0 on the binary scale),
-    context_precision_llm's ``ratings`` / ``hard_ratings``; an unrated chunk counts 0, a chunk
-    without a hard value its rating."""
-    if base == "context_precision_llm":
-        used = [float(r or 0.0) for r in details.get("ratings") or []]
-        hard = details.get("hard_ratings") or used
-        return used, [float(h) if h is not None else u for h, u in zip(hard, used, strict=True)]
-    used, hard = [], []
-    for chunk in details.get("chunks") or []:
-        used.append(float(chunk["rating"]) if chunk.get("rating") is not None else 0.0)
-        if chunk.get("hard_rating") is not None:
-            hard.append(float(chunk["hard_rating"]))
-        elif isinstance(chunk.get("relevant"), bool):
-            hard.append(10.0 if chunk["relevant"] else 0.0)
-        else:
-            hard.append(used[-1])
-    return used, hard
 
 
 def builtin_rule(name: str) -> LabelRule | None:
@@ -477,7 +409,8 @@ class JudgeCheck:
     ``metrics``: one report per metric (:func:`metric_report`); ``rows``: per metric the per-sample
     ``{"id", "score", "label"}`` (labels on the metric's scale, for ``ragmeter calibrate
     --judge-check``); ``positions``: the position profiles; ``stopped``: why the check stopped
-    early (an unreachable judge), None when it finished.
+    early (an unreachable judge), None when it finished; ``label_rules``: the user's label rule per
+    checked metric (``{"politeness": "grade>=4"}``), none for a metric checked by its built-in rule.
     """
 
     judge: dict[str, Any]
@@ -491,6 +424,7 @@ class JudgeCheck:
     created: str
     stopped: str | None = None
     record: str | None = None
+    label_rules: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict."""
@@ -501,7 +435,7 @@ class JudgeCheck:
                       "created": self.created, "judge": self.judge, "judge_spec": self.judge_spec,
                       "thresholds": self.thresholds.to_dict(), "data": self.data, "prompts": self.prompts,
                       "metrics": self.metrics, "positions": self.positions, "rows": self.rows,
-                      "stopped": self.stopped, "record": self.record})
+                      "label_rules": self.label_rules, "stopped": self.stopped, "record": self.record})
 
     def to_json(self) -> str:
         """:meth:`to_dict` as indented JSON."""
@@ -604,4 +538,5 @@ def judge_check(judge: Any, *, metrics: Sequence[str] | None = None, data: str |
             on_metric(report)
     return JudgeCheck(judge=judge.describe(), judge_spec=judge_spec, metrics=reports, rows=rows, positions=positions,
                       thresholds=thresholds, data={n: p for n, (p, _, _) in plan}, prompts=prompt_versions(),
-                      created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), stopped=stopped)
+                      created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), stopped=stopped,
+                      label_rules={n: str(r) for n, r in rules.items()})

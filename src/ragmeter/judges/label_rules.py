@@ -126,12 +126,12 @@ def resolve_rules(names: Sequence[str], labels: Mapping[str, Any] | None) -> dic
 def row_lines(path: str | Path, n: int) -> list[int]:
     """The 1-based file line of each of the first ``n`` rows of a JSONL file (blank lines hold no
     row); the row number itself for other formats."""
-    from ..io.readers import _open_binary, detect_format
+    from ..io.readers import detect_format, open_binary
 
     if detect_format(str(path)) != "jsonl":
         return list(range(1, n + 1))
     lines: list[int] = []
-    with _open_binary(str(path)) as fh:
+    with open_binary(path) as fh:
         for i, raw in enumerate(fh, start=1):
             if len(lines) >= n:
                 break

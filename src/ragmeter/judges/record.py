@@ -4,7 +4,9 @@ A check is stored in ``<cache dir>/judge-checks/<judge id>.json``, where the cac
 judge's response-cache directory (``--cache-dir`` / ``$RAGMETER_CACHE_DIR`` / the user cache dir)
 and the judge id is the hash of the judge's backend, model and base URL (:meth:`Judge.describe`:
 no key). The file maps each checked metric (canonical name, e.g. ``faithfulness(mode=direct)``) to
-its latest result, with the metric's version and the versions of every judge prompt at the time.
+its latest result, with the metric's version and the versions of every judge prompt at the time,
+and what it was checked against: ``label`` (the rule, e.g. ``faithful`` or ``grade>=4``) and
+``label_rule``, ``user`` for a rule given with ``--label`` (``labels=``), else ``built-in``.
 
 A run looks its judged metrics up (:func:`on_record`): a result counts only when the metric
 version and every prompt version are still the same (a changed prompt can change the judge's
@@ -23,7 +25,7 @@ from typing import Any
 #: Sub-directory of the cache dir holding the checks.
 RECORD_DIR = "judge-checks"
 #: The fields of a metric's report kept on record.
-KEPT = ("verdict", "auroc", "auroc_ci", "n", "n_pos", "n_neg", "errors", "reasons", "data")
+KEPT = ("verdict", "auroc", "auroc_ci", "n", "n_pos", "n_neg", "errors", "reasons", "data", "label")
 
 
 def prompt_versions() -> dict[str, str]:
@@ -74,7 +76,8 @@ def save_record(check: Any, judge: Any, *, output: str | None = None) -> Path:
     data["judge_spec"] = check.judge_spec
     for rep in check.metrics:
         entry = {k: rep.get(k) for k in KEPT}
-        entry.update({"metric_version": _metric_version(rep["metric"]), "prompts": _prompts_id(check.prompts),
+        entry.update({"label_rule": "user" if rep["metric"] in check.label_rules else "built-in",
+                      "metric_version": _metric_version(rep["metric"]), "prompts": _prompts_id(check.prompts),
                       "checked": check.created, "file": output})
         data["metrics"][rep["metric"]] = entry
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -91,12 +94,12 @@ def on_record(judge: Any, metrics: Sequence[str]) -> dict[str, Any] | None:
     is ``on record`` (every judged metric checked), ``partial`` or ``none``. None when no metric
     of the run is judged, or ``judge`` is not a :class:`~ragmeter.judges.Judge`."""
     from ..registry import lookup_spec, resolve_name
+    from .check import base_of
     from .judge import Judge
 
     if not isinstance(judge, Judge):
         return None
-    judged = [m for m in metrics if (spec := lookup_spec(m.split("(")[0].split("@")[0])) is not None
-              and spec.needs_judge]
+    judged = [m for m in metrics if (spec := lookup_spec(base_of(m))) is not None and spec.needs_judge]
     if not judged:
         return None
     path = record_path(judge)
