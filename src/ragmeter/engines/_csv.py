@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..io._records import canonical, dialect_map
-from ..io.readers import _DECOMPRESS_ERRORS, _csv_error, _open_binary, csv_header, csv_records, raise_csv_field_limit
+from ..io.readers import _DECOMPRESS_ERRORS, _csv_error, csv_header, csv_records, open_binary, raise_csv_field_limit
 from ..types import _decode_json_list
 from ._arrow import Columns, resolve_columns
 from ._rows import kernel_types, records_batch
@@ -211,7 +211,7 @@ class CsvSource:
 
     def blocks(self) -> Iterator[CsvRows]:
         """The file's blocks, in order (see the module docstring)."""
-        with _open_binary(self.path) as fh:
+        with open_binary(self.path) as fh:
             first = _read(fh, self.path)
             buf, final, lay = self._more(fh, first.removeprefix(b"\xef\xbb\xbf"), len(first) < BLOCK_BYTES)
             hend = int(lay.newlines[0]) + 1 if len(lay.newlines) else len(buf)

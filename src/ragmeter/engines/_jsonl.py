@@ -26,7 +26,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..io._records import canonical
-from ..io.readers import _open_binary, jsonl_record
+from ..io.readers import jsonl_record, open_binary
 from ..results import RunResult
 from ..types import CANONICAL_FIELDS
 from ._arrow import Columns, resolve_columns
@@ -110,7 +110,7 @@ def _blocks(path: str) -> Iterator[_Block]:
     lineno = 0  # lines of the file before ``pending``
     pending = b""
     first = True
-    with _open_binary(path) as fh:
+    with open_binary(path) as fh:
         while True:
             chunk = fh.read(READ_BYTES)
             eof = not chunk

@@ -219,7 +219,6 @@ def open_binary(path: str | os.PathLike[str]) -> io.BufferedIOBase:
     return open(path, "rb")
 
 
-_open_binary = open_binary  # the engines' readers import it under this name
 
 
 def _open_text(path: str, errors: str = "strict") -> IO[str]:
