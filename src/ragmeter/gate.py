@@ -87,7 +87,8 @@ def check_gate(
         Output of ``ragmeter.stats.compare`` against a baseline (``{"metrics": {name: {"diff",
         "p_adjusted", ...}}}``): a metric fails when it is worse with adjusted p < ``alpha``.
     """
-    from .registry import canonical_name, get_spec
+    from .registry import canonical_name
+    from .stats._names import direction
 
     if on not in ("mean", "ci_low"):
         raise InvalidParameterError(f"gate 'on' expected mean or ci_low, got {on!r}")
@@ -106,7 +107,7 @@ def check_gate(
             value = None if not ci else ci[0]
         else:
             value = entry.get("mean")
-        higher = get_spec(name.split("(")[0].split("@")[0]).higher_is_better if _known(name) else True
+        higher = direction(name) is not False  # an unknown metric: higher is better
         if value is None:
             result.checks.append(Check(name, "threshold", False, f"{name}: no {on} (no scored sample)",
                                        None, threshold))
@@ -130,7 +131,7 @@ def check_gate(
             diff = row.get("diff")
             if p is None or diff is None:
                 continue
-            higher = get_spec(name.split("(")[0].split("@")[0]).higher_is_better if _known(name) else True
+            higher = direction(name) is not False  # an unknown metric: higher is better
             worse = diff < 0 if higher else diff > 0
             bad = worse and p < alpha
             result.checks.append(Check(name, "regression", not bad,
