@@ -77,3 +77,21 @@ def test_markdown_has_table_and_verdict():
     md = markdown(SUMMARY, g)
     assert "| `mrr` | 0.8000 | [0.7200, 0.8700] | 90 | 5 | 5 |" in md
     assert "FAILED (exit 1)" in md and "❌" in md
+
+
+def test_a_lower_is_better_metric_passes_below_its_threshold():
+    # hallucination_rate: lower is better, so a threshold is a ceiling (with parameters too)
+    summary = {"hallucination_rate": {"mean": 0.12, "n": 10, "undefined": 0, "errors": 0, "ci": [0.05, 0.2]},
+               "hallucination_rate(mode=inline)": {"mean": 0.3, "n": 10, "undefined": 0, "errors": 0,
+                                                   "ci": [0.2, 0.4]}}
+    g = check_gate(summary, {"hallucination_rate": 0.15, "hallucination_rate(mode=inline)": 0.25},
+                   max_error_rate=0.1)
+    by = {c.name: c for c in g.checks}
+    assert by["hallucination_rate"].passed and "<= 0.15" in by["hallucination_rate"].message
+    assert not by["hallucination_rate(mode=inline)"].passed
+    # a rise in hallucination_rate against the baseline is the regression, a fall is not
+    worse = check_gate(summary, {}, max_error_rate=0.1,
+                       comparison={"metrics": {"hallucination_rate": {"diff": 0.1, "p_adjusted": 0.01}}})
+    better = check_gate(summary, {}, max_error_rate=0.1,
+                        comparison={"metrics": {"hallucination_rate": {"diff": -0.1, "p_adjusted": 0.01}}})
+    assert not worse.passed and better.passed
