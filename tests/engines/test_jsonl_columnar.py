@@ -107,3 +107,24 @@ def test_lines_split_across_reads_and_blocks_keep_their_numbers(tmp_path, monkey
     assert (tmp_path / "fast" / "results.jsonl").read_bytes() == (tmp_path / "slow" / "results.jsonl").read_bytes()
     assert [json.loads(x)["id"] for x in (tmp_path / "fast" / "results.jsonl").read_text().splitlines()] == [
         "1", "3", "5", "7", "8", "9", "10", "11", "12", "13", "16"]
+
+
+def test_a_truncated_gzip_stops_where_the_reader_stops(tmp_path):
+    """A .jsonl.gz cut in half: the columnar path raises the reader's InputError (exit 2, not an
+    internal error) naming the same last complete line, and writes the rows before it."""
+    import gzip
+
+    lines = [json.dumps({"id": f"q{i}", "contexts": [{"id": "d1"}, {"id": f"d{i % 5}"}], "relevant": ["d1"]})
+             for i in range(20000)]
+    packed = gzip.compress(("\n".join(lines) + "\n").encode())
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(packed[:len(packed) // 2])
+    with pytest.raises(InputError) as slow:
+        evaluate(read_samples(path), ["mrr"], out_dir=str(tmp_path / "slow"))
+    with pytest.raises(InputError) as fast:
+        evaluate_jsonl(path, ["mrr"], out_dir=tmp_path / "fast")
+    assert "cannot decompress the gzip file after this line" in str(fast.value)
+    assert fast.value.line == slow.value.line and 1000 < fast.value.line < 20000
+    written = (tmp_path / "fast" / "results.jsonl").read_text().splitlines()
+    assert len(written) == fast.value.line  # every complete line before the break was scored
+    assert [json.loads(x)["id"] for x in written[:3]] == ["q0", "q1", "q2"]

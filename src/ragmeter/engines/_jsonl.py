@@ -15,6 +15,7 @@ without id: its line number) and per-row errors (file, line, field) are those of
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import re
@@ -25,8 +26,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from ..errors import InputError
 from ..io._records import canonical
-from ..io.readers import jsonl_record, open_binary
+from ..io.readers import _DECOMPRESS_ERRORS, jsonl_record, open_binary
 from ..results import RunResult
 from ..types import CANONICAL_FIELDS
 from ._arrow import Columns, resolve_columns
@@ -106,27 +108,22 @@ _BLANK_START = np.frombuffer(b" \t\r\x0b\x0c\n", dtype=np.uint8)  # what a blank
 def _blocks(path: str) -> Iterator[_Block]:
     """The file's non-blank lines (``bytes.strip()`` leaves something) in blocks of
     :data:`BLOCK_LINES`, with their line numbers; a UTF-8 BOM before line 1 is dropped, a last
-    line without a newline gets one."""
+    line without a newline gets one. A gzip file that stops decompressing gives its complete
+    lines, then the reader's InputError naming the last of them."""
     lineno = 0  # lines of the file before ``pending``
     pending = b""
     first = True
-    with open_binary(path) as fh:
-        while True:
-            chunk = fh.read(READ_BYTES)
-            eof = not chunk
-            data = pending + chunk if pending else chunk
-            if first:  # the BOM is looked for once the first 3 bytes are in
-                if len(data) < len(_BOM) and not eof:
-                    pending = data
-                    continue
-                data, first = data.removeprefix(_BOM), False
-            cut = len(data) if eof else data.rfind(b"\n") + 1
-            if cut == 0:
-                if eof:
-                    return
+    for chunk, broken in _chunks(path):
+        eof = not chunk or broken is not None
+        data = pending + chunk if pending else chunk
+        if first:  # the BOM is looked for once the first 3 bytes are in
+            if len(data) < len(_BOM) and not eof:
                 pending = data
                 continue
-            body, pending = data[:cut], data[cut:]
+            data, first = data.removeprefix(_BOM), False
+        cut = data.rfind(b"\n") + 1 if broken is not None or not eof else len(data)
+        body, pending = data[:cut], data[cut:]
+        if body:
             starts, ends = _line_bounds(body)
             numbers = np.arange(lineno + 1, lineno + len(starts) + 1, dtype=np.int64)
             lineno += len(starts)
@@ -137,8 +134,36 @@ def _blocks(path: str) -> Iterator[_Block]:
             if whole < len(kept):  # fewer lines than a block left: read again with the next bytes
                 pending = body[int(starts[kept[whole]]):] + pending
                 lineno = int(numbers[kept[whole]]) - 1
-            if eof:
-                return
+        if broken is not None:
+            raise InputError(f"cannot decompress the gzip file after this line: {broken}", path=path,
+                             line=lineno) from broken
+        if eof:
+            return
+
+
+def _chunks(path: str) -> Iterator[tuple[bytes, Exception | None]]:
+    """The file's bytes (decompressed) in pieces of :data:`READ_BYTES`, then ``(b"", None)``; where
+    a gzip stream breaks, the rest of the lines the reader's line iteration gets before the error
+    (:func:`ragmeter.io.readers.read_samples` reads it line by line: the file is read that way
+    again, so both stop after the same line) and the error, last."""
+    done = 0
+    with open_binary(path) as fh:
+        try:
+            while chunk := fh.read(READ_BYTES):
+                yield chunk, None
+                done += len(chunk)
+        except _DECOMPRESS_ERRORS as exc:
+            broken: Exception = exc
+        else:
+            yield b"", None
+            return
+    tail, at = bytearray(), 0
+    with open_binary(path) as fh, contextlib.suppress(*_DECOMPRESS_ERRORS):
+        for raw in fh:
+            if at + len(raw) > done:
+                tail += raw[max(done - at, 0):]
+            at += len(raw)
+    yield bytes(tail), broken
 
 
 def _line_bounds(body: bytes) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
