@@ -136,3 +136,16 @@ def test_failed_starts_are_bounded_in_a_long_reply():
     with contextlib.suppress(JudgeParseError):
         parse_reply(text, Verdict)
     assert time.perf_counter() - t0 < 5
+
+
+def test_raw_control_characters_inside_strings_are_read():
+    # a reply the 1.5B judge wrote (row v22 of the validation set): the evidence quotes a Windows
+    # path whose "\b" and "\r" came out as a raw backspace and carriage return; a raw newline and
+    # tab inside a string are the same case. Strict JSON rejects the object; the reply is fine.
+    raw = ('{"verdicts": [{"statement": 1, "evidence": "activate it with `.venv\x08in\reactivate` on Windows.",'
+           ' "supported": "yes"}]}')
+    obj = extract_json(raw)
+    assert obj["verdicts"][0]["supported"] == "yes"
+    assert obj["verdicts"][0]["evidence"] == "activate it with `.venv\x08in\reactivate` on Windows."
+    prose = 'Here it is:\n{"reason": "line one\nline\ttwo", "score": 4}\nDone.'
+    assert extract_json(prose) == {"reason": "line one\nline\ttwo", "score": 4}

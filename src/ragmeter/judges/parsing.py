@@ -23,7 +23,10 @@ T = TypeVar("T", bound=BaseModel)
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n?(.*?)```", re.DOTALL)
 _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
-_DECODER = json.JSONDecoder()
+# strict=False: a raw control character (a newline, a tab, a backspace from a Windows path like
+# ".venv\bin") inside a string is read as itself; small judges write them, and strict JSON
+# rejects the whole object for it
+_DECODER = json.JSONDecoder(strict=False)
 #: Characters of a reply that are read. A valid reply of any realistic length (a long reasoning
 #: field, 100 verdicts) is parsed whole: the whole-text parse is linear. Only beyond this is a
 #: reply cut, so a runaway reply can never hang the run.
@@ -33,14 +36,15 @@ _MAX_FAILED_WORK = 4_000_000  # characters read by failed attempts before we giv
 
 
 def _loads_lenient(text: str) -> Any:
-    """``json.loads`` that also accepts trailing commas. Raises ValueError."""
+    """``json.loads`` that also accepts trailing commas and raw control characters in strings.
+    Raises ValueError."""
     try:
-        return json.loads(text)
+        return json.loads(text, strict=False)
     except ValueError:
         fixed = _TRAILING_COMMA.sub(r"\1", text)
         if fixed == text:
             raise
-        return json.loads(fixed)
+        return json.loads(fixed, strict=False)
 
 
 def _scan(text: str) -> list[dict[str, Any]]:
