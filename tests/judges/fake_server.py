@@ -222,6 +222,7 @@ class FakeLLMServer:
         self._count = 0
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._stop_lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._runner: web.AppRunner | None = None
 
@@ -380,11 +381,14 @@ class FakeLLMServer:
         self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
 
     def stop(self) -> None:
-        """Stop serving and join the thread."""
-        if self._loop is not None and self._thread is not None:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(10)
-            self._thread = None
+        """Stop serving and join the thread (idempotent: a second call, from another thread too,
+        waits for the first)."""
+        with self._stop_lock:
+            if self._loop is not None and self._thread is not None:
+                if not self._loop.is_closed():
+                    self._loop.call_soon_threadsafe(self._loop.stop)
+                self._thread.join(10)
+                self._thread = None
 
     def __enter__(self) -> FakeLLMServer:
         return self.start()

@@ -115,7 +115,10 @@ def test_a_judge_that_worked_once_is_never_declared_unreachable():
 # ---- a judge that answered and then died (issue #12 notes) ---------------------------------------------
 
 def _dying_server(answers: int):
-    """A server that answers ``answers`` requests and then stops (port closed: connection refused)."""
+    """A server that answers ``answers`` requests and then stops (port closed: connection refused).
+    Until the stop has taken effect (a timer thread, late on a loaded machine) every later request
+    has its connection closed unanswered, so the server is down from its ``answers + 1``-th request
+    whatever the timing."""
     import threading
 
     from .fake_server import FakeLLMServer
@@ -123,6 +126,8 @@ def _dying_server(answers: int):
     box: dict = {}
 
     def rule(call):
+        if call.index + 1 > answers:
+            return Reply.dropped()
         if call.index + 1 == answers:
             threading.Timer(0.05, box["server"].stop).start()
         return Reply(content="yes")
