@@ -13,7 +13,14 @@ import pytest
 
 pa = pytest.importorskip("pyarrow")
 
-from ragmeter.engines._arrow import _lengths, _np_bool, _np_num  # noqa: E402
+from ragmeter.engines._arrow import (  # noqa: E402
+    _lengths,
+    _np_bool,
+    _np_num,
+    arrow_false,
+    arrow_numbers,
+    arrow_string,
+)
 
 
 def _values(n: int, seed: int, make):
@@ -49,11 +56,21 @@ def test_null_type_and_list_lengths():
     assert np.asarray(_lengths(lists)).dtype == np.int64
 
 
+def test_constants_built_from_buffers():
+    assert arrow_string("[]").as_py() == "[]" and arrow_string("é{").as_py() == "é{" and arrow_string("").as_py() == ""
+    assert arrow_false().as_py() is False
+    assert arrow_numbers(np.array([3, -1], dtype=np.int64)).to_pylist() == [3, -1]
+    assert arrow_numbers(np.array([0.5, 2.0])).type == pa.float64()
+    assert arrow_numbers(np.arange(10, dtype=np.int32)[::3]).to_pylist() == [0, 3, 6, 9]  # not contiguous
+
+
 def test_reading_buffers_imports_no_pandas():
-    code = ("import sys, pyarrow as pa, pyarrow.compute as pc\n"
-            "from ragmeter.engines._arrow import _np_bool, _np_num\n"
+    code = ("import sys, numpy as np, pyarrow as pa, pyarrow.compute as pc\n"
+            "from ragmeter.engines._arrow import _np_bool, _np_num, arrow_false, arrow_numbers, arrow_string\n"
             "a = pa.nulls(3, pa.string())\n"
             "_np_bool(a.is_valid()); _np_num(pc.utf8_length(a))\n"
+            "pc.if_else(pc.is_null(a), arrow_string('[]'), a); pc.and_(pc.is_null(a), arrow_false())\n"
+            "a.take(arrow_numbers(np.array([2, 0])))\n"
             "print('pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

@@ -287,6 +287,31 @@ def _np_num(arr: Any, fill: float = 0) -> NDArray[Any]:
     return out
 
 
+def arrow_string(text: str) -> Any:
+    """``text`` as an Arrow string scalar, built from buffers (``pa.scalar`` and a Python value
+    passed to a compute function go through pyarrow's pandas shim: see :func:`_np_bool`)."""
+    import pyarrow as pa
+
+    data = text.encode("utf-8")
+    offsets = np.array([0, len(data)], dtype=np.int32)
+    return pa.StringArray.from_buffers(1, pa.py_buffer(offsets), pa.py_buffer(data))[0]
+
+
+def arrow_false() -> Any:
+    """An Arrow boolean scalar False, built from buffers (see :func:`arrow_string`)."""
+    import pyarrow as pa
+
+    return pa.BooleanArray.from_buffers(pa.bool_(), 1, [None, pa.py_buffer(b"\x00")])[0]
+
+
+def arrow_numbers(values: NDArray[Any]) -> Any:
+    """A 1-D numeric numpy array as an Arrow array over its buffer (see :func:`arrow_string`)."""
+    import pyarrow as pa
+
+    values = np.ascontiguousarray(values)
+    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
+
+
 def _lengths(col: Any) -> NDArray[np.int64]:
     """Per row of a list column: its number of items (0 for a null row)."""
     return _np_num(col.value_lengths()).astype(np.int64)

@@ -41,7 +41,7 @@ from numpy.typing import NDArray
 from ..io._records import canonical, dialect_map
 from ..io.readers import _DECOMPRESS_ERRORS, _csv_error, csv_header, csv_records, open_binary, raise_csv_field_limit
 from ..types import _decode_json_list
-from ._arrow import Columns, resolve_columns
+from ._arrow import Columns, _np_bool, arrow_false, arrow_numbers, arrow_string, resolve_columns
 from ._rows import kernel_types, records_batch
 
 #: Bytes per block (a block ends at the last record boundary before this many bytes).
@@ -78,6 +78,13 @@ class CsvRows:
         """The CSV row number of row ``i`` (its default id and the row errors name)."""
         return self.parsed[i][0] if self.parsed is not None else self.row0 + i + 1
 
+    @property
+    def positions(self) -> range | list[int]:
+        """Every row's :meth:`position`, in order."""
+        if self.parsed is not None:
+            return [p[0] for p in self.parsed]
+        return range(self.row0 + 1, self.row0 + self.num_rows + 1)
+
     def where(self, i: int) -> str:
         """`` (CSV row N starts on file line L)``, as the reader words it."""
         if self.parsed is not None:
@@ -89,9 +96,8 @@ class CsvRows:
         """The raw records of ``rows`` as the reader gives them (an InputError for a bad row)."""
         if self.parsed is not None:
             return [self.parsed[i][1] for i in rows]
-        import pyarrow as pa
 
-        return self.table.take(pa.array(rows, pa.int64())).to_pylist() if rows else []
+        return self.table.take(arrow_numbers(np.asarray(rows, dtype=np.int64))).to_pylist() if rows else []
 
 
 # ---- the file in blocks ---------------------------------------------------------------------------
@@ -305,7 +311,7 @@ class CsvSource:
         n = table.num_rows
         forced = np.zeros(n, dtype=bool)
         for h in self.meta:
-            forced |= np.asarray(table.column(h).is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+            forced |= _np_bool(table.column(h).is_valid())
         arrays, names = [], []
         for f, h in self.fields.items():
             if f not in ("contexts", "relevant"):
@@ -346,7 +352,7 @@ def _decode_cells(row: dict[str, Any]) -> bool:
 def _has(cells: Any, pattern: str) -> Any:
     import pyarrow.compute as pc
 
-    return pc.fill_null(pc.match_substring_regex(cells, pattern), False)
+    return pc.fill_null(pc.match_substring_regex(cells, pattern), arrow_false())
 
 
 def _classify(cells: Any, graded: bool) -> tuple[Any, Any, Any]:
@@ -357,7 +363,7 @@ def _classify(cells: Any, graded: bool) -> tuple[Any, Any, Any]:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    null = pa.scalar(None, pa.string())
+    null = pa.nulls(1, pa.string())[0]
     force = _has(cells, _FORCE)
     text = cells
     lit = _has(cells, _LITERAL)
@@ -367,13 +373,13 @@ def _classify(cells: Any, graded: bool) -> tuple[Any, Any, Any]:
         text = pc.if_else(pc.and_(lit, pc.invert(lit_bad)), pc.replace_substring(cells, "'", '"'), cells)
     blank = _has(text, r"^ *$")
     if _any(blank):
-        text = pc.if_else(blank, "[]", text)
+        text = pc.if_else(blank, arrow_string("[]"), text)
     is_list = _has(text, r"^ *\[")
     is_grades = _has(text, r"^ *\{")
     if graded and _any(is_grades):
         is_grades = pc.and_(is_grades, _has(text, _GRADES))
     elif not graded:
-        is_grades = pc.and_(is_grades, False)
+        is_grades = pc.and_(is_grades, arrow_false())
     force = pc.or_(force, pc.and_(cells.is_valid(), pc.invert(pc.or_(is_list, is_grades))))
     keep = pc.invert(force)
     lists = pc.if_else(pc.and_(keep, is_list), text, null)
@@ -404,11 +410,12 @@ def _decode(ctx: Any, rel: Any, n: int) -> tuple[Any, Any, NDArray[np.bool_]] | 
     c = r = g = null
     if ctx is not None:
         c, _, f = _classify(ctx, graded=False)
-        forced |= np.asarray(f.to_numpy(zero_copy_only=False), dtype=bool)
+        forced |= _np_bool(f)
     if rel is not None:
         r, g, f = _classify(rel, graded=True)
-        forced |= np.asarray(f.to_numpy(zero_copy_only=False), dtype=bool)
-    lines = pc.binary_join_element_wise('{"c":', c, ',"r":', r, ',"g":', g, "}\n", "",
+        forced |= _np_bool(f)
+    lit = arrow_string
+    lines = pc.binary_join_element_wise(lit('{"c":'), c, lit(',"r":'), r, lit(',"g":'), g, lit("}\n"), lit(""),
                                         null_handling="replace", null_replacement="null")
     _, off_buf, data_buf = lines.buffers()
     offsets = np.frombuffer(off_buf, dtype=np.int32)[lines.offset:lines.offset + n + 1]
@@ -446,11 +453,11 @@ def _as_map(labels: Any, grades: Any, n: int) -> Any:
     parents = np.concatenate([np.asarray(pc.list_parent_indices(labels).to_numpy(), dtype=np.int64),
                               np.asarray(pc.list_parent_indices(grades).to_numpy(), dtype=np.int64)])
     keys = pa.concat_arrays([flat_l, flat_g.field("k")])
-    values = pa.concat_arrays([pa.array(np.ones(len(flat_l))), pc.cast(flat_g.field("v"), pa.float64())])
-    order = pa.array(np.argsort(parents, kind="stable"))
+    values = pa.concat_arrays([arrow_numbers(np.ones(len(flat_l))), pc.cast(flat_g.field("v"), pa.float64())])
+    order = arrow_numbers(np.argsort(parents, kind="stable"))
     offsets = np.zeros(n + 1, dtype=np.int32)
     np.cumsum(np.bincount(parents, minlength=n), out=offsets[1:])
     valid = pc.or_(labels.is_valid(), grades.is_valid())
-    return pa.MapArray.from_arrays(pa.array(offsets), keys.take(order), values.take(order),
+    return pa.MapArray.from_arrays(arrow_numbers(offsets), keys.take(order), values.take(order),
                                    mask=pc.invert(valid))
 

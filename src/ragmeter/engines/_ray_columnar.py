@@ -292,11 +292,12 @@ class _SliceRows:
 
     def records(self, rows: list[int]) -> list[Any]:
         """The raw records of ``rows`` as the reader gives them (map columns as dicts)."""
-        import pyarrow as pa
+        import numpy as np
 
         from ..io.readers import arrow_records
+        from ._arrow import arrow_numbers
 
-        return arrow_records(self.full().take(pa.array(rows, pa.int64()))) if rows else []
+        return arrow_records(self.full().take(arrow_numbers(np.asarray(rows, dtype=np.int64)))) if rows else []
 
 
 def _take(ray: Any, rows: Any, ref: Any) -> list[tuple[Any, Any]]:

@@ -59,7 +59,7 @@ from ..metrics.retrieval.relevance import Relevance
 from ..registry import get_evaluator
 from ..results import PatternColumn, RunResult, RunWriter
 from ..types import MetricResult, Sample
-from ._arrow import BatchScores, Columns, Pattern, resolve_columns, score_batch
+from ._arrow import BatchScores, Columns, Pattern, arrow_numbers, resolve_columns, score_batch
 from ._ids import HashedIds, block_ids
 
 #: Rows per Parquet record batch read by the fast path.
@@ -159,9 +159,8 @@ class ArrowRows:
 
     def records(self, rows: list[int]) -> list[Any]:
         """The raw records of ``rows`` as the reader gives them (map columns as dicts)."""
-        import pyarrow as pa
 
-        return arrow_records(self.batch.take(pa.array(rows, pa.int64()))) if rows else []
+        return arrow_records(self.batch.take(arrow_numbers(np.asarray(rows, dtype=np.int64)))) if rows else []
 
 
 class ColumnarSink:
