@@ -19,7 +19,6 @@ rows all took the fast path and whose ids are new.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import os
 import time
@@ -99,9 +98,6 @@ def warm_worker(metrics: list[str], metric_modules: Sequence[str]) -> tuple[list
     if key not in _WORKER_RUNS:  # a worker process serves many tasks: build them once
         import pyarrow.compute
         import pyarrow.parquet  # noqa: F401  # what the tasks read with
-
-        with contextlib.suppress(ImportError):  # pyarrow imports it on its first Python value (~0.4 s)
-            import pandas  # noqa: F401
 
         from ..results import LineFormatter
         from ._arrow import score_batch  # noqa: F401
