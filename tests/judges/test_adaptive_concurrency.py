@@ -89,6 +89,22 @@ def test_cold_start_on_a_one_slot_server_whose_call_nearly_fills_the_timeout():
         assert info is not None and info["start"] == 2 and info["peak_in_flight"] >= 2  # it did send 2 at once
 
 
+def test_a_first_call_longer_than_the_timeout_on_a_local_server_is_not_abandoned():
+    """Session 8: context precision with log-probabilities took ~50 s a call on the one-slot 1.5B
+    server, near the 60 s default, and 3 of the first requests were abandoned before any reply
+    could teach the timeout. Scaled: 0.6 s a call against a 0.4 s timeout. Until the server has
+    answered, a local server's first attempts get 3 x the timeout: 0 timeouts, nothing
+    abandoned (before: the first two requests timed out and were computed for nobody)."""
+    with FakeLLMServer(_rule, latency=0.6, slots=1) as server:
+        judge = from_spec(f"openai:qwen@{server.url}", cache=False, timeout=0.4, backoff=0.01)
+        _, out = _run_calls(judge, 3)
+        stats = judge.stats()
+        judge.close()
+        assert [type(o).__name__ for o in out if isinstance(o, Exception)] == []
+        assert stats["attempt_errors"] == {} and stats["retries"] == 0 and stats["requests"] == 3
+        assert server.abandoned == 0
+
+
 def test_capacity_is_one_before_any_estimate_in_latency_mode_only():
     assert AdaptiveLimit(16, start=2, mode="latency", timeout=60).capacity() == 1
     assert AdaptiveLimit(16, start=16, mode="loss", timeout=60).capacity() == 16
@@ -390,7 +406,8 @@ def test_learned_timeout_rule():
     fixed.on_success(90.0, None)
     assert fixed.learned_timeout(60.0) == 60.0
     limit = AdaptiveLimit(16, mode="latency", timeout=60.0)
-    assert limit.learned_timeout(60.0) == 60.0            # nothing seen yet
+    assert limit.learned_timeout(60.0) == 180.0           # a local server not heard from yet: 3 x
+    assert AdaptiveLimit(16, mode="loss", timeout=60.0).learned_timeout(60.0) == 60.0  # hosted: as set
     limit.on_success(10.0, None)
     assert limit.learned_timeout(60.0) == 60.0            # 3 x 10 s is shorter than the timeout
     limit.on_success(90.0, None)

@@ -388,9 +388,15 @@ class AdaptiveLimit:
         slowest of the recent replies when that is longer (at most 8x ``timeout``), as TCP sets
         its retransmission timeout from measured round trips. A local server that needs 90 s a
         call against a 60 s default is then given the time it has proved it needs, instead of
-        being abandoned and asked again; a server that never answered keeps ``timeout``."""
-        if self.mode == "fixed" or not self._latencies:
+        being abandoned and asked again. A local server (latency mode) that has not answered yet
+        gets 3x ``timeout``: nothing is known of its speed, its first replies are its slowest
+        (an empty prompt cache), and a request abandoned there is computed for nobody (session 8:
+        context precision with log-probabilities, ~50 s a call on the one-slot 1.5B server, lost 3
+        of its first requests to the 60 s default); a hosted server keeps ``timeout``."""
+        if self.mode == "fixed":
             return timeout
+        if not self._latencies:
+            return LEARNED_TIMEOUT_FACTOR * timeout if self.mode == "latency" else timeout
         return min(8.0 * timeout, max(timeout, LEARNED_TIMEOUT_FACTOR * max(self._latencies)))
 
     def service_time(self) -> float:
