@@ -16,7 +16,6 @@ without id: its line number) and per-row errors (file, line, field) are those of
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -225,7 +224,7 @@ class _BlockReader:
         if not _SURROGATE.search(data):
             try:
                 table = pj.read_json(
-                    io.BytesIO(data), read_options=pj.ReadOptions(use_threads=False, block_size=len(data) + 1),
+                    pa.BufferReader(data), read_options=pj.ReadOptions(use_threads=False, block_size=len(data) + 1),
                     parse_options=pj.ParseOptions(explicit_schema=self.schema, unexpected_field_behavior="infer"))
             except (pa.ArrowException, ValueError):
                 table = None
