@@ -10,7 +10,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ragmeter._factorize import factorize
+from ragmeter._arrowbuf import factorize
 
 
 def _by_dict(values: list[int]) -> tuple[list[int], list[int]]:
@@ -40,7 +40,7 @@ def test_a_slice_and_a_large_array():
 
 
 def test_does_not_import_pandas():
-    code = ("import sys, numpy as np\nfrom ragmeter._factorize import factorize\n"
+    code = ("import sys, numpy as np\nfrom ragmeter._arrowbuf import factorize\n"
             "factorize(np.arange(10))\nprint('pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

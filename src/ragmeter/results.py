@@ -36,7 +36,7 @@ from typing import IO, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ._factorize import factorize
+from ._arrowbuf import factorize
 from .types import MetricResult
 
 SCORED, UNDEFINED, ERROR = 0, 1, 2

@@ -13,14 +13,10 @@ import pytest
 
 pa = pytest.importorskip("pyarrow")
 
-from ragmeter.engines._arrow import (  # noqa: E402
-    _lengths,
-    _np_bool,
-    _np_num,
-    arrow_false,
-    arrow_numbers,
-    arrow_string,
-)
+from ragmeter._arrowbuf import arrow_false, arrow_numbers, arrow_string  # noqa: E402
+from ragmeter._arrowbuf import np_bool as _np_bool  # noqa: E402
+from ragmeter._arrowbuf import np_num as _np_num  # noqa: E402
+from ragmeter.engines._arrow import _lengths  # noqa: E402
 
 
 def _values(n: int, seed: int, make):
@@ -66,7 +62,8 @@ def test_constants_built_from_buffers():
 
 def test_reading_buffers_imports_no_pandas():
     code = ("import sys, numpy as np, pyarrow as pa, pyarrow.compute as pc\n"
-            "from ragmeter.engines._arrow import _np_bool, _np_num, arrow_false, arrow_numbers, arrow_string\n"
+            "from ragmeter._arrowbuf import arrow_false, arrow_numbers, arrow_string\n"
+            "from ragmeter._arrowbuf import np_bool as _np_bool, np_num as _np_num\n"
             "a = pa.nulls(3, pa.string())\n"
             "_np_bool(a.is_valid()); _np_num(pc.utf8_length(a))\n"
             "pc.if_else(pc.is_null(a), arrow_string('[]'), a); pc.and_(pc.is_null(a), arrow_false())\n"

@@ -18,7 +18,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._factorize import factorize
+from .._arrowbuf import factorize
+from .._arrowbuf import np_bool as _np_bool
+from .._arrowbuf import np_num as _np_num
 from ..io._records import DEFAULT_MAX_TEXT_CHARS, EVALUABLE_FIELDS, canonical
 from ..metrics.retrieval._batch import RelevanceBatch
 from ..metrics.retrieval.base import RetrievalEvaluator
@@ -240,76 +242,6 @@ def _is_str_or_int(t: Any) -> bool:
     import pyarrow as pa
 
     return _is_str(t) or bool(pa.types.is_integer(t))
-
-
-def _bitmap(buf: Any, offset: int, n: int) -> NDArray[np.bool_]:
-    """``n`` bits of an Arrow bitmap buffer from bit ``offset``, as bools."""
-    bits = np.frombuffer(buf, dtype=np.uint8)[offset // 8:(offset + n + 7) // 8 + 1]
-    return np.unpackbits(bits, bitorder="little")[offset % 8:offset % 8 + n].view(bool)
-
-
-def _valid(arr: Any) -> NDArray[np.bool_]:
-    """Per value of an Arrow array: not null."""
-    n = len(arr)
-    if not arr.null_count:
-        return np.ones(n, dtype=bool)
-    if arr.buffers()[0] is None:  # the null type: every value is null
-        return np.zeros(n, dtype=bool)
-    return _bitmap(arr.buffers()[0], arr.offset, n)
-
-
-def _np_bool(arr: Any) -> NDArray[np.bool_]:
-    """An Arrow boolean array as a numpy bool array, a null read as False.
-
-    Read from the buffers: ``to_numpy(zero_copy_only=False)``, ``fill_null`` and ``pa.scalar``
-    go through pyarrow's pandas shim, which imports pandas (~0.4 CPU-s per process)."""
-    if hasattr(arr, "combine_chunks"):
-        arr = arr.combine_chunks()
-    n, bufs = len(arr), arr.buffers()
-    if n == 0 or len(bufs) < 2 or bufs[1] is None:  # empty, or the null type: no values
-        return np.zeros(n, dtype=bool)
-    out = _bitmap(bufs[1], arr.offset, n)
-    return out & _valid(arr) if arr.null_count else out
-
-
-def _np_num(arr: Any, fill: float = 0) -> NDArray[Any]:
-    """A fixed-width numeric Arrow array as numpy (a copy), each null replaced by ``fill`` (read
-    from the buffers, for the reason :func:`_np_bool` gives)."""
-    if hasattr(arr, "combine_chunks"):
-        arr = arr.combine_chunks()
-    n, bufs = len(arr), arr.buffers()
-    if n == 0 or len(bufs) < 2 or bufs[1] is None:  # empty, or the null type: no values
-        return np.full(n, fill, dtype=np.float64 if len(bufs) < 2 else np.dtype(arr.type.to_pandas_dtype()))
-    dtype = np.dtype(arr.type.to_pandas_dtype())
-    out = np.frombuffer(bufs[1], dtype=dtype)[arr.offset:arr.offset + n].copy()
-    if arr.null_count:
-        out[~_valid(arr)] = fill
-    return out
-
-
-def arrow_string(text: str) -> Any:
-    """``text`` as an Arrow string scalar, built from buffers (``pa.scalar`` and a Python value
-    passed to a compute function go through pyarrow's pandas shim: see :func:`_np_bool`)."""
-    import pyarrow as pa
-
-    data = text.encode("utf-8")
-    offsets = np.array([0, len(data)], dtype=np.int32)
-    return pa.StringArray.from_buffers(1, pa.py_buffer(offsets), pa.py_buffer(data))[0]
-
-
-def arrow_false() -> Any:
-    """An Arrow boolean scalar False, built from buffers (see :func:`arrow_string`)."""
-    import pyarrow as pa
-
-    return pa.BooleanArray.from_buffers(pa.bool_(), 1, [None, pa.py_buffer(b"\x00")])[0]
-
-
-def arrow_numbers(values: NDArray[Any]) -> Any:
-    """A 1-D numeric numpy array as an Arrow array over its buffer (see :func:`arrow_string`)."""
-    import pyarrow as pa
-
-    values = np.ascontiguousarray(values)
-    return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
 
 
 def _lengths(col: Any) -> NDArray[np.int64]:

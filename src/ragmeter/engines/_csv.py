@@ -38,10 +38,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._arrowbuf import arrow_false, arrow_numbers, arrow_string
+from .._arrowbuf import np_bool as _np_bool
 from ..io._records import canonical, dialect_map
 from ..io.readers import _DECOMPRESS_ERRORS, _csv_error, csv_header, csv_records, open_binary, raise_csv_field_limit
 from ..types import _decode_json_list
-from ._arrow import Columns, _np_bool, arrow_false, arrow_numbers, arrow_string, resolve_columns
+from ._arrow import Columns, resolve_columns
 from ._rows import kernel_types, records_batch
 
 #: Bytes per block (a block ends at the last record boundary before this many bytes).

@@ -107,7 +107,8 @@ def block_ids(batch: Any, cols: Any, positions: Sequence[int]) -> tuple[list[str
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ._arrow import _is_str_or_int, _np_num
+    from .._arrowbuf import np_num
+    from ._arrow import _is_str_or_int
 
     id_col = None if batch is None else cols.by_field.get("id")
     arr = None
@@ -115,7 +116,7 @@ def block_ids(batch: Any, cols: Any, positions: Sequence[int]) -> tuple[list[str
         arr = pc.cast(batch.column(batch.schema.get_field_index(id_col)), pa.string())
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
-    if arr is not None and arr.null_count == 0 and not (_np_num(pc.utf8_length(arr)) == 0).any():
+    if arr is not None and arr.null_count == 0 and not (np_num(pc.utf8_length(arr)) == 0).any():
         return arr.to_pylist(), id_hashes(arr)
     raw = arr.to_pylist() if arr is not None else [None] * len(positions)
     ids = [sid if sid else str(pos) for sid, pos in zip(raw, positions, strict=True)]

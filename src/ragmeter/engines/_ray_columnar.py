@@ -290,8 +290,8 @@ class _SliceRows:
         """The raw records of ``rows`` as the reader gives them (map columns as dicts)."""
         import numpy as np
 
+        from .._arrowbuf import arrow_numbers
         from ..io.readers import arrow_records
-        from ._arrow import arrow_numbers
 
         return arrow_records(self.full().take(arrow_numbers(np.asarray(rows, dtype=np.int64)))) if rows else []
 

@@ -47,6 +47,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from .._arrowbuf import arrow_numbers
 from ..errors import InputError, InvalidParameterError
 from ..evaluator import Plan, bad_row_id, finish_info, plan, score_chunk
 from ..io import read_samples
@@ -59,7 +60,7 @@ from ..metrics.retrieval.relevance import Relevance
 from ..registry import get_evaluator
 from ..results import PatternColumn, RunResult, RunWriter
 from ..types import MetricResult, Sample
-from ._arrow import BatchScores, Columns, Pattern, arrow_numbers, resolve_columns, score_batch
+from ._arrow import BatchScores, Columns, Pattern, resolve_columns, score_batch
 from ._ids import HashedIds, block_ids
 
 #: Rows per Parquet record batch read by the fast path.
