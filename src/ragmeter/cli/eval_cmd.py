@@ -69,14 +69,18 @@ class JudgeColumn(ProgressColumn):
 
 
 def judge_status(stats: dict[str, Any]) -> str:
-    """One line of judge counters, e.g. ``judge: 120 calls, 40 cached, 2 errors, 51,200 tokens, $0.0123``
+    """One line of judge counters, e.g. ``judge: 120 calls, 40 cached, 2 errors, 51,200 tokens, $0.0123``;
+    while calls are still waiting for the judge, ``judge: 12 of 50 calls finished, ...`` (a call is
+    counted when a metric asks for it, so on a slow judge the asked count runs far ahead of the work done)
     (plus ``, 1 format fallbacks (json_schema->json_object 1)`` when the server refused a format)."""
     errors = sum((stats.get("errors") or {}).values())
     tokens = (stats.get("prompt_tokens") or 0) + (stats.get("completion_tokens") or 0)
     cost = stats.get("cost")
     cost_s = "cost unknown" if cost is None else f"${cost:.4f}"
-    line = (f"judge: {stats.get('calls', 0):,} calls, {stats.get('cache_hits', 0):,} cached, {errors:,} errors, "
-            f"{tokens:,} tokens, {cost_s}")
+    calls = stats.get("calls", 0)
+    finished = stats.get("finished", calls)
+    asked = f"{calls:,} calls" if finished >= calls else f"{finished:,} of {calls:,} calls finished"
+    line = f"judge: {asked}, {stats.get('cache_hits', 0):,} cached, {errors:,} errors, {tokens:,} tokens, {cost_s}"
     fallbacks = stats.get("format_fallbacks") or 0
     if fallbacks:  # structured output the server refused for some requests: never silent
         paths = ", ".join(f"{k} {v}" for k, v in sorted((stats.get("format_fallback_paths") or {}).items()))

@@ -14,6 +14,7 @@ class Tally:
     """Counts for one tag (metric) or for the whole judge."""
 
     calls: int = 0
+    finished: int = 0
     cache_hits: int = 0
     cache_misses: int = 0
     requests: int = 0
@@ -41,6 +42,7 @@ class Tally:
         """Plain-JSON form; ``cost`` is None when any call's price was unknown."""
         return {
             "calls": self.calls,
+            "finished": self.finished,
             "cache_hits": self.cache_hits,
             "cache_misses": self.cache_misses,
             "requests": self.requests,

@@ -380,6 +380,8 @@ class Judge:
         except JudgeError as exc:
             self._stats.error(tag, type(exc).__name__, final=True)
             raise
+        finally:
+            self._stats.bump(tag, "finished")
 
     async def judge_n(self, messages: MessagesLike, schema: type[M], *, n: int | None = None,
                       **kwargs: Any) -> list[JudgeResult[M]]:
@@ -414,9 +416,12 @@ class Judge:
         except JudgeError as exc:
             self._stats.error(tag, type(exc).__name__, final=True)
             raise
+        finally:
+            self._stats.bump(tag, "finished")
 
     def stats(self) -> dict[str, Any]:
-        """Counters so far: ``calls`` (judgements asked), ``cache_hits``/``cache_misses`` (lookups),
+        """Counters so far: ``calls`` (judgements asked), ``finished`` (those that have ended: answered,
+        failed or cancelled; ``calls - finished`` are waiting or in flight), ``cache_hits``/``cache_misses`` (lookups),
         ``requests`` (sent to the backend, retries and repairs included), ``retries``, ``repairs``,
         ``format_fallbacks`` (structured-output downgrades, extra HTTP requests) and
         ``format_fallback_paths`` (``{"json_schema->json_object": n}``), ``errors``
