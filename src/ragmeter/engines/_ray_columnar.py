@@ -241,8 +241,9 @@ def _read_units(ray: Any, opts: _Options, pf: Any, spath: str, cols: Any, names:
 
 
 def _read_group(pf: Any, group: int, columns: list[str] | None, spath: str, row0: int) -> Any:
-    """Row group ``group`` of the file (``columns`` only, when given); a read failure is an
-    InputError naming the row before it, as :func:`~ragmeter.engines.columnar._record_batches` words it."""
+    """Row group ``group`` of the file (``columns`` only, when given); a read failure is the
+    InputError of :func:`~ragmeter.engines.columnar.unreadable` (``row0``: the rows before the group),
+    which names the first row of the first unreadable group, as on the local engine."""
     import pyarrow as pa
 
     try:
