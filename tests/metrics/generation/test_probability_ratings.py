@@ -207,17 +207,32 @@ def test_graded_chunks_are_weighted_and_context_precision_shares_the_call(judge,
                                                      ("2", {"2": 0.6, "3": 0.4}),
                                                      ("9", {"9": 0.8, "8": 0.2})))
     s = smp(answer="x", contexts=["a", "b", "c"])
-    m = evaluate([s], ["context_relevancy", "context_precision_llm"], judge=judge).records[0]["metrics"]
+    names = ["context_relevancy(scoring=auto)", "context_precision_llm(scoring=auto)"]
+    m = evaluate([s], names, judge=judge).records[0]["metrics"]
     r1, r2, r3 = 6 * 0.4 + 2 * 0.6, 2 * 0.6 + 3 * 0.4, 9 * 0.8 + 8 * 0.2
-    cr = m["context_relevancy"]
+    cr = m[names[0]]
     assert cr["score"] == pytest.approx((r1 + r2 + r3) / 30) and cr["details"]["scoring"] == "probability"
     assert [c["rating"] for c in cr["details"]["chunks"]] == pytest.approx([r1, r2, r3])
     assert [c["hard_rating"] for c in cr["details"]["chunks"]] == [6, 2, 9]
     # only chunk 3 reaches the threshold 5 once weighted: CP = Precision@3 * 1 / 1 = 1/3
-    cp = m["context_precision_llm"]
+    cp = m[names[1]]
     assert cp["details"]["relevant_ranks"] == [3] and cp["score"] == pytest.approx(1 / 3)
     assert cp["details"]["hard_ratings"] == [6, 2, 9]  # what judge-check's [hard] row reads
     assert len(fake_llm.log) == 1
+
+
+def test_chunk_ratings_are_hard_by_default_and_ask_no_logprobs(judge, fake_llm):
+    # the same reply as above; by default (scoring=hard) the written ratings 6, 2, 9 are used,
+    # so chunks 1 and 3 reach the threshold 5: CP = (Precision@1 + Precision@3) / 2 = (1 + 2/3) / 2
+    reply = chunk_reply(("6", {"6": 0.4, "2": 0.6}), ("2", {"2": 0.6, "3": 0.4}), ("9", {"9": 0.8, "8": 0.2}))
+    seen = recording(fake_llm, answering("Ratings", reply))
+    m = evaluate([smp(answer="x", contexts=["a", "b", "c"])], ["context_relevancy", "context_precision_llm"],
+                 judge=judge).records[0]["metrics"]
+    assert len(seen) == 1 and "logprobs" not in seen[0].body and "top_logprobs" not in seen[0].body
+    cr, cp = m["context_relevancy"], m["context_precision_llm"]
+    assert cr["score"] == pytest.approx((6 + 2 + 9) / 30) and cr["details"]["scoring"] == "hard"
+    assert [c["rating"] for c in cr["details"]["chunks"]] == [6, 2, 9]
+    assert cp["details"]["relevant_ranks"] == [1, 3] and cp["score"] == pytest.approx((1 + 2 / 3) / 2)
 
 
 def test_a_chunk_whose_rating_cannot_be_trusted_keeps_its_hard_value(judge, fake_llm):
@@ -225,8 +240,8 @@ def test_a_chunk_whose_rating_cannot_be_trusted_keeps_its_hard_value(judge, fake
     fake_llm.rule = answering("Ratings", spelled([
         ('{"ratings": [{"passage": 1, "reason": "r", "rating": ', {}), ("7", {"7": 0.5, "5": 0.5}), (".5", {}),
         ('}, {"passage": 2, "reason": "r", "rating": ', {}), ("4", {"4": 0.5, "2": 0.5}), ("}]}", {})]))
-    r = evaluate([smp(contexts=["a", "b"])], ["context_relevancy"], judge=judge).records[0]["metrics"][
-        "context_relevancy"]
+    r = evaluate([smp(contexts=["a", "b"])], ["context_relevancy(scoring=auto)"], judge=judge).records[0]["metrics"][
+        "context_relevancy(scoring=auto)"]
     assert [c["rating"] for c in r["details"]["chunks"]] == pytest.approx([7.5, 3.0])
     assert [c["scoring"] for c in r["details"]["chunks"]] == ["hard", "probability"]
     assert r["details"]["scoring"] == "mixed" and r["score"] == pytest.approx((0.75 + 0.3) / 2)
@@ -281,7 +296,7 @@ def test_scoring_hard_asks_no_logprobs_and_ignores_any_sent(judge, fake_llm, nam
     reply = spelled([('{"reason": "r", "rating": ', {}), ("3", {"3": 0.5, "9": 0.5}), ("}", {})])
     seen = recording(fake_llm, answering("Graded", reply))
     s = smp(answer="Paris [grade 3]", reference="[ESSENTIAL PASSAGE] Paris is the capital.", contexts=["x [rating 3]"])
-    r = evaluate([s], [f"{name}(scoring=hard)"], judge=judge).records[0]["metrics"][f"{name}(scoring=hard)"]
+    (r,) = evaluate([s], [f"{name}(scoring=hard)"], judge=judge).records[0]["metrics"].values()  # one metric
     assert r["details"]["scoring"] == "hard" and len(seen) == 1 and "logprobs" not in seen[0].body
     if name in ("correctness", "answer_relevancy"):
         assert r["score"] == pytest.approx(0.3)  # the hard 3 of the reply, not (3 + 9) / 2
@@ -310,6 +325,6 @@ def test_scoring_mode_is_in_the_cache_key_and_weighted_ratings_come_back_from_th
 def test_chunk_metrics_share_their_call_only_under_the_same_scoring(judge, fake_llm):
     seen = recording(fake_llm, judge_rule)
     s = smp(contexts=["a [rating 8]", "b [rating 2]"])
-    run = evaluate([s], ["context_relevancy", "context_precision_llm(scoring=hard)"], judge=judge)
+    run = evaluate([s], ["context_relevancy(scoring=auto)", "context_precision_llm"], judge=judge)
     assert len(seen) == 2 and sorted("logprobs" in c.body for c in seen) == [False, True]
-    assert run.records[0]["metrics"]["context_relevancy"]["score"] == pytest.approx(0.5)
+    assert run.records[0]["metrics"]["context_relevancy(scoring=auto)"]["score"] == pytest.approx(0.5)

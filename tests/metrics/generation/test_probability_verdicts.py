@@ -262,7 +262,8 @@ def test_binary_chunk_relevance_rates_10_p_yes_and_keeps_the_hard_decision():
 
     judge, _ = judge_of(h)
     smp = Sample.model_validate({"id": "c", "query": "q?", "contexts": ["a", "b"]})
-    both = evaluate([smp], ["context_relevancy(scale=binary)", "context_precision_llm(scale=binary)"],
+    both = evaluate([smp], ["context_relevancy(scale=binary,scoring=auto)",
+                            "context_precision_llm(scale=binary,scoring=auto)"],
                     judge=judge).records[0]["metrics"]
     r, cp = both.values()
     assert [c["rating"] for c in r["details"]["chunks"]] == pytest.approx([8.0, 10 * 0.3 / 0.9])

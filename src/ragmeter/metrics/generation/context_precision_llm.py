@@ -4,10 +4,14 @@
    \\qquad rel_i = [r_i \\ge \\tau]
 
 where r_i is the judge's rating of chunk i, from the same single call as context_relevancy (0-10
-with ``scale=graded``, the default, or from a yes/no decision with ``scale=binary``: 10 / 0, or
-10 * P(yes) / (P(yes) + P(no)) where the backend returns log-probabilities; graded ratings are
-probability-weighted likewise, r_i = sum_k k P_i(k) / sum_k P_i(k) over the rating token's
-alternatives k in 0..10, see context_relevancy), and
+with ``scale=graded``, the default, or from a yes/no decision with ``scale=binary``: 10 / 0). By
+default (``scoring=hard``) r_i is the rating the judge wrote: with a 1.5B judge the
+probability-weighted rating ranked rows far worse here (AUROC 0.465 vs 0.801 against the human
+context precision on 56 rows, docs/generation.md), because the mass a small judge puts on "0"
+pulls a relevant chunk's expected rating under τ. With ``scoring=auto`` and log-probabilities
+from the backend, r_i is 10 * P(yes) / (P(yes) + P(no)) (binary) or
+sum_k k P_i(k) / sum_k P_i(k) over the rating token's alternatives k in 0..10 (graded; see
+context_relevancy), and
 τ the ``threshold`` parameter (default 5: "on topic and at least partly answering"). RAGAS makes
 one call per chunk for this; ragmeter makes one for all. Edge cases: empty context list -> 0.0; no
 relevant chunk in the top k -> 0.0; a rating count other than the chunk count is a
@@ -21,8 +25,8 @@ from ...types import MetricResult, Sample
 from ..retrieval._batch import RankedList
 from ..retrieval.context_precision import context_precision_single
 from ._base import SCALE, JudgedEvaluator, register_judged
-from ._chunk_steps import rate_chunks
-from ._verdict import HARD_FALLBACK, SCORING, scoring_of
+from ._chunk_steps import CHUNK_SCORING, rate_chunks
+from ._verdict import HARD_FALLBACK, scoring_of
 
 
 class ContextPrecisionLLM(JudgedEvaluator):
@@ -58,7 +62,7 @@ register_judged(
     requires=("query", "contexts"),
     calls="1 for all chunks, shared with context_relevancy (RAGAS: 1 per chunk)",
     params=(Param("threshold", float, 5.0, "rating (0-10) at or above which a chunk is relevant", minimum=0),
-            SCALE, SCORING),
-    version="6",
+            SCALE, CHUNK_SCORING),
+    version="7",
     cutoff="optional",
 )

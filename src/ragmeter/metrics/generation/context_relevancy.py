@@ -4,18 +4,23 @@
 
 One call judges every chunk. With ``scale=graded`` (the default) the judge rates each chunk 0-10;
 with ``scale=binary`` it makes one yes/no relevance decision per chunk and r_i is 10 or 0, so the
-score is the share of relevant chunks (measured side by side in docs/generation.md); with
-``scale=binary`` and log-probabilities from the backend (``scoring=auto``, the default) r_i is
+score is the share of relevant chunks (measured side by side in docs/generation.md).
+
+**Scoring.** ``scoring=hard`` (the default for this metric and context_precision_llm, which
+share the call) uses the ratings / decisions the judge wrote and asks for no log-probabilities:
+measured better than the probability-weighted ratings per chunk with a 1.5B judge, and ~4x
+cheaper per call on llama-cpp-python (docs/generation.md, "Chunk ratings: hard by default").
+With ``scoring=auto`` and log-probabilities from the backend, with ``scale=binary`` r_i is
 10 * P(yes) / (P(yes) + P(no)) of the chunk's verdict token (the hard decision stays in the
-details as ``relevant``). With ``scale=graded`` and log-probabilities, r_i is G-Eval's
-probability-weighted rating over the chunk's rating token,
+details as ``relevant``); with ``scale=graded`` r_i is G-Eval's probability-weighted rating over
+the chunk's rating token,
 
 .. math:: r_i = \\frac{\\sum_{k=0}^{10} k \\, P_i(k)}{\\sum_{k=0}^{10} P_i(k)}
 
 (:mod:`._verdict`; the hard rating stays in the details as ``hard_rating``, with the chunk's
 ``distribution``). Each chunk falls back to its hard value where its token cannot be located or
 has no rating among its alternatives; ``details.scoring`` is "probability" (every chunk),
-"hard" (none; always without log-probabilities or with ``scoring=hard``) or "mixed".
+"hard" (none; always with ``scoring=hard`` or without log-probabilities) or "mixed".
 Edge cases: empty context list -> 0.0 (no call); a reply with another number of ratings than
 chunks, or a missing field, is unreadable output (one repair, then a recorded JudgeParseError).
 """
@@ -24,8 +29,8 @@ from __future__ import annotations
 
 from ...types import MetricResult, Sample
 from ._base import SCALE, JudgedEvaluator, register_judged
-from ._chunk_steps import rate_chunks
-from ._verdict import HARD_FALLBACK, SCORING, scoring_of
+from ._chunk_steps import CHUNK_SCORING, rate_chunks
+from ._verdict import HARD_FALLBACK, scoring_of
 
 
 class ContextRelevancy(JudgedEvaluator):
@@ -61,6 +66,6 @@ register_judged(
                 "per chunk: " + HARD_FALLBACK),
     requires=("query", "contexts"),
     calls="1 for all chunks (shared with context_precision_llm); 0 without contexts",
-    params=(SCALE, SCORING),
-    version="6",
+    params=(SCALE, CHUNK_SCORING),
+    version="7",
 )
