@@ -42,6 +42,7 @@ def test_check_then_eval_shows_it_on_record(fake_llm, tmp_path):
     info = json.loads((tmp_path / "run" / "summary.json").read_text())["run"]["judge_check"]
     rows = {r["metric"]: r for r in info["metrics"]}
     assert rows[M]["verdict"] == "usable" and rows[M]["auroc"] == 1.0 and rows[M]["auroc_ci"] == [1.0, 1.0]
+    assert (rows[M]["label"], rows[M]["label_rule"]) == ("faithful", "built-in")
     assert rows["hallucination_rate(mode=direct)"]["verdict"] == "none"  # never checked with this judge
     assert info["status"] == "partial" and "ragmeter judge-check" in info["note"]
     assert "Judge check" in (tmp_path / "run" / "report.html").read_text()
@@ -149,3 +150,17 @@ def test_eval_concurrency_switch_auto_or_fixed(tmp_path, fake_llm):
     assert len(times) == 12 and all(b - a >= 0.045 for a, b in itertools.pairwise(times))
     res = CliRunner().invoke(main, ["eval", str(data), "-m", M, "--judge", spec, "--concurrency", "0"])
     assert res.exit_code == 2 and "expected 'auto' or an integer 1-1024" in res.output
+
+
+def test_a_check_against_a_user_label_rule_says_so_on_record(fake_llm, tmp_path):
+    data = write_rows(tmp_path / "labelled.jsonl", labelled_rows())
+    spec, cache = f"openai:fake@{fake_llm.url}", str(tmp_path / "c")
+    fake_llm.rule = say(GOOD)
+    res = run("judge-check", "--judge", spec, "--data", str(data), "--metrics", M, "--label", f"{M}=faithful",
+              "--cache-dir", cache)
+    assert res.exit_code == 0, res.output
+    assert run("eval", str(data), "-m", M, "--judge", spec, "--cache-dir", cache, "-o", str(tmp_path / "run"), "-q",
+               "--no-embedder").exit_code == 0
+    info = json.loads((tmp_path / "run" / "summary.json").read_text())["run"]["judge_check"]
+    (row,) = info["metrics"]
+    assert row["verdict"] == "usable" and (row["label"], row["label_rule"]) == ("faithful", "user")

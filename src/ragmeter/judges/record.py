@@ -89,7 +89,9 @@ def save_record(check: Any, judge: Any, *, output: str | None = None) -> Path:
 
 def on_record(judge: Any, metrics: Sequence[str]) -> dict[str, Any] | None:
     """What ``summary.json`` says of the judge-check for the run's judged ``metrics``: per metric
-    the verdict, AUROC and interval and when it was checked, or why there is none (``none``: never
+    the verdict, AUROC and interval, when it was checked and against which label (``label``, and
+    ``label_rule``: ``built-in`` or ``user`` for a ``--label`` rule, so a verdict measured against
+    a user's own rule is never read as the bundled one), or why there is none (``none``: never
     checked with this judge; ``stale``: checked with another metric or prompt version). ``status``
     is ``on record`` (every judged metric checked), ``partial`` or ``none``. None when no metric
     of the run is judged, or ``judge`` is not a :class:`~ragmeter.judges.Judge`."""
@@ -118,7 +120,8 @@ def on_record(judge: Any, metrics: Sequence[str]) -> dict[str, Any] | None:
             found += 1
             ci = entry.get("auroc_ci")
             rows.append({"metric": m, "verdict": entry.get("verdict"), "auroc": entry.get("auroc"),
-                         "auroc_ci": ci, "n": entry.get("n"), "checked": entry.get("checked")})
+                         "auroc_ci": ci, "n": entry.get("n"), "checked": entry.get("checked"),
+                         "label": entry.get("label"), "label_rule": entry.get("label_rule", "built-in")})
     status = "on record" if found == len(judged) else ("partial" if found else "none")
     out: dict[str, Any] = {"status": status, "metrics": rows, "record": str(path)}
     if status != "on record":
