@@ -39,11 +39,13 @@ class HashEmbedder:
 
 SETS = [
     ["faithfulness"], ["hallucination_rate"], ["faithfulness", "hallucination_rate"],
-    ["answer_relevancy"], ["answer_relevancy(steps=separate)"], ["context_relevancy"],
+    ["answer_relevancy"], ["answer_relevancy(method=questions)"], ["context_relevancy"],
     ["context_precision_llm"], ["context_relevancy", "context_precision_llm"], ["correctness"],
     ["answer_grade"], ["passage_recall"],
     ["faithfulness", "answer_relevancy", "context_relevancy", "context_recall"],
-    ["faithfulness(steps=separate)", "answer_relevancy(steps=separate)", "context_relevancy", "context_recall"],
+    ["faithfulness", "answer_relevancy(method=questions)", "context_relevancy", "context_recall"],
+    ["faithfulness(steps=separate)", "answer_relevancy(method=questions,steps=separate)", "context_relevancy",
+     "context_recall"],
 ]
 
 

@@ -99,12 +99,18 @@ def default_available() -> bool:
 
 def wants_default(metrics: Any) -> bool:
     """Whether a run over ``metrics`` with no embedder given uses :data:`DEFAULT_SPEC`: when the
-    data decides the metrics (None) or a named metric needs an embedder, and the model is installed.
+    data decides the metrics (None) or a named metric needs an embedder (``needs_embedder``, or its
+    spec's ``extra["uses_embedder"](params)`` says these parameters read one), and the model is installed.
     The one rule ``ragmeter.evaluate`` and ``ragmeter eval`` share."""
     if metrics is not None:
         from ..registry import resolve_name
 
-        if not any(resolve_name(m)[0].needs_embedder for m in metrics):
+        def needs(name: Any) -> bool:
+            spec, canonical = resolve_name(name)
+            uses = spec.extra.get("uses_embedder")  # a metric that reads embeddings only with some parameters
+            return spec.needs_embedder or (callable(uses) and bool(uses(dict(canonical.params))))
+
+        if not any(needs(m) for m in metrics):
             return False
     return default_available()
 

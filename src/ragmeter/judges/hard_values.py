@@ -29,7 +29,7 @@ def hard_value(base: str, details: dict[str, Any]) -> float | None:
     the result has no judge rating: an embedder score, an empty-answer shortcut).
 
     faithfulness, hallucination_rate: :func:`hard_score`; correctness (both scales) and
-    answer_relevancy without embedder (graded): ``rating / 10``; answer_relevancy binary:
+    answer_relevancy(scale=graded): ``rating / 10``; answer_relevancy (binary, the default):
     ``responds`` as 1/0; answer_grade: ``(grade - 1) / 4``; passage_recall: ``hard_final / 5``;
     a rubric (:mod:`ragmeter.metrics.generation.rubric`, found in the registry): on a ``LOW-HIGH``
     scale ``(rating - LOW) / (HIGH - LOW)`` of the hard ``rating``, on yes/no the hard ``verdict``

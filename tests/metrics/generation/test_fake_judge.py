@@ -26,7 +26,7 @@ ROW = {"id": "a", "query": "What is the capital of France?",
        "answer": "Paris is the capital of France. Paris has ten million cats. [rating 7] [same] [grade 4]",
        "contexts": CTX, "reference": "[ESSENTIAL PASSAGE] Paris is the capital of France. [BONUS PASSAGE] Rome."}
 NAMES = ["faithfulness", "hallucination_rate", "faithfulness(steps=separate)", "faithfulness(mode=inline)",
-         "answer_relevancy(scale=binary)",
+         "answer_relevancy(scale=graded)",
          "answer_relevancy", "context_relevancy", "context_relevancy(scale=binary)", "context_precision_llm",
          "correctness", "correctness(scale=binary)", "answer_grade", "passage_recall"]
 

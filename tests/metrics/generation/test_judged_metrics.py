@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from ragmeter import MissingBackendError, Sample, evaluate, get_evaluator
+from ragmeter.errors import InvalidParameterError
 from ragmeter.registry import canonical_name
 from tests.judges.fake_server import Reply
 
@@ -77,7 +78,7 @@ def test_faithfulness_edge_cases_make_no_call(judge, fake_llm):
     assert len(fake_llm.log) == 0
 
 
-def test_canonical_set_costs_three_calls_per_sample(judge, fake_llm):
+def test_canonical_set_costs_three_calls_per_sample_with_ragas_answer_relevancy(judge, fake_llm):
     samples = [
         s(id=f"s{i}", answer="Paris is the capital of France.", contexts=CTX, relevant=[CTX[0]])
         for i in range(4)
@@ -86,8 +87,8 @@ def test_canonical_set_costs_three_calls_per_sample(judge, fake_llm):
     for i, smp in enumerate(samples):
         smp.answer = f"Paris is the capital of France. Sample {i}."
     emb = BagOfWordsEmbedder()
-    run = evaluate(samples, ["faithfulness", "answer_relevancy", "context_relevancy", "context_recall"],
-                   judge=judge, embedder=emb)
+    run = evaluate(samples, ["faithfulness", "answer_relevancy(method=questions)", "context_relevancy",
+                             "context_recall"], judge=judge, embedder=emb)
     # analyse_answer x4 + verify_claims x4; rate_chunks has identical query+contexts -> shared once
     analyse = sum(c.schema == "AnswerAnalysis" for c in fake_llm.log)
     verify = sum(c.schema == "Verdicts2" for c in fake_llm.log)
@@ -100,19 +101,24 @@ def test_canonical_set_costs_three_calls_per_sample(judge, fake_llm):
 
 def test_calls_per_sample_without_sharing_across_samples(judge, fake_llm):
     smp = s(answer="Paris is the capital of France.", contexts=CTX)
-    evaluate([smp], ["faithfulness", "answer_relevancy", "context_relevancy"], judge=judge,
+    evaluate([smp], ["faithfulness", "answer_relevancy(method=questions)", "context_relevancy"], judge=judge,
              embedder=BagOfWordsEmbedder())
     assert len(fake_llm.log) == 3
     fake_llm.clear_log()
-    evaluate([smp], ["faithfulness(steps=separate)", "answer_relevancy(steps=separate)", "context_relevancy"],
-             judge=judge, embedder=BagOfWordsEmbedder())
+    evaluate([smp], ["faithfulness(steps=separate)", "answer_relevancy(method=questions,steps=separate)",
+                     "context_relevancy"], judge=judge, embedder=BagOfWordsEmbedder())
     assert len(fake_llm.log) == 4
+    fake_llm.clear_log()
+    # the default answer_relevancy is its own yes/no call, embedder or not: 2 + 1 + 1
+    evaluate([smp], ["faithfulness", "answer_relevancy", "context_relevancy"], judge=judge,
+             embedder=BagOfWordsEmbedder())
+    assert len(fake_llm.log) == 4 and sum(c.schema == "Responds" for c in fake_llm.log) == 1
 
 
 def test_answer_relevancy_with_embedder(judge):
     emb = BagOfWordsEmbedder()
     smp = s(answer="Paris is the capital of France.", contexts=CTX)
-    r = get_evaluator("answer_relevancy", judge=judge, embedder=emb).evaluate(smp)
+    r = get_evaluator("answer_relevancy(method=questions)", judge=judge, embedder=emb).evaluate(smp)
     # one generated question "Q: Paris is the capital of France.?" vs the query
     q = emb.vector("What is the capital of France?")
     g = emb.vector("Q: Paris is the capital of France.?")
@@ -121,7 +127,7 @@ def test_answer_relevancy_with_embedder(judge):
 
 
 def test_answer_relevancy_noncommittal_is_zero(judge):
-    r = get_evaluator("answer_relevancy", judge=judge, embedder=BagOfWordsEmbedder()).evaluate(
+    r = get_evaluator("answer_relevancy(method=questions)", judge=judge, embedder=BagOfWordsEmbedder()).evaluate(
         s(answer="I don't know. It depends.", contexts=CTX))
     assert r.score == 0.0 and r.reason == "noncommittal answer"
 
@@ -140,7 +146,8 @@ BASELINE_ROWS = [  # (query, answer); the rule generates one question "Q: <first
 def test_answer_relevancy_baseline_normalisation_by_hand(judge, fake_llm):
     emb = BagOfWordsEmbedder()
     samples = [s(id=f"r{i}", query=q, answer=a) for i, (q, a) in enumerate(BASELINE_ROWS)]
-    run = evaluate(samples, ["answer_relevancy", "answer_relevancy(normalize=baseline)"], judge=judge, embedder=emb)
+    raw_name, norm_name = "answer_relevancy(method=questions)", "answer_relevancy(method=questions,normalize=baseline)"
+    run = evaluate(samples, [raw_name, norm_name], judge=judge, embedder=emb)
     assert len(fake_llm.log) == len(samples)  # one shared analysis call per sample, nothing more
     # the independent computation: an explicit double loop over (query, generated question) rows
     rows = [(q, emb.vector(q), emb.vector(f"Q: {a}?")) for q, a in BASELINE_ROWS[:-1]]
@@ -150,23 +157,25 @@ def test_answer_relevancy_baseline_normalisation_by_hand(judge, fake_llm):
     b = sum(negatives) / len(negatives)
     for i, rec in enumerate(run.records[:-1]):
         raw = float(np.clip(rows[i][1] @ rows[i][2], 0, 1))
-        norm = rec["metrics"]["answer_relevancy(normalize=baseline)"]
-        assert rec["metrics"]["answer_relevancy"]["score"] == pytest.approx(raw)
+        norm = rec["metrics"][norm_name]
+        assert rec["metrics"][raw_name]["score"] == pytest.approx(raw)
         assert norm["score"] == pytest.approx(min(1.0, max(0.0, (raw - b) / (1 - b))))
         assert norm["details"]["cosine"] == pytest.approx(raw) and norm["details"]["score_is"] == "normalized"
         assert norm["details"]["baseline_mean"] == pytest.approx(b) and norm["details"]["baseline_pairs"] == 28
-    last = run.records[-1]["metrics"]["answer_relevancy(normalize=baseline)"]
+    last = run.records[-1]["metrics"][norm_name]
     assert last["score"] == 0.0 and last["details"]["normalized"] == 0.0
 
 
 def test_answer_relevancy_baseline_undefined_on_too_few_rows(judge):
     emb = BagOfWordsEmbedder()
-    ev = get_evaluator("answer_relevancy(normalize=baseline)", judge=judge, embedder=emb)
+    ev = get_evaluator("answer_relevancy(method=questions,normalize=baseline)", judge=judge, embedder=emb)
     r = ev.evaluate(s(answer="Paris is the capital of France."))
     assert r.score is None and r.error is None and "needs >= 5 rows" in r.reason
     assert r.details["cosine"] > 0 and r.details["normalized"] is None
-    with pytest.raises(Exception, match="normalize=baseline compares embeddings"):
-        get_evaluator("answer_relevancy(normalize=baseline)", judge=judge)
+    with pytest.raises(MissingBackendError, match="compares embeddings"):
+        get_evaluator("answer_relevancy(method=questions,normalize=baseline)", judge=judge)
+    with pytest.raises(InvalidParameterError, match="normalize=baseline rescales the embedding cosine"):
+        get_evaluator("answer_relevancy(normalize=baseline)", judge=judge, embedder=emb)
 
 
 def test_answer_relevancy_baseline_keeps_per_sample_errors(judge, fake_llm):
@@ -177,27 +186,29 @@ def test_answer_relevancy_baseline_keeps_per_sample_errors(judge, fake_llm):
 
     fake_llm.rule = rule
     samples = [s(id=f"r{i}", query=q, answer=a) for i, (q, a) in enumerate(BASELINE_ROWS)]
-    run = evaluate(samples, ["answer_relevancy(normalize=baseline)"], judge=judge, embedder=BagOfWordsEmbedder())
-    recs = [r["metrics"]["answer_relevancy(normalize=baseline)"] for r in run.records]
+    name = "answer_relevancy(method=questions,normalize=baseline)"
+    run = evaluate(samples, [name], judge=judge, embedder=BagOfWordsEmbedder())
+    recs = [r["metrics"][name] for r in run.records]
     assert recs[3]["error"]["type"] == "JudgeParseError" and recs[3]["score"] is None
     assert all(r["error"] is None and r["score"] is not None for k, r in enumerate(recs) if k != 3)
     assert recs[0]["details"]["baseline_pairs"] == 5 * 5 - 5 - 2
-    assert run.summary()["answer_relevancy(normalize=baseline)"]["errors"] == 1
+    assert run.summary()[name]["errors"] == 1
 
 
-def test_answer_relevancy_without_embedder_is_one_decision(judge, fake_llm):
-    ev = get_evaluator("answer_relevancy(scale=binary)", judge=judge)
+@pytest.mark.parametrize("with_embedder", [False, True])
+def test_answer_relevancy_default_is_one_decision_with_or_without_embedder(judge, fake_llm, with_embedder):
+    ev = get_evaluator("answer_relevancy", judge=judge, embedder=BagOfWordsEmbedder() if with_embedder else None)
     yes = ev.evaluate(s(answer="Paris. [rating 7]"))
     no = ev.evaluate(s(answer="Cheese. [rating 2]"))
     assert (yes.score, no.score) == (1.0, 0.0)
-    assert yes.details["method"] == "judge decision (no embedder)" and no.details["responds"] is False
-    assert len(fake_llm.log) == 2
+    assert yes.details["method"] == "judge decision" and no.details["responds"] is False
+    assert len(fake_llm.log) == 2 and {c.schema for c in fake_llm.log} == {"Responds"}
 
 
 def test_answer_relevancy_graded_uses_rating(judge):
     r = get_evaluator("answer_relevancy(scale=graded)", judge=judge).evaluate(s(answer="Paris. [rating 7]"))
     assert r.score == pytest.approx(0.7)
-    assert r.details["method"] == "judge rating (no embedder)"
+    assert r.details["method"] == "judge rating"
 
 
 def test_context_relevancy_and_precision_share_one_call(judge, fake_llm):
@@ -264,8 +275,11 @@ def test_binary_verdict_that_is_not_yes_or_no_is_a_parse_error(judge, fake_llm):
 
 
 def test_default_scale_is_the_specified_0_to_10_rating(judge):
-    for name in ("context_relevancy", "context_precision_llm", "correctness", "answer_relevancy"):
+    for name in ("context_relevancy", "context_precision_llm", "correctness"):
         assert get_evaluator(name, judge=judge).params["scale"] == "graded"
+    # answer_relevancy decides yes/no by default (measured better, docs/generation.md)
+    ev = get_evaluator("answer_relevancy", judge=judge)
+    assert (ev.params["method"], ev.params["scale"]) == ("judge", "binary")
 
 
 def test_answer_grade_maps_1_to_5(judge):

@@ -166,7 +166,8 @@ def test_answer_grade_weights_the_1_to_5_grade(judge, fake_llm):
 def test_answer_relevancy_without_embedder_weights_the_rating(judge, fake_llm):
     fake_llm.rule = answering("Graded", spelled([('{"reason": "on topic", "rating": ', {}),
                                                  ("6", {"6": 0.5, "5": 0.25, "7": 0.25}), ("}", {})]))
-    r = evaluate([smp(answer="Paris.")], ["answer_relevancy"], judge=judge).records[0]["metrics"]["answer_relevancy"]
+    name = "answer_relevancy(scale=graded)"
+    r = evaluate([smp(answer="Paris.")], [name], judge=judge).records[0]["metrics"][name]
     assert r["score"] == pytest.approx((6 * 0.5 + 5 * 0.25 + 7 * 0.25) / 10)
     assert r["details"]["rating"] == 6 and r["details"]["scoring"] == "probability"
 
@@ -188,8 +189,8 @@ def test_binary_correctness_is_the_expected_rating_of_the_two_verdicts(judge, fa
 def test_binary_answer_relevancy_scores_p_yes_of_responds(judge, fake_llm):
     fake_llm.rule = answering("Responds", spelled([('{"reason": "r", "responds": "', {}),
                                                    ("no", {"no": 0.55, "yes": 0.45}), ('"}', {})]))
-    r = evaluate([smp(answer="Lyon.")], ["answer_relevancy(scale=binary)"], judge=judge).records[0]["metrics"][
-        "answer_relevancy(scale=binary)"]
+    # the default answer_relevancy (method=judge, scale=binary)
+    r = evaluate([smp(answer="Lyon.")], ["answer_relevancy"], judge=judge).records[0]["metrics"]["answer_relevancy"]
     assert r["score"] == pytest.approx(0.45) and r["details"]["responds"] is False
     assert r["details"]["scoring"] == "probability" and r["details"]["p_yes"] == pytest.approx(0.45)
 
@@ -280,7 +281,7 @@ def test_passage_recall_weights_each_section_score(judge, fake_llm):
 
 @pytest.mark.parametrize(("name", "answer", "want"), [
     ("correctness", "Paris [rating 8]", 0.8), ("answer_grade", "Paris [grade 4]", 0.75),
-    ("answer_relevancy", "Paris. [rating 7]", 0.7), ("passage_recall", "Paris is the capital.", 1.0)])
+    ("answer_relevancy(scale=graded)", "Paris. [rating 7]", 0.7), ("passage_recall", "Paris is the capital.", 1.0)])
 def test_without_logprobs_every_metric_uses_the_hard_rating(judge, fake_llm, name, answer, want):
     seen = recording(fake_llm, judge_rule)  # the rule-based judge sends no logprobs
     s = smp(answer=answer, reference="[ESSENTIAL PASSAGE] Paris is the capital." if name == "passage_recall"
@@ -290,15 +291,16 @@ def test_without_logprobs_every_metric_uses_the_hard_rating(judge, fake_llm, nam
     assert len(seen) == 1 and seen[0].body["top_logprobs"] == 10
 
 
-@pytest.mark.parametrize("name", ["correctness", "answer_grade", "answer_relevancy", "context_relevancy",
-                                  "passage_recall"])
+@pytest.mark.parametrize("name", ["correctness(scoring=hard)", "answer_grade(scoring=hard)",
+                                  "answer_relevancy(scale=graded,scoring=hard)", "context_relevancy(scoring=hard)",
+                                  "passage_recall(scoring=hard)"])
 def test_scoring_hard_asks_no_logprobs_and_ignores_any_sent(judge, fake_llm, name):
     reply = spelled([('{"reason": "r", "rating": ', {}), ("3", {"3": 0.5, "9": 0.5}), ("}", {})])
     seen = recording(fake_llm, answering("Graded", reply))
     s = smp(answer="Paris [grade 3]", reference="[ESSENTIAL PASSAGE] Paris is the capital.", contexts=["x [rating 3]"])
-    (r,) = evaluate([s], [f"{name}(scoring=hard)"], judge=judge).records[0]["metrics"].values()  # one metric
+    (r,) = evaluate([s], [name], judge=judge).records[0]["metrics"].values()  # one metric
     assert r["details"]["scoring"] == "hard" and len(seen) == 1 and "logprobs" not in seen[0].body
-    if name in ("correctness", "answer_relevancy"):
+    if name.startswith(("correctness", "answer_relevancy")):
         assert r["score"] == pytest.approx(0.3)  # the hard 3 of the reply, not (3 + 9) / 2
 
 

@@ -186,10 +186,12 @@ def test_no_generated_question_is_undefined_unless_evasive(judge, fake_llm):
     # before: 0.0 "the judge generated no question from the answer"
     emb = BagOfWordsEmbedder()
     fake_llm.rule = _analysis(["Paris is the capital."], "no", questions=[], evasive="no")
-    r = get_evaluator("answer_relevancy", judge=judge, embedder=emb).evaluate(s(answer="Paris is the capital."))
+    r = get_evaluator("answer_relevancy(method=questions)", judge=judge, embedder=emb).evaluate(
+        s(answer="Paris is the capital."))
     assert r.score is None and r.error is None and "no question" in r.reason
     fake_llm.rule = _analysis(["Paris is the capital."], "no", questions=[], evasive="yes")
-    r = get_evaluator("answer_relevancy", judge=judge, embedder=emb).evaluate(s(answer="Paris, maybe."))
+    r = get_evaluator("answer_relevancy(method=questions)", judge=judge, embedder=emb).evaluate(
+        s(answer="Paris, maybe."))
     assert r.score == 0.0 and r.reason == "noncommittal answer"
 
 
@@ -214,7 +216,7 @@ def test_skeleton_holds_no_evaluated_text(judge, fake_llm):
 def test_answer_relevancy_baseline_keeps_undefined_rows_out(judge, fake_llm):
     emb = BagOfWordsEmbedder()
     fake_llm.rule = _analysis(["x."], "no", questions=[], evasive="no")
-    ev = get_evaluator("answer_relevancy(normalize=baseline)", judge=judge, embedder=emb)
+    ev = get_evaluator("answer_relevancy(method=questions,normalize=baseline)", judge=judge, embedder=emb)
     import asyncio
 
     out = asyncio.run(ev.aevaluate_batch([s(id=str(i), answer=f"Answer {i}.") for i in range(6)]))

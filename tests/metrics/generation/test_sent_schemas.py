@@ -129,7 +129,8 @@ def sent(fake_llm, make_judge) -> dict[str, dict[str, Any]]:
     register_rubric("sent_verdict", "The answer is courteous.", steps=["Read it."], scale="yes/no")
     judge, sample = make_judge(), Sample.model_validate(ROW)
     runs = [evaluate([sample], [*NAMES, "sent_rating", "sent_verdict"], judge=judge),
-            evaluate([sample], ["answer_relevancy(steps=separate)"], judge=judge, embedder=BagOfWordsEmbedder())]
+            evaluate([sample], ["answer_relevancy(method=questions,steps=separate)"], judge=judge,
+                     embedder=BagOfWordsEmbedder())]
     errors = {k: m["error"] for run in runs for k, m in run.records[0]["metrics"].items() if m["error"] is not None}
     assert errors == {}
     out = {}

@@ -1,7 +1,8 @@
 """Steps that read the answer: its claims, back-generated questions and the noncommittal flag.
 
 - :func:`analyse_answer`: prompt ``analyse_answer.prompt``, reply :class:`AnswerAnalysis`; used by
-  faithfulness and hallucination_rate (claims) and answer_relevancy (questions, noncommittal).
+  faithfulness and hallucination_rate (claims) and answer_relevancy(method=questions) (questions,
+  noncommittal).
 - :func:`decompose`: the claims, from the shared analysis or, with ``steps=separate``, from
   prompt ``decompose_answer.prompt`` with reply :class:`Claims`.
 
