@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,17 +32,11 @@ import numpy as np
 
 from ragmeter.stats.roc import auroc_interval
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from vs_ragas import human_cp  # the label rule of vs_ragas, one definition
+
 DEFAULT_DATA = Path(__file__).resolve().parents[1] / "src/ragmeter/data/validation/judge_validation.jsonl"
-
-
-def human_cp(rel: Sequence[Any]) -> float:
-    """RAGAS's context precision of 0/1 labels: mean Precision@i over relevant ranks i, 0 if none."""
-    hits, total = 0, 0.0
-    for i, r in enumerate(rel, 1):
-        if r:
-            hits += 1
-            total += hits / i
-    return total / hits if hits else 0.0
 
 
 def interval(scores: Sequence[float], labels: Sequence[int]) -> dict[str, Any]:

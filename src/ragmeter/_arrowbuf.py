@@ -85,6 +85,12 @@ def arrow_numbers(values: NDArray[Any]) -> Any:
     return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
 
 
+def take_rows(table: Any, rows: list[int]) -> Any:
+    """Rows ``rows`` of an Arrow table or record batch, in that order (the index array built from
+    a buffer: ``pa.array(list)`` would go through the pandas shim, see :func:`np_bool`)."""
+    return table.take(arrow_numbers(np.asarray(rows, dtype=np.int64)))
+
+
 def factorize(values: NDArray[np.int64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """``(codes, first)`` of a 1-D int64 array: ``codes[i]`` numbers ``values[i]``'s distinct value
     in order of first appearance (0, 1, ...), ``first[c]`` is the first index holding value ``c``.

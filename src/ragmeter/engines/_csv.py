@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .._arrowbuf import arrow_false, arrow_numbers, arrow_string
+from .._arrowbuf import arrow_false, arrow_numbers, arrow_string, take_rows
 from .._arrowbuf import np_bool as _np_bool
 from ..io._records import canonical, dialect_map
 from ..io.readers import _DECOMPRESS_ERRORS, _csv_error, csv_header, csv_records, open_binary, raise_csv_field_limit
@@ -99,7 +99,7 @@ class CsvRows:
         if self.parsed is not None:
             return [self.parsed[i][1] for i in rows]
 
-        return self.table.take(arrow_numbers(np.asarray(rows, dtype=np.int64))).to_pylist() if rows else []
+        return take_rows(self.table, rows).to_pylist() if rows else []
 
 
 # ---- the file in blocks ---------------------------------------------------------------------------

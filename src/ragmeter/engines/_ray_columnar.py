@@ -289,12 +289,10 @@ class _SliceRows:
 
     def records(self, rows: list[int]) -> list[Any]:
         """The raw records of ``rows`` as the reader gives them (map columns as dicts)."""
-        import numpy as np
-
-        from .._arrowbuf import arrow_numbers
+        from .._arrowbuf import take_rows
         from ..io.readers import arrow_records
 
-        return arrow_records(self.full().take(arrow_numbers(np.asarray(rows, dtype=np.int64)))) if rows else []
+        return arrow_records(take_rows(self.full(), rows)) if rows else []
 
 
 def _take(ray: Any, rows: Any, ref: Any) -> list[tuple[Any, Any]]:

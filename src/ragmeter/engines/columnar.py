@@ -47,7 +47,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
-from .._arrowbuf import arrow_numbers
+from .._arrowbuf import take_rows
 from ..errors import InputError, InvalidParameterError
 from ..evaluator import Plan, bad_row_id, finish_info, plan, score_chunk
 from ..io import read_samples
@@ -161,7 +161,7 @@ class ArrowRows:
     def records(self, rows: list[int]) -> list[Any]:
         """The raw records of ``rows`` as the reader gives them (map columns as dicts)."""
 
-        return arrow_records(self.batch.take(arrow_numbers(np.asarray(rows, dtype=np.int64)))) if rows else []
+        return arrow_records(take_rows(self.batch, rows)) if rows else []
 
 
 class ColumnarSink:

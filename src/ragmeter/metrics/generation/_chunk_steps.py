@@ -8,17 +8,16 @@ Used by context_relevancy and context_precision_llm (one call shared by both):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel
 
-from ...registry import Param
 from ...types import Sample
 from ._memo import shared
 from ._prompting import numbered, reply_shape, template
 from ._schema import YesNo, align, scale, sized
-from ._verdict import WeightedRating, asked_logprobs, field_ratings, field_yes_shares
+from ._verdict import SCORING, WeightedRating, asked_logprobs, field_ratings, field_yes_shares
 
 #: ``scoring`` of the chunk metrics: ``hard`` by default, unlike the other judged metrics (``auto``).
 #: Chosen by measurement (docs/generation.md, "Chunk ratings: hard by default"): with
@@ -26,10 +25,10 @@ from ._verdict import WeightedRating, asked_logprobs, field_ratings, field_yes_s
 #: probability-weighted on the 48 rows no earlier comparison had used, and context precision per
 #: row 0.801 vs 0.465 (the weighted rating is pulled under the threshold by the mass a small judge
 #: puts on "0"); no log-probabilities asked also makes each call ~4x cheaper on llama-cpp-python.
-CHUNK_SCORING = Param("scoring", str, "hard", "hard (default for chunk ratings: measured better, docs/generation.md): "
-                      "the ratings / decisions the judge wrote, no logprobs asked; auto: ask for log-probabilities "
-                      "and use each chunk's probability-weighted rating (or P(yes)) where the backend returns them",
-                      choices=("auto", "hard"))
+CHUNK_SCORING = replace(SCORING, default="hard", description=(
+    "hard (default for chunk ratings: measured better, docs/generation.md): the ratings / decisions the judge "
+    "wrote, no logprobs asked; auto: ask for log-probabilities and use each chunk's probability-weighted rating "
+    "(or P(yes)) where the backend returns them"))
 
 
 class Rating(BaseModel):

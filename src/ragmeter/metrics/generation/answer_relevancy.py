@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -57,7 +58,7 @@ from ...registry import Param
 from ...types import MetricResult, Sample
 from ..embedding.semantic_similarity import MIN_BASELINE_ROWS, baseline_mean, normalise, same_text_key
 from ._answer_steps import analyse_answer
-from ._base import STEPS, JudgedEvaluator, register_judged
+from ._base import SCALE, STEPS, JudgedEvaluator, register_judged
 from ._memo import shared
 from ._prompting import template
 from ._schema import Graded, YesNo
@@ -214,8 +215,8 @@ METHOD = Param("method", str, "judge", "judge (default): the judge decides wheth
                "questions back-generated from the answer against the query by embedding cosine (needs an embedder)",
                choices=("judge", "questions"))
 #: answer_relevancy's own ``scale``: binary by default (measured: AUROC 0.931 vs 0.666 graded, docs/generation.md)
-AR_SCALE = Param("scale", str, "binary", "with method=judge: binary (default), one yes/no decision, score P(yes); "
-                 "graded, a 0-10 rating, score rating / 10", choices=("graded", "binary"))
+AR_SCALE = replace(SCALE, default="binary", description="with method=judge: binary (default), one yes/no decision, "
+                   "score P(yes); graded, a 0-10 rating, score rating / 10")
 
 
 def _uses_embedder(params: dict[str, Any]) -> bool:
