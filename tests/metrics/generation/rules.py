@@ -26,6 +26,8 @@ Deterministic rules (so tests can compute expected scores by hand):
 - Grade (answer_grade): grade given by "[grade N]" inside the answer.
 - SectionScores (passage_recall): a section scores 5 when its text occurs in the returned
   passage, else 1 (essential) or 0 (bonus).
+- SectionVerdicts (passage_recall, scale=binary): a section is contained ("yes") when its text
+  occurs in the returned passage, else "no".
 - RubricSteps (rubric_steps): two fixed steps, "Read the data." and "Check the criteria.".
 - RubricRating (rubric): rating given by "[rating N]" anywhere in the user message, else 0.
 - RubricVerdict (rubric, yes/no): "yes" when the user message contains "[yes]", else "no".
@@ -128,6 +130,11 @@ def _sections(u: str) -> dict[str, Any]:
     return {"sections": out}
 
 
+def _section_verdicts(u: str) -> dict[str, Any]:
+    return {"sections": [{"section": s["section"], "reasoning": "r", "contains": "yes" if s["score"] == 5 else "no"}
+                         for s in _sections(u)["sections"]]}
+
+
 #: reply model name -> the reply, from the user message
 REPLIES: dict[str, Callable[[str], dict[str, Any]]] = {
     "AnswerAnalysis": _analysis,
@@ -143,6 +150,7 @@ REPLIES: dict[str, Callable[[str], dict[str, Any]]] = {
     "Agreement": _agreement,
     "Grade": lambda u: {"reasoning": "step by step", "grade": number(block(u, "answer"), "grade") or 1},
     "SectionScores": _sections,
+    "SectionVerdicts": _section_verdicts,
     "RubricSteps": lambda u: {"steps": ["Read the data.", "Check the criteria."]},
     "RubricRating": lambda u: {"reason": "rule", "rating": number(u, "rating") or 0},
     "RubricVerdict": lambda u: {"reason": "rule", "verdict": "yes" if "[yes]" in u else "no"},

@@ -28,7 +28,7 @@ ROW = {"id": "a", "query": "What is the capital of France?",
 NAMES = ["faithfulness", "hallucination_rate", "faithfulness(steps=separate)", "faithfulness(mode=inline)",
          "answer_relevancy(scale=graded)",
          "answer_relevancy", "context_relevancy", "context_relevancy(scale=binary)", "context_precision_llm",
-         "correctness", "correctness(scale=binary)", "answer_grade", "passage_recall"]
+         "correctness", "correctness(scale=binary)", "answer_grade", "passage_recall", "passage_recall(scale=binary)"]
 
 
 def reworded(src: Path, dst: Path) -> None:

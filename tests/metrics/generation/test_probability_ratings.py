@@ -330,3 +330,57 @@ def test_chunk_metrics_share_their_call_only_under_the_same_scoring(judge, fake_
     run = evaluate([s], ["context_relevancy(scoring=auto)", "context_precision_llm"], judge=judge)
     assert len(seen) == 2 and sorted("logprobs" in c.body for c in seen) == [False, True]
     assert run.records[0]["metrics"]["context_relevancy(scoring=auto)"]["score"] == pytest.approx(0.5)
+
+
+# ---- passage_recall(scale=binary): one yes/no decision per section --------------------------------------
+
+def test_passage_recall_binary_maps_each_sections_p_yes_onto_its_scale(judge, fake_llm):
+    def sec(label: str, t: str, alts: dict[str, float], first: bool = False) -> list[tuple[str, dict[str, float]]]:
+        return [(f'{"" if first else ", "}{{"section": "{label}", "reasoning": "r", "contains": "', {}), (t, alts),
+                ('"}', {})]
+
+    # out of order again (B1 first); "yes" and "no" among other alternatives, which do not count
+    seen = recording(fake_llm, answering("SectionVerdicts", spelled([
+        ('{"sections": [', {}),
+        *sec("B1", "no", {"no": 0.6, "yes": 0.2, "maybe": 0.2}, first=True),
+        *sec("E1", "yes", {"yes": 0.72, "no": 0.18, "Yes": 0.08, "the": 0.02}),
+        *sec("E2", "no", {"no": 0.5, "No": 0.25, "yes": 0.25}),
+        ("]}", {})])))
+    ref = "[ESSENTIAL PASSAGE] Paris is the capital. [ESSENTIAL PASSAGE] It is on the Seine. [BONUS PASSAGE] 2M people."
+    r = evaluate([smp(answer="Paris is the capital of France.", reference=ref)], ["passage_recall(scale=binary)"],
+                 judge=judge).records[0]["metrics"]["passage_recall(scale=binary)"]
+    p_e1, p_e2, p_b1 = 0.80 / 0.98, 0.25 / 1.0, 0.2 / 0.8  # P(yes) / (P(yes) + P(no)), case-folded
+    e1, e2, b1 = 1 + 4 * p_e1, 1 + 4 * p_e2, 5 * p_b1
+    final = half_up(min(5.0, (e1 + e2) / 2 + b1 / (2 * 2 * 1)))
+    d = r["details"]
+    assert [x["section"] for x in d["sections"]] == ["E1", "E2", "B1"]
+    assert [x["contains"] for x in d["sections"]] == [True, False, False]
+    assert [x["p_yes"] for x in d["sections"]] == pytest.approx([p_e1, p_e2, p_b1])
+    assert d["essential"] == [5, 1] and d["bonus"] == [0] and d["hard_final"] == pytest.approx(3.0)
+    assert d["final"] == pytest.approx(final) and r["score"] == pytest.approx(final / 5)
+    assert d["scoring"] == "probability" and "E2" in r["reason"]
+    assert len(seen) == 1 and seen[0].body["top_logprobs"] == 10
+
+
+@pytest.mark.parametrize(("name", "logprobs"), [("passage_recall(scale=binary)", True),
+                                                ("passage_recall(scale=binary,scoring=hard)", False)])
+def test_passage_recall_binary_without_probabilities_uses_the_hard_decisions(judge, fake_llm, name, logprobs):
+    seen = recording(fake_llm, judge_rule)  # the rule-based judge: contained iff the text occurs; no logprobs
+    ref = ("[ESSENTIAL PASSAGE] Paris is the capital [ESSENTIAL PASSAGE] It has 20 districts "
+           "[BONUS PASSAGE] On the Seine")
+    s = smp(answer="Yes: Paris is the capital, on the Seine.", reference=ref)
+    r = evaluate([s], [name], judge=judge).records[0]["metrics"][name]
+    # E1 yes (5), E2 no (1), B1 yes (5): (5 + 1) / 2 + 5 / (2 * 2 * 1) = 4.25
+    assert r["details"]["final"] == pytest.approx(4.25) and r["score"] == pytest.approx(0.85)
+    assert r["details"]["scoring"] == "hard" and len(seen) == 1
+    assert ("top_logprobs" in seen[0].body) is logprobs
+    assert "passage_contains" not in seen[0].user_text and "contains" in seen[0].user_text
+
+
+def test_passage_recall_binary_short_reply_is_an_error_not_a_score(judge, fake_llm):
+    fake_llm.rule = answering("SectionVerdicts", {"sections": [{"section": "E1", "reasoning": "r", "contains": "yes"}]})
+    ref = "[ESSENTIAL PASSAGE] Paris is the capital. [ESSENTIAL PASSAGE] It is on the Seine."
+    r = evaluate([smp(answer="Paris.", reference=ref)], ["passage_recall(scale=binary)"],
+                 judge=judge).records[0]["metrics"]["passage_recall(scale=binary)"]
+    assert r["score"] is None and r["error"]["type"] == "JudgeParseError"
+    assert len(fake_llm.log) == 2  # the reply, then one repair request

@@ -24,6 +24,13 @@ alternatives, keeps its hard score. The hard scores stay in ``details.essential`
 ``details.scoring`` is "probability" (every section), "hard" (none; always without
 log-probabilities or with ``scoring=hard``) or "mixed".
 
+**Per-section decisions** (``scale=binary``): prompt ``passage_contains`` asks, per section, a
+short comparison and a yes/no "contains" decision (yes only when every fact of the section is
+stated); a section's score is then :math:`e_i = 1 + 4p_i` (ESSENTIAL) or :math:`b_j = 5p_j`
+(BONUS), with :math:`p` = P(yes) / (P(yes) + P(no)) of its verdict token where log-probabilities
+exist, else 1 for yes and 0 for no; the final is computed from these as above. ``details.sections``
+keeps each hard decision and its ``p_yes``.
+
 Edge cases: no ground-truth passage or no ESSENTIAL section -> undefined; empty answer -> every
 essential section 1, bonus 0 (no call); a section the judge did not score, or a score out of
 range, is unreadable output (one repair, then a recorded JudgeParseError) — never a guessed score.
@@ -32,6 +39,8 @@ range, is unreadable output (one repair, then a recorded JudgeParseError) — ne
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -39,10 +48,18 @@ from pydantic import BaseModel, Field, create_model, model_validator
 
 from ...errors import JudgeParseError
 from ...types import MetricResult, Sample
-from ._base import JudgedEvaluator, register_judged
+from ._base import SCALE, JudgedEvaluator, register_judged
 from ._prompting import numbered, reply_shape, template
-from ._schema import scale
-from ._verdict import HARD_FALLBACK, SCORING, WeightedRating, asked_logprobs, field_ratings, scoring_of
+from ._schema import YesNo, scale, sized
+from ._verdict import (
+    HARD_FALLBACK,
+    SCORING,
+    WeightedRating,
+    asked_logprobs,
+    field_ratings,
+    field_yes_shares,
+    scoring_of,
+)
 from .passage_recall_math import passage_recall_score
 
 _MARK = re.compile(r"\[(ESSENTIAL|BONUS) PASSAGE\]", re.IGNORECASE)
@@ -126,6 +143,20 @@ def _section_items(n: int, n_essential: int | None) -> dict[str, Any] | None:
     return {"items": kinds[0] if len(kinds) == 1 else {"anyOf": kinds}}
 
 
+class SectionVerdict(BaseModel):
+    """One section's reasoning and yes/no decision (``scale=binary``)."""
+
+    section: str
+    reasoning: str
+    contains: YesNo
+
+
+class SectionVerdicts(BaseModel):
+    """Reply of ``passage_contains`` (``scale=binary``)."""
+
+    sections: list[SectionVerdict]
+
+
 class PassageRecall(JudgedEvaluator):
     """See the module docstring."""
 
@@ -143,6 +174,8 @@ class PassageRecall(JudgedEvaluator):
         kinds = ["ESSENTIAL"] * len(ess) + ["BONUS"] * len(bon)
         shown = numbered([f"[{lab}] {kind}: {text}" for lab, kind, text in zip(labels, kinds, ess + bon,
                                                                                  strict=True)])
+        if self.params["scale"] == "binary":
+            return await self._binary(sample, shown, labels, len(ess))
         t = template("passage_recall")
         shape = reply_shape("sections", [
             {"section": lab, "reasoning": "<step by step>",
@@ -171,6 +204,39 @@ class PassageRecall(JudgedEvaluator):
                            weighted_bonus=[w.mean if w else None for w in weighted[len(ess):]],
                            scoring=scoring_of([w is not None for w in weighted]), sections=sections)
 
+    async def _binary(self, sample: Sample, shown: str, labels: list[str], n_ess: int) -> MetricResult:
+        """``scale=binary``: one yes/no "contains" decision per section, mapped onto the section
+        scales (ESSENTIAL ``1 + 4p``, BONUS ``5p``; ``p`` = P(yes) share, or the hard 1/0)."""
+        t = template("passage_contains")
+        shape = reply_shape("sections", [{"section": lab, "reasoning": "<short comparison>",
+                                          "contains": "<yes or no>"} for lab in labels])
+        scoring = self.params["scoring"]
+        r = await self.judge.judge(t.messages(sections=shown, returned=sample.answer, shape=shape),
+                                   sized(SectionVerdicts, len(labels)), tag="passage_recall",
+                                   template_version=t.cache_version, top_logprobs=asked_logprobs(scoring))
+        items = r.value.sections
+        order = self._order(items, labels, r.raw)
+        shares = field_yes_shares(r.logprobs, r.raw, "contains") if scoring == "auto" else None
+        if shares is None or len(shares) != len(items):
+            shares = [None] * len(items)
+        hard = [items[i].contains for i in order]
+        p = [shares[i] for i in order]
+        used = [q if q is not None else float(h) for h, q in zip(hard, p, strict=True)]
+
+        def on_scale(values: list[float]) -> tuple[list[float], list[float]]:
+            return [1 + 4 * v for v in values[:n_ess]], [5 * v for v in values[n_ess:]]
+
+        hard_final = passage_recall_score(*on_scale([float(h) for h in hard]))
+        final = passage_recall_score(*on_scale(used))
+        e_scores, b_scores = (list(x) for x in on_scale([float(h) for h in hard]))
+        sections = [{"section": lab, "contains": h, "p_yes": q, "reasoning": items[i].reasoning}
+                    for lab, h, q, i in zip(labels, hard, p, order, strict=True)]
+        missing = [lab for lab, h in zip(labels[:n_ess], hard[:n_ess], strict=True) if not h]
+        why = f"ESSENTIAL not contained: {', '.join(missing)}" if missing else "every ESSENTIAL section contained"
+        return self.result(final / 5, f"final {final}/5 ({why})", final=final, hard_final=hard_final,
+                           essential=[int(x) for x in e_scores], bonus=[int(x) for x in b_scores],
+                           scoring=scoring_of([q is not None for q in p]), sections=sections, scale="binary")
+
     def _weighted(self, r: Any, order: list[int], n_essential: int) -> list[WeightedRating | None]:
         """Each label's probability-weighted score (ESSENTIAL on 1-5, BONUS on 0-5), None where hard."""
         if self.params["scoring"] != "auto":
@@ -182,7 +248,7 @@ class PassageRecall(JudgedEvaluator):
         return [found[i] for i in order] if found else [None] * len(order)
 
     @staticmethod
-    def _order(items: list[SectionScore], labels: list[str], raw: str) -> list[int]:
+    def _order(items: Sequence[SectionScore | SectionVerdict], labels: list[str], raw: str) -> list[int]:
         """The reply position of each label's section: by the section labels when every label is
         there, else by order (the reply is sized: one entry per label)."""
         found = {s.section.strip().upper().strip("[]"): i for i, s in enumerate(items)}
@@ -200,14 +266,18 @@ register_judged(
     summary="ESSENTIAL/BONUS passage-recall grader: judge scores each section, ragmeter computes the 1-5 "
             "final (score = final / 5).",
     formula="final = min(5, sum(E)/|E| + sum(B)/(2|E||B|)), half-up to 2 decimals; score = final / 5; with "
-            "log-probabilities each section score = sum_k k P(k) / sum_k P(k) over its score token's alternatives",
+            "log-probabilities each section score = sum_k k P(k) / sum_k P(k) over its score token's alternatives; "
+            "scale=binary: E_i = 1 + 4 p_i, B_j = 5 p_j, p = P(yes)/(P(yes)+P(no)) of the 'contains' verdict",
     edge_cases=("no [ESSENTIAL PASSAGE] section -> undefined", "B = 0 -> bonus term 0",
                 "empty answer -> essential 1, bonus 0, no call",
                 "a missing or out-of-range section score -> JudgeParseError (never guessed)",
-                "per section: " + HARD_FALLBACK),
+                "per section: " + HARD_FALLBACK,
+                "scale=binary: a section's P(yes) where its 'contains' token is located, else its hard verdict"),
     requires=("answer", "reference"),
     calls="1",
     undefined="undefined (None) when the ground truth has no ESSENTIAL section",
-    params=(SCORING,),
+    params=(replace(SCALE, description="graded (default): the judge scores each section 1-5 (ESSENTIAL) or 0-5 "
+                    "(BONUS); binary: a yes/no 'contains' decision per section, ESSENTIAL 1 + 4p, BONUS 5p "
+                    "(p = P(yes) share, or the hard 1/0)"), SCORING),
     version="3",
 )
