@@ -178,11 +178,14 @@ _SCHEMA_JSON: dict[int, tuple[dict[str, Any], str]] = {}
 
 def judge_cache_key(*, backend: str, model: str, base_url: str | None, messages: list[dict[str, str]],
                     temperature: float, max_tokens: int, schema: dict[str, Any] | None, seed: int | None,
-                    template_version: str, top_logprobs: int | None = None) -> str:
+                    template_version: str, top_logprobs: int | None = None,
+                    extra_body: dict[str, Any] | None = None) -> str:
     """``cache_key`` of these fields, i.e. ``sha256:`` + SHA-256 of their canonical JSON.
 
     ``top_logprobs`` is part of the key only when set (a request asking for log-probabilities
-    is a different request; keys of requests without it are unchanged).
+    is a different request; keys of requests without it are unchanged); likewise ``extra_body``
+    (the backend's extra request fields, e.g. ``repeat_penalty`` for a local server) only when
+    not empty.
 
     The same bytes as ``canonical_json({...all fields...})``, built from pieces so the (large,
     constant) schema is serialised once per schema, not once per call.
@@ -199,6 +202,8 @@ def judge_cache_key(*, backend: str, model: str, base_url: str | None, messages:
     tail_fields: dict[str, Any] = {"seed": seed, "temperature": temperature, "template_version": template_version}
     if top_logprobs is not None:
         tail_fields["top_logprobs"] = top_logprobs
+    if extra_body:
+        tail_fields["extra_body"] = extra_body
     tail = canonical_json(tail_fields)
     text = f'{head[:-1]},"schema":{schema_json},{tail[1:]}'
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -424,13 +429,17 @@ class Judge:
         failed or cancelled; ``calls - finished`` are waiting or in flight), ``cache_hits``/``cache_misses`` (lookups),
         ``requests`` (sent to the backend, retries and repairs included), ``retries``, ``repairs``,
         ``format_fallbacks`` (structured-output downgrades, extra HTTP requests) and
-        ``format_fallback_paths`` (``{"json_schema->json_object": n}``), ``errors``
+        ``format_fallback_paths`` (``{"json_schema->json_object": n}``), ``extra_body`` (extra
+        request fields sent, e.g. ``{"repeat_penalty": 1.0}`` to a local server) and
+        ``extra_body_dropped`` (default fields a server refused), ``errors``
         (final failures by type), ``attempt_errors`` (every failed request by type),
         ``prompt_tokens``/``completion_tokens`` (spent, cache hits excluded), ``cost`` (USD, None
         when the price is unknown), dry-run counts, and the same per tag in ``by_tag``."""
         out: dict[str, Any] = {**self.describe(), **self._stats.total.as_dict()}
         out["format_fallbacks"] = int(getattr(self.backend, "format_fallbacks", 0))
         out["format_fallback_paths"] = dict(getattr(self.backend, "format_fallback_paths", None) or {})
+        out["extra_body"] = dict(getattr(self.backend, "extra_body", None) or {})
+        out["extra_body_dropped"] = list(getattr(self.backend, "extra_body_dropped", None) or [])
         if self.dry_run:
             est = cost_of(Usage(self._stats.total.estimated_prompt_tokens, 0), self.price)
             out["estimated_prompt_cost"] = None if est is None else round(est, 8)
@@ -488,6 +497,7 @@ class Judge:
             seed=request.seed,
             template_version=template_version,
             top_logprobs=request.top_logprobs,
+            extra_body=getattr(self.backend, "extra_body", None),
         )
         return f"{key}#{sample}" if sample else key
 

@@ -31,6 +31,10 @@ class LlamaCppBackend:
         Layers to offload to a GPU (default 0, CPU only).
     chat_format:
         llama.cpp chat format name; default: the one the GGUF declares.
+    extra_body:
+        Extra ``create_chat_completion`` arguments of every call; default ``{"repeat_penalty":
+        1.0}`` (llama-cpp-python's own default is 1.1, which bends a list of verdicts away from
+        repeating one; see :mod:`.openai_compat`). Part of the cache key.
     **llama_options:
         Any other ``llama_cpp.Llama`` argument.
     """
@@ -38,7 +42,8 @@ class LlamaCppBackend:
     name = "llamacpp"
 
     def __init__(self, model: str, *, base_url: str | None = None, n_ctx: int = 4096, n_gpu_layers: int = 0,
-                 chat_format: str | None = None, **llama_options: Any) -> None:
+                 chat_format: str | None = None, extra_body: dict[str, Any] | None = None,
+                 **llama_options: Any) -> None:
         if base_url is not None:
             raise InvalidParameterError("the llamacpp judge runs in-process and takes no base URL")
         path = Path(model).expanduser()
@@ -52,6 +57,8 @@ class LlamaCppBackend:
             ) from exc
         self.model = str(path)
         self.base_url: str | None = None
+        #: extra ``create_chat_completion`` arguments (and cache-key fields)
+        self.extra_body: dict[str, Any] = {"repeat_penalty": 1.0} if extra_body is None else dict(extra_body)
         self.free = True
         self._lock = threading.Lock()
         self._llm = llama_cpp.Llama(
@@ -65,6 +72,7 @@ class LlamaCppBackend:
             kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
         if request.seed is not None:
             kwargs["seed"] = request.seed
+        kwargs.update(self.extra_body)
         with self._lock:
             return self._llm.create_chat_completion(
                 messages=request.message_dicts(), temperature=request.temperature,

@@ -21,6 +21,18 @@ ever worked, this request is sent again in the next mode:
 Once a mode has worked, an error in it is a server error (retried by the judge), not a format
 rejection. Every fallback is counted (``format_fallbacks`` and ``format_fallback_paths`` in
 ``judge.stats()``, shown on the judge line). The reply is always validated whatever the mode.
+
+**Greedy decoding on local servers.** A judge's reply should be the model's most likely one
+(temperature 0). llama-cpp-python's server and Ollama also apply a *repeat penalty* of 1.1 over
+the last 64 tokens by default, which pushes a list of verdicts away from repeating a verdict it
+just wrote: in 105 cached faithfulness replies of a 1.5B judge, 19 verdict tokens were not the
+model's own most likely one (a "no" written where "yes" had P 0.71). So a request to a local or
+private URL carries ``extra_body`` :data:`LOCAL_EXTRA_BODY` (``repeat_penalty: 1.0``, no
+penalty; llama.cpp's own server and vLLM default to that already, and servers that do not know
+the field ignore it); public APIs get nothing extra (OpenAI rejects unknown fields). A server that
+answers HTTP 400/422 naming a default field gets the request again without it, for the rest of the
+run (counted in ``extra_body_dropped``); a field the user set is never dropped. ``extra_body`` is
+part of the cache key, so replies made under another sampling setting are not served.
 """
 
 from __future__ import annotations
@@ -45,6 +57,9 @@ STRIKES = 3
 #: Requests before a skipped richer mode is tried again (doubled after each failed retry).
 REPROBE_AFTER = 20
 OLLAMA_URL = "http://127.0.0.1:11434/v1"
+#: Sent with every request to a local or private URL (module docs): no repeat penalty, so the
+#: judge's verdicts are its greedy choices.
+LOCAL_EXTRA_BODY: dict[str, Any] = {"repeat_penalty": 1.0}
 
 
 def _split_userinfo(url: str) -> tuple[str, str | None]:
@@ -89,6 +104,10 @@ class OpenAIBackend:
         The backend name recorded in stats and cache keys.
     key_env_var:
         The environment variable the key is read from and named in errors.
+    extra_body:
+        Extra fields of every request body (server-specific sampling options). Default:
+        :data:`LOCAL_EXTRA_BODY` for a local or private URL, none for a public one; ``{}`` sends
+        nothing extra.
     """
 
     def __init__(
@@ -104,6 +123,7 @@ class OpenAIBackend:
         free: bool = False,
         name: str = "openai",
         key_env_var: str = "OPENAI_API_KEY",
+        extra_body: dict[str, Any] | None = None,
     ) -> None:
         if not model:
             raise JudgeBadRequest(f"the {name} judge needs a model, e.g. '{name}:gpt-4o-mini'")
@@ -133,6 +153,12 @@ class OpenAIBackend:
                 )
             key = "no-key-needed"
         self._api_key = key
+        #: fields added to every request body (module docs); the defaults may be dropped once
+        self.extra_body: dict[str, Any] = (dict(extra_body) if extra_body is not None
+                                           else dict(LOCAL_EXTRA_BODY) if is_local_url(url) else {})
+        self._droppable = set() if extra_body is not None else set(self.extra_body)
+        #: default extra_body fields dropped after the server rejected them
+        self.extra_body_dropped: list[str] = []
         import openai  # imported here, not in the first (timed) call: the import takes ~0.5 s
 
         self._openai = openai
@@ -266,25 +292,39 @@ class OpenAIBackend:
         if request.top_logprobs is not None:
             extra["logprobs"] = True
             extra["top_logprobs"] = request.top_logprobs
-        body = {
-            "model": self.model,
-            "messages": messages,
-            "temperature": request.temperature,
-            "max_tokens": request.max_tokens,
-            **extra,
-        }
-        try:
-            # The SDK's documented raw-request path: same auth, errors and transport as
-            # chat.completions.create, without its per-call typed transform of the body (which
-            # costs several ms of CPU a call and caps throughput at high concurrency).
-            resp = await self._client().post(
-                "/chat/completions", body=body, cast_to=object, options={"timeout": request.timeout}
-            )
-        except self._openai.OpenAIError as exc:
-            raise map_openai_error(exc, backend=self.name, secrets=[self._api_key, *self._secrets]) from exc
-        except ValueError as exc:  # a 200 whose body is not JSON
-            raise JudgeServerError(f"{self.name} judge: the server's reply is not JSON: {exc}") from exc
-        return _completion_from(resp, self.name)
+        while True:
+            body = {
+                "model": self.model,
+                "messages": messages,
+                "temperature": request.temperature,
+                "max_tokens": request.max_tokens,
+                **self.extra_body,
+                **extra,
+            }
+            try:
+                # The SDK's documented raw-request path: same auth, errors and transport as
+                # chat.completions.create, without its per-call typed transform of the body (which
+                # costs several ms of CPU a call and caps throughput at high concurrency).
+                resp = await self._client().post(
+                    "/chat/completions", body=body, cast_to=object, options={"timeout": request.timeout}
+                )
+            except self._openai.OpenAIError as exc:
+                mapped = map_openai_error(exc, backend=self.name, secrets=[self._api_key, *self._secrets])
+                if isinstance(mapped, JudgeBadRequest) and self._drop_rejected(str(mapped)):
+                    continue  # the same request without the default field the server refused
+                raise mapped from exc
+            except ValueError as exc:  # a 200 whose body is not JSON
+                raise JudgeServerError(f"{self.name} judge: the server's reply is not JSON: {exc}") from exc
+            return _completion_from(resp, self.name)
+
+    def _drop_rejected(self, message: str) -> bool:
+        """Drop the default ``extra_body`` fields that an HTTP 400/422 ``message`` names; True when
+        any was dropped (the request is then sent again)."""
+        named = [k for k in self._droppable if k in message and k in self.extra_body]
+        for k in named:
+            del self.extra_body[k]
+            self.extra_body_dropped.append(k)
+        return bool(named)
 
     async def aclose(self) -> None:
         """Close the HTTP client of the running loop."""
