@@ -23,13 +23,14 @@ rejection. Every fallback is counted (``format_fallbacks`` and ``format_fallback
 ``judge.stats()``, shown on the judge line). The reply is always validated whatever the mode.
 
 **Greedy decoding on local servers.** A judge's reply should be the model's most likely one
-(temperature 0). llama-cpp-python's server and Ollama also apply a *repeat penalty* of 1.1 over
-the last 64 tokens by default, which pushes a list of verdicts away from repeating a verdict it
+(temperature 0). llama-cpp-python's server also applies a *repeat penalty* of 1.1 over the last
+64 tokens by default, which pushes a list of verdicts away from repeating a verdict it
 just wrote: in 105 cached faithfulness replies of a 1.5B judge, 19 verdict tokens were not the
 model's own most likely one (a "no" written where "yes" had P 0.71). So a request to a local or
 private URL carries ``extra_body`` :data:`LOCAL_EXTRA_BODY` (``repeat_penalty: 1.0``, no
 penalty; llama.cpp's own server and vLLM default to that already, and servers that do not know
-the field ignore it); public APIs get nothing extra (OpenAI rejects unknown fields). A server that
+the field ignore it: Ollama's ``/v1`` reads OpenAI's fields only, so there the penalty is the
+model's own setting); public APIs get nothing extra (OpenAI rejects unknown fields). A server that
 answers HTTP 400/422 naming a default field gets the request again without it, for the rest of the
 run (counted in ``extra_body_dropped``); a field the user set is never dropped. ``extra_body`` is
 part of the cache key, so replies made under another sampling setting are not served.
