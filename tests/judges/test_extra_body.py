@@ -104,3 +104,12 @@ def test_it_is_part_of_the_cache_key(fake_llm, tmp_path):
     assert len(fake_llm.log) == 2  # the third came from the cache
     other.close()
     again.close()
+
+
+def test_a_judge_check_on_record_is_per_sampling_setting(make_judge):
+    from ragmeter.judges.record import record_path
+
+    default, explicit, penalised = make_judge(), make_judge(extra_body={"repeat_penalty": 1.0}), make_judge(
+        extra_body={})
+    assert record_path(default) == record_path(explicit)  # the same requests, the same record
+    assert record_path(penalised) != record_path(default)  # a check under the server's penalty does not vouch
