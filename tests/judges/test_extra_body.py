@@ -113,3 +113,14 @@ def test_a_judge_check_on_record_is_per_sampling_setting(make_judge):
         extra_body={})
     assert record_path(default) == record_path(explicit)  # the same requests, the same record
     assert record_path(penalised) != record_path(default)  # a check under the server's penalty does not vouch
+
+
+def test_a_runs_judge_stats_show_the_setting_not_a_difference(fake_llm, make_judge):
+    # evaluate() reports this run's counts (now - before); extra_body is a setting, shown as sent
+    from ragmeter import Sample, evaluate
+
+    judge = make_judge()
+    s = Sample(id="a", query="q", answer="Paris.", contexts=["Paris is the capital of France."])
+    first = evaluate([s], ["faithfulness(mode=direct)"], judge=judge).run["judge"]
+    again = evaluate([s], ["faithfulness(mode=direct)"], judge=judge).run["judge"]
+    assert first["extra_body"] == again["extra_body"] == {"repeat_penalty": 1.0}

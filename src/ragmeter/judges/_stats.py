@@ -86,11 +86,16 @@ class Stats:
                 t.attempt_errors[kind] += 1
 
 
+#: :meth:`Judge.stats` entries that are settings, not counters: taken from ``now`` as they are
+SETTINGS = frozenset({"extra_body"})
+
+
 def stats_delta(now: dict[str, Any], before: dict[str, Any] | None) -> dict[str, Any]:
     """``now - before`` for two :meth:`Judge.stats` snapshots: the counts of what happened in between.
 
     Numbers are subtracted, nested dicts (``errors``, ``by_tag``) recursively, with zero entries
-    dropped from counters; other values (model, backend...) are taken from ``now``. ``cost`` is
+    dropped from counters; other values (model, backend, the :data:`SETTINGS` such as
+    ``extra_body``...) are taken from ``now``. ``cost`` is
     None when the price is unknown (a judge's cost, once unknown, stays unknown). With
     ``before=None``, ``now`` is returned unchanged.
     """
@@ -105,6 +110,8 @@ def stats_delta(now: dict[str, Any], before: dict[str, Any] | None) -> dict[str,
             out[key] = round(value - (old or 0.0), 8)
         elif isinstance(value, int | float) and isinstance(old, int | float) and not isinstance(old, bool):
             out[key] = value - old
+        elif key in SETTINGS:
+            out[key] = value
         elif isinstance(value, dict):
             sub = stats_delta(value, old if isinstance(old, dict) else {})
             if key == "by_tag":  # a tag with no call in between is dropped
