@@ -75,6 +75,8 @@ def main() -> None:
     ap.add_argument("--label", action="append", default=[], metavar="NAME=FIELD[>=K]",
                     help="label rule for metric NAME (repeatable), as `ragmeter judge-check --label`")
     ap.add_argument("--config", default=None, help="a ragmeter.yaml whose rubrics: to register")
+    ap.add_argument("--extra-body", default=None, metavar="JSON",
+                    help='extra request fields for the judge backend, e.g. \'{"repeat_penalty": 1.0}\'')
     ap.add_argument("--out", default=None, help="write the table and per-row results as JSON here")
     args = ap.parse_args()
 
@@ -93,7 +95,9 @@ def main() -> None:
         _check_labels(name, path, labels, rules[name], lines)
     judge = None
     if args.judge != "none":
-        extra = {} if args.concurrency is None else {"concurrency": args.concurrency}
+        extra: dict = {} if args.concurrency is None else {"concurrency": args.concurrency}
+        if args.extra_body:
+            extra["extra_body"] = json.loads(args.extra_body)
         judge = from_spec(args.judge, timeout=args.timeout, temperature=0.0, **extra)
     embedder = None
     if args.embedder:

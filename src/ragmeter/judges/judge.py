@@ -184,8 +184,7 @@ def judge_cache_key(*, backend: str, model: str, base_url: str | None, messages:
 
     ``top_logprobs`` is part of the key only when set (a request asking for log-probabilities
     is a different request; keys of requests without it are unchanged); likewise ``extra_body``
-    (the backend's extra request fields, e.g. ``repeat_penalty`` for a local server) only when
-    not empty.
+    (the backend's extra request fields, e.g. ``repeat_penalty``) only when not empty.
 
     The same bytes as ``canonical_json({...all fields...})``, built from pieces so the (large,
     constant) schema is serialised once per schema, not once per call.
@@ -430,8 +429,7 @@ class Judge:
         ``requests`` (sent to the backend, retries and repairs included), ``retries``, ``repairs``,
         ``format_fallbacks`` (structured-output downgrades, extra HTTP requests) and
         ``format_fallback_paths`` (``{"json_schema->json_object": n}``), ``extra_body`` (extra
-        request fields sent, e.g. ``{"repeat_penalty": 1.0}`` to a local server) and
-        ``extra_body_dropped`` (default fields a server refused), ``errors``
+        request fields sent, e.g. ``{"repeat_penalty": 1.0}``), ``errors``
         (final failures by type), ``attempt_errors`` (every failed request by type),
         ``prompt_tokens``/``completion_tokens`` (spent, cache hits excluded), ``cost`` (USD, None
         when the price is unknown), dry-run counts, and the same per tag in ``by_tag``."""
@@ -439,7 +437,6 @@ class Judge:
         out["format_fallbacks"] = int(getattr(self.backend, "format_fallbacks", 0))
         out["format_fallback_paths"] = dict(getattr(self.backend, "format_fallback_paths", None) or {})
         out["extra_body"] = dict(getattr(self.backend, "extra_body", None) or {})
-        out["extra_body_dropped"] = list(getattr(self.backend, "extra_body_dropped", None) or [])
         if self.dry_run:
             est = cost_of(Usage(self._stats.total.estimated_prompt_tokens, 0), self.price)
             out["estimated_prompt_cost"] = None if est is None else round(est, 8)

@@ -32,9 +32,9 @@ class LlamaCppBackend:
     chat_format:
         llama.cpp chat format name; default: the one the GGUF declares.
     extra_body:
-        Extra ``create_chat_completion`` arguments of every call; default ``{"repeat_penalty":
-        1.0}`` (llama-cpp-python's own default is 1.1, which bends a list of verdicts away from
-        repeating one; see :mod:`.openai_compat`). Part of the cache key.
+        Extra ``create_chat_completion`` arguments of every call (e.g. ``{"repeat_penalty": 1.0}``:
+        llama-cpp-python's own default is 1.1; see :mod:`.openai_compat` for what it does to a
+        judge and why it is not changed by default). Part of the cache key.
     **llama_options:
         Any other ``llama_cpp.Llama`` argument.
     """
@@ -58,7 +58,7 @@ class LlamaCppBackend:
         self.model = str(path)
         self.base_url: str | None = None
         #: extra ``create_chat_completion`` arguments (and cache-key fields)
-        self.extra_body: dict[str, Any] = {"repeat_penalty": 1.0} if extra_body is None else dict(extra_body)
+        self.extra_body: dict[str, Any] = dict(extra_body or {})
         self.free = True
         self._lock = threading.Lock()
         self._llm = llama_cpp.Llama(

@@ -22,18 +22,16 @@ Once a mode has worked, an error in it is a server error (retried by the judge),
 rejection. Every fallback is counted (``format_fallbacks`` and ``format_fallback_paths`` in
 ``judge.stats()``, shown on the judge line). The reply is always validated whatever the mode.
 
-**Greedy decoding on local servers.** A judge's reply should be the model's most likely one
-(temperature 0). llama-cpp-python's server also applies a *repeat penalty* of 1.1 over the last
-64 tokens by default, which pushes a list of verdicts away from repeating a verdict it
-just wrote: in 105 cached faithfulness replies of a 1.5B judge, 19 verdict tokens were not the
-model's own most likely one (a "no" written where "yes" had P 0.71). So a request to a local or
-private URL carries ``extra_body`` :data:`LOCAL_EXTRA_BODY` (``repeat_penalty: 1.0``, no
-penalty; llama.cpp's own server and vLLM default to that already, and servers that do not know
-the field ignore it: Ollama's ``/v1`` reads OpenAI's fields only, so there the penalty is the
-model's own setting); public APIs get nothing extra (OpenAI rejects unknown fields). A server that
-answers HTTP 400/422 naming a default field gets the request again without it, for the rest of the
-run (counted in ``extra_body_dropped``); a field the user set is never dropped. ``extra_body`` is
-part of the cache key, so replies made under another sampling setting are not served.
+**Sampling extras** (``extra_body``): fields added to every request body, for server-specific
+sampling options; none by default. llama-cpp-python's server applies a *repeat penalty* of 1.1
+over the last 64 tokens unless told otherwise, which at temperature 0 sometimes writes the
+verdict the model found less likely (a list of "yes" verdicts pushed to "no": 19 of 177
+faithfulness verdict tokens of a 1.5B judge); ``extra_body={"repeat_penalty": 1.0}`` turns it
+off. It is not the default because it was measured not to help and to hurt (docs/judges.md):
+per-chunk AUROC 0.760 vs 0.788 with the penalty (p 0.47), and 4 of 24 passage-recall replies
+looped on one sentence to the token limit (JudgeParseError, 0 with the penalty). ``extra_body``
+is part of the cache key and of ``judge.stats()``; a server that refuses a field answers with
+an HTTP 400 (a :class:`~ragmeter.errors.JudgeBadRequest`, not retried).
 """
 
 from __future__ import annotations
@@ -58,9 +56,6 @@ STRIKES = 3
 #: Requests before a skipped richer mode is tried again (doubled after each failed retry).
 REPROBE_AFTER = 20
 OLLAMA_URL = "http://127.0.0.1:11434/v1"
-#: Sent with every request to a local or private URL (module docs): no repeat penalty, so the
-#: judge's verdicts are its greedy choices.
-LOCAL_EXTRA_BODY: dict[str, Any] = {"repeat_penalty": 1.0}
 
 
 def _split_userinfo(url: str) -> tuple[str, str | None]:
@@ -106,9 +101,8 @@ class OpenAIBackend:
     key_env_var:
         The environment variable the key is read from and named in errors.
     extra_body:
-        Extra fields of every request body (server-specific sampling options). Default:
-        :data:`LOCAL_EXTRA_BODY` for a local or private URL, none for a public one; ``{}`` sends
-        nothing extra.
+        Extra fields of every request body (server-specific sampling options, e.g.
+        ``{"repeat_penalty": 1.0}`` for llama-cpp-python; see the module docs). Default: none.
     """
 
     def __init__(
@@ -154,12 +148,8 @@ class OpenAIBackend:
                 )
             key = "no-key-needed"
         self._api_key = key
-        #: fields added to every request body (module docs); the defaults may be dropped once
-        self.extra_body: dict[str, Any] = (dict(extra_body) if extra_body is not None
-                                           else dict(LOCAL_EXTRA_BODY) if is_local_url(url) else {})
-        self._droppable = set() if extra_body is not None else set(self.extra_body)
-        #: default extra_body fields dropped after the server rejected them
-        self.extra_body_dropped: list[str] = []
+        #: fields added to every request body (module docs)
+        self.extra_body: dict[str, Any] = dict(extra_body or {})
         import openai  # imported here, not in the first (timed) call: the import takes ~0.5 s
 
         self._openai = openai
@@ -293,39 +283,26 @@ class OpenAIBackend:
         if request.top_logprobs is not None:
             extra["logprobs"] = True
             extra["top_logprobs"] = request.top_logprobs
-        while True:
-            body = {
-                "model": self.model,
-                "messages": messages,
-                "temperature": request.temperature,
-                "max_tokens": request.max_tokens,
-                **self.extra_body,
-                **extra,
-            }
-            try:
-                # The SDK's documented raw-request path: same auth, errors and transport as
-                # chat.completions.create, without its per-call typed transform of the body (which
-                # costs several ms of CPU a call and caps throughput at high concurrency).
-                resp = await self._client().post(
-                    "/chat/completions", body=body, cast_to=object, options={"timeout": request.timeout}
-                )
-            except self._openai.OpenAIError as exc:
-                mapped = map_openai_error(exc, backend=self.name, secrets=[self._api_key, *self._secrets])
-                if isinstance(mapped, JudgeBadRequest) and self._drop_rejected(str(mapped)):
-                    continue  # the same request without the default field the server refused
-                raise mapped from exc
-            except ValueError as exc:  # a 200 whose body is not JSON
-                raise JudgeServerError(f"{self.name} judge: the server's reply is not JSON: {exc}") from exc
-            return _completion_from(resp, self.name)
-
-    def _drop_rejected(self, message: str) -> bool:
-        """Drop the default ``extra_body`` fields that an HTTP 400/422 ``message`` names; True when
-        any was dropped (the request is then sent again)."""
-        named = [k for k in self._droppable if k in message and k in self.extra_body]
-        for k in named:
-            del self.extra_body[k]
-            self.extra_body_dropped.append(k)
-        return bool(named)
+        body = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": request.temperature,
+            "max_tokens": request.max_tokens,
+            **self.extra_body,
+            **extra,
+        }
+        try:
+            # The SDK's documented raw-request path: same auth, errors and transport as
+            # chat.completions.create, without its per-call typed transform of the body (which
+            # costs several ms of CPU a call and caps throughput at high concurrency).
+            resp = await self._client().post(
+                "/chat/completions", body=body, cast_to=object, options={"timeout": request.timeout}
+            )
+        except self._openai.OpenAIError as exc:
+            raise map_openai_error(exc, backend=self.name, secrets=[self._api_key, *self._secrets]) from exc
+        except ValueError as exc:  # a 200 whose body is not JSON
+            raise JudgeServerError(f"{self.name} judge: the server's reply is not JSON: {exc}") from exc
+        return _completion_from(resp, self.name)
 
     async def aclose(self) -> None:
         """Close the HTTP client of the running loop."""

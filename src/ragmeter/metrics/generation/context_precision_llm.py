@@ -14,9 +14,9 @@ sum_k k P_i(k) / sum_k P_i(k) over the rating token's alternatives k in 0..10 (g
 context_relevancy), and
 τ the ``threshold`` parameter (default 5, the rating prompt's anchor "on topic but does not answer
 it": a chunk the judge puts on topic counts as relevant. With a 1.5B judge the hard ratings are
-0, 5 or 10 and 25 of the 96 human-relevant chunks of the 72-row set got a 5 (49 under the
-server's default repeat penalty), so τ = 6 would drop them; docs/generation.md "Greedy
-decoding"). RAGAS makes
+0, 5 or 10 and 49 of the 96 human-relevant chunks of the 72-row set got a 5 (25 with the
+server's repeat penalty off), so τ = 6 would drop them; docs/generation.md "Repeat
+penalty"). RAGAS makes
 one call per chunk for this; ragmeter makes one for all. Edge cases: empty context list -> 0.0; no
 relevant chunk in the top k -> 0.0; a rating count other than the chunk count is a
 JudgeParseError (after one repair).
