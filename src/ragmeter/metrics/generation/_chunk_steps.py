@@ -17,7 +17,7 @@ from ...types import Sample
 from ._memo import shared
 from ._prompting import numbered, reply_shape, template
 from ._schema import YesNo, align, scale, sized
-from ._verdict import SCORING, WeightedRating, asked_logprobs, field_ratings, field_yes_shares
+from ._verdict import SCORING, WeightedRating, asked_logprobs, field_ratings, reply_yes_shares
 
 #: ``scoring`` of the chunk metrics: ``hard`` by default, unlike the other judged metrics (``auto``).
 #: Chosen by measurement (docs/generation.md, "Chunk ratings: hard by default"): with
@@ -133,9 +133,7 @@ async def rate_chunks(judge: Any, sample: Sample, tag: str, scale: str = "graded
 
 
 def _binary(items: list[Any], r: Any, scoring: str) -> list[ChunkRating]:
-    shares = field_yes_shares(r.logprobs, r.raw, "relevant") if scoring == "auto" else None
-    if shares is None or len(shares) != len(items):
-        shares = [None] * len(items)
+    shares = reply_yes_shares(r, "relevant", len(items), scoring)
     return [ChunkRating(10.0 * p if p is not None else (10.0 if x.relevant else 0.0), x.reason, relevant=x.relevant,
                         p_yes=p) for x, p in zip(items, shares, strict=True)]
 

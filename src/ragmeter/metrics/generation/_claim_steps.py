@@ -74,7 +74,7 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
     (:func:`._verdict.field_yes_shares`); None where the backend returned none or the token could
     not be located (the caller then uses the hard verdict). ``"hard"``: always None.
     """
-    from ._verdict import TOP_LOGPROBS, field_yes_shares
+    from ._verdict import TOP_LOGPROBS, reply_yes_shares
 
     t = template("verify_claims")
     context = joined_context(sample)
@@ -86,9 +86,7 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
                               sized(Verdicts, len(claims)), tag=tag, template_version=t.cache_version,
                               top_logprobs=TOP_LOGPROBS if scoring == "auto" else None)
         verdicts = r.value.verdicts
-        shares = field_yes_shares(r.logprobs, r.raw, "supported") if scoring == "auto" else None
-        if shares is None or len(shares) != len(verdicts):
-            shares = [None] * len(verdicts)
+        shares = reply_yes_shares(r, "supported", len(verdicts), scoring)
         p_of = {id(v): p for v, p in zip(verdicts, shares, strict=True)}
         return align(verdicts, len(claims), "statement",
                      lambda v: (v.supported, _evidence(v.evidence), p_of[id(v)]))
@@ -106,7 +104,7 @@ async def check_inline(judge: Any, sample: Sample, tag: str, scoring: str = "har
     every claim where the backend returned no log-probabilities or the tokens cannot be aligned
     with the claims (the caller then uses the hard verdicts). ``"hard"``: always None.
     """
-    from ._verdict import TOP_LOGPROBS, field_yes_shares
+    from ._verdict import TOP_LOGPROBS, reply_yes_shares
 
     t = template("check_answer_claims")
     context = joined_context(sample)
@@ -116,9 +114,7 @@ async def check_inline(judge: Any, sample: Sample, tag: str, scoring: str = "har
                               InlineClaims, tag=tag, template_version=t.cache_version,
                               top_logprobs=TOP_LOGPROBS if scoring == "auto" else None)
         items = r.value.claims
-        shares = field_yes_shares(r.logprobs, r.raw, "supported") if scoring == "auto" else None
-        if shares is None or len(shares) != len(items):
-            shares = [None] * len(items)
+        shares = reply_yes_shares(r, "supported", len(items), scoring)
         out = [(c.claim.strip(), c.supported, _evidence(c.evidence), p)
                for c, p in zip(items, shares, strict=True) if c.claim.strip()]
         return out, r.value.no_facts

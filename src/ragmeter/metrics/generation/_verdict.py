@@ -135,6 +135,15 @@ def field_yes_shares(tokens: Sequence[TokenLogprob] | None, text: str, field: st
     return None if found is None else [yes_share(t) for t in found]
 
 
+def reply_yes_shares(r: Any, field: str, n: int, scoring: str) -> list[float | None]:
+    """Per item of a judge reply ``r`` that holds ``n`` ``"field": "<yes|no>"`` verdicts, in reply
+    order, its :func:`yes_share`; all None with ``scoring="hard"``, without log-probabilities, or
+    when the located verdicts are not exactly ``n`` (then positions cannot be matched to items,
+    and the caller uses the hard verdicts)."""
+    shares = field_yes_shares(r.logprobs, r.raw, field) if scoring == "auto" else None
+    return shares if shares is not None and len(shares) == n else [None] * n
+
+
 def field_verdict_share(tokens: Sequence[TokenLogprob] | None, text: str, field: str, hard: bool) -> float | None:
     """:func:`yes_share` of the one ``"field"`` verdict of a JSON reply, when the reply holds exactly one
     and its token reads as the hard verdict (else the location is not trusted); otherwise None."""

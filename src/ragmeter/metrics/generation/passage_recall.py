@@ -59,7 +59,7 @@ from ._verdict import (
     WeightedRating,
     asked_logprobs,
     field_ratings,
-    field_yes_shares,
+    reply_yes_shares,
     scoring_of,
 )
 from .passage_recall_math import passage_recall_score
@@ -218,9 +218,7 @@ class PassageRecall(JudgedEvaluator):
                                    template_version=t.cache_version, top_logprobs=asked_logprobs(scoring))
         items = r.value.sections
         order = self._order(items, labels, r.raw)
-        shares = field_yes_shares(r.logprobs, r.raw, "contains") if scoring == "auto" else None
-        if shares is None or len(shares) != len(items):
-            shares = [None] * len(items)
+        shares = reply_yes_shares(r, "contains", len(items), scoring)
         hard = [items[i].contains for i in order]
         p = [shares[i] for i in order]
         used = [q if q is not None else float(h) for h, q in zip(hard, p, strict=True)]
@@ -228,9 +226,9 @@ class PassageRecall(JudgedEvaluator):
         def on_scale(values: list[float]) -> tuple[list[float], list[float]]:
             return [1 + 4 * v for v in values[:n_ess]], [5 * v for v in values[n_ess:]]
 
-        hard_final = passage_recall_score(*on_scale([float(h) for h in hard]))
+        e_scores, b_scores = on_scale([float(h) for h in hard])
+        hard_final = passage_recall_score(e_scores, b_scores)
         final = passage_recall_score(*on_scale(used))
-        e_scores, b_scores = (list(x) for x in on_scale([float(h) for h in hard]))
         sections = [{"section": lab, "contains": h, "p_yes": q, "reasoning": items[i].reasoning}
                     for lab, h, q, i in zip(labels, hard, p, order, strict=True)]
         missing = [lab for lab, h in zip(labels[:n_ess], hard[:n_ess], strict=True) if not h]
