@@ -103,8 +103,11 @@ class ChatCall:
 
     @property
     def is_repair(self) -> bool:
-        """True when the request carries an assistant turn (a repair follow-up)."""
-        return any(m.get("role") == "assistant" for m in self.messages)
+        """True for a repair follow-up: the request carries an assistant turn (the unreadable reply
+        shown back), or its last message carries the note of a repair after a reply cut at the
+        token limit (asked again without the cut reply)."""
+        return (any(m.get("role") == "assistant" for m in self.messages)
+                or "Your previous reply was cut at" in str(self.messages[-1].get("content", "")))
 
     @property
     def all_text(self) -> str:

@@ -185,6 +185,49 @@ def test_truncated_reply_is_repaired(fake_llm, make_judge):
     assert run(ask(make_judge())).value.score == 2
 
 
+def test_a_reply_cut_at_the_token_limit_is_asked_again_without_the_cut_text(fake_llm, make_judge):
+    # a small judge that looped on one sentence to the limit loops again when shown that loop: the
+    # repair is the original request, the length note on its last user message, no assistant turn
+    loop = "The passage does not mention it. " * 40
+    bodies: list[list[dict]] = []
+
+    def rule(call: ChatCall) -> Reply:
+        bodies.append(call.messages)
+        if call.is_repair:
+            return Reply.json({"score": 1, "reason": "not mentioned"})
+        return Reply(content='{"reason": "' + loop, finish_reason="length", kind="truncated")
+
+    fake_llm.rule = rule
+    judge = make_judge(cache=True)
+    r = run(ask(judge, [{"role": "system", "content": "You grade."}, {"role": "user", "content": "Is it good?"}]))
+    assert r.value.score == 1 and r.repaired
+    first, fix = bodies
+    assert [m["role"] for m in fix] == ["system", "user"]  # roles still alternate
+    assert fix[0] == first[0]
+    assert fix[1]["content"].startswith("Is it good?\n\nYour previous reply was cut at the ")
+    assert "-token limit" in fix[1]["content"]
+    assert "does not mention" not in json.dumps(fix)
+    assert judge.stats()["repairs"] == 1
+    # the repaired reply is stored under the original request's key: asking again sends nothing
+    assert run(ask(judge, [{"role": "system", "content": "You grade."},
+                           {"role": "user", "content": "Is it good?"}])).value.score == 1
+    assert len(fake_llm.log) == 2
+
+
+def test_an_unreadable_reply_that_was_not_cut_is_still_shown_back(fake_llm, make_judge):
+    bodies: list[list[dict]] = []
+
+    def rule(call: ChatCall) -> Reply:
+        bodies.append(call.messages)
+        return Reply.json({"score": 4, "reason": "ok"}) if call.is_repair else Reply.malformed("four")
+
+    fake_llm.rule = rule
+    assert run(ask(make_judge())).value.score == 4
+    assert [m["role"] for m in bodies[1]][-2:] == ["assistant", "user"]
+    assert bodies[1][-2]["content"] == "four"
+    assert "could not be read" in bodies[1][-1]["content"]
+
+
 def test_parse_error_after_repair_carries_the_raw_reply(fake_llm, make_judge):
     fake_llm.rule = lambda call: Reply(content='{"score": "high", "reason": "x"}')
     judge = make_judge(cache=True)

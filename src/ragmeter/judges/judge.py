@@ -43,7 +43,7 @@ from .base import ChatRequest, Completion, JudgeBackend, Message, TokenLogprob, 
 from .cache import CacheEntry, ResponseCache, canonical_json
 from .concurrency import AdaptiveLimit, probe_endpoint, start_for
 from .masking import mask_secrets, mask_url
-from .parsing import parse_reply, repair_message
+from .parsing import length_repair_note, parse_reply, repair_message
 from .pricing import Price, check_prices, cost_of, lookup_price
 
 T = TypeVar("T")
@@ -131,6 +131,15 @@ def _messages(messages: MessagesLike) -> tuple[Message, ...]:
     if not out:
         raise InvalidParameterError("expected at least one message, got none")
     return tuple(out)
+
+
+def _with_note(messages: tuple[Message, ...], note: str) -> tuple[Message, ...]:
+    """``messages`` with ``note`` appended to the last user message (after a blank line), or added
+    as a user message when the conversation does not end with one."""
+    last = messages[-1]
+    if last.role == "user":
+        return (*messages[:-1], Message("user", f"{last.content}\n\n{note}"))
+    return (*messages, Message("user", note))
 
 
 @functools.lru_cache(maxsize=256)
@@ -511,9 +520,14 @@ class Judge:
             if not hit:
                 await self._store([(key, first)], tag)
             return JudgeResult(value, first.text, first.usage, hit, key=key, sample=sample, logprobs=first.logprobs)
-        # one repair: show the judge its reply and what was wrong with it
-        fix = replace(request, messages=(*request.messages, Message("assistant", first.text),
-                                         Message("user", repair_message(error, schema))))
+        # one repair: show the judge its reply and what was wrong with it; a reply cut at the token
+        # limit is asked again without it (the note on the last user message, so templates that
+        # insist on alternating roles still render), as a looping reply shown back loops again
+        if first.finish_reason == "length":
+            fix = replace(request, messages=_with_note(request.messages, length_repair_note(request.max_tokens)))
+        else:
+            fix = replace(request, messages=(*request.messages, Message("assistant", first.text),
+                                             Message("user", repair_message(error, schema))))
         fix_key = self._key(fix, template_version, sample)
         self._stats.bump(tag, "repairs")
         second, hit2 = await self._fetch(fix, fix_key, tag, repair=True)

@@ -141,6 +141,22 @@ def _excerpt(text: str, limit: int = 200) -> str:
     return repr(flat if len(flat) <= limit else flat[: limit - 3] + "...")
 
 
+def length_repair_note(max_tokens: int | None) -> str:
+    """The note a repair adds to the request's last user message when the reply hit the token limit.
+
+    A reply cut at the limit (``finish_reason == "length"``) is asked again from the start rather
+    than shown back to the judge: a small judge cuts there mostly because it looped on one
+    sentence, and shown that loop it writes it again (measured: 4 of 24 passage_recall replies of
+    the 1.5B judge under greedy decoding, each repair looping to the limit too).
+    """
+    limit = f"the {max_tokens}-token limit" if max_tokens else "the length limit"
+    return (
+        f"Your previous reply was cut at {limit} before its JSON object was complete. "
+        "Reply again with only the JSON object: keep every text field to one or two short "
+        "sentences and never repeat a sentence."
+    )
+
+
 def repair_message(error: JudgeParseError, schema: type[BaseModel]) -> str:
     """The follow-up user message asking the judge to fix an unparseable reply."""
     return (
