@@ -105,6 +105,38 @@ def test_litellm_backend_with_a_stub_module(monkeypatch):
     assert judge.stats()["cost"] == pytest.approx((10 * 0.80 + 3 * 4.00) / 1e6)
 
 
+def test_litellm_extra_body_is_sent_and_keyed_only_when_given(monkeypatch, tmp_path):
+    class Verdict(BaseModel):
+        score: int
+
+    calls: list[dict] = []
+
+    async def acompletion(**kw):
+        calls.append(kw)
+        msg = types.SimpleNamespace(content='{"score": 3}')
+        return types.SimpleNamespace(choices=[types.SimpleNamespace(message=msg, finish_reason="stop")],
+                                     usage=types.SimpleNamespace(prompt_tokens=4, completion_tokens=2))
+
+    fake = types.ModuleType("litellm")
+    fake.validate_environment = lambda model: {"keys_in_environment": True, "missing_keys": []}
+    fake.supports_response_schema = lambda model: True
+    fake.acompletion = acompletion
+    monkeypatch.setitem(sys.modules, "litellm", fake)
+    cache = tmp_path / "cache.sqlite3"
+    spec = "litellm:openai/qwen@http://127.0.0.1:9/v1"
+    plain = from_spec(spec, cache=cache)
+    asyncio.run(plain.judge("q", Verdict))
+    assert "extra_body" not in calls[-1]  # no empty extra_body: some servers reject the field
+    assert plain.stats()["extra_body"] == {}
+    greedy = from_spec(spec, cache=cache, extra_body={"repeat_penalty": 1.0})
+    r = asyncio.run(greedy.judge("q", Verdict))
+    # a different request: not served from the plain judge's cache entry
+    assert not r.cached and len(calls) == 2
+    assert calls[-1]["extra_body"] == {"repeat_penalty": 1.0}
+    assert greedy.stats()["extra_body"] == {"repeat_penalty": 1.0}
+    assert asyncio.run(from_spec(spec, cache=cache, extra_body={"repeat_penalty": 1.0}).judge("q", Verdict)).cached
+
+
 def test_llamacpp_missing_file_and_library(tmp_path, monkeypatch):
     with pytest.raises(InvalidParameterError, match="not found"):
         from_spec("llamacpp:/no/such/model.gguf", cache=False)

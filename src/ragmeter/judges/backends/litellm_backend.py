@@ -43,12 +43,21 @@ class LiteLLMBackend:
         Passed as ``api_key``; default: LiteLLM reads the provider's environment variable.
     check_key:
         Check at construction that the provider's key is set (default True).
+    extra_body:
+        Fields LiteLLM adds to every request body of an OpenAI-compatible provider (passed as its
+        ``extra_body``; none by default, and no empty one is sent), e.g. ``{"repeat_penalty": 1.0}``
+        for a llama.cpp server behind LiteLLM. Part of the cache key, of ``judge.stats()`` and of the
+        judge-check record's judge id, as for the ``openai`` backend.
+    **extra:
+        Any other ``litellm.acompletion`` keyword (``top_p``, provider settings...), sent as given.
+        These are **not** in the cache key (they may hold credentials): a cached reply made under
+        other values is served; use another cache path, or ``extra_body``, to keep them apart.
     """
 
     name = "litellm"
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
-                 check_key: bool = True, **extra: Any) -> None:
+                 check_key: bool = True, extra_body: dict[str, Any] | None = None, **extra: Any) -> None:
         self._litellm = _import_litellm()
         self.model = model
         self._url = base_url  # the real URL, for litellm only; shown and stored masked
@@ -57,6 +66,7 @@ class LiteLLMBackend:
         self.free = False
         self._api_key = api_key
         self._extra = extra
+        self.extra_body: dict[str, Any] = dict(extra_body or {})
         if check_key and api_key is None and not is_local_url(base_url):
             try:
                 env = self._litellm.validate_environment(model=model)
@@ -87,6 +97,8 @@ class LiteLLMBackend:
                 messages = [Message("system", schema_instruction(request.json_schema)).to_dict(), *messages]
         if request.seed is not None:
             kwargs["seed"] = request.seed
+        if self.extra_body:
+            kwargs["extra_body"] = dict(self.extra_body)
         if self._url:
             kwargs["api_base"] = self._url
         if self._api_key:
