@@ -131,6 +131,60 @@ def test_direct_mode_unreadable_one_word_reply_is_an_error_not_a_score():
     assert r["score"] is None and r["error"] is not None and "JudgeParseError" in json.dumps(r["error"])
 
 
+# ---- answer_relevancy(decision=direct) -------------------------------------------------------------
+
+def test_answer_relevancy_direct_decision_is_one_word_scored_by_p_yes():
+    async def h(request):
+        assert request.max_tokens == 1 and request.top_logprobs == 10 and request.json_schema is None
+        text = request.messages[-1].content
+        assert "When was the Eiffel Tower completed?" in text and "Reply with one word: yes or no." in text
+        return recorded("yesno_top_logprobs.json")
+
+    judge, seen = judge_of(h)
+    r = evaluate([sample()], ["answer_relevancy(decision=direct)"], judge=judge).records[0]["metrics"][
+        "answer_relevancy(decision=direct)"]
+    p_yes = math.exp(-1.3246210813522339) + math.exp(-2.080106735229492) + math.exp(-7.089912414550781)
+    p_no = math.exp(-0.945876955986023) + math.exp(-1.530776858329773)
+    assert r["score"] == pytest.approx(p_yes / (p_yes + p_no))
+    assert r["details"]["responds"] is False and r["details"]["scoring"] == "probability"
+    assert r["details"]["p_yes"] == pytest.approx(p_yes / (p_yes + p_no)) and len(seen) == 1
+
+
+@pytest.mark.parametrize(("reply", "score"), [("Yes", 1.0), (" no.", 0.0)])
+def test_answer_relevancy_direct_decision_hard_without_logprobs(reply, score):
+    async def h(request):
+        return reply
+
+    judge, _ = judge_of(h)
+    r = evaluate([sample()], ["answer_relevancy(decision=direct)"], judge=judge).records[0]["metrics"][
+        "answer_relevancy(decision=direct)"]
+    assert r["score"] == score and r["details"]["scoring"] == "hard" and r["details"]["p_yes"] is None
+
+
+def test_answer_relevancy_direct_decision_unreadable_word_is_an_error():
+    async def h(request):
+        return "Partially"
+
+    judge, _ = judge_of(h)
+    r = evaluate([sample()], ["answer_relevancy(decision=direct)"], judge=judge).records[0]["metrics"][
+        "answer_relevancy(decision=direct)"]
+    assert r["score"] is None and "JudgeParseError" in json.dumps(r["error"])
+
+
+@pytest.mark.parametrize("name", ["answer_relevancy(decision=direct,scale=graded)",
+                                  "answer_relevancy(decision=direct,method=questions)"])
+def test_answer_relevancy_direct_decision_only_with_the_binary_judge_decision(name):
+    from ragmeter.errors import InvalidParameterError
+    from ragmeter.registry import get_evaluator
+
+    async def h(request):
+        return "yes"
+
+    judge, _ = judge_of(h)
+    with pytest.raises(InvalidParameterError, match="decision=direct"):
+        get_evaluator(name, judge=judge, embedder=object())
+
+
 def test_scoring_mode_is_in_the_cache_key_and_logprobs_come_back_from_the_cache(tmp_path):
     base = dict(backend="b", model="m", base_url=None, messages=[{"role": "user", "content": "x"}], temperature=0.0,
                 max_tokens=1, schema=None, seed=None, template_version="t@1")

@@ -279,30 +279,39 @@ def hard_yes_no(text: str) -> bool:
     raise JudgeParseError(f'expected the one-word verdict "yes" or "no", got {text!r}', raw=text)
 
 
-async def direct_verdict(judge: Any, sample: Sample, tag: str, scoring: str) -> dict[str, Any]:
-    """One judge call: "is every fact in the answer supported by the context?", ``max_tokens=1``.
+async def word_verdict(judge: Any, messages: Any, tag: str, template_version: str, scoring: str) -> dict[str, Any]:
+    """One judge call answered with one word, yes or no (``max_tokens=1``, free text).
 
     Returns ``{"verdict": "yes"|"no", "support": s, "p_yes": P or None, "scoring": "probability"|"hard"}``
-    where ``support`` is :func:`yes_share` of the verdict token when ``scoring="auto"`` and the
-    backend returned log-probabilities, else 1.0/0.0 from the hard verdict. Shared between
-    faithfulness and hallucination_rate (one call per sample and scoring mode).
+    where ``support`` is :func:`yes_share` of the reply's token when ``scoring="auto"`` and the
+    backend returned log-probabilities, else 1.0/0.0 from the hard word. A first token that is
+    neither word is read from the two words' probabilities when there are any, else it is a
+    :class:`~ragmeter.errors.JudgeParseError`.
+    """
+    top = TOP_LOGPROBS if scoring == "auto" else None
+    r = await judge.complete(messages, tag=tag, template_version=template_version, max_tokens=1, top_logprobs=top)
+    p = yes_share(r.logprobs[0]) if r.logprobs and scoring == "auto" else None
+    try:
+        hard = hard_yes_no(r.value)
+    except JudgeParseError:
+        if p is None:
+            raise
+        hard = p >= 0.5  # the argmax was another token; the verdict words' probabilities still decide
+    return {"verdict": "yes" if hard else "no", "p_yes": p,
+            "support": p if p is not None else float(hard),
+            "scoring": "probability" if p is not None else "hard"}
+
+
+async def direct_verdict(judge: Any, sample: Sample, tag: str, scoring: str) -> dict[str, Any]:
+    """One judge call: "is every fact in the answer supported by the context?", :func:`word_verdict`.
+
+    Shared between faithfulness and hallucination_rate (one call per sample and scoring mode).
     """
     t = template("direct_faithfulness")
     context = joined_context(sample)
-    top = TOP_LOGPROBS if scoring == "auto" else None
 
     async def run() -> dict[str, Any]:
-        r = await judge.complete(t.messages(context=context, question=sample.query, answer=sample.answer or ""),
-                                 tag=tag, template_version=t.cache_version, max_tokens=1, top_logprobs=top)
-        p = yes_share(r.logprobs[0]) if r.logprobs and scoring == "auto" else None
-        try:
-            hard = hard_yes_no(r.value)
-        except JudgeParseError:
-            if p is None:
-                raise
-            hard = p >= 0.5  # the argmax was another token; the verdict words' probabilities still decide
-        return {"verdict": "yes" if hard else "no", "p_yes": p,
-                "support": p if p is not None else float(hard),
-                "scoring": "probability" if p is not None else "hard"}
+        return await word_verdict(judge, t.messages(context=context, question=sample.query, answer=sample.answer or ""),
+                                  tag, t.cache_version, scoring)
 
     return await shared(judge, f"{t.cache_version}/{scoring}", (context, sample.query, sample.answer), run)

@@ -10,6 +10,12 @@ G-Eval's :math:`r = \\sum_{k=0}^{10} k\\,P(k) / \\sum_{k=0}^{10} P(k)` over the 
 alternatives (the hard ``rating``, ``weighted_rating``, ``distribution`` and ``scoring`` in the
 details), else the hard rating.
 
+``decision=direct`` asks the same decision for a one-word reply (prompt
+``answer_addresses_direct``, ``max_tokens`` 1, no reason), scored the same way from that token's
+alternatives; a first token other than yes/no is read from the two words' probabilities when the
+backend returns them, else it is a ``JudgeParseError``. It saves the reason's tokens (and their
+log-probabilities, which a llama.cpp server computes at several times the cost of the token).
+
 Chosen by measurement (docs/generation.md, "answer_relevancy: a judged decision by default"): with
 Qwen2.5-Coder-1.5B on the 72-row validation set, AUROC 0.931 for the decision against 0.666 for
 the 0-10 rating, and about 0.6 for RAGAS's method below (which cannot see an answer that stays on
@@ -62,7 +68,15 @@ from ._base import SCALE, STEPS, JudgedEvaluator, register_judged
 from ._memo import shared
 from ._prompting import template
 from ._schema import Graded, YesNo
-from ._verdict import HARD_FALLBACK, SCORING, asked_logprobs, field_verdict_share, rating_details, reply_rating
+from ._verdict import (
+    HARD_FALLBACK,
+    SCORING,
+    asked_logprobs,
+    field_verdict_share,
+    rating_details,
+    reply_rating,
+    word_verdict,
+)
 
 
 class Questions(BaseModel):
@@ -87,6 +101,9 @@ class AnswerRelevancy(JudgedEvaluator):
         if self.params["normalize"] == "baseline" and self.params["method"] != "questions":
             raise InvalidParameterError(f"metric {self.name!r}: normalize=baseline rescales the embedding cosine of "
                                         "method=questions; use answer_relevancy(method=questions,normalize=baseline)")
+        if self.params["decision"] == "direct" and (self.params["method"], self.params["scale"]) != ("judge", "binary"):
+            raise InvalidParameterError(f"metric {self.name!r}: decision=direct is the one-word form of the yes/no "
+                                        "decision (method=judge, scale=binary)")
         if self.params["method"] == "questions" and self.embedder is None:
             raise MissingBackendError(f"metric {self.name!r} compares embeddings: pass embedder=... in Python or "
                                       "--embedder SPEC on the command line (e.g. --embedder st:all-MiniLM-L6-v2)")
@@ -188,6 +205,14 @@ class AnswerRelevancy(JudgedEvaluator):
         return await shared(self.judge, t.cache_version, (sample.answer,), run)
 
     async def _graded(self, sample: Sample) -> MetricResult:
+        if self.params["scale"] == "binary" and self.params["decision"] == "direct":
+            t = template("answer_addresses_direct")
+            d = await word_verdict(self.judge, t.messages(question=sample.query, answer=sample.answer or ""),
+                                   "answer_relevancy", t.cache_version, self.params["scoring"])
+            ok = d["verdict"] == "yes"
+            how = f"P(yes) {d['p_yes']:.2f}" if d["p_yes"] is not None else "hard verdict"
+            return self.result(d["support"], f"the judge's one-word decision: {d['verdict']} ({how})",
+                               responds=ok, p_yes=d["p_yes"], scoring=d["scoring"], method="judge decision, direct")
         if self.params["scale"] == "binary":
             t = template("answer_addresses")
             v = await self.judge.judge(t.messages(question=sample.query, answer=sample.answer or ""), Responds,
@@ -219,6 +244,11 @@ AR_SCALE = replace(SCALE, default="binary", description="with method=judge: bina
                    "score P(yes); graded, a 0-10 rating, score rating / 10")
 
 
+DECISION = Param("decision", str, "reasoned", "with scale=binary: reasoned (default), a JSON reply with a short "
+                 "reason written before the yes/no; direct, a one-word yes/no reply (max_tokens 1), no reason",
+                 choices=("reasoned", "direct"))
+
+
 def _uses_embedder(params: dict[str, Any]) -> bool:
     """Whether answer_relevancy with these (non-default) parameters reads embeddings."""
     return params.get("method") == "questions"
@@ -235,13 +265,15 @@ register_judged(
             "sum_k k P(k) / sum_k P(k) over the rating token's alternatives; method=questions: "
             "mean_i cos(e(query), e(q_i)) over <= 3 generated questions",
     edge_cases=("empty answer -> 0 (no call)", HARD_FALLBACK,
+                "decision=direct: a first token other than yes/no -> the larger of P(yes), P(no) with "
+                "log-probabilities, else JudgeParseError",
                 "method=questions: noncommittal answer -> 0; no generated question (answer not called evasive) "
                 "-> undefined"),
     requires=("query", "answer"),
     calls="1 (method=questions: 1 shared with faithfulness's claim decomposition, plus 1 embedding batch)",
-    params=(METHOD, AR_SCALE, STEPS, Param("normalize", str, "none", "none: raw mean cosine; baseline: rescaled "
-                                           "against negative pairs of the batch (method=questions only)",
-                                           choices=("none", "baseline")),
+    params=(METHOD, AR_SCALE, DECISION, STEPS,
+            Param("normalize", str, "none", "none: raw mean cosine; baseline: rescaled against negative pairs of "
+                  "the batch (method=questions only)", choices=("none", "baseline")),
             SCORING),
     version="6",
     undefined="method=questions only: undefined (None) when the judge generates no question for an answer it did "
