@@ -129,6 +129,23 @@ def test_bad_columns_and_values():
     assert (err.value.line, err.value.field) == (2, "rel")
 
 
+@pytest.mark.parametrize(("make", "data", "fragment"), [
+    (Qrels.from_dict, {"q0": {"a": 1}, "q1": {"d0": 2, "d1": float("inf")}},
+     "query 'q1', docid 'd1': expected a finite"),
+    (Qrels.from_dict, {"q1": {"d1": float("nan")}}, "query 'q1', docid 'd1': expected a finite"),
+    (Run.from_dict, {"q1": {"d0": 0.3}, "q2": {"d1": 0.2, "d2": float("nan")}},
+     "query 'q2', docid 'd2': expected a number"),
+])
+def test_dicts_with_nan_or_infinite_grades_are_refused_naming_query_and_docid(make, data, fragment):
+    # as the file and frame readers do: an infinite grade made ndcg NaN (issue 11)
+    with pytest.raises(InputError, match=fragment):
+        make(data)
+
+
+def test_an_infinite_run_score_is_a_ranking_not_an_error():
+    assert Run.from_dict({"q": {"a": float("inf"), "b": 1.0}}).to_dict() == {"q": {"a": float("inf"), "b": 1.0}}
+
+
 def test_non_string_ids_are_converted():
     run = Run.from_dict({1: {2: 0.5}})
     assert run.qids.tolist() == ["1"] and run.docids.tolist() == ["2"]

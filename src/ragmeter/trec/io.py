@@ -196,6 +196,12 @@ class _Table:
                 f"query {bad[0]!r}, docid {bad[1]!r}: expected a number, got {bad[2]!r}",
                 field=cls._value_name,
             ) from None
+        bad_mask = np.isnan(values) | (np.isinf(values) if cls is Qrels else False)
+        if bad_mask.any():  # as _from_frame and the file readers: a NaN or infinite grade made ndcg NaN
+            i = int(np.flatnonzero(bad_mask)[0])
+            what = "a finite relevance grade" if cls is Qrels else "a number"
+            raise InputError(f"query {raw_qids[np.searchsorted(np.cumsum(lengths), i, side='right')]!r}, docid "
+                             f"{raw_docids[i]!r}: expected {what}, got {values[i]}", field=cls._value_name)
         codes = np.repeat(np.arange(len(qids), dtype=np.int64), lengths)
         table = cls(codes, qids, docids, values, **kw)
         table._plain = qids is raw_qids and docids is raw_docids
