@@ -105,3 +105,26 @@ def test_ray_engine_applies_the_same_rules(ray_cluster, tmp_path):
                                for r in rows))
     with pytest.raises(InputError, match="did you mean 'docs'"):
         ray_engine.evaluate_ray(renamed, ["mrr"], out_dir=tmp_path / "ray2", batch_size=2)
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_ray_engine_takes_max_text_chars(ray_cluster, tmp_path, suffix):
+    # the limit the CLI's --max-text-chars sets reaches the ray engine (it applied the default only),
+    # on its Sample path (JSONL) and its columnar path (Parquet, retrieval metrics)
+    from ragmeter.engines.local import evaluate_file
+
+    rows = [{"id": "long", "contexts": [{"id": "a", "text": "x" * 50}], "relevant": ["a"]},
+            {"id": "ok", "contexts": [{"id": "a", "text": "short"}], "relevant": ["a"]}]
+    data = tmp_path / f"d{suffix}"
+    if suffix == ".jsonl":
+        data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    else:
+        pq.write_table(pa.Table.from_pylist(rows), data)
+    bad: list[InputError] = []
+    run = evaluate_file(data, ["mrr"], engine="ray", out_dir=tmp_path / "limited", on_error="skip",
+                        on_bad_row=bad.append, max_text_chars=40)
+    assert [(e.field, e.line) for e in bad] == [("contexts[0].text", 1)]
+    assert "more than the limit of 40" in bad[0].message
+    assert run.status["mrr"].tolist() == [2, 0]  # the long row is an input error, the other scored
+    free = evaluate_file(data, ["mrr"], engine="ray", out_dir=tmp_path / "free", on_error="skip", max_text_chars=None)
+    assert free.status["mrr"].tolist() == [0, 0]

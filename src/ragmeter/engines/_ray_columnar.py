@@ -156,7 +156,7 @@ def evaluate_columnar(ray: Any, spath: str, metrics: list[str], opts: _Options) 
     order, through the one :class:`~ragmeter.results.RunWriter` (duplicate check by hashes, rows
     for the Sample path)."""
     from ..io import read_samples
-    from ..io._records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_field_map
+    from ..io._records import RowConverter, check_field_map
     from ._ids import HashedIds
     from .columnar import _open, retrieval_evaluators
 
@@ -165,10 +165,11 @@ def evaluate_columnar(ray: Any, spath: str, metrics: list[str], opts: _Options) 
         warm.remote(metrics, opts.metric_modules)
     revs = retrieval_evaluators(metrics)
     run = plan(metrics, evaluators=revs, run_info=opts.run_info)
-    read_samples(spath, on_error=opts.on_error, field_map=opts.field_map, format="parquet")  # type: ignore[arg-type]  # file-level checks
+    read_samples(spath, on_error=opts.on_error, field_map=opts.field_map, format="parquet",  # type: ignore[arg-type]
+                 max_text_chars=opts.max_text_chars)  # file-level checks
     fmap = check_field_map(opts.field_map)
-    pf, cols, map_cols = _open(spath, fmap, DEFAULT_MAX_TEXT_CHARS)  # the ray engine applies the default
-    conv = RowConverter(spath, fmap, unit="row", max_text_chars=DEFAULT_MAX_TEXT_CHARS,
+    pf, cols, map_cols = _open(spath, fmap, opts.max_text_chars)
+    conv = RowConverter(spath, fmap, unit="row", max_text_chars=opts.max_text_chars,
                         seen=HashedIds())  # type: ignore[arg-type]  # the dict's get / set, exact
     sink = _RaySink(run, RunWriter(run.names, out_dir=opts.out_dir, keep_records=opts.keep_records), conv,
                         cols, on_error=opts.on_error, on_bad_row=opts.on_bad_row, progress=opts.progress)

@@ -64,8 +64,8 @@ def evaluate_file(
     ``on_judge_stats`` receives the judge counters of the ray engine's workers as chunks finish (the
     local engine's judge object has them live). ``on_bad_row`` sees every bad row's
     :class:`~ragmeter.errors.InputError` (``on_error="skip"``).
-    ``max_text_chars`` bounds every text a row may hold (:func:`ragmeter.io.read_samples`; the ray
-    engine applies the default).
+    ``max_text_chars`` bounds every text a row may hold (:func:`ragmeter.io.read_samples`), on
+    every engine.
     """
     if engine not in ENGINES:
         raise InvalidParameterError(f"engine: expected one of {', '.join(ENGINES)}, got {engine!r}")
@@ -75,7 +75,7 @@ def evaluate_file(
         return evaluate_ray(path, metrics, judge_config=judge_config, embedder_config=embedder_config, out_dir=out_dir,
                             address=address, on_error=on_error, field_map=field_map, format=format,
                             keep_records=False, progress=progress, on_bad_row=on_bad_row,
-                            on_judge_stats=on_judge_stats, run_info=run_info)
+                            on_judge_stats=on_judge_stats, run_info=run_info, max_text_chars=max_text_chars)
     if uses_columnar(path, metrics, format):
         assert metrics is not None
         return evaluate_columnar(path, list(metrics), format=detect_format(path, format), out_dir=out_dir,

@@ -60,6 +60,7 @@ from ..backend_config import EmbedderConfig, JudgeConfig
 from ..errors import InputError, InvalidParameterError, MissingBackendError
 from ..evaluator import Plan, bad_row_id, chunks_of, finish_info, plan
 from ..io._fields import FieldPresence
+from ..io._records import DEFAULT_MAX_TEXT_CHARS
 from ..registry import get_evaluator
 from ..results import RunResult, RunWriter, _json_default
 from ..types import MetricResult, Sample
@@ -138,7 +139,7 @@ def _is_uri(path: str) -> bool:
 
 
 def _rows_from_ray_parquet(ray: Any, path: str, field_map: dict[str, str] | None,
-                           on_error: str) -> Iterator[Sample | InputError]:
+                           on_error: str, max_text_chars: int | None) -> Iterator[Sample | InputError]:
     """Rows of a Parquet file/dir/URI read with Ray Data in file order, converted as the local reader does."""
     from ..io._records import RowConverter, check_columns, check_field_map
     from ..io.readers import arrow_records
@@ -148,7 +149,7 @@ def _rows_from_ray_parquet(ray: Any, path: str, field_map: dict[str, str] | None
     ctx = ray.data.DataContext.get_current()
     ctx.execution_options.preserve_order = True
     ds = ray.data.read_parquet(path)
-    conv = RowConverter(path, fmap, unit="row")
+    conv = RowConverter(path, fmap, unit="row", max_text_chars=max_text_chars)
     pos = 0
     checked = False
     for batch in ds.iter_batches(batch_format="pyarrow", batch_size=4096):
@@ -168,13 +169,13 @@ def _rows_from_ray_parquet(ray: Any, path: str, field_map: dict[str, str] | None
 
 
 def _rows_from_ray_json(ray: Any, path: str, field_map: dict[str, str] | None,
-                        on_error: str) -> Iterator[Sample | InputError]:
+                        on_error: str, max_text_chars: int | None) -> Iterator[Sample | InputError]:
     from ..io._records import RowConverter, check_field_map
 
     importlib.import_module("ray.data")
     ctx = ray.data.DataContext.get_current()
     ctx.execution_options.preserve_order = True
-    conv = RowConverter(path, check_field_map(field_map), unit="line")
+    conv = RowConverter(path, check_field_map(field_map), unit="line", max_text_chars=max_text_chars)
     for pos, record in enumerate(ray.data.read_json(path, lines=True).iter_rows(), start=1):
         item = conv.convert(dict(record), pos)
         if isinstance(item, InputError) and on_error == "raise":
@@ -183,9 +184,10 @@ def _rows_from_ray_json(ray: Any, path: str, field_map: dict[str, str] | None,
 
 
 def read_items(ray: Any, data: str | os.PathLike[str] | Iterable[Any], *, on_error: str = "raise",
-               field_map: dict[str, str] | None = None,
-               format: str | None = None) -> Iterator[Sample | InputError]:
-    """The samples of ``data`` (a path, a URI, or samples / dicts), as the engine reads them."""
+               field_map: dict[str, str] | None = None, format: str | None = None,
+               max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS) -> Iterator[Sample | InputError]:
+    """The samples of ``data`` (a path, a URI, or samples / dicts), as the engine reads them
+    (``max_text_chars`` as :func:`ragmeter.io.read_samples`)."""
     if isinstance(data, str | os.PathLike):
         spath = os.fspath(data)
         lower = spath.lower()
@@ -196,12 +198,13 @@ def read_items(ray: Any, data: str | os.PathLike[str] | Iterable[Any], *, on_err
                 from ..io import read_samples
 
                 read_samples(spath, on_error=on_error, field_map=field_map, format="parquet")  # type: ignore[arg-type]  # file checks
-            return _rows_from_ray_parquet(ray, spath, field_map, on_error)
+            return _rows_from_ray_parquet(ray, spath, field_map, on_error, max_text_chars)
         if _is_uri(spath):
-            return _rows_from_ray_json(ray, spath, field_map, on_error)
+            return _rows_from_ray_json(ray, spath, field_map, on_error, max_text_chars)
         from ..io import read_samples
 
-        return read_samples(spath, on_error=on_error, field_map=field_map, format=format)  # type: ignore[arg-type]
+        return read_samples(spath, on_error=on_error, field_map=field_map, format=format,  # type: ignore[arg-type]
+                            max_text_chars=max_text_chars)
 
     def normalise() -> Iterator[Sample | InputError]:
         for i, s in enumerate(data):  # type: ignore[union-attr]
@@ -253,6 +256,7 @@ def evaluate_ray(
     on_bad_row: Callable[[InputError], None] | None = None,
     on_judge_stats: Callable[[dict[str, Any]], None] | None = None,
     run_info: dict[str, Any] | None = None,
+    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
 ) -> RunResult:
     """Evaluate ``data`` on a Ray cluster; the result and files equal :func:`ragmeter.evaluate`'s.
 
@@ -278,6 +282,8 @@ def evaluate_ray(
         Modules the workers import before building evaluators (where plugin metrics register).
     max_retries:
         Ray's retries of a task whose worker died.
+    max_text_chars:
+        The longest text a row may hold, as :func:`ragmeter.io.read_samples` (None: no limit).
     on_judge_stats:
         Called with the judge counters summed over the tasks done so far, after each chunk (what
         the CLI's progress line shows).
@@ -289,7 +295,8 @@ def evaluate_ray(
     """
     ray = require_ray()
     opts = _Options(out_dir, num_workers, batch_size, on_error, field_map, format, keep_records,
-                    list(metric_modules), max_retries, progress, on_bad_row, on_judge_stats, run_info)
+                    list(metric_modules), max_retries, progress, on_bad_row, on_judge_stats, run_info,
+                    max_text_chars)
     judge_config, embedder_config = _configs(judge_config, embedder_config, judge_spec, judge_options,
                                              embedder_spec, embedder_options)
     for module in metric_modules:
@@ -334,6 +341,7 @@ class _Options:
     on_bad_row: Callable[[InputError], None] | None
     on_judge_stats: Callable[[dict[str, Any]], None] | None
     run_info: dict[str, Any] | None
+    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS
 
     def __post_init__(self) -> None:
         if self.on_error not in ("raise", "skip"):
@@ -358,7 +366,8 @@ def _evaluate_samples(ray: Any, data: Any, metrics: Sequence[str] | None, opts: 
     driver_judge = replace(judge_config, cache=False).build() if judge_config is not None else None
     driver_embedder = embedder_config.build() if embedder_config is not None else None
     try:
-        items = read_items(ray, data, on_error=opts.on_error, field_map=opts.field_map, format=opts.format)
+        items = read_items(ray, data, on_error=opts.on_error, field_map=opts.field_map, format=opts.format,
+                           max_text_chars=opts.max_text_chars)
         head: list[Sample | InputError] = []
         if metrics is None:
             head = list(itertools.islice(items, opts.batch_size))
