@@ -206,3 +206,26 @@ def test_dimensions_option_is_sent_and_keyed(server):
     emb.embed(["x"])
     assert server.requests[-1]["dimensions"] == 8
     assert "dimensions=8" in emb.model_id
+
+
+def test_credentials_in_the_url_are_never_shown_stored_or_quoted(server, tmp_path):
+    # the client still uses the real URL; model_id (results' details, cache key), base_url and
+    # error messages carry it masked (they showed user:password before)
+    from ragmeter import Sample, evaluate
+
+    secret = "s3cretPassw0rd"
+    url = f"http://embeduser:{secret}@127.0.0.1:{server.port}/v1"
+    emb = OpenAIEmbedder(f"fake-embed@{url}", cache=tmp_path / "vec.sqlite3")
+    assert np.allclose(emb.embed(["alpha"]), expected(["alpha"]), atol=1e-6)  # reached the server
+    assert secret not in emb.model_id and secret not in emb.base_url and secret not in repr(emb)
+    assert emb.base_url == f"http://***@127.0.0.1:{server.port}/v1"
+    run = evaluate([Sample(id="1", query="q", answer="alpha", reference="alpha")], ["semantic_similarity"],
+                   embedder=emb)
+    assert run.records[0]["metrics"]["semantic_similarity"]["score"] == pytest.approx(1.0)
+    assert secret not in repr(run.records) and secret not in repr(run.run)
+    assert secret.encode() not in (tmp_path / "vec.sqlite3").read_bytes()
+    failing = OpenAIEmbedder(f"m@http://embeduser:{secret}@127.0.0.1:{server.port}/fail/v1", max_retries=0,
+                             cache=False)
+    with pytest.raises(EmbedderError, match="HTTP 500") as info:
+        failing.embed(["x"])
+    assert secret not in str(info.value) and "***@127.0.0.1" in str(info.value)

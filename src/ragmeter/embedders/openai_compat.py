@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import weakref
+from collections.abc import Sequence
 from typing import Any
 
 from .._plugins import is_local_url
@@ -28,9 +29,16 @@ KEY_ENV = "OPENAI_API_KEY"
 BASE_URL_ENV = "OPENAI_BASE_URL"
 
 
-def map_openai_error(exc: Exception, base_url: str, model: str) -> EmbedderError:
-    """Translate an :mod:`openai` SDK exception into an :class:`EmbedderError` that says what to do."""
+def map_openai_error(exc: Exception, base_url: str, model: str, secrets: Sequence[str | None] = ()) -> EmbedderError:
+    """Translate an :mod:`openai` SDK exception into an :class:`EmbedderError` that says what to do.
+
+    ``base_url`` is shown as given (pass it masked); every URL in the message is masked and each of
+    ``secrets`` (the key, the URL's credentials) replaced by ``***``, as the judges' errors are.
+    """
     import openai
+
+    from ..judges.backends._errors import redact
+    from ..judges.masking import mask_secrets
 
     where = f"embedding model {model!r} at {base_url}"
     if isinstance(exc, openai.AuthenticationError):
@@ -47,7 +55,7 @@ def map_openai_error(exc: Exception, base_url: str, model: str) -> EmbedderError
         msg = f"{where}: could not connect ({exc}): is the server running?"
     else:
         msg = f"{where}: {type(exc).__name__}: {exc}"
-    return EmbedderError(msg)
+    return EmbedderError(redact(mask_secrets(msg) or msg, secrets))
 
 
 class OpenAIEmbedder(Embedder):
@@ -76,10 +84,14 @@ class OpenAIEmbedder(Embedder):
                  batch_size: int | None = None, cache: CacheOption = True) -> None:
         name, _, spec_url = (model or "").partition("@")
         self.model = name or DEFAULT_MODEL
-        self.base_url = (spec_url or base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
+        from ..judges.masking import mask_url, url_secrets  # here: the judges package is not imported for nothing
+
+        url = (spec_url or base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
+        self._url = url  # the real URL, for the client only; shown, keyed and stored masked
+        self.base_url = mask_url(url) or url
         key = api_key or os.environ.get(KEY_ENV)
         if not key:
-            if not is_local_url(self.base_url):
+            if not is_local_url(url):
                 raise MissingBackendError(
                     f"the openai embedder for {self.base_url} needs an API key: set the {KEY_ENV} "
                     f"environment variable (export {KEY_ENV}=sk-...), or point it at a local server "
@@ -87,6 +99,7 @@ class OpenAIEmbedder(Embedder):
                 )
             key = "not-needed"
         self._api_key = key
+        self._secrets = [key, *url_secrets(url)]
         self.dimensions = dimensions
         self.timeout = timeout
         self.max_retries = max_retries
@@ -102,7 +115,7 @@ class OpenAIEmbedder(Embedder):
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
-            client = openai.AsyncOpenAI(api_key=self._api_key, base_url=self.base_url,
+            client = openai.AsyncOpenAI(api_key=self._api_key, base_url=self._url,
                                         timeout=self.timeout, max_retries=self.max_retries)
             self._clients[loop] = client
         return client
@@ -123,7 +136,7 @@ class OpenAIEmbedder(Embedder):
                 model=self.model, input=texts, encoding_format="float", **extra
             )
         except openai.OpenAIError as exc:
-            raise map_openai_error(exc, self.base_url, self.model) from exc
+            raise map_openai_error(exc, self.base_url, self.model, self._secrets) from exc
         data = sorted(resp.data, key=lambda d: d.index)
         if len(data) != len(texts):
             raise EmbedderError(
