@@ -163,6 +163,41 @@ def test_cli_engine_ray_writes_what_the_local_engine_writes(ray_cluster, tmp_pat
     assert json.loads((tmp_path / "r" / "summary.json").read_text())["run"]["engine"]["name"] == "ray"
 
 
+def test_cli_engine_ray_stops_on_an_unreachable_judge_keeping_the_rows_done(ray_cluster, tmp_path):
+    # before: each chunk's judge on the workers found the server down anew and the driver went on
+    # through every chunk; now the first chunk whose judge declared itself unreachable stops the
+    # run (exit 3, one line with the masked URL), its rows written, the rest cancelled
+    import socket
+
+    from click.testing import CliRunner
+
+    from ragmeter.cli import main
+
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    rows = [{"id": f"r{i}", "query": f"q{i}?", "answer": f"Answer {i}.",
+             "contexts": [{"id": "d1", "text": f"Answer {i}."}], "relevant": ["d1"]} for i in range(2600)]
+    data = _write_jsonl(tmp_path / "d.jsonl", rows)
+    out = tmp_path / "o"
+    res = CliRunner().invoke(main, ["eval", str(data), "-m", "faithfulness", "-m", "mrr", "--judge",
+                                    f"openai:m@http://admin:hunter22@127.0.0.1:{port}/v1", "-o", str(out),
+                                    "--no-report", "--engine", "ray", "-q"], catch_exceptions=False)
+    assert res.exit_code == 3, res.output
+    assert "hunter22" not in res.output
+    [line] = [ln for ln in res.output.splitlines() if "unreachable" in ln]
+    assert f"http://***@127.0.0.1:{port}/v1" in line
+    done = _lines(out)
+    assert 512 <= len(done) < 2600  # stopped early (chunks of 512 rows); what was written stays
+    assert [r["id"] for r in done] == [f"r{i}" for i in range(len(done))]
+    assert all(r["metrics"]["mrr"]["score"] == 1.0 for r in done)
+    assert all(r["metrics"]["faithfulness"]["error"]["type"] in ("JudgeConnectionError", "JudgeUnreachable")
+               for r in done)
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["run"]["aborted"]["type"] == "JudgeUnreachable"
+    assert summary["run"]["engine"]["name"] == "ray"
+
+
 def test_cli_engine_ray_without_ray_is_a_usage_error(monkeypatch, tmp_path):
     from click.testing import CliRunner
 

@@ -57,7 +57,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..backend_config import EmbedderConfig, JudgeConfig
-from ..errors import InputError, InvalidParameterError, MissingBackendError
+from ..errors import InputError, InvalidParameterError, JudgeUnreachable, MissingBackendError, error_info
 from ..evaluator import Plan, bad_row_id, chunks_of, finish_info, plan
 from ..io._fields import FieldPresence
 from ..io._records import DEFAULT_MAX_TEXT_CHARS
@@ -97,10 +97,12 @@ def score_chunk_on_worker(
     judge_config: JudgeConfig | None,
     embedder_config: EmbedderConfig | None,
     metric_modules: Sequence[str],
-) -> tuple[list[dict[str, dict[str, Any]]], dict[str, Any] | None]:
+) -> tuple[list[dict[str, dict[str, Any]]], dict[str, Any] | None, str | None]:
     """Score ``samples`` on ``metrics`` in this process (what each Ray task runs).
 
-    Returns one ``{metric: results.jsonl record}`` per sample, in order, and the judge's stats.
+    Returns one ``{metric: results.jsonl record}`` per sample, in order, the judge's stats, and the
+    judge's :class:`~ragmeter.errors.JudgeUnreachable` message when it declared itself unreachable
+    (the driver then stops the run, as the local engine does), else None.
     """
     from ..evaluator import score_chunk
     from ..judges._stats import stats_delta
@@ -128,7 +130,8 @@ def score_chunk_on_worker(
             judge.close()
     names = [ev.name for ev in evaluators]
     records = [{m: scored[m][i].to_record() for m in names} for i in range(len(samples))]
-    return records, stats
+    unreachable = getattr(judge, "unreachable", None)
+    return records, stats, None if unreachable is None else str(unreachable)
 
 
 # ---- driver side --------------------------------------------------------------------------------
@@ -379,13 +382,22 @@ def _evaluate_samples(ray: Any, data: Any, metrics: Sequence[str] | None, opts: 
     driver = _Driver(ray, run, RunWriter(run.names, out_dir=opts.out_dir, keep_records=opts.keep_records),
                      opts.progress, opts.on_bad_row, opts.on_judge_stats)
     t0 = time.perf_counter()
-    for chunk in chunks_of(itertools.chain(head, items), opts.batch_size):
-        good = [s for s in chunk if isinstance(s, Sample)]
-        driver.submit(chunk, remote.remote(good, run.names, judge_config, embedder_config,
-                                           opts.metric_modules) if good else None, workers * 2)
-    while driver.pending:
-        driver.drain_one()
     run.info["engine"] = {"name": "ray", "workers": workers, "batch_size": opts.batch_size}
+    try:
+        for chunk in chunks_of(itertools.chain(head, items), opts.batch_size):
+            good = [s for s in chunk if isinstance(s, Sample)]
+            driver.submit(chunk, remote.remote(good, run.names, judge_config, embedder_config,
+                                               opts.metric_modules) if good else None, workers * 2)
+        while driver.pending:
+            driver.drain_one()
+    except BaseException as exc:
+        # as the local engine: the rows written so far stay, summary.json says why the run stopped
+        driver.cancel_pending()
+        run.info["aborted"] = error_info(exc)
+        finish_info(run.info, t0=t0, input_errors=driver.bad_rows, presence=driver.presence,
+                    judge_stats=driver.judge_stats)
+        driver.writer.finish(run.info)
+        raise
     finish_info(run.info, t0=t0, input_errors=driver.bad_rows, presence=driver.presence,
                 judge_stats=driver.judge_stats)
     result = driver.writer.finish(run.info)
@@ -427,10 +439,20 @@ class _Driver:
         while len(self.pending) > queued:
             self.drain_one()
 
+    def cancel_pending(self) -> None:
+        """Cancel the chunks still queued or running (a stopped run), without waiting for them."""
+        while self.pending:
+            _, ref = self.pending.popleft()
+            if ref is not None:
+                with contextlib.suppress(Exception):
+                    self.ray.cancel(ref, force=True)
+
     def drain_one(self) -> None:
-        """Wait for the oldest chunk and write its rows."""
+        """Wait for the oldest chunk and write its rows; raise the judge's
+        :class:`~ragmeter.errors.JudgeUnreachable` after writing a chunk whose judge declared itself
+        unreachable (no later chunk can be judged)."""
         chunk, ref = self.pending.popleft()
-        records, stats = self.ray.get(ref) if ref is not None else ([], None)
+        records, stats, unreachable = self.ray.get(ref) if ref is not None else ([], None, None)
         self.judge_stats = _merge_stats(self.judge_stats, stats)
         names, versions = self.run.names, self.run.versions
         gi = 0
@@ -451,3 +473,5 @@ class _Driver:
             self.progress(len(chunk))
         if self.on_judge_stats is not None and self.judge_stats is not None:
             self.on_judge_stats(self.judge_stats)
+        if unreachable is not None:
+            raise JudgeUnreachable(unreachable)
