@@ -198,6 +198,18 @@ def test_cli_engine_ray_stops_on_an_unreachable_judge_keeping_the_rows_done(ray_
     assert summary["run"]["engine"]["name"] == "ray"
 
 
+def test_a_bad_row_with_on_error_raise_keeps_the_chunks_sent_before_it(ray_cluster, tmp_path):
+    from ragmeter.errors import InputError
+
+    rows = [{"id": f"r{i}", "contexts": [{"id": "d1"}], "relevant": ["d1"]} for i in range(30)]
+    data = _write_jsonl(tmp_path / "d.jsonl", rows, {20: "{bad json"})  # line 21, in the 5th chunk of 5
+    with pytest.raises(InputError, match=r"d\.jsonl:21: malformed JSON"):
+        ray_engine.evaluate_ray(data, ["mrr"], out_dir=tmp_path / "o", batch_size=5)
+    assert [r["id"] for r in _lines(tmp_path / "o")] == [f"r{i}" for i in range(20)]
+    aborted = json.loads((tmp_path / "o" / "summary.json").read_text())["run"]["aborted"]
+    assert (aborted["type"], aborted["line"]) == ("InputError", 21)
+
+
 def test_cli_engine_ray_without_ray_is_a_usage_error(monkeypatch, tmp_path):
     from click.testing import CliRunner
 

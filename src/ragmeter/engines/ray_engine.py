@@ -391,7 +391,13 @@ def _evaluate_samples(ray: Any, data: Any, metrics: Sequence[str] | None, opts: 
         while driver.pending:
             driver.drain_one()
     except BaseException as exc:
-        # as the local engine: the rows written so far stay, summary.json says why the run stopped
+        # as the local engine: the rows written so far stay, summary.json says why the run stopped.
+        # Chunks already sent are valid work (a bad row is found while the next chunk is read):
+        # written first, unless the judge is unreachable (they cannot be judged) or on Ctrl-C
+        if not isinstance(exc, JudgeUnreachable | KeyboardInterrupt):
+            with contextlib.suppress(Exception):
+                while driver.pending:
+                    driver.drain_one()
         driver.cancel_pending()
         run.info["aborted"] = error_info(exc)
         finish_info(run.info, t0=t0, input_errors=driver.bad_rows, presence=driver.presence,
