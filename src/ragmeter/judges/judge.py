@@ -18,7 +18,7 @@ import logging
 import math
 import random
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
@@ -414,15 +414,19 @@ class Judge:
     async def complete(self, messages: MessagesLike, *, tag: str = "", template_version: str = "",
                        temperature: float | None = None, max_tokens: int | None = None,
                        seed: int | None = None, sample: int = 0,
-                       top_logprobs: int | None = None) -> JudgeResult[str]:
+                       top_logprobs: int | None = None,
+                       accept: Callable[[str, Sequence[TokenLogprob] | None], bool] | None = None,
+                       ) -> JudgeResult[str]:
         """Free-text reply (no schema, no parsing), with the same cache, retries and accounting;
-        ``top_logprobs=n`` asks for token log-probabilities (:attr:`JudgeResult.logprobs`)."""
+        ``top_logprobs=n`` asks for token log-probabilities (:attr:`JudgeResult.logprobs`).
+        ``accept(text, logprobs)``, when given, decides whether a fresh reply is stored in the cache
+        (a reply the caller cannot read is returned but never stored, as for :meth:`judge`)."""
         request = self._request(messages, None, temperature, max_tokens, seed, top_logprobs)
         key = self._key(request, template_version, sample)
         self._stats.bump(tag, "calls")
         try:
             completion, hit = await self._fetch(request, key, tag)
-            if not hit:
+            if not hit and (accept is None or accept(completion.text, completion.logprobs)):
                 await self._store([(key, completion)], tag)
             return JudgeResult(completion.text, completion.text, completion.usage, hit, key=key, sample=sample,
                                logprobs=completion.logprobs)

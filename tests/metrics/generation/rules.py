@@ -31,6 +31,9 @@ Deterministic rules (so tests can compute expected scores by hand):
 - RubricSteps (rubric_steps): two fixed steps, "Read the data." and "Check the criteria.".
 - RubricRating (rubric): rating given by "[rating N]" anywhere in the user message, else 0.
 - RubricVerdict (rubric, yes/no): "yes" when the user message contains "[yes]", else "no".
+- No schema (a one-word yes/no request, ``max_tokens`` 1): with a ``<context>`` block
+  (faithfulness(mode=direct)) "yes" when every sentence of the answer occurs in the context; without
+  one (answer_relevancy's default decision) "yes" when the answer's "[rating N]" has N >= 5.
 """
 
 from __future__ import annotations
@@ -157,8 +160,18 @@ REPLIES: dict[str, Callable[[str], dict[str, Any]]] = {
 }
 
 
+def _one_word(u: str) -> str:
+    ctx = block(u, "context").lower()
+    answer = block(u, "answer")
+    if ctx:
+        return "yes" if all(s.lower() in ctx for s in _sentences(answer)) else "no"
+    return "yes" if (number(answer, "rating") or 0) >= 5 else "no"
+
+
 def judge_rule(call: ChatCall) -> Reply | dict:
     """The reply to ``call`` by the rules of the module docstring; an unknown schema gets prose."""
+    if not call.schema_name and call.body.get("max_tokens") == 1:
+        return Reply(content=_one_word(call.user_text))
     reply = REPLIES.get(schema_of(call))
     return reply(call.user_text) if reply is not None else Reply.malformed(f"unknown schema {call.schema_name!r}")
 

@@ -27,7 +27,8 @@ ROW = {"id": "a", "query": "What is the capital of France?",
        "contexts": CTX, "reference": "[ESSENTIAL PASSAGE] Paris is the capital of France. [BONUS PASSAGE] Rome."}
 NAMES = ["faithfulness", "hallucination_rate", "faithfulness(steps=separate)", "faithfulness(mode=inline)",
          "answer_relevancy(scale=graded)",
-         "answer_relevancy", "context_relevancy", "context_relevancy(scale=binary)", "context_precision_llm",
+         "answer_relevancy", "answer_relevancy(decision=reasoned)",
+         "context_relevancy", "context_relevancy(scale=binary)", "context_precision_llm",
          "correctness", "correctness(scale=binary)", "answer_grade", "passage_recall", "passage_recall(scale=binary)"]
 
 

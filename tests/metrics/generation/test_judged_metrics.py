@@ -109,10 +109,10 @@ def test_calls_per_sample_without_sharing_across_samples(judge, fake_llm):
                      "context_relevancy"], judge=judge, embedder=BagOfWordsEmbedder())
     assert len(fake_llm.log) == 4
     fake_llm.clear_log()
-    # the default answer_relevancy is its own yes/no call, embedder or not: 2 + 1 + 1
+    # the default answer_relevancy is its own one-word yes/no call, embedder or not: 2 + 1 + 1
     evaluate([smp], ["faithfulness", "answer_relevancy", "context_relevancy"], judge=judge,
              embedder=BagOfWordsEmbedder())
-    assert len(fake_llm.log) == 4 and sum(c.schema == "Responds" for c in fake_llm.log) == 1
+    assert len(fake_llm.log) == 4 and sum(c.schema is None and c.response_format is None for c in fake_llm.log) == 1
 
 
 def test_answer_relevancy_with_embedder(judge):
@@ -198,6 +198,16 @@ def test_answer_relevancy_baseline_keeps_per_sample_errors(judge, fake_llm):
 @pytest.mark.parametrize("with_embedder", [False, True])
 def test_answer_relevancy_default_is_one_decision_with_or_without_embedder(judge, fake_llm, with_embedder):
     ev = get_evaluator("answer_relevancy", judge=judge, embedder=BagOfWordsEmbedder() if with_embedder else None)
+    yes = ev.evaluate(s(answer="Paris. [rating 7]"))
+    no = ev.evaluate(s(answer="Cheese. [rating 2]"))
+    assert (yes.score, no.score) == (1.0, 0.0)  # the fake server returns no log-probabilities: the hard word
+    assert yes.details["method"] == "judge decision, direct" and no.details["responds"] is False
+    assert len(fake_llm.log) == 2 and {(c.schema, c.response_format) for c in fake_llm.log} == {(None, None)}
+    assert [c.content for c in fake_llm.log] == ["yes", "no"]
+
+
+def test_answer_relevancy_reasoned_decision_is_the_json_reply(judge, fake_llm):
+    ev = get_evaluator("answer_relevancy(decision=reasoned)", judge=judge)
     yes = ev.evaluate(s(answer="Paris. [rating 7]"))
     no = ev.evaluate(s(answer="Cheese. [rating 2]"))
     assert (yes.score, no.score) == (1.0, 0.0)

@@ -189,8 +189,9 @@ def test_binary_correctness_is_the_expected_rating_of_the_two_verdicts(judge, fa
 def test_binary_answer_relevancy_scores_p_yes_of_responds(judge, fake_llm):
     fake_llm.rule = answering("Responds", spelled([('{"reason": "r", "responds": "', {}),
                                                    ("no", {"no": 0.55, "yes": 0.45}), ('"}', {})]))
-    # the default answer_relevancy (method=judge, scale=binary)
-    r = evaluate([smp(answer="Lyon.")], ["answer_relevancy"], judge=judge).records[0]["metrics"]["answer_relevancy"]
+    # the reasoned yes/no decision (method=judge, scale=binary, decision=reasoned)
+    name = "answer_relevancy(decision=reasoned)"
+    r = evaluate([smp(answer="Lyon.")], [name], judge=judge).records[0]["metrics"][name]
     assert r["score"] == pytest.approx(0.45) and r["details"]["responds"] is False
     assert r["details"]["scoring"] == "probability" and r["details"]["p_yes"] == pytest.approx(0.45)
 

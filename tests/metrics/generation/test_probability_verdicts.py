@@ -141,8 +141,8 @@ def test_answer_relevancy_direct_decision_is_one_word_scored_by_p_yes():
         return recorded("yesno_top_logprobs.json")
 
     judge, seen = judge_of(h)
-    r = evaluate([sample()], ["answer_relevancy(decision=direct)"], judge=judge).records[0]["metrics"][
-        "answer_relevancy(decision=direct)"]
+    r = evaluate([sample()], ["answer_relevancy"], judge=judge).records[0]["metrics"][
+        "answer_relevancy"]
     p_yes = math.exp(-1.3246210813522339) + math.exp(-2.080106735229492) + math.exp(-7.089912414550781)
     p_no = math.exp(-0.945876955986023) + math.exp(-1.530776858329773)
     assert r["score"] == pytest.approx(p_yes / (p_yes + p_no))
@@ -156,8 +156,8 @@ def test_answer_relevancy_direct_decision_hard_without_logprobs(reply, score):
         return reply
 
     judge, _ = judge_of(h)
-    r = evaluate([sample()], ["answer_relevancy(decision=direct)"], judge=judge).records[0]["metrics"][
-        "answer_relevancy(decision=direct)"]
+    r = evaluate([sample()], ["answer_relevancy"], judge=judge).records[0]["metrics"][
+        "answer_relevancy"]
     assert r["score"] == score and r["details"]["scoring"] == "hard" and r["details"]["p_yes"] is None
 
 
@@ -166,14 +166,14 @@ def test_answer_relevancy_direct_decision_unreadable_word_is_an_error():
         return "Partially"
 
     judge, _ = judge_of(h)
-    r = evaluate([sample()], ["answer_relevancy(decision=direct)"], judge=judge).records[0]["metrics"][
-        "answer_relevancy(decision=direct)"]
+    r = evaluate([sample()], ["answer_relevancy"], judge=judge).records[0]["metrics"][
+        "answer_relevancy"]
     assert r["score"] is None and "JudgeParseError" in json.dumps(r["error"])
 
 
-@pytest.mark.parametrize("name", ["answer_relevancy(decision=direct,scale=graded)",
-                                  "answer_relevancy(decision=direct,method=questions)"])
-def test_answer_relevancy_direct_decision_only_with_the_binary_judge_decision(name):
+@pytest.mark.parametrize("name", ["answer_relevancy(decision=reasoned,scale=graded)",
+                                  "answer_relevancy(decision=reasoned,method=questions)"])
+def test_answer_relevancy_reasoned_decision_only_with_the_binary_judge_decision(name):
     from ragmeter.errors import InvalidParameterError
     from ragmeter.registry import get_evaluator
 
@@ -181,7 +181,7 @@ def test_answer_relevancy_direct_decision_only_with_the_binary_judge_decision(na
         return "yes"
 
     judge, _ = judge_of(h)
-    with pytest.raises(InvalidParameterError, match="decision=direct"):
+    with pytest.raises(InvalidParameterError, match="decision=reasoned"):
         get_evaluator(name, judge=judge, embedder=object())
 
 

@@ -286,11 +286,24 @@ async def word_verdict(judge: Any, messages: Any, tag: str, template_version: st
     where ``support`` is :func:`yes_share` of the reply's token when ``scoring="auto"`` and the
     backend returned log-probabilities, else 1.0/0.0 from the hard word. A first token that is
     neither word is read from the two words' probabilities when there are any, else it is a
-    :class:`~ragmeter.errors.JudgeParseError`.
+    :class:`~ragmeter.errors.JudgeParseError`, and such a reply is not stored in the cache.
     """
     top = TOP_LOGPROBS if scoring == "auto" else None
-    r = await judge.complete(messages, tag=tag, template_version=template_version, max_tokens=1, top_logprobs=top)
-    p = yes_share(r.logprobs[0]) if r.logprobs and scoring == "auto" else None
+
+    def share(logprobs: Sequence[TokenLogprob] | None) -> float | None:
+        return yes_share(logprobs[0]) if logprobs and scoring == "auto" else None
+
+    def readable(text: str, logprobs: Sequence[TokenLogprob] | None) -> bool:
+        """Whether the reply decides (a yes/no word, or the two words' probabilities): else not cached."""
+        try:
+            hard_yes_no(text)
+        except JudgeParseError:
+            return share(logprobs) is not None
+        return True
+
+    r = await judge.complete(messages, tag=tag, template_version=template_version, max_tokens=1, top_logprobs=top,
+                             accept=readable)
+    p = share(r.logprobs)
     try:
         hard = hard_yes_no(r.value)
     except JudgeParseError:

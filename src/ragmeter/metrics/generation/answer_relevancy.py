@@ -1,25 +1,26 @@
 """Answer relevancy: does the answer respond to the question that was asked?
 
-**Default (``method=judge``, ``scale=binary``): one yes/no decision by the judge**, prompt
-``answer_addresses``: does the answer respond to the question (give what was asked, not only
-talk about its topic)? The score is P(yes) / (P(yes) + P(no)) of the ``responds`` verdict token
-where the backend returns log-probabilities (``scoring=auto``, the default; :mod:`._verdict`),
-else 1 or 0; the hard ``responds`` and ``p_yes`` stay in the details. With ``scale=graded`` the
-judge rates it 0-10 (prompt ``answer_match``), score rating / 10, probability-weighted as
-G-Eval's :math:`r = \\sum_{k=0}^{10} k\\,P(k) / \\sum_{k=0}^{10} P(k)` over the rating token's
-alternatives (the hard ``rating``, ``weighted_rating``, ``distribution`` and ``scoring`` in the
-details), else the hard rating.
+**Default (``method=judge``, ``scale=binary``, ``decision=direct``): one yes/no decision by the
+judge, answered in one word**, prompt ``answer_addresses_direct`` (``max_tokens`` 1, no reason):
+does the answer respond to the question (give what was asked, not only talk about its topic)?
+The score is P(yes) / (P(yes) + P(no)) over that token's alternatives where the backend returns
+log-probabilities (``scoring=auto``, the default; :mod:`._verdict`), else 1 or 0 from the word;
+the hard ``responds`` and ``p_yes`` stay in the details. A first token other than yes/no is read
+from the two words' probabilities when there are any, else it is a ``JudgeParseError``.
 
-``decision=direct`` asks the same decision for a one-word reply (prompt
-``answer_addresses_direct``, ``max_tokens`` 1, no reason), scored the same way from that token's
-alternatives; a first token other than yes/no is read from the two words' probabilities when the
-backend returns them, else it is a ``JudgeParseError``. It saves the reason's tokens (and their
-log-probabilities, which a llama.cpp server computes at several times the cost of the token).
+``decision=reasoned`` asks for a JSON reply with a short reason written before the ``responds``
+verdict (prompt ``answer_addresses``), scored the same way from the verdict token. With
+``scale=graded`` the judge rates it 0-10 (prompt ``answer_match``), score rating / 10,
+probability-weighted as G-Eval's :math:`r = \\sum_{k=0}^{10} k\\,P(k) / \\sum_{k=0}^{10} P(k)`
+over the rating token's alternatives (the hard ``rating``, ``weighted_rating``, ``distribution``
+and ``scoring`` in the details), else the hard rating.
 
-Chosen by measurement (docs/generation.md, "answer_relevancy: a judged decision by default"): with
-Qwen2.5-Coder-1.5B on the 72-row validation set, AUROC 0.931 for the decision against 0.666 for
-the 0-10 rating, and about 0.6 for RAGAS's method below (which cannot see an answer that stays on
-the question's topic without answering it: its back-generated questions sit close to the query).
+Chosen by measurement (docs/generation.md, "answer_relevancy: a judged decision by default" and
+"answer_relevancy: the one-word decision by default"): with Qwen2.5-Coder-1.5B on the 72-row
+validation set, AUROC 0.983 for the one-word decision, 0.931 for the reasoned one (at 4.6x the
+time: the reason's tokens and their log-probabilities), 0.666 for the 0-10 rating, and about 0.6
+for RAGAS's method below (which cannot see an answer that stays on the question's topic without
+answering it: its back-generated questions sit close to the query).
 
 ``method=questions`` (RAGAS's method, needs an embedder): the judge back-generates up to 3
 questions that the answer directly responds to (shared with faithfulness's claim decomposition:
@@ -101,9 +102,10 @@ class AnswerRelevancy(JudgedEvaluator):
         if self.params["normalize"] == "baseline" and self.params["method"] != "questions":
             raise InvalidParameterError(f"metric {self.name!r}: normalize=baseline rescales the embedding cosine of "
                                         "method=questions; use answer_relevancy(method=questions,normalize=baseline)")
-        if self.params["decision"] == "direct" and (self.params["method"], self.params["scale"]) != ("judge", "binary"):
-            raise InvalidParameterError(f"metric {self.name!r}: decision=direct is the one-word form of the yes/no "
-                                        "decision (method=judge, scale=binary)")
+        judge_decision = (self.params["method"], self.params["scale"]) == ("judge", "binary")
+        if self.params["decision"] == "reasoned" and not judge_decision:
+            raise InvalidParameterError(f"metric {self.name!r}: decision=reasoned is a form of the yes/no decision "
+                                        "(method=judge, scale=binary); the rating and the questions have no decision")
         if self.params["method"] == "questions" and self.embedder is None:
             raise MissingBackendError(f"metric {self.name!r} compares embeddings: pass embedder=... in Python or "
                                       "--embedder SPEC on the command line (e.g. --embedder st:all-MiniLM-L6-v2)")
@@ -244,9 +246,9 @@ AR_SCALE = replace(SCALE, default="binary", description="with method=judge: bina
                    "score P(yes); graded, a 0-10 rating, score rating / 10")
 
 
-DECISION = Param("decision", str, "reasoned", "with scale=binary: reasoned (default), a JSON reply with a short "
-                 "reason written before the yes/no; direct, a one-word yes/no reply (max_tokens 1), no reason",
-                 choices=("reasoned", "direct"))
+DECISION = Param("decision", str, "direct", "with scale=binary: direct (default), a one-word yes/no reply "
+                 "(max_tokens 1), no reason; reasoned, a JSON reply with a short reason written before the yes/no",
+                 choices=("direct", "reasoned"))
 
 
 def _uses_embedder(params: dict[str, Any]) -> bool:
@@ -258,15 +260,17 @@ register_judged(
     "answer_relevancy",
     AnswerRelevancy,
     role="answer",
-    summary="Does the answer respond to the query: the judge's yes/no decision (default, P(yes)), a judged 0-10 "
-            "rating (scale=graded), or RAGAS's back-generated questions vs the query (method=questions, embeddings).",
-    formula="answer_relevancy = P(yes)/(P(yes)+P(no)) of the judge's 'responds' verdict with log-probabilities, "
-            "else 1 if it says the answer responds, else 0 (default); scale=graded: rating / 10, rating = "
+    summary="Does the answer respond to the query: the judge's one-word yes/no decision (default, P(yes)), the "
+            "same decision after a short reason (decision=reasoned), a judged 0-10 rating (scale=graded), or RAGAS's "
+            "back-generated questions vs the query (method=questions, embeddings).",
+    formula="answer_relevancy = P(yes)/(P(yes)+P(no)) of the judge's one-word yes/no (default; decision=reasoned: "
+            "of its 'responds' verdict) with log-probabilities, else 1 if it says the answer responds, else 0; "
+            "scale=graded: rating / 10, rating = "
             "sum_k k P(k) / sum_k P(k) over the rating token's alternatives; method=questions: "
             "mean_i cos(e(query), e(q_i)) over <= 3 generated questions",
     edge_cases=("empty answer -> 0 (no call)", HARD_FALLBACK,
-                "decision=direct: a first token other than yes/no -> the larger of P(yes), P(no) with "
-                "log-probabilities, else JudgeParseError",
+                "the one-word decision (default): a first token other than yes/no -> the larger of P(yes), "
+                "P(no) with log-probabilities, else JudgeParseError",
                 "method=questions: noncommittal answer -> 0; no generated question (answer not called evasive) "
                 "-> undefined"),
     requires=("query", "answer"),
@@ -275,7 +279,7 @@ register_judged(
             Param("normalize", str, "none", "none: raw mean cosine; baseline: rescaled against negative pairs of "
                   "the batch (method=questions only)", choices=("none", "baseline")),
             SCORING),
-    version="6",
+    version="7",
     undefined="method=questions only: undefined (None) when the judge generates no question for an answer it did "
               "not call evasive; with normalize=baseline also when the batch has too few rows for a baseline",
     extra={"uses_embedder": _uses_embedder},
