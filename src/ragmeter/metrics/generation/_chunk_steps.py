@@ -3,21 +3,27 @@
 Used by context_relevancy and context_precision_llm (one call shared by both):
 
 - ``scale=graded`` (the default): prompt ``rate_chunks.prompt``, reply ``sized(Ratings, n)``;
-- ``scale=binary``: prompt ``chunk_relevance.prompt``, reply ``sized(ChunkVerdicts, n)``.
+- ``scale=binary``: prompt ``chunk_relevance.prompt``, reply ``sized(ChunkVerdicts, n)``;
+- ``scale=binary,decision=direct``: one call **per chunk**, prompt ``chunk_relevant_direct.prompt``,
+  a one-word yes/no (:func:`._verdict.word_verdict`): each chunk judged alone, so its position in
+  the list cannot sway it, at K calls instead of one.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel
 
+from ...errors import InvalidParameterError
+from ...registry import Param
 from ...types import Sample
 from ._memo import shared
 from ._prompting import numbered, reply_shape, template
 from ._schema import YesNo, align, scale, sized
-from ._verdict import SCORING, WeightedRating, asked_logprobs, field_ratings, reply_yes_shares
+from ._verdict import SCORING, WeightedRating, asked_logprobs, field_ratings, reply_yes_shares, word_verdict
 
 #: ``scoring`` of the chunk metrics: ``hard`` by default, unlike the other judged metrics (``auto``).
 #: Chosen by measurement (docs/generation.md, "Chunk ratings: hard by default"): with
@@ -96,8 +102,21 @@ class ChunkRating:
         return out | {"scoring": self.scoring}
 
 
+#: The chunk metrics' ``decision`` (with ``scale=binary``): one reasoned call, or one word per chunk.
+CHUNK_DECISION = Param("decision", str, "reasoned", "with scale=binary: reasoned (default), one call that decides "
+                       "every chunk with a short reason each; direct, one one-word yes/no call per chunk "
+                       "(max_tokens 1), each chunk judged alone", choices=("reasoned", "direct"))
+
+
+def check_decision(name: str, params: dict[str, Any]) -> None:
+    """Refuse ``decision=direct`` without ``scale=binary`` (a 0-10 rating has no one-word form)."""
+    if params["decision"] == "direct" and params["scale"] != "binary":
+        raise InvalidParameterError(f"metric {name!r}: decision=direct is a one-word yes/no per chunk; "
+                                    "use scale=binary,decision=direct")
+
+
 async def rate_chunks(judge: Any, sample: Sample, tag: str, scale: str = "graded",
-                      scoring: str = "hard") -> list[ChunkRating]:
+                      scoring: str = "hard", decision: str = "reasoned") -> list[ChunkRating]:
     """One :class:`ChunkRating` per retrieved chunk, in rank order, all from one call; the reply must
     hold exactly one entry per chunk (else one repair, then a JudgeParseError).
 
@@ -108,7 +127,11 @@ async def rate_chunks(judge: Any, sample: Sample, tag: str, scale: str = "graded
     relevance decision per chunk: rating 10 or 0, or with ``scoring="auto"`` and log-probabilities
     10 * P(yes) / (P(yes) + P(no)) of the token where the chunk's ``"relevant"`` value starts
     (:func:`._verdict.field_yes_shares`). A chunk whose token cannot be located keeps its hard value.
+    ``decision="direct"`` (binary only) asks each chunk alone for a one-word yes/no, K calls,
+    rating 10 * P(yes) with ``scoring="auto"`` and log-probabilities, else 10 / 0.
     """
+    if scale == "binary" and decision == "direct":
+        return await _direct(judge, sample, tag, scoring)
     model: type[BaseModel]
     if scale == "binary":
         t, model, key = template("chunk_relevance"), ChunkVerdicts, "passages"
@@ -144,3 +167,20 @@ def _graded(items: list[Any], r: Any, scoring: str) -> list[ChunkRating]:
     weighted = found or [None] * len(items)
     return [ChunkRating(w.mean if w is not None else x.rating, x.reason, hard_rating=x.rating, weighted=w)
             for x, w in zip(items, weighted, strict=True)]
+
+
+async def _direct(judge: Any, sample: Sample, tag: str, scoring: str) -> list[ChunkRating]:
+    """One one-word relevance decision per chunk, concurrently; each shared by the chunk metrics."""
+    t = template("chunk_relevant_direct")
+
+    async def one(text: str) -> ChunkRating:
+        async def run() -> ChunkRating:
+            d = await word_verdict(judge, t.messages(question=sample.query, passage=text), tag, t.cache_version,
+                                   scoring)
+            how = f"P(yes) {d['p_yes']:.2f}" if d["p_yes"] is not None else "hard verdict"
+            return ChunkRating(10.0 * d["support"], f"one-word decision: {d['verdict']} ({how})",
+                               relevant=d["verdict"] == "yes", p_yes=d["p_yes"])
+
+        return await shared(judge, f"{t.cache_version}/{scoring}", (sample.query, text), run)
+
+    return list(await asyncio.gather(*(one(text) for text in sample.context_texts)))

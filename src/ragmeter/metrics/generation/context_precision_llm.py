@@ -24,24 +24,30 @@ JudgeParseError (after one repair).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...registry import Param
 from ...types import MetricResult, Sample
 from ..retrieval._batch import RankedList
 from ..retrieval.context_precision import context_precision_single
 from ._base import SCALE, JudgedEvaluator, register_judged
-from ._chunk_steps import CHUNK_SCORING, rate_chunks
+from ._chunk_steps import CHUNK_DECISION, CHUNK_SCORING, check_decision, rate_chunks
 from ._verdict import HARD_FALLBACK, scoring_of
 
 
 class ContextPrecisionLLM(JudgedEvaluator):
     """See the module docstring."""
 
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        check_decision(self.name, self.params)
+
     async def ascore(self, sample: Sample) -> MetricResult:
         """Score one sample."""
         if not sample.contexts:
             return self.result(0.0, "no contexts retrieved")
         chunks = await rate_chunks(self.judge, sample, "context_precision_llm", self.params["scale"],
-                                   self.params["scoring"])
+                                   self.params["scoring"], self.params["decision"])
         ratings = [c.rating for c in chunks]
         tau = self.params["threshold"]
         rel = [r >= tau for r in ratings]
@@ -64,9 +70,10 @@ register_judged(
                 "a rating count other than the chunk count -> JudgeParseError after one repair",
                 "per chunk: " + HARD_FALLBACK),
     requires=("query", "contexts"),
-    calls="1 for all chunks, shared with context_relevancy (RAGAS: 1 per chunk)",
+    calls="1 for all chunks, shared with context_relevancy (RAGAS: 1 per chunk); scale=binary,decision=direct: "
+          "1 per chunk",
     params=(Param("threshold", float, 5.0, "rating (0-10) at or above which a chunk is relevant", minimum=0),
-            SCALE, CHUNK_SCORING),
+            SCALE, CHUNK_DECISION, CHUNK_SCORING),
     version="7",
     cutoff="optional",
 )

@@ -27,21 +27,27 @@ chunks, or a missing field, is unreadable output (one repair, then a recorded Ju
 
 from __future__ import annotations
 
+from typing import Any
+
 from ...types import MetricResult, Sample
 from ._base import SCALE, JudgedEvaluator, register_judged
-from ._chunk_steps import CHUNK_SCORING, rate_chunks
+from ._chunk_steps import CHUNK_DECISION, CHUNK_SCORING, check_decision, rate_chunks
 from ._verdict import HARD_FALLBACK, scoring_of
 
 
 class ContextRelevancy(JudgedEvaluator):
     """See the module docstring."""
 
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        check_decision(self.name, self.params)
+
     async def ascore(self, sample: Sample) -> MetricResult:
         """Score one sample."""
         if not sample.contexts:
             return self.result(0.0, "no contexts retrieved")
         chunks = await rate_chunks(self.judge, sample, "context_relevancy", self.params["scale"],
-                                   self.params["scoring"])
+                                   self.params["scoring"], self.params["decision"])
         values = [c.rating / 10 for c in chunks]
         if self.params["scale"] == "binary":
             reason = f"{sum(c.relevant is True for c in chunks)} of {len(values)} chunks judged relevant"
@@ -65,7 +71,8 @@ register_judged(
                 "a rating count other than the chunk count -> JudgeParseError after one repair",
                 "per chunk: " + HARD_FALLBACK),
     requires=("query", "contexts"),
-    calls="1 for all chunks (shared with context_precision_llm); 0 without contexts",
-    params=(SCALE, CHUNK_SCORING),
+    calls="1 for all chunks (shared with context_precision_llm); scale=binary,decision=direct: 1 per chunk; "
+          "0 without contexts",
+    params=(SCALE, CHUNK_DECISION, CHUNK_SCORING),
     version="7",
 )
