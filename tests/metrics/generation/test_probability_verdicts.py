@@ -185,6 +185,62 @@ def test_answer_relevancy_reasoned_decision_only_with_the_binary_judge_decision(
         get_evaluator(name, judge=judge, embedder=object())
 
 
+# ---- chunk metrics (scale=binary, decision=direct) -----------------------------------------------
+
+def _word(p_yes: float) -> Completion:
+    """A one-token reply whose alternatives are yes (p_yes) and no (1 - p_yes)."""
+    word = "yes" if p_yes >= 0.5 else "no"
+    alts = (("yes", math.log(p_yes)), ("no", math.log(1 - p_yes)))
+    return Completion(word, logprobs=(TokenLogprob(word, dict(alts)[word], alts),))
+
+
+def test_direct_chunk_decisions_are_one_call_per_chunk_shared_by_both_chunk_metrics():
+    # each chunk alone in its own one-word request; P(yes) by passage text, written out here
+    p_of = {"Paris is the capital of France.": 0.9, "Cheese is made from milk.": 0.2, "France is in Europe.": 0.6}
+
+    async def h(request):
+        assert request.max_tokens == 1 and request.top_logprobs == 10 and request.json_schema is None
+        text = request.messages[-1].content
+        [passage] = [p for p in p_of if p in text]  # one passage per request
+        return _word(p_of[passage])
+
+    judge, seen = judge_of(h)
+    smp = Sample.model_validate({"id": "c", "query": "What is the capital of France?", "contexts": list(p_of)})
+    names = ["context_relevancy(scale=binary,decision=direct,scoring=auto)",
+             "context_precision_llm(scale=binary,decision=direct,scoring=auto)"]
+    m = evaluate([smp], names, judge=judge).records[0]["metrics"]
+    cr = next(v for k, v in m.items() if k.startswith("context_relevancy"))
+    cp = next(v for k, v in m.items() if k.startswith("context_precision_llm"))
+    assert len(seen) == 3  # K calls, shared by the two metrics
+    assert cr["score"] == pytest.approx((0.9 + 0.2 + 0.6) / 3)
+    assert [c["relevant"] for c in cr["details"]["chunks"]] == [True, False, True]
+    assert [c["rating"] for c in cr["details"]["chunks"]] == pytest.approx([9.0, 2.0, 6.0])
+    # ratings 9, 2, 6 against the threshold 5: relevant at ranks 1 and 3 -> (1/1 + 2/3) / 2
+    assert cp["score"] == pytest.approx((1 + 2 / 3) / 2) and cp["details"]["relevant_ranks"] == [1, 3]
+
+
+def test_direct_chunk_decisions_are_hard_words_by_default_scoring():
+    async def h(request):
+        assert request.top_logprobs is None  # chunk metrics score hard by default: no logprobs asked
+        return "Yes" if "Paris" in request.messages[-1].content else "no"
+
+    judge, seen = judge_of(h)
+    smp = Sample.model_validate({"id": "c", "query": "Capital of France?",
+                                 "contexts": ["Paris is the capital.", "Cheese.", "Paris has cats."]})
+    r = evaluate([smp], ["context_relevancy(scale=binary,decision=direct)"], judge=judge).records[0]["metrics"]
+    assert next(iter(r.values()))["score"] == pytest.approx(2 / 3) and len(seen) == 3
+
+
+def test_direct_chunk_decision_needs_the_binary_scale():
+    from ragmeter.errors import InvalidParameterError
+    from ragmeter.registry import get_evaluator
+
+    judge, _ = judge_of(lambda request: None)
+    for name in ("context_relevancy(decision=direct)", "context_precision_llm(decision=direct)"):
+        with pytest.raises(InvalidParameterError, match="scale=binary,decision=direct"):
+            get_evaluator(name, judge=judge)
+
+
 def test_scoring_mode_is_in_the_cache_key_and_logprobs_come_back_from_the_cache(tmp_path):
     base = dict(backend="b", model="m", base_url=None, messages=[{"role": "user", "content": "x"}], temperature=0.0,
                 max_tokens=1, schema=None, seed=None, template_version="t@1")

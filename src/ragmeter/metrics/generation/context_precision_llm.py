@@ -17,9 +17,10 @@ it": a chunk the judge puts on topic counts as relevant. With a 1.5B judge the h
 0, 5 or 10 and 49 of the 96 human-relevant chunks of the 72-row set got a 5 (25 with the
 server's repeat penalty off), so τ = 6 would drop them; docs/generation.md "Repeat
 penalty"). RAGAS makes
-one call per chunk for this; ragmeter makes one for all. Edge cases: empty context list -> 0.0; no
-relevant chunk in the top k -> 0.0; a rating count other than the chunk count is a
-JudgeParseError (after one repair).
+one call per chunk for this; ragmeter makes one for all, or with ``scale=binary,decision=direct``
+one one-word yes/no call per chunk, each chunk judged alone (shared with context_relevancy).
+Edge cases: empty context list -> 0.0; no relevant chunk in the top k -> 0.0; a rating count
+other than the chunk count is a JudgeParseError (after one repair).
 """
 
 from __future__ import annotations

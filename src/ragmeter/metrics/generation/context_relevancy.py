@@ -4,7 +4,9 @@
 
 One call judges every chunk. With ``scale=graded`` (the default) the judge rates each chunk 0-10;
 with ``scale=binary`` it makes one yes/no relevance decision per chunk and r_i is 10 or 0, so the
-score is the share of relevant chunks (measured side by side in docs/generation.md).
+score is the share of relevant chunks (measured side by side in docs/generation.md). With
+``scale=binary,decision=direct`` each chunk is asked alone for a one-word yes/no (one call per
+chunk, ``max_tokens`` 1), so no chunk's decision depends on the others or on its position.
 
 **Scoring.** ``scoring=hard`` (the default for this metric and context_precision_llm, which
 share the call) uses the ratings / decisions the judge wrote and asks for no log-probabilities:
