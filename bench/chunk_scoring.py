@@ -46,14 +46,28 @@ def interval(scores: Sequence[float], labels: Sequence[int]) -> dict[str, Any]:
     return {"auroc": iv.estimate, "low": iv.low, "high": iv.high, "pos": int(y.sum()), "neg": int((1 - y).sum())}
 
 
+def _metric(rec: dict[str, Any], base: str) -> dict[str, Any]:
+    """The record's result of metric ``base``, under its bare name or with parameters."""
+    return next(v for k, v in rec["metrics"].items() if k == base or k.startswith(base + "("))
+
+
+def _hard(chunk: dict[str, Any]) -> float:
+    """A chunk's rating from the judge's hard answer: its hard rating, or its yes/no as 10 / 0."""
+    if chunk.get("hard_rating") is not None:
+        return float(chunk["hard_rating"])
+    if chunk.get("relevant") is not None:
+        return 10.0 if chunk["relevant"] else 0.0
+    return float(chunk["rating"])
+
+
 def chunk_table(records: list[dict[str, Any]], labels: dict[str, dict[str, Any]], rows: range) -> dict[str, Any]:
     """Per-chunk AUROC of the weighted and the hard ratings of context_relevancy over ``rows``."""
     w, h, y = [], [], []
     for rec in records[rows.start:rows.stop]:
-        chunks = rec["metrics"]["context_relevancy"]["details"]["chunks"]
+        chunks = _metric(rec, "context_relevancy")["details"]["chunks"]
         for c, lab in zip(chunks, labels[rec["id"]]["context_relevance"], strict=True):
             w.append(float(c["rating"]))
-            h.append(float(c["hard_rating"] if c.get("hard_rating") is not None else c["rating"]))
+            h.append(_hard(c))
             y.append(int(bool(lab)))
     return {"weighted": interval(w, y), "hard": interval(h, y)}
 
@@ -64,7 +78,7 @@ def row_table(records: list[dict[str, Any]], labels: dict[str, dict[str, Any]], 
     against human context precision == 1, over ``rows``."""
     w, h, y = [], [], []
     for rec in records[rows.start:rows.stop]:
-        r = rec["metrics"]["context_precision_llm"]
+        r = _metric(rec, "context_precision_llm")
         w.append(float(r["score"]))
         h.append(human_cp([x >= threshold for x in r["details"]["hard_ratings"]]))
         y.append(int(human_cp(labels[rec["id"]]["context_relevance"]) == 1.0))
