@@ -97,11 +97,11 @@ def test_judged_metric_equal_local_from_the_same_cache(ray_cluster, fake_llm, ju
     fake_llm.rule = judge_rule
     rows = [r for r in _rows(24) if r["contexts"]]
     data = _write_jsonl(tmp_path / "d.jsonl", rows)
-    metrics = ["context_relevancy", "faithfulness", "mrr"]
+    metrics = ["context_relevancy(scale=graded)", "faithfulness", "mrr"]  # graded: one call, a 0-10 rating per chunk
     judge = make_judge(cache=True)
     local = evaluate(read_samples(data), metrics, judge=judge, out_dir=str(tmp_path / "local"), keep_records=False)
     served = len(fake_llm.log)
-    assert served > 0 and local.status["context_relevancy"].tolist().count(0) == len(rows)
+    assert served > 0 and local.status["context_relevancy(scale=graded)"].tolist().count(0) == len(rows)
     run = ray_engine.evaluate_ray(data, metrics, judge_spec=f"openai:fake-model@{fake_llm.url}",
                                   judge_options={"timeout": 5.0, "concurrency": 4}, out_dir=tmp_path / "ray",
                                   batch_size=5)
@@ -111,13 +111,14 @@ def test_judged_metric_equal_local_from_the_same_cache(ray_cluster, fake_llm, ju
     # a hand check of one judged score: ratings come from "[rating N]" in each passage (0-10 -> /10)
     i = next(k for k, r in enumerate(rows) if len(r["contexts"]) == 2)
     ratings = [int(c["text"].split("[rating ")[1].rstrip("]")) for c in rows[i]["contexts"]]
-    assert run.scores["context_relevancy"][i] == pytest.approx(sum(ratings) / 2 / 10)
+    assert run.scores["context_relevancy(scale=graded)"][i] == pytest.approx(sum(ratings) / 2 / 10)
 
 
 def test_judged_metric_live_on_workers(ray_cluster, fake_llm, tmp_path):
     fake_llm.rule = judge_rule
     rows = [r for r in _rows(12) if r["contexts"]]
-    run = ray_engine.evaluate_ray(rows, ["context_relevancy"], judge_spec=f"openai:fake-model@{fake_llm.url}",
+    run = ray_engine.evaluate_ray(rows, ["context_relevancy(scale=graded)"],
+                                  judge_spec=f"openai:fake-model@{fake_llm.url}",
                                   judge_options={"timeout": 5.0, "cache": False}, batch_size=4, num_workers=2)
     assert len(fake_llm.log) == len(rows)  # one rate_chunks call per sample, made by the workers
     assert run.run["judge"]["calls"] == len(rows) and run.run["engine"]["workers"] == 2

@@ -33,9 +33,10 @@ def test_dry_run_needs_no_key_sends_nothing_writes_nothing(tmp_path, monkeypatch
     assert not out.exists() and len(fake_llm.log) == 0
     est = json.loads(res.output)
     rows = {r["metric"]: r for r in est["estimate"]}
-    # one analysis call per sample (5 distinct answers); one chunk-rating call per sample (distinct queries)
-    assert rows["faithfulness"]["calls"] == 5 and rows["context_relevancy"]["calls"] == 5
-    assert rows["total"]["calls"] == 10 and rows["total"]["prompt_tokens"] > 0
+    # one analysis call per sample (5 distinct answers); one one-word call per chunk (2 chunks a
+    # sample, distinct queries)
+    assert rows["faithfulness"]["calls"] == 5 and rows["context_relevancy"]["calls"] == 10
+    assert rows["total"]["calls"] == 15 and rows["total"]["prompt_tokens"] > 0
     # gpt-4o-mini has a built-in price: the prompt-only cost is tokens x input price
     assert rows["total"]["cost_low"] is not None and rows["total"]["cost_high"] > rows["total"]["cost_low"]
 

@@ -117,7 +117,8 @@ def test_thousand_calls_with_faults(fake_llm, make_judge):
 
 JUDGED = ["faithfulness", "hallucination_rate", "answer_relevancy", "context_relevancy", "context_precision_llm",
           "correctness", "answer_grade", "passage_recall", "answer_relevancy(steps=separate)",
-          "faithfulness(steps=separate)", "context_relevancy(scale=binary)", "correctness(scale=binary)"]
+          "faithfulness(steps=separate)", "context_relevancy(scale=graded)", "context_relevancy(decision=reasoned)",
+          "correctness(scale=binary)"]
 
 
 def _wrong_shape_samples(n: int) -> list:
@@ -147,11 +148,12 @@ def test_wrong_shape_judge_scores_nothing_and_caches_nothing(fake_llm, make_judg
     assert types == {"JudgeParseError"}
     assert len(judge.cache) == 0
     # every structured judgement was asked once and repaired once: requests come in pairs; the
-    # one-word yes/no of answer_relevancy (no schema) has nothing to repair: asked once per sample
+    # one-word yes/no decisions (answer_relevancy's, and one per chunk for the chunk metrics; no
+    # schema) have nothing to repair: asked once each
     structured = [e for e in fake_llm.log if e.response_format is not None]
     one_word = [e for e in fake_llm.log if e.response_format is None]
     assert len(structured) % 2 == 0 and sum(e.is_repair for e in structured) == len(structured) // 2
-    assert 50 <= len(one_word) <= 100 and not any(e.is_repair for e in one_word)
+    assert len(one_word) >= 2 * 50 and not any(e.is_repair for e in one_word)
     # a second run reads nothing from the cache: the wrong reply was never stored
     fake_llm.clear_log()
     evaluate(samples[:2], ["faithfulness"], judge=judge)

@@ -249,13 +249,13 @@ def test_chunk_labels_and_position_profile(fake_llm, make_judge, tmp_path):
         r = [9, 1] if first_relevant else [1, 9]
         return {"ratings": [{"passage": k + 1, "reason": "r", "rating": r[k]} for k in range(2)]}
     fake_llm.rule = rule
-    check = judge_check(make_judge(), metrics=["context_relevancy"], data=data)
+    check = judge_check(make_judge(), metrics=["context_relevancy(scale=graded)"], data=data)
     (rep,) = check.metrics
     assert rep["unit"] == "chunk" and (rep["n_pos"], rep["n_neg"]) == (12, 12) and rep["auroc"] == 1.0
     assert rep["mean_pos"] == 9.0 and rep["mean_neg"] == 1.0 and rep["agreement"]["accuracy"] == 1.0
     # relevant first on the 6 even rows: judged "yes" (rating >= 5) at position 1 on 6 of 12, as the humans
-    prof = check.positions["context_relevancy"]
+    prof = check.positions["context_relevancy(scale=graded)"]
     assert prof[0] == {"position": "1", "n": 12, "judged_yes": 0.5, "human_yes": 0.5}
     assert prof[1]["judged_yes"] == 0.5 and prof[2]["n"] == 0
     # the per-row label for calibrate is the share of relevant chunks: 1/2 on every row
-    assert {r["label"] for r in check.rows["context_relevancy"]} == {0.5}
+    assert {r["label"] for r in check.rows["context_relevancy(scale=graded)"]} == {0.5}

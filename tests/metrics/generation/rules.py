@@ -31,9 +31,11 @@ Deterministic rules (so tests can compute expected scores by hand):
 - RubricSteps (rubric_steps): two fixed steps, "Read the data." and "Check the criteria.".
 - RubricRating (rubric): rating given by "[rating N]" anywhere in the user message, else 0.
 - RubricVerdict (rubric, yes/no): "yes" when the user message contains "[yes]", else "no".
-- No schema (a one-word yes/no request, ``max_tokens`` 1): with a ``<context>`` block
-  (faithfulness(mode=direct)) "yes" when every sentence of the answer occurs in the context; without
-  one (answer_relevancy's default decision) "yes" when the answer's "[rating N]" has N >= 5.
+- No schema (a one-word yes/no request, ``max_tokens`` 1): with a ``<passage>`` block (the chunk
+  metrics' default, one chunk a request) "yes" when the passage's "[rating N]" has N >= 5; with a
+  ``<context>`` block (faithfulness(mode=direct)) "yes" when every sentence of the answer occurs in
+  the context; otherwise (answer_relevancy's default decision) "yes" when the answer's "[rating N]"
+  has N >= 5.
 """
 
 from __future__ import annotations
@@ -163,6 +165,9 @@ REPLIES: dict[str, Callable[[str], dict[str, Any]]] = {
 def _one_word(u: str) -> str:
     ctx = block(u, "context").lower()
     answer = block(u, "answer")
+    passage = block(u, "passage")
+    if passage:
+        return "yes" if (number(passage, "rating") or 0) >= 5 else "no"
     if ctx:
         return "yes" if all(s.lower() in ctx for s in _sentences(answer)) else "no"
     return "yes" if (number(answer, "rating") or 0) >= 5 else "no"

@@ -28,7 +28,8 @@ ROW = {"id": "a", "query": "What is the capital of France?",
 NAMES = ["faithfulness", "hallucination_rate", "faithfulness(steps=separate)", "faithfulness(mode=inline)",
          "answer_relevancy(scale=graded)",
          "answer_relevancy", "answer_relevancy(decision=reasoned)",
-         "context_relevancy", "context_relevancy(scale=binary)", "context_precision_llm",
+         "context_relevancy", "context_relevancy(scale=graded)", "context_relevancy(decision=reasoned)",
+         "context_precision_llm",
          "correctness", "correctness(scale=binary)", "answer_grade", "passage_recall", "passage_recall(scale=binary)"]
 
 
@@ -74,7 +75,8 @@ def test_reworded_prompts_get_the_same_replies(fake_llm, make_judge, tmp_path, m
     # and the scores are the rules' hand values: 3 sentences, only the first in the context; ratings 10, 0, 5
     assert after["faithfulness"][0] == pytest.approx(1 / 3) and after["hallucination_rate"][0] == pytest.approx(2 / 3)
     assert after["faithfulness(mode=inline)"][0] == pytest.approx(1 / 3)
-    assert after["context_relevancy"][0] == pytest.approx((1 + 0 + 0.5) / 3)
+    assert after["context_relevancy(scale=graded)"][0] == pytest.approx((1 + 0 + 0.5) / 3)
+    assert after["context_relevancy"][0] == pytest.approx(2 / 3)  # one word per chunk: yes at ratings 10 and 5
     assert after["correctness"][0] == pytest.approx(0.7) and after["answer_grade"][0] == pytest.approx(0.75)
 
 

@@ -89,11 +89,12 @@ def test_canonical_set_costs_three_calls_per_sample_with_ragas_answer_relevancy(
     emb = BagOfWordsEmbedder()
     run = evaluate(samples, ["faithfulness", "answer_relevancy(method=questions)", "context_relevancy",
                              "context_recall"], judge=judge, embedder=emb)
-    # analyse_answer x4 + verify_claims x4; rate_chunks has identical query+contexts -> shared once
+    # analyse_answer x4 + verify_claims x4; the one-word chunk decisions (one per chunk) have
+    # identical query + chunk in every sample -> each asked once
     analyse = sum(c.schema == "AnswerAnalysis" for c in fake_llm.log)
     verify = sum(c.schema == "Verdicts2" for c in fake_llm.log)
-    rate = sum(c.schema == "Ratings3" for c in fake_llm.log)
-    assert (analyse, verify, rate) == (4, 4, 1)
+    rate = sum(c.schema is None for c in fake_llm.log)
+    assert (analyse, verify, rate) == (4, 4, len(CTX))
     assert len(fake_llm.log) <= 3 * len(samples)
     assert run.summary()["context_recall"]["mean"] == 1.0
     assert run.summary()["faithfulness"]["errors"] == 0
@@ -101,18 +102,21 @@ def test_canonical_set_costs_three_calls_per_sample_with_ragas_answer_relevancy(
 
 def test_calls_per_sample_without_sharing_across_samples(judge, fake_llm):
     smp = s(answer="Paris is the capital of France.", contexts=CTX)
-    evaluate([smp], ["faithfulness", "answer_relevancy(method=questions)", "context_relevancy"], judge=judge,
-             embedder=BagOfWordsEmbedder())
+    # context_relevancy in one call (scale=graded) and by default (one one-word call per chunk)
+    evaluate([smp], ["faithfulness", "answer_relevancy(method=questions)", "context_relevancy(scale=graded)"],
+             judge=judge, embedder=BagOfWordsEmbedder())
     assert len(fake_llm.log) == 3
     fake_llm.clear_log()
     evaluate([smp], ["faithfulness(steps=separate)", "answer_relevancy(method=questions,steps=separate)",
-                     "context_relevancy"], judge=judge, embedder=BagOfWordsEmbedder())
+                     "context_relevancy(scale=graded)"], judge=judge, embedder=BagOfWordsEmbedder())
     assert len(fake_llm.log) == 4
     fake_llm.clear_log()
-    # the default answer_relevancy is its own one-word yes/no call, embedder or not: 2 + 1 + 1
+    # the defaults: faithfulness 2, answer_relevancy its own one-word call, context_relevancy one
+    # one-word call per chunk: 2 + 1 + K
     evaluate([smp], ["faithfulness", "answer_relevancy", "context_relevancy"], judge=judge,
              embedder=BagOfWordsEmbedder())
-    assert len(fake_llm.log) == 4 and sum(c.schema is None and c.response_format is None for c in fake_llm.log) == 1
+    one_word = [c for c in fake_llm.log if c.schema is None and c.response_format is None]
+    assert len(fake_llm.log) == 3 + len(CTX) and len(one_word) == 1 + len(CTX)
 
 
 def test_answer_relevancy_with_embedder(judge):
@@ -223,8 +227,8 @@ def test_answer_relevancy_graded_uses_rating(judge):
 
 def test_context_relevancy_and_precision_share_one_call(judge, fake_llm):
     smp = s(answer="x", contexts=[CTX[1], CTX[0], CTX[2]])  # binary rule: no, yes, yes
-    names = ["context_relevancy(scale=binary)", "context_precision_llm(scale=binary)",
-             "context_precision_llm(scale=binary)@2"]
+    names = ["context_relevancy(decision=reasoned)", "context_precision_llm(decision=reasoned)",
+             "context_precision_llm(decision=reasoned)@2"]
     run = evaluate([smp], names, judge=judge)
     rec = run.records[0]["metrics"]
     cr, cp, cp2 = (rec[canonical_name(n)] for n in names)
@@ -239,20 +243,33 @@ def test_context_relevancy_and_precision_share_one_call(judge, fake_llm):
 
 def test_graded_context_relevancy_and_precision_share_one_call(judge, fake_llm):
     smp = s(answer="x", contexts=[CTX[1], CTX[0], CTX[2]])  # ratings 0, 10, 5
-    run = evaluate([smp], ["context_relevancy", "context_precision_llm", "context_precision_llm(threshold=6)"],
-                   judge=judge)  # graded is the default scale
+    names = ["context_relevancy(scale=graded)", "context_precision_llm(scale=graded)",
+             "context_precision_llm(scale=graded,threshold=6)"]
+    run = evaluate([smp], names, judge=judge)
     rec = run.records[0]["metrics"]
-    assert rec["context_relevancy"]["score"] == pytest.approx((0 + 1 + 0.5) / 3)
-    assert rec["context_relevancy"]["details"]["scale"] == "graded"
+    cr, cp, cp6 = (rec[canonical_name(n)] for n in names)
+    assert cr["score"] == pytest.approx((0 + 1 + 0.5) / 3)
+    assert cr["details"]["scale"] == "graded"
     # threshold 5: relevant at ranks 2 and 3 -> (1/2 + 2/3) / 2
-    assert rec["context_precision_llm"]["score"] == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert cp["score"] == pytest.approx((1 / 2 + 2 / 3) / 2)
     # threshold 6: relevant at rank 2 only -> 1/2
-    assert rec["context_precision_llm(threshold=6.0)"]["score"] == pytest.approx(1 / 2)
+    assert cp6["score"] == pytest.approx(1 / 2)
     assert len(fake_llm.log) == 1
 
 
+def test_default_chunk_relevance_is_one_word_per_chunk_shared_by_both_metrics(judge, fake_llm):
+    smp = s(answer="x", contexts=[CTX[1], CTX[0], CTX[2]])  # the passage rule: no, yes, yes
+    run = evaluate([smp], ["context_relevancy", "context_precision_llm"], judge=judge)
+    rec = run.records[0]["metrics"]
+    assert rec["context_relevancy"]["score"] == pytest.approx(2 / 3)  # no logprobs from the fake: the words
+    assert [c["relevant"] for c in rec["context_relevancy"]["details"]["chunks"]] == [False, True, True]
+    assert rec["context_precision_llm"]["score"] == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert len(fake_llm.log) == 3 and all(c.schema is None for c in fake_llm.log)
+
+
 def test_binary_and_graded_chunk_steps_are_distinct_calls(judge, fake_llm):
-    evaluate([s(contexts=CTX)], ["context_relevancy(scale=binary)", "context_relevancy"], judge=judge)
+    evaluate([s(contexts=CTX)], ["context_relevancy(decision=reasoned)", "context_relevancy(scale=graded)"],
+             judge=judge)
     assert len(fake_llm.log) == 2
 
 
@@ -285,8 +302,11 @@ def test_binary_verdict_that_is_not_yes_or_no_is_a_parse_error(judge, fake_llm):
 
 
 def test_default_scale_is_the_specified_0_to_10_rating(judge):
-    for name in ("context_relevancy", "context_precision_llm", "correctness"):
-        assert get_evaluator(name, judge=judge).params["scale"] == "graded"
+    assert get_evaluator("correctness", judge=judge).params["scale"] == "graded"
+    # the chunk metrics decide yes/no per chunk, one word each (measured better, docs/generation.md)
+    for name in ("context_relevancy", "context_precision_llm"):
+        ev = get_evaluator(name, judge=judge)
+        assert (ev.params["scale"], ev.params["decision"], ev.params["scoring"]) == ("binary", "direct", "auto")
     # answer_relevancy decides yes/no by default (measured better, docs/generation.md)
     ev = get_evaluator("answer_relevancy", judge=judge)
     assert (ev.params["method"], ev.params["scale"]) == ("judge", "binary")

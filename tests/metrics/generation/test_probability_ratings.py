@@ -209,7 +209,7 @@ def test_graded_chunks_are_weighted_and_context_precision_shares_the_call(judge,
                                                      ("2", {"2": 0.6, "3": 0.4}),
                                                      ("9", {"9": 0.8, "8": 0.2})))
     s = smp(answer="x", contexts=["a", "b", "c"])
-    names = ["context_relevancy(scoring=auto)", "context_precision_llm(scoring=auto)"]
+    names = ["context_relevancy(scale=graded)", "context_precision_llm(scale=graded)"]  # scoring auto: the default
     m = evaluate([s], names, judge=judge).records[0]["metrics"]
     r1, r2, r3 = 6 * 0.4 + 2 * 0.6, 2 * 0.6 + 3 * 0.4, 9 * 0.8 + 8 * 0.2
     cr = m[names[0]]
@@ -223,15 +223,16 @@ def test_graded_chunks_are_weighted_and_context_precision_shares_the_call(judge,
     assert len(fake_llm.log) == 1
 
 
-def test_chunk_ratings_are_hard_by_default_and_ask_no_logprobs(judge, fake_llm):
-    # the same reply as above; by default (scoring=hard) the written ratings 6, 2, 9 are used,
-    # so chunks 1 and 3 reach the threshold 5: CP = (Precision@1 + Precision@3) / 2 = (1 + 2/3) / 2
+def test_graded_chunk_ratings_with_scoring_hard_ask_no_logprobs(judge, fake_llm):
+    # the same reply as above; with scoring=hard (what measured better for the one-call rating)
+    # the written ratings 6, 2, 9 are used, so chunks 1 and 3 reach the threshold 5:
+    # CP = (Precision@1 + Precision@3) / 2 = (1 + 2/3) / 2
     reply = chunk_reply(("6", {"6": 0.4, "2": 0.6}), ("2", {"2": 0.6, "3": 0.4}), ("9", {"9": 0.8, "8": 0.2}))
     seen = recording(fake_llm, answering("Ratings", reply))
-    m = evaluate([smp(answer="x", contexts=["a", "b", "c"])], ["context_relevancy", "context_precision_llm"],
-                 judge=judge).records[0]["metrics"]
+    names = ["context_relevancy(scale=graded,scoring=hard)", "context_precision_llm(scale=graded,scoring=hard)"]
+    m = evaluate([smp(answer="x", contexts=["a", "b", "c"])], names, judge=judge).records[0]["metrics"]
     assert len(seen) == 1 and "logprobs" not in seen[0].body and "top_logprobs" not in seen[0].body
-    cr, cp = m["context_relevancy"], m["context_precision_llm"]
+    cr, cp = m[names[0]], m[names[1]]
     assert cr["score"] == pytest.approx((6 + 2 + 9) / 30) and cr["details"]["scoring"] == "hard"
     assert [c["rating"] for c in cr["details"]["chunks"]] == [6, 2, 9]
     assert cp["details"]["relevant_ranks"] == [1, 3] and cp["score"] == pytest.approx((1 + 2 / 3) / 2)
@@ -242,8 +243,8 @@ def test_a_chunk_whose_rating_cannot_be_trusted_keeps_its_hard_value(judge, fake
     fake_llm.rule = answering("Ratings", spelled([
         ('{"ratings": [{"passage": 1, "reason": "r", "rating": ', {}), ("7", {"7": 0.5, "5": 0.5}), (".5", {}),
         ('}, {"passage": 2, "reason": "r", "rating": ', {}), ("4", {"4": 0.5, "2": 0.5}), ("}]}", {})]))
-    r = evaluate([smp(contexts=["a", "b"])], ["context_relevancy(scoring=auto)"], judge=judge).records[0]["metrics"][
-        "context_relevancy(scoring=auto)"]
+    r = evaluate([smp(contexts=["a", "b"])], ["context_relevancy(scale=graded)"], judge=judge).records[0]["metrics"][
+        "context_relevancy(scale=graded)"]
     assert [c["rating"] for c in r["details"]["chunks"]] == pytest.approx([7.5, 3.0])
     assert [c["scoring"] for c in r["details"]["chunks"]] == ["hard", "probability"]
     assert r["details"]["scoring"] == "mixed" and r["score"] == pytest.approx((0.75 + 0.3) / 2)
@@ -328,9 +329,10 @@ def test_scoring_mode_is_in_the_cache_key_and_weighted_ratings_come_back_from_th
 def test_chunk_metrics_share_their_call_only_under_the_same_scoring(judge, fake_llm):
     seen = recording(fake_llm, judge_rule)
     s = smp(contexts=["a [rating 8]", "b [rating 2]"])
-    run = evaluate([s], ["context_relevancy(scoring=auto)", "context_precision_llm"], judge=judge)
+    names = ["context_relevancy(scale=graded)", "context_precision_llm(scale=graded,scoring=hard)"]
+    run = evaluate([s], names, judge=judge)
     assert len(seen) == 2 and sorted("logprobs" in c.body for c in seen) == [False, True]
-    assert run.records[0]["metrics"]["context_relevancy(scoring=auto)"]["score"] == pytest.approx(0.5)
+    assert run.records[0]["metrics"][names[0]]["score"] == pytest.approx(0.5)
 
 
 # ---- passage_recall(scale=binary): one yes/no decision per section --------------------------------------

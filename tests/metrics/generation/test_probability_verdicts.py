@@ -219,25 +219,26 @@ def test_direct_chunk_decisions_are_one_call_per_chunk_shared_by_both_chunk_metr
     assert cp["score"] == pytest.approx((1 + 2 / 3) / 2) and cp["details"]["relevant_ranks"] == [1, 3]
 
 
-def test_direct_chunk_decisions_are_hard_words_by_default_scoring():
+def test_direct_chunk_decisions_with_scoring_hard_ask_no_logprobs_and_use_the_words():
     async def h(request):
-        assert request.top_logprobs is None  # chunk metrics score hard by default: no logprobs asked
+        assert request.top_logprobs is None  # scoring=hard: no logprobs asked
         return "Yes" if "Paris" in request.messages[-1].content else "no"
 
     judge, seen = judge_of(h)
     smp = Sample.model_validate({"id": "c", "query": "Capital of France?",
                                  "contexts": ["Paris is the capital.", "Cheese.", "Paris has cats."]})
-    r = evaluate([smp], ["context_relevancy(scale=binary,decision=direct)"], judge=judge).records[0]["metrics"]
+    r = evaluate([smp], ["context_relevancy(scoring=hard)"], judge=judge).records[0]["metrics"]
     assert next(iter(r.values()))["score"] == pytest.approx(2 / 3) and len(seen) == 3
 
 
-def test_direct_chunk_decision_needs_the_binary_scale():
+def test_reasoned_chunk_decision_needs_the_binary_scale():
     from ragmeter.errors import InvalidParameterError
     from ragmeter.registry import get_evaluator
 
     judge, _ = judge_of(lambda request: None)
-    for name in ("context_relevancy(decision=direct)", "context_precision_llm(decision=direct)"):
-        with pytest.raises(InvalidParameterError, match="scale=binary,decision=direct"):
+    for name in ("context_relevancy(scale=graded,decision=reasoned)",
+                 "context_precision_llm(scale=graded,decision=reasoned)"):
+        with pytest.raises(InvalidParameterError, match="decision=reasoned is a form of the yes/no decision"):
             get_evaluator(name, judge=judge)
 
 
@@ -372,8 +373,8 @@ def test_binary_chunk_relevance_rates_10_p_yes_and_keeps_the_hard_decision():
 
     judge, _ = judge_of(h)
     smp = Sample.model_validate({"id": "c", "query": "q?", "contexts": ["a", "b"]})
-    both = evaluate([smp], ["context_relevancy(scale=binary,scoring=auto)",
-                            "context_precision_llm(scale=binary,scoring=auto)"],
+    both = evaluate([smp], ["context_relevancy(decision=reasoned)",
+                            "context_precision_llm(decision=reasoned)"],
                     judge=judge).records[0]["metrics"]
     r, cp = both.values()
     assert [c["rating"] for c in r["details"]["chunks"]] == pytest.approx([8.0, 10 * 0.3 / 0.9])

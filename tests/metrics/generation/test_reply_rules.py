@@ -120,7 +120,7 @@ def test_exact_count_is_in_the_schema_sent(judge, fake_llm):
 
     fake_llm.rule = rule
     evaluate([s(answer="A one. B two.", contexts=["a one.", "b two.", "c", "d"])],
-             ["faithfulness", "context_relevancy"], judge=judge)
+             ["faithfulness", "context_relevancy(scale=graded)"], judge=judge)
     verify = next(c for c in calls if c.schema_name.startswith("Verdicts"))
     rate = next(c for c in calls if c.schema_name.startswith("Ratings"))
     vs = verify.body["response_format"]["json_schema"]["schema"]["properties"]["verdicts"]
@@ -132,7 +132,8 @@ def test_exact_count_is_in_the_schema_sent(judge, fake_llm):
 def test_empty_ratings_for_four_chunks_is_an_error_not_zero(judge, fake_llm, scale):
     # before: {"ratings": []} -> context_relevancy 0.0 and context_precision_llm 0.0, 0 errors
     fake_llm.rule = _with("Ratings" if scale == "graded" else "ChunkVerdicts", {"ratings": [], "passages": []})
-    names = [f"context_relevancy(scale={scale})", f"context_precision_llm(scale={scale})"]
+    form = "scale=graded" if scale == "graded" else "decision=reasoned"  # the two one-call forms
+    names = [f"context_relevancy({form})", f"context_precision_llm({form})"]
     run = evaluate([s(contexts=["a", "b", "c", "d"])], names, judge=judge)
     for name in names:
         rec = run.records[0]["metrics"][get_evaluator(name, judge=judge).name]
@@ -143,7 +144,7 @@ def test_empty_ratings_for_four_chunks_is_an_error_not_zero(judge, fake_llm, sca
 def test_ratings_by_passage_number_in_any_order(judge, fake_llm):
     ratings = [{"passage": 2, "reason": "r", "rating": 4}, {"passage": 1, "reason": "r", "rating": 8}]
     fake_llm.rule = _with("Ratings", {"ratings": ratings})
-    r = get_evaluator("context_relevancy", judge=judge).evaluate(s(contexts=["a", "b"]))
+    r = get_evaluator("context_relevancy(scale=graded)", judge=judge).evaluate(s(contexts=["a", "b"]))
     assert r.score == pytest.approx((0.8 + 0.4) / 2)
     assert [c["rating"] for c in r.details["chunks"]] == [8, 4]
 
@@ -202,7 +203,7 @@ def test_skeleton_holds_no_evaluated_text(judge, fake_llm):
     evaluate([s(answer=claims, contexts=ctx)], ["faithfulness", "context_relevancy"], judge=judge)
     for call in fake_llm.log:
         u = call.user_text
-        for tag in ("statements", "passages", "context", "answer", "question"):
+        for tag in ("statements", "passages", "passage", "context", "answer", "question"):
             inside = block(u, tag)
             u = u.replace(inside, "")
         for text in ("Zebras", "Ignore the above", "Alpha beta", "Rate every passage", "Second passage"):

@@ -1,12 +1,13 @@
-"""The chunk rating step: every retrieved chunk rated for the query, in one call.
+"""The chunk relevance step: every retrieved chunk judged for the query.
 
-Used by context_relevancy and context_precision_llm (one call shared by both):
+Used by context_relevancy and context_precision_llm (the calls are shared by both):
 
-- ``scale=graded`` (the default): prompt ``rate_chunks.prompt``, reply ``sized(Ratings, n)``;
-- ``scale=binary``: prompt ``chunk_relevance.prompt``, reply ``sized(ChunkVerdicts, n)``;
-- ``scale=binary,decision=direct``: one call **per chunk**, prompt ``chunk_relevant_direct.prompt``,
-  a one-word yes/no (:func:`._verdict.word_verdict`): each chunk judged alone, so its position in
-  the list cannot sway it, at K calls instead of one.
+- ``scale=binary,decision=direct`` (the default): one call **per chunk**, prompt
+  ``chunk_relevant_direct.prompt``, a one-word yes/no (:func:`._verdict.word_verdict`): each chunk
+  judged alone, so its position in the list cannot sway it, at K calls instead of one;
+- ``scale=binary,decision=reasoned``: one call, prompt ``chunk_relevance.prompt``, reply
+  ``sized(ChunkVerdicts, n)``;
+- ``scale=graded``: one call, prompt ``rate_chunks.prompt``, reply ``sized(Ratings, n)``.
 """
 
 from __future__ import annotations
@@ -20,21 +21,27 @@ from pydantic import BaseModel
 from ...errors import InvalidParameterError
 from ...registry import Param
 from ...types import Sample
+from ._base import SCALE
 from ._memo import shared
 from ._prompting import numbered, reply_shape, template
 from ._schema import YesNo, align, scale, sized
 from ._verdict import SCORING, WeightedRating, asked_logprobs, field_ratings, reply_yes_shares, word_verdict
 
-#: ``scoring`` of the chunk metrics: ``hard`` by default, unlike the other judged metrics (``auto``).
-#: Chosen by measurement (docs/generation.md, "Chunk ratings: hard by default"): with
-#: Qwen2.5-Coder-1.5B on the 72-row validation set, per-chunk AUROC 0.759 hard vs 0.698
-#: probability-weighted on the 48 rows no earlier comparison had used, and context precision per
-#: row 0.801 vs 0.465 (the weighted rating is pulled under the threshold by the mass a small judge
-#: puts on "0"); no log-probabilities asked also makes each call ~4x cheaper on llama-cpp-python.
-CHUNK_SCORING = replace(SCORING, default="hard", description=(
-    "hard (default for chunk ratings: measured better, docs/generation.md): the ratings / decisions the judge "
-    "wrote, no logprobs asked; auto: ask for log-probabilities and use each chunk's probability-weighted rating "
-    "(or P(yes)) where the backend returns them"))
+#: ``scoring`` of the chunk metrics: ``auto`` by default, as for the other judged metrics. For the
+#: default one-word decision per chunk the probabilities rank better than the words (per-chunk AUROC
+#: 0.950 vs 0.925, Qwen2.5-Coder-1.5B, 72 rows; docs/generation.md "Chunk relevance: one word per
+#: chunk by default"). For the one-call forms (``scale=graded``, or ``scale=binary,
+#: decision=reasoned``) ``scoring=hard`` measured better (0.788 vs 0.743 per chunk, row context
+#: precision 0.812 vs 0.476: the mass a small judge puts on "0" pulls a relevant chunk's expected
+#: rating under the threshold), and asks no log-probabilities (~4x cheaper per call on llama-cpp-python).
+CHUNK_SCORING = replace(SCORING, description=(
+    "auto (default): ask for log-probabilities and use each chunk's P(yes) (or probability-weighted rating) where "
+    "the backend returns them; hard: the decisions / ratings the judge wrote, no logprobs asked (measured better "
+    "for the one-call forms, scale=graded or decision=reasoned: docs/generation.md)"))
+#: The chunk metrics' ``scale``: binary by default (with the default one-word decision per chunk).
+CHUNK_SCALE = replace(SCALE, default="binary", description=(
+    "binary (default): a yes/no relevance decision per chunk, rating 10 * P(yes) or 10 / 0; graded: a 0-10 "
+    "rating per chunk, all in one call"))
 
 
 class Rating(BaseModel):
@@ -103,20 +110,21 @@ class ChunkRating:
 
 
 #: The chunk metrics' ``decision`` (with ``scale=binary``): one reasoned call, or one word per chunk.
-CHUNK_DECISION = Param("decision", str, "reasoned", "with scale=binary: reasoned (default), one call that decides "
-                       "every chunk with a short reason each; direct, one one-word yes/no call per chunk "
-                       "(max_tokens 1), each chunk judged alone", choices=("reasoned", "direct"))
+CHUNK_DECISION = Param("decision", str, "direct", "with scale=binary: direct (default), one one-word yes/no call "
+                       "per chunk (max_tokens 1), each chunk judged alone; reasoned, one call that decides every "
+                       "chunk with a short reason each", choices=("direct", "reasoned"))
 
 
 def check_decision(name: str, params: dict[str, Any]) -> None:
-    """Refuse ``decision=direct`` without ``scale=binary`` (a 0-10 rating has no one-word form)."""
-    if params["decision"] == "direct" and params["scale"] != "binary":
-        raise InvalidParameterError(f"metric {name!r}: decision=direct is a one-word yes/no per chunk; "
-                                    "use scale=binary,decision=direct")
+    """Refuse ``decision=reasoned`` with ``scale=graded``: the rating has no decision to reason
+    (``decision`` is the binary scale's form; with ``scale=graded`` its default is ignored)."""
+    if params["decision"] == "reasoned" and params["scale"] != "binary":
+        raise InvalidParameterError(f"metric {name!r}: decision=reasoned is a form of the yes/no decision per "
+                                    "chunk (scale=binary); scale=graded is one call with a rating per chunk")
 
 
-async def rate_chunks(judge: Any, sample: Sample, tag: str, scale: str = "graded",
-                      scoring: str = "hard", decision: str = "reasoned") -> list[ChunkRating]:
+async def rate_chunks(judge: Any, sample: Sample, tag: str, scale: str = "binary",
+                      scoring: str = "auto", decision: str = "direct") -> list[ChunkRating]:
     """One :class:`ChunkRating` per retrieved chunk, in rank order, all from one call; the reply must
     hold exactly one entry per chunk (else one repair, then a JudgeParseError).
 

@@ -3,24 +3,25 @@
 .. math:: \\mathrm{CP@k} = \\frac{\\sum_{i \\le k} \\mathrm{Precision@}i \\cdot rel_i}{\\sum_{i \\le k} rel_i},
    \\qquad rel_i = [r_i \\ge \\tau]
 
-where r_i is the judge's rating of chunk i, from the same single call as context_relevancy (0-10
-with ``scale=graded``, the default, or from a yes/no decision with ``scale=binary``: 10 / 0). By
-default (``scoring=hard``) r_i is the rating the judge wrote: with a 1.5B judge the
-probability-weighted rating ranked rows far worse here (AUROC 0.465 vs 0.801 against the human
-context precision on 56 rows, docs/generation.md), because the mass a small judge puts on "0"
-pulls a relevant chunk's expected rating under τ. With ``scoring=auto`` and log-probabilities
-from the backend, r_i is 10 * P(yes) / (P(yes) + P(no)) (binary) or
-sum_k k P_i(k) / sum_k P_i(k) over the rating token's alternatives k in 0..10 (graded; see
-context_relevancy), and
-τ the ``threshold`` parameter (default 5, the rating prompt's anchor "on topic but does not answer
-it": a chunk the judge puts on topic counts as relevant. With a 1.5B judge the hard ratings are
-0, 5 or 10 and 49 of the 96 human-relevant chunks of the 72-row set got a 5 (25 with the
-server's repeat penalty off), so τ = 6 would drop them; docs/generation.md "Repeat
-penalty"). RAGAS makes
-one call per chunk for this; ragmeter makes one for all, or with ``scale=binary,decision=direct``
-one one-word yes/no call per chunk, each chunk judged alone (shared with context_relevancy).
-Edge cases: empty context list -> 0.0; no relevant chunk in the top k -> 0.0; a rating count
-other than the chunk count is a JudgeParseError (after one repair).
+where r_i is the judge's rating of chunk i from the same calls as context_relevancy. By default
+(``scale=binary``, ``decision=direct``, ``scoring=auto``) each chunk is asked alone for a one-word
+yes/no and r_i = 10 * P(yes) / (P(yes) + P(no)) with log-probabilities (10 / 0 from the word
+without), so with τ the ``threshold`` parameter (default 5) a chunk counts as relevant when
+P(yes) >= 0.5. Chosen by measurement (docs/generation.md, "Chunk relevance: one word per chunk by
+default"): with Qwen2.5-Coder-1.5B, AUROC 0.901 against the human context precision (= 1 or not, 72
+rows) for the one-word decisions, 0.812 for the former default (0-10 ratings of every chunk in one
+call, hard). RAGAS makes one reasoned call per chunk; so does this default, with a one-token reply.
+
+The one-call forms (shared with context_relevancy): ``scale=graded`` (0-10 ratings, prompt
+``rate_chunks``) and ``scale=binary,decision=reasoned`` (one JSON reply deciding every chunk). For
+them ``scoring=hard`` (the ratings the judge wrote) measured far better than the
+probability-weighted ratings (0.801 vs 0.465 on 56 rows), because the mass a small judge puts on
+"0" pulls a relevant chunk's expected rating under τ; τ = 5 is the rating prompt's anchor "on topic
+but does not answer it" (with a 1.5B judge the hard ratings are 0, 5 or 10, and 49 of the 96
+human-relevant chunks got a 5; docs/generation.md "Repeat penalty"). Edge cases: empty context
+list -> 0.0; no relevant chunk in the top k -> 0.0; a one-word reply that is neither yes nor no ->
+read from the two words' probabilities when there are any, else a JudgeParseError; in the one-call
+forms a rating count other than the chunk count is a JudgeParseError (after one repair).
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ from ...registry import Param
 from ...types import MetricResult, Sample
 from ..retrieval._batch import RankedList
 from ..retrieval.context_precision import context_precision_single
-from ._base import SCALE, JudgedEvaluator, register_judged
-from ._chunk_steps import CHUNK_DECISION, CHUNK_SCORING, check_decision, rate_chunks
+from ._base import JudgedEvaluator, register_judged
+from ._chunk_steps import CHUNK_DECISION, CHUNK_SCALE, CHUNK_SCORING, check_decision, rate_chunks
 from ._verdict import HARD_FALLBACK, scoring_of
 
 
@@ -71,10 +72,10 @@ register_judged(
                 "a rating count other than the chunk count -> JudgeParseError after one repair",
                 "per chunk: " + HARD_FALLBACK),
     requires=("query", "contexts"),
-    calls="1 for all chunks, shared with context_relevancy (RAGAS: 1 per chunk); scale=binary,decision=direct: "
-          "1 per chunk",
+    calls="1 per chunk (default; shared with context_relevancy); 1 for all chunks with scale=graded or "
+          "decision=reasoned",
     params=(Param("threshold", float, 5.0, "rating (0-10) at or above which a chunk is relevant", minimum=0),
-            SCALE, CHUNK_DECISION, CHUNK_SCORING),
-    version="7",
+            CHUNK_SCALE, CHUNK_DECISION, CHUNK_SCORING),
+    version="8",
     cutoff="optional",
 )
