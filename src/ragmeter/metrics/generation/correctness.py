@@ -30,8 +30,12 @@ an empty answer -> 0.0 (no call).
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel
 
+from ...errors import InvalidParameterError
+from ...registry import Param
 from ...types import MetricResult, Sample
 from ._base import SCALE, JudgedEvaluator, register_judged
 from ._prompting import template
@@ -44,6 +48,7 @@ from ._verdict import (
     rating_details,
     reply_rating,
     scoring_of,
+    word_verdict,
 )
 
 
@@ -64,6 +69,12 @@ def agreement_rating(same_answer: float, conflicts: float) -> float:
 class Correctness(JudgedEvaluator):
     """See the module docstring."""
 
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        if self.params["decision"] == "direct" and self.params["scale"] != "binary":
+            raise InvalidParameterError(f"metric {self.name!r}: decision=direct is the one-word form of the "
+                                        "yes/no decision; use correctness(scale=binary,decision=direct)")
+
     async def ascore(self, sample: Sample) -> MetricResult:
         """Score one sample."""
         if not (sample.reference or "").strip():
@@ -80,6 +91,14 @@ class Correctness(JudgedEvaluator):
             rating = w.mean if w is not None else r.value.rating
             return self.result(rating / 10, r.value.reason or f"judge rating {r.value.rating:g}/10",
                                **rating_details(r.value.rating, w), scale="graded")
+        if self.params["decision"] == "direct":
+            t = template("answer_agrees_direct")
+            d = await word_verdict(self.judge, t.messages(**fields), "correctness", t.cache_version,
+                                   self.params["scoring"])
+            how = f"P(yes) {d['p_yes']:.2f}" if d["p_yes"] is not None else "hard verdict"
+            return self.result(d["support"], f"the judge's one-word decision, same answer: {d['verdict']} ({how})",
+                               same_answer=d["verdict"] == "yes", p_yes=d["p_yes"], scoring=d["scoring"],
+                               scale="binary", decision="direct")
         return await self._binary(fields)
 
     async def _binary(self, fields: dict[str, str | None]) -> MetricResult:
@@ -115,6 +134,9 @@ register_judged(
     requires=("answer", "reference"),
     calls="1",
     undefined="undefined (None) when the sample has no reference answer",
-    params=(SCALE, SCORING),
+    params=(SCALE, Param("decision", str, "reasoned", "with scale=binary: reasoned (default), one JSON reply with "
+                         "a reason and the same_answer / conflicts decisions; direct, a one-word yes/no (same "
+                         "answer, nothing contradicting), score P(yes)", choices=("reasoned", "direct")),
+            SCORING),
     version="4",
 )
