@@ -242,6 +242,33 @@ def test_reasoned_chunk_decision_needs_the_binary_scale():
             get_evaluator(name, judge=judge)
 
 
+# ---- correctness(scale=binary, decision=direct) -------------------------------------------------
+
+def test_direct_correctness_is_p_yes_of_one_word():
+    async def h(request):
+        assert request.max_tokens == 1 and request.json_schema is None
+        text = request.messages[-1].content
+        assert "<reference>\nParis\n</reference>" in text and "Reply with one word: yes or no." in text
+        return _word(0.7 if "Paris" in text.split("<answer>")[1] else 0.1)
+
+    judge, seen = judge_of(h)
+    rows = [Sample.model_validate({"id": str(i), "query": "Capital of France?", "reference": "Paris", "answer": a})
+            for i, a in enumerate(["It is Paris.", "It is Lyon."])]
+    name = "correctness(scale=binary,decision=direct)"
+    recs = [next(iter(r["metrics"].values())) for r in evaluate(rows, [name], judge=judge).records]
+    assert [r["score"] for r in recs] == pytest.approx([0.7, 0.1])
+    assert [r["details"]["same_answer"] for r in recs] == [True, False] and len(seen) == 2
+
+
+def test_direct_correctness_needs_the_binary_scale():
+    from ragmeter.errors import InvalidParameterError
+    from ragmeter.registry import get_evaluator
+
+    judge, _ = judge_of(lambda request: None)
+    with pytest.raises(InvalidParameterError, match="correctness\\(scale=binary,decision=direct\\)"):
+        get_evaluator("correctness(decision=direct)", judge=judge)
+
+
 def test_scoring_mode_is_in_the_cache_key_and_logprobs_come_back_from_the_cache(tmp_path):
     base = dict(backend="b", model="m", base_url=None, messages=[{"role": "user", "content": "x"}], temperature=0.0,
                 max_tokens=1, schema=None, seed=None, template_version="t@1")
