@@ -228,13 +228,13 @@ def test_graded_label_rho_and_verdict(fake_llm, make_judge, tmp_path):
 
     data = write_rows(tmp_path / "g.jsonl", graded_rows())
     fake_llm.rule = lambda call: {"reason": "r", "rating": 2 * int(re.search(r"\(G(\d)\)", call.user_text)[1])}
-    (rep,) = judge_check(make_judge(), metrics=["correctness"], data=data, thresholds=Thresholds(min_per_class=4)
-                         ).metrics
+    (rep,) = judge_check(make_judge(), metrics=["correctness(scale=graded)"], data=data,
+                         thresholds=Thresholds(min_per_class=4)).metrics
     # the judge's rating is 2 x the grade: a monotone map, so rho = 1 and every pos scores above every neg
     assert rep["spearman"]["rho"] == pytest.approx(1.0) and rep["auroc"] == 1.0
     assert (rep["n_pos"], rep["n_neg"]) == (4, 8) and rep["verdict"] == "usable"
     fake_llm.rule = lambda call: {"reason": "r", "rating": 5}  # one rating for all: no ranking at all
-    (rep,) = judge_check(make_judge(), metrics=["correctness"], data=data,
+    (rep,) = judge_check(make_judge(), metrics=["correctness(scale=graded)"], data=data,
                          thresholds=Thresholds(min_per_class=4)).metrics
     assert rep["auroc"] == 0.5 and rep["spearman"] is None and rep["verdict"] == "not usable"
     assert any("Spearman rho n/a" in r for r in rep["reasons"])

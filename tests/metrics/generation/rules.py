@@ -34,8 +34,8 @@ Deterministic rules (so tests can compute expected scores by hand):
 - No schema (a one-word yes/no request, ``max_tokens`` 1): with a ``<passage>`` block (the chunk
   metrics' default, one chunk a request) "yes" when the passage's "[rating N]" has N >= 5; with a
   ``<context>`` block (faithfulness(mode=direct)) "yes" when every sentence of the answer occurs in
-  the context; otherwise (answer_relevancy's default decision) "yes" when the answer's "[rating N]"
-  has N >= 5.
+  the context; otherwise (the default decisions of answer_relevancy and correctness) "yes" when
+  the answer's "[rating N]" has N >= 5.
 """
 
 from __future__ import annotations

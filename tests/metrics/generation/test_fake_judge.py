@@ -30,7 +30,8 @@ NAMES = ["faithfulness", "hallucination_rate", "faithfulness(steps=separate)", "
          "answer_relevancy", "answer_relevancy(decision=reasoned)",
          "context_relevancy", "context_relevancy(scale=graded)", "context_relevancy(decision=reasoned)",
          "context_precision_llm",
-         "correctness", "correctness(scale=binary)", "answer_grade", "passage_recall", "passage_recall(scale=binary)"]
+         "correctness", "correctness(scale=graded)", "correctness(decision=reasoned)",
+         "answer_grade", "passage_recall", "passage_recall(scale=binary)"]
 
 
 def reworded(src: Path, dst: Path) -> None:
@@ -77,7 +78,9 @@ def test_reworded_prompts_get_the_same_replies(fake_llm, make_judge, tmp_path, m
     assert after["faithfulness(mode=inline)"][0] == pytest.approx(1 / 3)
     assert after["context_relevancy(scale=graded)"][0] == pytest.approx((1 + 0 + 0.5) / 3)
     assert after["context_relevancy"][0] == pytest.approx(2 / 3)  # one word per chunk: yes at ratings 10 and 5
-    assert after["correctness"][0] == pytest.approx(0.7) and after["answer_grade"][0] == pytest.approx(0.75)
+    assert after["correctness(scale=graded)"][0] == pytest.approx(0.7)
+    assert after["answer_grade"][0] == pytest.approx(0.75)
+    assert after["correctness"][0] == 1.0  # the one-word decision: "yes" by the answer's [rating 7]
 
 
 def test_the_rule_reads_the_schema_in_every_structured_output_mode():

@@ -280,7 +280,7 @@ def test_binary_and_graded_chunk_steps_are_distinct_calls(judge, fake_llm):
     ("Lyon [conflict]", 0.0, False, True),
 ])
 def test_correctness_binary_decisions(judge, answer, score, same, conflicts):
-    r = get_evaluator("correctness(scale=binary)", judge=judge).evaluate(s(answer=answer, reference="Paris"))
+    r = get_evaluator("correctness(decision=reasoned)", judge=judge).evaluate(s(answer=answer, reference="Paris"))
     assert r.score == score
     assert (r.details["same_answer"], r.details["conflicts"], r.details["scale"]) == (same, conflicts, "binary")
 
@@ -295,14 +295,16 @@ def test_correctness_and_undefined_without_reference(judge, fake_llm):
 
 def test_binary_verdict_that_is_not_yes_or_no_is_a_parse_error(judge, fake_llm):
     fake_llm.rule = lambda call: {"reason": "r", "same_answer": "mostly", "conflicts": "no"}
-    run = evaluate([s(answer="Paris", reference="Paris")], ["correctness(scale=binary)"], judge=judge)
-    rec = run.records[0]["metrics"]["correctness(scale=binary)"]
+    run = evaluate([s(answer="Paris", reference="Paris")], ["correctness(decision=reasoned)"], judge=judge)
+    rec = run.records[0]["metrics"]["correctness(decision=reasoned)"]
     assert rec["score"] is None and rec["error"]["type"] == "JudgeParseError"
     assert len(fake_llm.log) == 2  # the reply and one repair attempt
 
 
 def test_default_scale_is_the_specified_0_to_10_rating(judge):
-    assert get_evaluator("correctness", judge=judge).params["scale"] == "graded"
+    # correctness decides "same answer?" in one word by default (measured better, docs/generation.md)
+    ev = get_evaluator("correctness", judge=judge)
+    assert (ev.params["scale"], ev.params["decision"]) == ("binary", "direct")
     # the chunk metrics decide yes/no per chunk, one word each (measured better, docs/generation.md)
     for name in ("context_relevancy", "context_precision_llm"):
         ev = get_evaluator(name, judge=judge)

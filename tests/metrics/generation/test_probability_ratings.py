@@ -140,8 +140,8 @@ def test_digit_tokens_of_the_recorded_real_server_reply():
 def test_correctness_weights_the_0_to_10_rating_and_keeps_the_hard_one(judge, fake_llm):
     seen = recording(fake_llm, answering("Graded", spelled([
         ('{"reason": "same capital", "rating": ', {}), ("8", {"8": 0.5, "9": 0.2, "1": 0.2, "7": 0.1}), ("}", {})])))
-    r = evaluate([smp(answer="Paris", reference="Paris")], ["correctness"], judge=judge).records[0]["metrics"][
-        "correctness"]
+    r = evaluate([smp(answer="Paris", reference="Paris")], ["correctness(scale=graded)"],
+                 judge=judge).records[0]["metrics"]["correctness(scale=graded)"]
     w = 8 * 0.5 + 9 * 0.2 + 10 * 0.2 + 7 * 0.1  # "1" next to a hard 8 reads as the start of 10
     assert r["score"] == pytest.approx(w / 10)
     d = r["details"]
@@ -176,8 +176,8 @@ def test_binary_correctness_is_the_expected_rating_of_the_two_verdicts(judge, fa
     fake_llm.rule = answering("Agreement", spelled([
         ('{"reason": "r", "same_answer": "', {}), ("yes", {"yes": 0.8, "no": 0.2}),
         ('", "conflicts": "', {}), ("no", {"no": 0.6, "yes": 0.3, "No": 0.1}), ('"}', {})]))
-    r = evaluate([smp(answer="Paris", reference="Paris")], ["correctness(scale=binary)"],
-                 judge=judge).records[0]["metrics"]["correctness(scale=binary)"]
+    r = evaluate([smp(answer="Paris", reference="Paris")], ["correctness(decision=reasoned)"],
+                 judge=judge).records[0]["metrics"]["correctness(decision=reasoned)"]
     p_same, p_conf = 0.8, 0.3  # P(conflicts = yes) = 0.3 / (0.3 + 0.6 + 0.1)
     assert r["score"] == pytest.approx(p_same * (10 - 5 * p_conf) / 10)  # 0.68
     d = r["details"]
@@ -282,7 +282,7 @@ def test_passage_recall_weights_each_section_score(judge, fake_llm):
 # ---- fallbacks and the cache key ---------------------------------------------------------------------
 
 @pytest.mark.parametrize(("name", "answer", "want"), [
-    ("correctness", "Paris [rating 8]", 0.8), ("answer_grade", "Paris [grade 4]", 0.75),
+    ("correctness(scale=graded)", "Paris [rating 8]", 0.8), ("answer_grade", "Paris [grade 4]", 0.75),
     ("answer_relevancy(scale=graded)", "Paris. [rating 7]", 0.7), ("passage_recall", "Paris is the capital.", 1.0)])
 def test_without_logprobs_every_metric_uses_the_hard_rating(judge, fake_llm, name, answer, want):
     seen = recording(fake_llm, judge_rule)  # the rule-based judge sends no logprobs
@@ -293,7 +293,7 @@ def test_without_logprobs_every_metric_uses_the_hard_rating(judge, fake_llm, nam
     assert len(seen) == 1 and seen[0].body["top_logprobs"] == 10
 
 
-@pytest.mark.parametrize("name", ["correctness(scoring=hard)", "answer_grade(scoring=hard)",
+@pytest.mark.parametrize("name", ["correctness(scale=graded,scoring=hard)", "answer_grade(scoring=hard)",
                                   "answer_relevancy(scale=graded,scoring=hard)", "context_relevancy(scoring=hard)",
                                   "passage_recall(scoring=hard)"])
 def test_scoring_hard_asks_no_logprobs_and_ignores_any_sent(judge, fake_llm, name):
@@ -310,12 +310,12 @@ def test_scoring_mode_is_in_the_cache_key_and_weighted_ratings_come_back_from_th
                                                                                         tmp_path):
     reply = spelled([('{"reason": "r", "rating": ', {}), ("8", {"8": 0.5, "6": 0.5}), ("}", {})])
     fake_llm.rule = lambda call: reply if "logprobs" in call.body else judge_rule(call)
-    names = ["correctness", "correctness(scoring=hard)"]
+    names = ["correctness(scale=graded)", "correctness(scale=graded,scoring=hard)"]
     s = smp(answer="Paris [rating 8]", reference="Paris")
     judge = make_judge(cache=tmp_path / "c.sqlite3")
     first = evaluate([s], names, judge=judge).records[0]["metrics"]
     assert len(fake_llm.log) == 2  # one request per scoring mode
-    assert first["correctness"]["score"] == pytest.approx(0.7) and first[names[1]]["score"] == pytest.approx(0.8)
+    assert first[names[0]]["score"] == pytest.approx(0.7) and first[names[1]]["score"] == pytest.approx(0.8)
     judge.close()
     fake_llm.clear_log()
     again = make_judge(cache=tmp_path / "c.sqlite3")

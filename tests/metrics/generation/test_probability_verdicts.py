@@ -260,13 +260,13 @@ def test_direct_correctness_is_p_yes_of_one_word():
     assert [r["details"]["same_answer"] for r in recs] == [True, False] and len(seen) == 2
 
 
-def test_direct_correctness_needs_the_binary_scale():
+def test_reasoned_correctness_needs_the_binary_scale():
     from ragmeter.errors import InvalidParameterError
     from ragmeter.registry import get_evaluator
 
     judge, _ = judge_of(lambda request: None)
-    with pytest.raises(InvalidParameterError, match="correctness\\(scale=binary,decision=direct\\)"):
-        get_evaluator("correctness(decision=direct)", judge=judge)
+    with pytest.raises(InvalidParameterError, match="decision=reasoned is a form of the yes/no"):
+        get_evaluator("correctness(scale=graded,decision=reasoned)", judge=judge)
 
 
 def test_scoring_mode_is_in_the_cache_key_and_logprobs_come_back_from_the_cache(tmp_path):

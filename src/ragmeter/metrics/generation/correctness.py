@@ -1,14 +1,25 @@
 """Correctness: the judge compares the answer with the reference answer.
 
+**Default (``scale=binary``, ``decision=direct``, ``scoring=auto``): one one-word yes/no** (prompt
+``answer_agrees_direct``, ``max_tokens`` 1): does the answer give the same answer to the question
+as the reference answer, stating nothing that contradicts it? The score is
+P(yes) / (P(yes) + P(no)) over that token's alternatives where the backend returns
+log-probabilities, else 1 or 0 from the word (``same_answer`` and ``p_yes`` in the details). A
+first token other than yes/no is read from the two words' probabilities when there are any, else
+it is a ``JudgeParseError``. Chosen by measurement (docs/generation.md, "correctness: the
+one-word decision by default"): with Qwen2.5-Coder-1.5B on the 72-row validation set, Spearman's
+rho 0.76 against the human 1-5 grade and AUROC 0.912 for ``correct >= 4``, against 0.57 / 0.775 for
+the 0-10 rating.
+
 .. math:: \\mathrm{Correctness} = \\frac{r}{10}, \\quad r \\in [0, 10]
 
-With ``scale=graded`` (the default) the judge rates 0-10 directly. With ``scale=binary`` the
-judge makes two yes/no decisions and ragmeter derives the rating: ``same_answer`` (does the
-answer give the reference's answer to the question?) and ``conflicts`` (does it state anything
-contradicting the reference?); r = 10 when same and no conflict, 5 when same but with a
-conflicting statement, 0 otherwise.
+With ``scale=graded`` the judge rates 0-10 directly. With ``scale=binary,decision=reasoned`` the
+judge makes two yes/no decisions in one JSON reply and ragmeter derives the rating:
+``same_answer`` (does the answer give the reference's answer to the question?) and ``conflicts``
+(does it state anything contradicting the reference?); r = 10 when same and no conflict, 5 when
+same but with a conflicting statement, 0 otherwise.
 
-**Probability-weighted rating** (``scale=graded``, ``scoring=auto``, the defaults): where the
+**Probability-weighted rating** (``scale=graded``, ``scoring=auto``): where the
 backend returns log-probabilities, r is G-Eval's mean over the rating token's alternatives,
 
 .. math:: r = \\frac{\\sum_{k=0}^{10} k \\, P(k)}{\\sum_{k=0}^{10} P(k)}
@@ -18,7 +29,7 @@ backend returns log-probabilities, r is G-Eval's mean over the rating token's al
 hard ``rating``, ``weighted_rating``, ``distribution`` and ``scoring`` ("probability" or "hard").
 Falls back to the hard rating (``scoring: "hard"``) without log-probabilities, for a rating that is
 not a whole number (7.5), or when no alternative is a rating; ``scoring=hard`` asks for none (a
-different judge cache key). With ``scale=binary`` and log-probabilities each decision is
+different judge cache key). With ``scale=binary,decision=reasoned`` and log-probabilities each decision is
 replaced by its P(yes) / (P(yes) + P(no)) (:func:`._verdict.field_verdict_share`) and r is the
 expected rating of two independent decisions, :math:`r = p_s (10 - 5 p_c)` (p_s for
 ``same_answer``, p_c for ``conflicts``; a decision whose token cannot be located keeps its hard
@@ -30,6 +41,7 @@ an empty answer -> 0.0 (no call).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel
@@ -71,9 +83,9 @@ class Correctness(JudgedEvaluator):
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        if self.params["decision"] == "direct" and self.params["scale"] != "binary":
-            raise InvalidParameterError(f"metric {self.name!r}: decision=direct is the one-word form of the "
-                                        "yes/no decision; use correctness(scale=binary,decision=direct)")
+        if self.params["decision"] == "reasoned" and self.params["scale"] != "binary":
+            raise InvalidParameterError(f"metric {self.name!r}: decision=reasoned is a form of the yes/no "
+                                        "decisions (scale=binary); scale=graded is the 0-10 rating")
 
     async def ascore(self, sample: Sample) -> MetricResult:
         """Score one sample."""
@@ -124,19 +136,23 @@ register_judged(
     "correctness",
     Correctness,
     role="answer",
-    summary="Agreement of the answer with the reference answer: the judge's 0-10 rating (graded, default) "
-            "or two yes/no decisions (binary), / 10.",
-    formula="correctness = rating / 10; graded with log-probabilities: rating = sum_k k P(k) / sum_k P(k) over "
+    summary="Agreement of the answer with the reference answer: P(yes) of the judge's one-word 'same answer' "
+            "decision (default), two reasoned yes/no decisions (decision=reasoned) or a 0-10 rating (graded), / 10.",
+    formula="correctness = P(yes)/(P(yes)+P(no)) of the one-word decision with log-probabilities, else 1/0 "
+            "(default); otherwise rating / 10; graded with log-probabilities: rating = sum_k k P(k) / sum_k P(k) over "
             "the rating token's alternatives k in 0..10; binary: rating = 10 if same_answer and not conflicts, 5 if "
             "same_answer and conflicts, else 0; with log-probabilities rating = p_same * (10 - 5 * p_conflicts)",
     edge_cases=("no reference -> undefined (None), reason 'no reference answer'", "empty answer -> 0.0",
-                HARD_FALLBACK),
+                HARD_FALLBACK, "the one-word decision (default): a first token other than yes/no -> the larger "
+                "of P(yes), P(no) with log-probabilities, else JudgeParseError"),
     requires=("answer", "reference"),
     calls="1",
     undefined="undefined (None) when the sample has no reference answer",
-    params=(SCALE, Param("decision", str, "reasoned", "with scale=binary: reasoned (default), one JSON reply with "
-                         "a reason and the same_answer / conflicts decisions; direct, a one-word yes/no (same "
-                         "answer, nothing contradicting), score P(yes)", choices=("reasoned", "direct")),
+    params=(replace(SCALE, default="binary", description="binary (default): yes/no decisions (see decision); "
+                    "graded: the judge rates 0-10 directly"),
+            Param("decision", str, "direct", "with scale=binary: direct (default), a one-word yes/no (same answer, "
+                  "nothing contradicting), score P(yes); reasoned, one JSON reply with a reason and the "
+                  "same_answer / conflicts decisions", choices=("direct", "reasoned")),
             SCORING),
-    version="4",
+    version="5",
 )
