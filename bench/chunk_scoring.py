@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ragmeter.judges.hard_values import chunk_ratings
 from ragmeter.stats.roc import auroc_interval
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -51,23 +52,14 @@ def _metric(rec: dict[str, Any], base: str) -> dict[str, Any]:
     return next(v for k, v in rec["metrics"].items() if k == base or k.startswith(base + "("))
 
 
-def _hard(chunk: dict[str, Any]) -> float:
-    """A chunk's rating from the judge's hard answer: its hard rating, or its yes/no as 10 / 0."""
-    if chunk.get("hard_rating") is not None:
-        return float(chunk["hard_rating"])
-    if chunk.get("relevant") is not None:
-        return 10.0 if chunk["relevant"] else 0.0
-    return float(chunk["rating"])
-
-
 def chunk_table(records: list[dict[str, Any]], labels: dict[str, dict[str, Any]], rows: range) -> dict[str, Any]:
     """Per-chunk AUROC of the weighted and the hard ratings of context_relevancy over ``rows``."""
     w, h, y = [], [], []
     for rec in records[rows.start:rows.stop]:
-        chunks = _metric(rec, "context_relevancy")["details"]["chunks"]
-        for c, lab in zip(chunks, labels[rec["id"]]["context_relevance"], strict=True):
-            w.append(float(c["rating"]))
-            h.append(_hard(c))
+        used, hard = chunk_ratings("context_relevancy", _metric(rec, "context_relevancy")["details"])
+        for u, hv, lab in zip(used, hard, labels[rec["id"]]["context_relevance"], strict=True):
+            w.append(u)
+            h.append(hv)
             y.append(int(bool(lab)))
     return {"weighted": interval(w, y), "hard": interval(h, y)}
 
