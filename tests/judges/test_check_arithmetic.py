@@ -161,6 +161,17 @@ def test_correctness_hard_row_uses_the_hard_rating_and_its_rho():
     assert report["spearman_hard"]["rho"] == pytest.approx(0.2)
 
 
+def test_one_word_correctness_hard_row_uses_the_word():
+    n = "correctness"
+    records = [_rec(n, 0.4, same_answer=True, p_yes=0.4, scoring="probability", decision="direct"),    # correct 5
+               _rec(n, 0.7, same_answer=False, p_yes=0.7, scoring="probability", decision="direct"),   # correct 1
+               _rec(n, 0.9, same_answer=True, p_yes=0.9, scoring="probability", decision="direct")]    # correct 2
+    rows = _rows(records, [{"correct": c} for c in (5, 1, 2)])
+    # P(yes): pos [0.4] below neg [0.7, 0.9] -> 0; the words: pos [1] vs neg [0, 1] -> (1 + 0.5) / 2
+    assert rows[n]["auroc"] == 0.0 and rows[f"{n} [hard]"]["auroc"] == pytest.approx(0.75)
+    assert rows[f"{n} [hard]"]["mean_neg"] == pytest.approx(0.5)
+
+
 def test_answer_grade_and_answer_relevancy_hard_rows():
     g = "answer_grade"
     records = [_rec(g, 0.625, grade=4, weighted_grade=3.5), _rec(g, 0.5, grade=3, weighted_grade=3.0),

@@ -28,9 +28,10 @@ def hard_value(base: str, details: dict[str, Any]) -> float | None:
     :func:`hard_score`), None when the details keep none (the score already is the hard one, or
     the result has no judge rating: an embedder score, an empty-answer shortcut).
 
-    faithfulness, hallucination_rate: :func:`hard_score`; correctness (both scales) and
-    answer_relevancy(scale=graded): ``rating / 10``; answer_relevancy (binary, the default):
-    ``responds`` as 1/0; answer_grade: ``(grade - 1) / 4``; passage_recall: ``hard_final / 5``;
+    faithfulness, hallucination_rate: :func:`hard_score`; correctness (graded, or the reasoned
+    decisions) and answer_relevancy(scale=graded): ``rating / 10``; correctness's one-word decision
+    (the default): ``same_answer`` as 1/0; answer_relevancy (binary, the default): ``responds``
+    as 1/0; answer_grade: ``(grade - 1) / 4``; passage_recall: ``hard_final / 5``;
     a rubric (:mod:`ragmeter.metrics.generation.rubric`, found in the registry): on a ``LOW-HIGH``
     scale ``(rating - LOW) / (HIGH - LOW)`` of the hard ``rating``, on yes/no the hard ``verdict``
     as 1/0. Chunk metrics are per chunk: :func:`chunk_ratings`."""
@@ -40,6 +41,8 @@ def hard_value(base: str, details: dict[str, Any]) -> float | None:
         return float(details["rating"]) / 10
     if base == "answer_relevancy" and isinstance(details.get("responds"), bool):
         return float(details["responds"])
+    if base == "correctness" and isinstance(details.get("same_answer"), bool):  # the one-word decision
+        return float(details["same_answer"])
     if base == "answer_grade" and isinstance(details.get("grade"), int | float):
         return (float(details["grade"]) - 1) / 4
     if base == "passage_recall" and isinstance(details.get("hard_final"), int | float):
