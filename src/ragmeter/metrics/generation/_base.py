@@ -2,7 +2,7 @@
 
 A judged metric module subclasses :class:`JudgedEvaluator` (implementing :meth:`~JudgedEvaluator.ascore`)
 and calls :func:`register_judged` once. :data:`STEPS` and :data:`SCALE` are the parameters
-several judged metrics share.
+several judged metrics share, as is :data:`DECISION` (with :func:`check_decision`).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from ...errors import InvalidParameterError
 from ...names import MetricName
 from ...registry import MetricSpec, Param
 from ...types import MetricResult, Sample
@@ -18,6 +19,20 @@ STEPS = Param("steps", str, "shared", "shared: one call reads query+answer for s
               "call per task", choices=("shared", "separate"))
 SCALE = Param("scale", str, "graded", "graded: the judge rates 0-10 directly; binary: yes/no decisions per item, "
               "from which ragmeter derives the 0-10 rating", choices=("graded", "binary"))
+#: How a yes/no decision is asked (answer_relevancy, correctness and the chunk metrics): one word
+#: scored by P(yes) (the default, measured better on a small judge: docs/generation.md) or a JSON
+#: reply with a short reason written before each decision.
+DECISION = Param("decision", str, "direct", "with scale=binary: direct (default), a one-word yes/no reply "
+                 "(max_tokens 1) scored by P(yes), no reason; reasoned, a JSON reply in which the judge writes a "
+                 "short reason before each yes/no decision", choices=("direct", "reasoned"))
+
+
+def check_decision(name: str, params: dict[str, Any], applies: bool, where: str = "scale=binary") -> None:
+    """Refuse ``decision=reasoned`` where the metric makes no yes/no decision (``applies`` False:
+    e.g. a 0-10 rating); the default ``direct`` is simply not used there."""
+    if params["decision"] == "reasoned" and not applies:
+        raise InvalidParameterError(f"metric {name!r}: decision=reasoned is a form of the yes/no decision, "
+                                    f"used with {where} only")
 
 
 class JudgedEvaluator:

@@ -18,14 +18,20 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ...errors import InvalidParameterError
-from ...registry import Param
 from ...types import Sample
 from ._base import SCALE
 from ._memo import shared
 from ._prompting import numbered, reply_shape, template
 from ._schema import YesNo, align, scale, sized
-from ._verdict import SCORING, WeightedRating, asked_logprobs, field_ratings, reply_yes_shares, word_verdict
+from ._verdict import (
+    SCORING,
+    WeightedRating,
+    asked_logprobs,
+    field_ratings,
+    reply_yes_shares,
+    word_reason,
+    word_verdict,
+)
 
 #: ``scoring`` of the chunk metrics: ``auto`` by default, as for the other judged metrics. For the
 #: default one-word decision per chunk the probabilities rank better than the words (per-chunk AUROC
@@ -109,20 +115,6 @@ class ChunkRating:
         return out | {"scoring": self.scoring}
 
 
-#: The chunk metrics' ``decision`` (with ``scale=binary``): one reasoned call, or one word per chunk.
-CHUNK_DECISION = Param("decision", str, "direct", "with scale=binary: direct (default), one one-word yes/no call "
-                       "per chunk (max_tokens 1), each chunk judged alone; reasoned, one call that decides every "
-                       "chunk with a short reason each", choices=("direct", "reasoned"))
-
-
-def check_decision(name: str, params: dict[str, Any]) -> None:
-    """Refuse ``decision=reasoned`` with ``scale=graded``: the rating has no decision to reason
-    (``decision`` is the binary scale's form; with ``scale=graded`` its default is ignored)."""
-    if params["decision"] == "reasoned" and params["scale"] != "binary":
-        raise InvalidParameterError(f"metric {name!r}: decision=reasoned is a form of the yes/no decision per "
-                                    "chunk (scale=binary); scale=graded is one call with a rating per chunk")
-
-
 async def rate_chunks(judge: Any, sample: Sample, tag: str, scale: str = "binary",
                       scoring: str = "auto", decision: str = "direct") -> list[ChunkRating]:
     """One :class:`ChunkRating` per retrieved chunk, in rank order, all from one call; the reply must
@@ -185,8 +177,7 @@ async def _direct(judge: Any, sample: Sample, tag: str, scoring: str) -> list[Ch
         async def run() -> ChunkRating:
             d = await word_verdict(judge, t.messages(question=sample.query, passage=text), tag, t.cache_version,
                                    scoring)
-            how = f"P(yes) {d['p_yes']:.2f}" if d["p_yes"] is not None else "hard verdict"
-            return ChunkRating(10.0 * d["support"], f"one-word decision: {d['verdict']} ({how})",
+            return ChunkRating(10.0 * d["support"], f"one-word decision: {word_reason(d)}",
                                relevant=d["verdict"] == "yes", p_yes=d["p_yes"])
 
         return await shared(judge, f"{t.cache_version}/{scoring}", (sample.query, text), run)

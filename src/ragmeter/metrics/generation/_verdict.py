@@ -315,6 +315,12 @@ async def word_verdict(judge: Any, messages: Any, tag: str, template_version: st
             "scoring": "probability" if p is not None else "hard"}
 
 
+def word_reason(d: dict[str, Any]) -> str:
+    """A :func:`word_verdict` result as a result's reason: ``"yes (P(yes) 0.93)"`` or ``"no (hard verdict)"``."""
+    how = f"P(yes) {d['p_yes']:.2f}" if d["p_yes"] is not None else "hard verdict"
+    return f"{d['verdict']} ({how})"
+
+
 async def direct_verdict(judge: Any, sample: Sample, tag: str, scoring: str) -> dict[str, Any]:
     """One judge call: "is every fact in the answer supported by the context?", :func:`word_verdict`.
 

@@ -65,7 +65,7 @@ from ...registry import Param
 from ...types import MetricResult, Sample
 from ..embedding.semantic_similarity import MIN_BASELINE_ROWS, baseline_mean, normalise, same_text_key
 from ._answer_steps import analyse_answer
-from ._base import SCALE, STEPS, JudgedEvaluator, register_judged
+from ._base import DECISION, SCALE, STEPS, JudgedEvaluator, check_decision, register_judged
 from ._memo import shared
 from ._prompting import template
 from ._schema import Graded, YesNo
@@ -76,6 +76,7 @@ from ._verdict import (
     field_verdict_share,
     rating_details,
     reply_rating,
+    word_reason,
     word_verdict,
 )
 
@@ -102,10 +103,8 @@ class AnswerRelevancy(JudgedEvaluator):
         if self.params["normalize"] == "baseline" and self.params["method"] != "questions":
             raise InvalidParameterError(f"metric {self.name!r}: normalize=baseline rescales the embedding cosine of "
                                         "method=questions; use answer_relevancy(method=questions,normalize=baseline)")
-        judge_decision = (self.params["method"], self.params["scale"]) == ("judge", "binary")
-        if self.params["decision"] == "reasoned" and not judge_decision:
-            raise InvalidParameterError(f"metric {self.name!r}: decision=reasoned is a form of the yes/no decision "
-                                        "(method=judge, scale=binary); the rating and the questions have no decision")
+        check_decision(self.name, self.params, (self.params["method"], self.params["scale"]) == ("judge", "binary"),
+                       "method=judge, scale=binary")
         if self.params["method"] == "questions" and self.embedder is None:
             raise MissingBackendError(f"metric {self.name!r} compares embeddings: pass embedder=... in Python or "
                                       "--embedder SPEC on the command line (e.g. --embedder st:all-MiniLM-L6-v2)")
@@ -211,10 +210,9 @@ class AnswerRelevancy(JudgedEvaluator):
             t = template("answer_addresses_direct")
             d = await word_verdict(self.judge, t.messages(question=sample.query, answer=sample.answer or ""),
                                    "answer_relevancy", t.cache_version, self.params["scoring"])
-            ok = d["verdict"] == "yes"
-            how = f"P(yes) {d['p_yes']:.2f}" if d["p_yes"] is not None else "hard verdict"
-            return self.result(d["support"], f"the judge's one-word decision: {d['verdict']} ({how})",
-                               responds=ok, p_yes=d["p_yes"], scoring=d["scoring"], method="judge decision, direct")
+            return self.result(d["support"], f"the judge's one-word decision: {word_reason(d)}",
+                               responds=d["verdict"] == "yes", p_yes=d["p_yes"], scoring=d["scoring"],
+                               method="judge decision, direct")
         if self.params["scale"] == "binary":
             t = template("answer_addresses")
             v = await self.judge.judge(t.messages(question=sample.query, answer=sample.answer or ""), Responds,
@@ -244,11 +242,6 @@ METHOD = Param("method", str, "judge", "judge (default): the judge decides wheth
 #: answer_relevancy's own ``scale``: binary by default (measured: AUROC 0.931 vs 0.666 graded, docs/generation.md)
 AR_SCALE = replace(SCALE, default="binary", description="with method=judge: binary (default), one yes/no decision, "
                    "score P(yes); graded, a 0-10 rating, score rating / 10")
-
-
-DECISION = Param("decision", str, "direct", "with scale=binary: direct (default), a one-word yes/no reply "
-                 "(max_tokens 1), no reason; reasoned, a JSON reply with a short reason written before the yes/no",
-                 choices=("direct", "reasoned"))
 
 
 def _uses_embedder(params: dict[str, Any]) -> bool:

@@ -32,8 +32,8 @@ from ...registry import Param
 from ...types import MetricResult, Sample
 from ..retrieval._batch import RankedList
 from ..retrieval.context_precision import context_precision_single
-from ._base import JudgedEvaluator, register_judged
-from ._chunk_steps import CHUNK_DECISION, CHUNK_SCALE, CHUNK_SCORING, check_decision, rate_chunks
+from ._base import DECISION, JudgedEvaluator, check_decision, register_judged
+from ._chunk_steps import CHUNK_SCALE, CHUNK_SCORING, rate_chunks
 from ._verdict import HARD_FALLBACK, scoring_of
 
 
@@ -42,7 +42,7 @@ class ContextPrecisionLLM(JudgedEvaluator):
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        check_decision(self.name, self.params)
+        check_decision(self.name, self.params, self.params["scale"] == "binary")
 
     async def ascore(self, sample: Sample) -> MetricResult:
         """Score one sample."""
@@ -75,7 +75,7 @@ register_judged(
     calls="1 per chunk (default; shared with context_relevancy); 1 for all chunks with scale=graded or "
           "decision=reasoned",
     params=(Param("threshold", float, 5.0, "rating (0-10) at or above which a chunk is relevant", minimum=0),
-            CHUNK_SCALE, CHUNK_DECISION, CHUNK_SCORING),
+            CHUNK_SCALE, DECISION, CHUNK_SCORING),
     version="8",
     cutoff="optional",
 )

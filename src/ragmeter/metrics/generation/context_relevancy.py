@@ -36,8 +36,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...types import MetricResult, Sample
-from ._base import JudgedEvaluator, register_judged
-from ._chunk_steps import CHUNK_DECISION, CHUNK_SCALE, CHUNK_SCORING, check_decision, rate_chunks
+from ._base import DECISION, JudgedEvaluator, check_decision, register_judged
+from ._chunk_steps import CHUNK_SCALE, CHUNK_SCORING, rate_chunks
 from ._verdict import HARD_FALLBACK, scoring_of
 
 
@@ -46,7 +46,7 @@ class ContextRelevancy(JudgedEvaluator):
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        check_decision(self.name, self.params)
+        check_decision(self.name, self.params, self.params["scale"] == "binary")
 
     async def ascore(self, sample: Sample) -> MetricResult:
         """Score one sample."""
@@ -79,6 +79,6 @@ register_judged(
     requires=("query", "contexts"),
     calls="1 per chunk (default; shared with context_precision_llm); 1 for all chunks with scale=graded or "
           "decision=reasoned; 0 without contexts",
-    params=(CHUNK_SCALE, CHUNK_DECISION, CHUNK_SCORING),
+    params=(CHUNK_SCALE, DECISION, CHUNK_SCORING),
     version="8",
 )

@@ -46,10 +46,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ...errors import InvalidParameterError
-from ...registry import Param
 from ...types import MetricResult, Sample
-from ._base import SCALE, JudgedEvaluator, register_judged
+from ._base import DECISION, SCALE, JudgedEvaluator, check_decision, register_judged
 from ._prompting import template
 from ._schema import Graded, YesNo
 from ._verdict import (
@@ -60,6 +58,7 @@ from ._verdict import (
     rating_details,
     reply_rating,
     scoring_of,
+    word_reason,
     word_verdict,
 )
 
@@ -83,9 +82,7 @@ class Correctness(JudgedEvaluator):
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
-        if self.params["decision"] == "reasoned" and self.params["scale"] != "binary":
-            raise InvalidParameterError(f"metric {self.name!r}: decision=reasoned is a form of the yes/no "
-                                        "decisions (scale=binary); scale=graded is the 0-10 rating")
+        check_decision(self.name, self.params, self.params["scale"] == "binary")
 
     async def ascore(self, sample: Sample) -> MetricResult:
         """Score one sample."""
@@ -107,8 +104,7 @@ class Correctness(JudgedEvaluator):
             t = template("answer_agrees_direct")
             d = await word_verdict(self.judge, t.messages(**fields), "correctness", t.cache_version,
                                    self.params["scoring"])
-            how = f"P(yes) {d['p_yes']:.2f}" if d["p_yes"] is not None else "hard verdict"
-            return self.result(d["support"], f"the judge's one-word decision, same answer: {d['verdict']} ({how})",
+            return self.result(d["support"], f"the judge's one-word decision, same answer: {word_reason(d)}",
                                same_answer=d["verdict"] == "yes", p_yes=d["p_yes"], scoring=d["scoring"],
                                scale="binary", decision="direct")
         return await self._binary(fields)
@@ -150,9 +146,7 @@ register_judged(
     undefined="undefined (None) when the sample has no reference answer",
     params=(replace(SCALE, default="binary", description="binary (default): yes/no decisions (see decision); "
                     "graded: the judge rates 0-10 directly"),
-            Param("decision", str, "direct", "with scale=binary: direct (default), a one-word yes/no (same answer, "
-                  "nothing contradicting), score P(yes); reasoned, one JSON reply with a reason and the "
-                  "same_answer / conflicts decisions", choices=("direct", "reasoned")),
+            DECISION,
             SCORING),
     version="5",
 )
