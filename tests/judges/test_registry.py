@@ -81,60 +81,53 @@ def test_litellm_missing_key_is_reported_before_the_run(monkeypatch):
         from_spec("litellm:anthropic/claude-3-5-haiku", cache=False)
 
 
-def test_litellm_backend_with_a_stub_module(monkeypatch):
-    class Verdict(BaseModel):
-        score: int
-
-    seen = {}
-
-    async def acompletion(**kw):
-        seen.update(kw)
-        msg = types.SimpleNamespace(content='{"score": 2}')
-        return types.SimpleNamespace(choices=[types.SimpleNamespace(message=msg, finish_reason="stop")],
-                                     usage=types.SimpleNamespace(prompt_tokens=10, completion_tokens=3))
-
-    fake = types.ModuleType("litellm")
-    fake.validate_environment = lambda model: {"keys_in_environment": True, "missing_keys": []}
-    fake.supports_response_schema = lambda model: True
-    fake.acompletion = acompletion
-    monkeypatch.setitem(sys.modules, "litellm", fake)
-    judge = from_spec("litellm:anthropic/claude-3-5-haiku", cache=False)
-    r = asyncio.run(judge.judge("q", Verdict))
-    assert r.value.score == 2 and seen["num_retries"] == 0
-    assert seen["response_format"]["type"] == "json_schema"
-    assert judge.stats()["cost"] == pytest.approx((10 * 0.80 + 3 * 4.00) / 1e6)
-
-
-def test_litellm_extra_body_is_sent_and_keyed_only_when_given(monkeypatch, tmp_path):
-    class Verdict(BaseModel):
-        score: int
-
+def _stub_litellm(monkeypatch, content: str, usage: tuple[int, int]) -> list[dict]:
+    """Install a stub ``litellm`` module whose ``acompletion`` answers ``content``; returns the list
+    its calls' keyword arguments are appended to."""
     calls: list[dict] = []
 
     async def acompletion(**kw):
         calls.append(kw)
-        msg = types.SimpleNamespace(content='{"score": 3}')
+        msg = types.SimpleNamespace(content=content)
         return types.SimpleNamespace(choices=[types.SimpleNamespace(message=msg, finish_reason="stop")],
-                                     usage=types.SimpleNamespace(prompt_tokens=4, completion_tokens=2))
+                                     usage=types.SimpleNamespace(prompt_tokens=usage[0], completion_tokens=usage[1]))
 
     fake = types.ModuleType("litellm")
     fake.validate_environment = lambda model: {"keys_in_environment": True, "missing_keys": []}
     fake.supports_response_schema = lambda model: True
     fake.acompletion = acompletion
     monkeypatch.setitem(sys.modules, "litellm", fake)
+    return calls
+
+
+class _Score(BaseModel):
+    score: int
+
+
+def test_litellm_backend_with_a_stub_module(monkeypatch):
+    calls = _stub_litellm(monkeypatch, '{"score": 2}', (10, 3))
+    judge = from_spec("litellm:anthropic/claude-3-5-haiku", cache=False)
+    r = asyncio.run(judge.judge("q", _Score))
+    assert r.value.score == 2 and calls[-1]["num_retries"] == 0
+    assert calls[-1]["response_format"]["type"] == "json_schema"
+    assert judge.stats()["cost"] == pytest.approx((10 * 0.80 + 3 * 4.00) / 1e6)
+
+
+def test_litellm_extra_body_is_sent_and_keyed_only_when_given(monkeypatch, tmp_path):
+    calls = _stub_litellm(monkeypatch, '{"score": 3}', (4, 2))
     cache = tmp_path / "cache.sqlite3"
     spec = "litellm:openai/qwen@http://127.0.0.1:9/v1"
     plain = from_spec(spec, cache=cache)
-    asyncio.run(plain.judge("q", Verdict))
+    asyncio.run(plain.judge("q", _Score))
     assert "extra_body" not in calls[-1]  # no empty extra_body: some servers reject the field
     assert plain.stats()["extra_body"] == {}
     greedy = from_spec(spec, cache=cache, extra_body={"repeat_penalty": 1.0})
-    r = asyncio.run(greedy.judge("q", Verdict))
+    r = asyncio.run(greedy.judge("q", _Score))
     # a different request: not served from the plain judge's cache entry
     assert not r.cached and len(calls) == 2
     assert calls[-1]["extra_body"] == {"repeat_penalty": 1.0}
     assert greedy.stats()["extra_body"] == {"repeat_penalty": 1.0}
-    assert asyncio.run(from_spec(spec, cache=cache, extra_body={"repeat_penalty": 1.0}).judge("q", Verdict)).cached
+    assert asyncio.run(from_spec(spec, cache=cache, extra_body={"repeat_penalty": 1.0}).judge("q", _Score)).cached
 
 
 def test_llamacpp_missing_file_and_library(tmp_path, monkeypatch):
