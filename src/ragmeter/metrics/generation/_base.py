@@ -3,11 +3,16 @@
 A judged metric module subclasses :class:`JudgedEvaluator` (implementing :meth:`~JudgedEvaluator.ascore`)
 and calls :func:`register_judged` once. :data:`STEPS` and :data:`SCALE` are the parameters
 several judged metrics share, as is :data:`DECISION` (with :func:`check_decision`).
+
+What a metric met on the way but could not use (a judge reply's non-finite log-probabilities) is
+said with :func:`note` and lands in the result's ``details["notes"]`` (:func:`noted`).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable
+from contextvars import ContextVar
 from typing import Any
 
 from ...errors import InvalidParameterError
@@ -25,6 +30,36 @@ SCALE = Param("scale", str, "graded", "graded: the judge rates 0-10 directly; bi
 DECISION = Param("decision", str, "direct", "with scale=binary: direct (default), a one-word yes/no reply "
                  "(max_tokens 1) scored by P(yes), no reason; reasoned, a JSON reply in which the judge writes a "
                  "short reason before each yes/no decision", choices=("direct", "reasoned"))
+
+
+#: the notes of the result being scored (None outside :func:`noted`)
+_NOTES: ContextVar[list[str] | None] = ContextVar("ragmeter_result_notes", default=None)
+
+
+def note(text: str) -> None:
+    """Say ``text`` in ``details["notes"]`` of the result being scored (once; nothing outside :func:`noted`)."""
+    notes = _NOTES.get()
+    if notes is not None and text not in notes:
+        notes.append(text)
+
+
+async def collecting_notes(work: Awaitable[Any]) -> tuple[Any, list[str]]:
+    """Await ``work`` and return its value with the notes said while it ran (for work whose value
+    several callers share, each of whom replays the notes with :func:`note`)."""
+    notes: list[str] = []
+    token = _NOTES.set(notes)
+    try:
+        return await work, notes
+    finally:
+        _NOTES.reset(token)
+
+
+async def noted(work: Awaitable[MetricResult]) -> MetricResult:
+    """Await one sample's result; the notes said while it was scored go into its ``details["notes"]``."""
+    r, notes = await collecting_notes(work)
+    if not notes or r.error is not None:
+        return r
+    return r.model_copy(update={"details": {**r.details, "notes": [*r.details.get("notes", ()), *notes]}})
 
 
 def check_decision(name: str, params: dict[str, Any], applies: bool, where: str = "scale=binary") -> None:
@@ -57,7 +92,7 @@ class JudgedEvaluator:
 
     async def aevaluate(self, sample: Sample) -> MetricResult:
         """Score ``sample`` (judge calls are awaited, never blocking the loop)."""
-        return await self.ascore(sample)
+        return await noted(self.ascore(sample))
 
     def evaluate(self, sample: Sample) -> MetricResult:
         """Synchronous :meth:`aevaluate` (not for use inside a running event loop)."""

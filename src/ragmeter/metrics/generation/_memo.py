@@ -18,7 +18,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from weakref import WeakKeyDictionary
 
-_MEMO: WeakKeyDictionary[Any, OrderedDict[tuple[Any, ...], asyncio.Future[Any]]] = WeakKeyDictionary()
+from ._base import collecting_notes, note
+
+_MEMO: WeakKeyDictionary[Any, OrderedDict[tuple[Any, ...], asyncio.Future[tuple[Any, list[str]]]]] = WeakKeyDictionary()
 #: most memoised steps kept per judge
 MEMO_SIZE = 20_000
 
@@ -31,16 +33,20 @@ async def shared(judge: Any, step: str, content: tuple[Any, ...], compute: Calla
     """Run ``compute`` once per (judge, loop, step, content); concurrent callers await the same task.
 
     A failed step is not memoised, so each metric records its own error and a retry can succeed.
+    The notes the step said (:func:`._base.note`) are said again to every caller.
     """
     loop = asyncio.get_running_loop()
     memo = _MEMO.setdefault(judge, OrderedDict())
     key = (id(loop), step, _digest(*content))
     fut = memo.get(key)
     if fut is None or (fut.done() and fut.exception() is not None):
-        fut = asyncio.ensure_future(compute(), loop=loop)
+        fut = asyncio.ensure_future(collecting_notes(compute()), loop=loop)
         memo[key] = fut
         while len(memo) > MEMO_SIZE:
             memo.popitem(last=False)
     else:
         memo.move_to_end(key)
-    return await fut
+    value, notes = await fut
+    for text in notes:
+        note(text)
+    return value

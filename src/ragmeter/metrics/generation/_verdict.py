@@ -11,7 +11,9 @@ that read "yes" once whitespace, quotes and a final period are stripped and case
 for "no" (``" false"``). Small judges that are
 poorly calibrated in their argmax often still rank well in their probabilities (G-Eval's idea).
 Edge cases: neither word among the alternatives, or no log-probabilities at all -> None, and the
-caller falls back to the hard verdict (recorded as ``scoring: "hard"``).
+caller falls back to the hard verdict (recorded as ``scoring: "hard"``). A log-probability that is
+not a finite number (``NaN``, ``Infinity``, ``-Infinity``, as lenient servers write them) makes its
+token's log-probabilities unusable: the same fallback, said in the result's ``details["notes"]``.
 
 A rating on a whole-number scale ``[low, high]`` (``high <= 10``) is scored by the probability-weighted
 mean over the rating token's alternatives (G-Eval's score, :func:`rating_distribution`):
@@ -52,6 +54,7 @@ from ...errors import JudgeParseError
 from ...judges.base import TokenLogprob
 from ...registry import Param
 from ...types import Sample
+from ._base import note
 from ._claim_steps import joined_context
 from ._memo import shared
 from ._prompting import template
@@ -67,8 +70,9 @@ SCORING = Param("scoring", str, "auto", "auto: ask for log-probabilities and sco
                 "rating; hard: hard verdicts and ratings only (no logprobs asked)", choices=("auto", "hard"))
 
 #: the registry edge case every probability-weighted metric shares
-HARD_FALLBACK = ("no log-probabilities from the backend (or scoring=hard), a rating that is not a whole number, or "
-                 "a token that cannot be located -> the hard rating / verdict (details.scoring 'hard')")
+HARD_FALLBACK = ("no log-probabilities from the backend (or scoring=hard), a rating that is not a whole number, "
+                 "a token that cannot be located, or a log-probability that is not finite (said in details.notes) "
+                 "-> the hard rating / verdict (details.scoring 'hard')")
 
 _SYNONYM = {"true": "yes", "false": "no"}
 
@@ -78,9 +82,23 @@ def _word(token: str) -> str:
     return _SYNONYM.get(w, w)
 
 
+def usable(token: TokenLogprob | None) -> bool:
+    """Whether every log-probability of ``token`` is a finite number (None: nothing to use); a
+    non-finite one is said in the result's notes (:func:`._base.note`)."""
+    if token is None:
+        return True
+    bad = next((lp for lp in (token.logprob, *(lp for _, lp in token.top)) if not math.isfinite(lp)), None)
+    if bad is not None:
+        note(f"the judge sent a non-finite log-probability ({bad}) at the token {token.token!r}: its "
+             "log-probabilities were not used, the hard value was")
+    return bad is None
+
+
 def yes_share(token: TokenLogprob) -> float | None:
     """P(yes) / (P(yes) + P(no)) over ``token``'s alternatives (see the module docstring); None when
-    neither word is among them."""
+    neither word is among them or a log-probability is not finite (:func:`usable`)."""
+    if not usable(token):
+        return None
     p_yes = p_no = 0.0
     for text, lp in token.alternatives().items():
         w = _word(text)
@@ -198,7 +216,10 @@ def rating_distribution(token: TokenLogprob, low: int, high: int, hard: int,
                         following: TokenLogprob | None = None) -> WeightedRating | None:
     """The probability-weighted rating on ``[low, high]`` from the alternatives of ``token`` (where
     the rating starts; ``following`` is the token after it, ``hard`` the rating the judge wrote), by
-    the rules of the module docstring; None when no alternative is a rating on the scale."""
+    the rules of the module docstring; None when no alternative is a rating on the scale or a
+    log-probability of either token is not finite (:func:`usable`)."""
+    if not (usable(token) and usable(following)):
+        return None
     alts = [(d, math.exp(lp)) for text, lp in token.alternatives().items() if (d := _digits(text)) is not None]
     whole = any(len(d) > 1 for d, _ in alts)  # the tokenizer writes multi-digit numbers as one token
     chosen = _digits(token.token)

@@ -65,7 +65,7 @@ from ...registry import Param
 from ...types import MetricResult, Sample
 from ..embedding.semantic_similarity import MIN_BASELINE_ROWS, baseline_mean, normalise, same_text_key
 from ._answer_steps import analyse_answer
-from ._base import DECISION, SCALE, STEPS, JudgedEvaluator, check_decision, register_judged
+from ._base import DECISION, SCALE, STEPS, JudgedEvaluator, check_decision, noted, register_judged
 from ._memo import shared
 from ._prompting import template
 from ._schema import Graded, YesNo
@@ -113,7 +113,7 @@ class AnswerRelevancy(JudgedEvaluator):
         """Score ``sample`` alone (with ``normalize=baseline`` a single row has no baseline: undefined).
         A judge error propagates, as from every judged metric."""
         if self.params["normalize"] != "baseline":
-            return await self.ascore(sample)
+            return await noted(self.ascore(sample))
         return (await self.aevaluate_batch([sample]))[0]
 
     async def aevaluate_batch(self, samples: Sequence[Sample]) -> list[MetricResult]:
@@ -122,7 +122,7 @@ class AnswerRelevancy(JudgedEvaluator):
 
         async def one(i: int, sample: Sample) -> MetricResult:
             try:
-                return await self._score(sample, vectors, i)
+                return await noted(self._score(sample, vectors, i))
             except Exception as exc:
                 return MetricResult.from_error(self.name, self.version, exc)
 
