@@ -38,6 +38,38 @@ FIELD_ALIASES: dict[str, str] = {
 CANONICAL_FIELDS = ("id", "query", "answer", "contexts", "reference", "relevant", "metadata")
 
 
+def finite_number(value: Any, what: str = "number") -> float:
+    """``value`` (a number, not a bool) as a finite float, else ValueError ("expected a finite
+    <what>, got ..."). An integer too large for a float (309 digits or more) is refused like the
+    infinity a float would read it as.
+
+    >>> finite_number(2), finite_number(0.5)
+    (2.0, 0.5)
+    >>> finite_number(10**400, "relevance grade")
+    Traceback (most recent call last):
+    ValueError: expected a finite relevance grade, got an integer of 401 digits
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"expected a number, got {value!r}")
+    try:
+        number = float(value)
+    except OverflowError:
+        try:
+            size = f"{len(str(abs(value)))} digits"
+        except ValueError:  # Python refuses to print an integer of more than 4,300 digits
+            size = "more than 4,300 digits"
+        raise ValueError(f"expected a finite {what}, got an integer of {size}") from None
+    if not math.isfinite(number):
+        raise ValueError(f"expected a finite {what}, got {number!r}")
+    return number
+
+
+def relevance_grade(value: Any) -> float:
+    """``value`` as a relevance grade: the one rule of every reader of grades (rows of any format,
+    qrels): a number that is finite as a float (:func:`finite_number`), else ValueError."""
+    return finite_number(value, "relevance grade")
+
+
 class Context(BaseModel):
     """One retrieved chunk: an id, its text and the retriever's score (each optional, one of id/text needed)."""
 
@@ -124,11 +156,10 @@ class Sample(BaseModel):
         if isinstance(v, dict):
             out: dict[str, float] = {}
             for key, grade in v.items():
-                if isinstance(grade, bool) or not isinstance(grade, int | float) or math.isnan(grade):
-                    raise ValueError(f"grade of {key!r} must be a number, got {grade!r}")
-                if not math.isfinite(grade):
-                    raise ValueError(f"grade of {key!r} must be a finite number, got {grade!r}")
-                out[str(key)] = float(grade)
+                try:
+                    out[str(key)] = relevance_grade(grade)
+                except ValueError as exc:
+                    raise ValueError(f"grade of {key!r}: {exc}") from None
             return out
         if isinstance(v, list | tuple):
             items = []

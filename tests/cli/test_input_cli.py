@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
@@ -112,3 +114,39 @@ def test_ctrl_c_is_exit_130_never_the_gate_code(tmp_path, monkeypatch):
     data = _jsonl(tmp_path / "d.jsonl", [{"id": "a", "contexts": [{"id": "x"}], "relevant": ["x"]}])
     res = _run(str(data), "-m", "mrr", "-o", str(tmp_path / "o"), "--no-report")
     assert res.exit_code == 130 and "interrupted" in res.output
+
+
+def _huge_grade_file(path: Path, fmt: str) -> str:
+    """Three rows, the second's grade an integer of 400 digits (beyond a float); returns where the
+    bad row is named (``file:line``)."""
+    grade = "9" * 400
+    rows = [("q1", '{"d1": 1}'), ("q2", '{"d1": ' + grade + "}"), ("q3", '{"d2": 2}')]
+    ctx = {"q1": '[{"id": "d1"}]', "q2": '[{"id": "d1"}]', "q3": '[{"id": "d2"}]'}
+    if fmt == "jsonl":
+        path.write_text("".join(f'{{"id": "{i}", "contexts": {ctx[i]}, "relevant": {g}}}\n' for i, g in rows),
+                        encoding="utf-8")
+        return f"{path.name}:2:"
+    if fmt == "csv":
+        cell = [f'{i},"{ctx[i].replace(chr(34), 2 * chr(34))}","{g.replace(chr(34), 2 * chr(34))}"\n'
+                for i, g in rows]
+        path.write_text("id,contexts,relevant\n" + "".join(cell), encoding="utf-8")
+        return f"{path.name}:2:"  # row 2 (on file line 3, which the message says too)
+    pq.write_table(pa.table({"id": [i for i, _ in rows], "contexts": [ctx[i] for i, _ in rows],
+                             "relevant": [g for _, g in rows]}), path)
+    return f"{path.name}:2:"  # row 2
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_a_grade_too_large_for_a_float_is_that_rows_input_error(tmp_path, fmt):
+    data = tmp_path / f"d.{fmt}"
+    where = _huge_grade_file(data, fmt)
+    res = _run(str(data), "-m", "ndcg@5", "-o", str(tmp_path / "o"), "--no-report")
+    assert res.exit_code == 2, res.output
+    line = next(ln for ln in res.output.splitlines() if where in ln)
+    assert "relevant" in line and "finite relevance grade" in line and "Traceback" not in res.output
+    res = _run(str(data), "-m", "ndcg@5", "-o", str(tmp_path / "s"), "--no-report", "--on-error", "skip")
+    assert res.exit_code == 0, res.output
+    s = json.loads((tmp_path / "s" / "summary.json").read_text())["metrics"]["ndcg@5"]
+    assert (s["n"], s["errors"], s["mean"]) == (2, 1, 1.0)  # q1 and q3 rank their one relevant doc first
+    ids = [json.loads(ln)["id"] for ln in (tmp_path / "s" / "results.jsonl").read_text().splitlines()]
+    assert ids[0] == "q1" and ids[1].endswith(where[:-1]) and ids[2] == "q3"  # a bad row is named by place

@@ -34,7 +34,7 @@ def _error(path, **kwargs) -> InputError:
          "expected a list of strings or {id, text, score} objects, got int"),
         ({"query": "q", "contexts": [{"id": "a"}, {"id": "b"}, {"id": "c", "score": "high"}]},
          "contexts[2].score", "expected a number, got str 'high'"),
-        ({"query": "q", "relevant": {"d1": "2"}}, "relevant", "grade of 'd1' must be a number, got '2'"),
+        ({"query": "q", "relevant": {"d1": "2"}}, "relevant", "grade of 'd1': expected a number, got '2'"),
         ({"query": 5}, "query", "expected a string, got int 5"),
         ({"query": "q", "answer": ["a"]}, "answer", "expected a string, got list ['a']"),
         ({"query": "q", "contexts": [{"txt": "a"}]}, "contexts[0].txt", "unknown key"),

@@ -134,7 +134,7 @@ def test_bad_columns_and_values():
      "query 'q1', docid 'd1': expected a finite"),
     (Qrels.from_dict, {"q1": {"d1": float("nan")}}, "query 'q1', docid 'd1': expected a finite"),
     (Run.from_dict, {"q1": {"d0": 0.3}, "q2": {"d1": 0.2, "d2": float("nan")}},
-     "query 'q2', docid 'd2': expected a number"),
+     "query 'q2', docid 'd2': expected a finite score"),
 ])
 def test_dicts_with_nan_or_infinite_grades_are_refused_naming_query_and_docid(make, data, fragment):
     # as the file and frame readers do: an infinite grade made ndcg NaN (issue 11)
@@ -142,8 +142,24 @@ def test_dicts_with_nan_or_infinite_grades_are_refused_naming_query_and_docid(ma
         make(data)
 
 
-def test_an_infinite_run_score_is_a_ranking_not_an_error():
-    assert Run.from_dict({"q": {"a": float("inf"), "b": 1.0}}).to_dict() == {"q": {"a": float("inf"), "b": 1.0}}
+@pytest.mark.parametrize(("make", "value", "fragment"), [
+    (Run.from_dict, float("inf"), "expected a finite score, got inf"),
+    (Run.from_dict, -float("inf"), "expected a finite score, got -inf"),
+    (Run.from_dict, 10**400, "expected a finite score, got an integer of 401 digits"),
+    (Qrels.from_dict, 10**400, "expected a finite relevance grade, got an integer of 401 digits"),
+], ids=["inf", "-inf", "huge-score", "huge-grade"])
+def test_an_infinite_score_or_one_beyond_a_float_is_refused(make, value, fragment):
+    # two scores a float holds as infinity (1e999 and 2e999) would tie: no ranking can be trusted
+    with pytest.raises(InputError, match=fragment):
+        make({"q": {"a": value, "b": 1.0}})
+
+
+def test_a_run_file_score_beyond_a_float_is_refused_naming_the_line(tmp_path):
+    path = tmp_path / "run.txt"
+    path.write_text("q1 Q0 d0 1 3.5 r\nq1 Q0 d1 2 1e999 r\nq1 Q0 d2 3 2e999 r\n")
+    with pytest.raises(InputError, match="expected a finite score, got '1e999'") as err:
+        Run.from_file(path)
+    assert (err.value.line, err.value.field) == (2, "score")
 
 
 def test_non_string_ids_are_converted():

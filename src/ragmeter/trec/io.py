@@ -25,6 +25,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import math
 import os
 from collections.abc import Callable, Mapping
 from itertools import chain
@@ -36,6 +37,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ..errors import EmptyInputError, InputError, InvalidParameterError
+from ..types import finite_number
 
 T = TypeVar("T")
 
@@ -190,18 +192,15 @@ class _Table:
         qids, docids = _as_str_array(raw_qids, "qid"), _as_str_array(raw_docids, "docid")
         try:
             values = np.fromiter(chain.from_iterable(d.values() for d in inner), dtype=np.float64, count=total)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             bad = next((q, k, v) for q, d in data.items() for k, v in d.items() if not _is_number(v))
-            raise InputError(
-                f"query {bad[0]!r}, docid {bad[1]!r}: expected a number, got {bad[2]!r}",
-                field=cls._value_name,
-            ) from None
-        bad_mask = np.isnan(values) | (np.isinf(values) if cls is Qrels else False)
+            raise InputError(f"query {bad[0]!r}, docid {bad[1]!r}: {_not_finite(cls, bad[2])}",
+                             field=cls._value_name) from None
+        bad_mask = ~np.isfinite(values)
         if bad_mask.any():  # as _from_frame and the file readers: a NaN or infinite grade made ndcg NaN
             i = int(np.flatnonzero(bad_mask)[0])
-            what = "a finite relevance grade" if cls is Qrels else "a number"
             raise InputError(f"query {raw_qids[np.searchsorted(np.cumsum(lengths), i, side='right')]!r}, docid "
-                             f"{raw_docids[i]!r}: expected {what}, got {values[i]}", field=cls._value_name)
+                             f"{raw_docids[i]!r}: {_not_finite(cls, values[i])}", field=cls._value_name)
         codes = np.repeat(np.arange(len(qids), dtype=np.int64), lengths)
         table = cls(codes, qids, docids, values, **kw)
         table._plain = qids is raw_qids and docids is raw_docids
@@ -250,9 +249,9 @@ class _Table:
         if np.isnan(values).any():
             row = int(np.flatnonzero(np.isnan(values))[0]) + 1
             raise InputError("expected a number, got a missing value (NaN)", line=row, field=value)
-        if cls is Qrels and np.isinf(values).any():
+        if np.isinf(values).any():
             row = int(np.flatnonzero(np.isinf(values))[0]) + 1
-            raise InputError("expected a finite relevance grade, got infinity", line=row, field=value)
+            raise InputError(_not_finite(cls, values[row - 1]), line=row, field=value)
         return cls(codes, qids, docids, values, **kw)
 
     def _frame(self) -> pd.DataFrame:
@@ -273,11 +272,22 @@ class _Table:
 
 
 def _is_number(v: Any) -> bool:
+    """Whether ``v`` reads as a finite float (a relevance grade or a score)."""
     try:
-        float(v)
-    except (TypeError, ValueError):
+        return math.isfinite(float(v))
+    except (TypeError, ValueError, OverflowError):
         return False
-    return True
+
+
+def _not_finite(cls: type, v: Any) -> str:
+    """The message for a value ``cls`` (Qrels or Run) refuses: not a number, NaN or infinite (an
+    integer beyond a float's range included: a float would hold it as infinity)."""
+    what = "relevance grade" if cls is Qrels else "score"
+    try:
+        finite_number(v if isinstance(v, int | float) else float(v), what)
+    except (TypeError, ValueError) as exc:  # float("x"), or finite_number's refusal
+        return str(exc) if "finite" in str(exc) else f"expected a number, got {v!r}"
+    return f"expected a finite {what}, got {v!r}"
 
 
 def _is_arrow(obj: Any) -> bool:
@@ -340,6 +350,10 @@ def _slow_parse(data: bytes, path: str, names: tuple[str, ...], value_field: str
         if v != v:
             raise InputError(f"expected a number, got {parts[value_pos]!r}", path=path, line=lineno,
                              field=value_field)
+        if not math.isfinite(v):  # "inf", or a number beyond a float's range such as 1e999
+            what = "relevance grade" if value_field == "rel" else "score"
+            raise InputError(f"expected a finite {what}, got {parts[value_pos]!r}", path=path, line=lineno,
+                             field=value_field)
         qids.append(parts[0])
         docids.append(parts[2])
         values.append(v)
@@ -359,6 +373,8 @@ def _parse_file(path: PathLike, names: tuple[str, ...], value: str, exact: bool
                          line=line) from None
     keep = ("qid", "docid", value) + (("tag",) if "tag" in names else ())
     df = _fast_parse(data, names, keep, value)
+    if df is not None and not np.isfinite(df[value].to_numpy(dtype=np.float64)).all():
+        df = None  # the line parser names the line of the first infinite value
     tag: str | None
     if df is not None:
         qcol = df["qid"].to_numpy(dtype=object)
@@ -370,10 +386,6 @@ def _parse_file(path: PathLike, names: tuple[str, ...], value: str, exact: bool
         qcol, dcol, vcol = np.asarray(q, dtype=object), np.asarray(d, dtype=object), np.asarray(v, dtype=np.float64)
     if len(vcol) == 0:
         raise EmptyInputError("the file holds no lines; expected " + " ".join(names), path=str(path))
-    if value == "rel" and not np.isfinite(vcol).all():  # inf grades made ndcg NaN (issue 11)
-        bad = int(np.flatnonzero(~np.isfinite(vcol))[0])
-        raise InputError(f"expected a finite relevance grade, got {vcol[bad]} (judgement {bad + 1} of the file)",
-                         path=str(path), field="rel")
     codes, uniques = _factorize_grouped(qcol)
     return codes, uniques, dcol, vcol, tag
 
