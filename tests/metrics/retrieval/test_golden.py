@@ -172,3 +172,21 @@ def test_reference_miss_is_never_a_perfect_ndcg():
     r = get_evaluator("ndcg@2").evaluate(s)
     assert r.score == pytest.approx(dcg / idcg)
     assert r.score < 1 and get_evaluator("mrr").evaluate(s).score == 0.0
+
+
+@pytest.mark.parametrize("top", [1024, 1100, 5000])
+def test_ndcg_of_grades_whose_exponential_gain_overflows_a_float(top):
+    # d2 (grade 1) at rank 1, d1 (grade top) at rank 2; ideal order d1, d2. With g(r) = 2^r - 1 and
+    # 2^top beyond a float, DCG / IDCG = (1 + (2^top - 1)/log2 3) / ((2^top - 1) + 1/log2 3), which
+    # is 1/log2 3 to within 2^-top relative: far below a float's precision.
+    s = sample([{"id": "d2"}, {"id": "d1"}], relevant={"d1": top, "d2": 1})
+    r = get_evaluator("ndcg@5").evaluate(s)
+    assert r.score == pytest.approx(1 / LOG2_3, rel=1e-12), r.reason
+    # linear gain (trec_eval): (1 + top/log2 3) / (top + 1/log2 3)
+    want = (1 + top / LOG2_3) / (top + 1 / LOG2_3)
+    assert get_evaluator("ndcg(gain=linear)@5").evaluate(s).score == pytest.approx(want, rel=1e-12)
+
+
+def test_ndcg_of_linear_grades_whose_sum_overflows_a_float():
+    s = sample([{"id": "d2"}, {"id": "d1"}], relevant={"d1": 1.5e308, "d2": 1.5e308})
+    assert get_evaluator("ndcg(gain=linear)@5").evaluate(s).score == pytest.approx(1.0, rel=1e-12)

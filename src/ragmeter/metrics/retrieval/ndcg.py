@@ -8,7 +8,9 @@
 ``gain='exp'`` (default, Burges et al. 2005): g(r) = 2^r - 1. ``gain='linear'``: g(r) = r, what
 trec_eval's ``ndcg_cut`` computes. IDCG@k is the DCG of the labelled grades sorted descending
 (not of what was retrieved), cut at k. Grades <= 0 give no gain. Fractional grades are used as
-they are, never truncated. Edge cases: IDCG = 0 (no positive labels) -> 0; no labels and no
+they are, never truncated. A query's gains are divided by a common factor where its largest grade
+would overflow a float's sums (a grade of 1,024 or more with exp gain): the ratio is unchanged.
+Edge cases: IDCG = 0 (no positive labels) -> 0; no labels and no
 reference -> undefined; with texts but no labels, a context's grade is its content-word overlap
 with the reference answer and IDCG is taken from the retrieved grades sorted descending, plus a
 grade of 1 when no retrieved context contains the reference (so a miss is never a perfect score).
@@ -17,6 +19,7 @@ grade of 1 when no retrieved context contains the reference (so a miss is never 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -27,15 +30,27 @@ from .base import register_retrieval
 GAINS = ("exp", "linear")
 
 
-def _g(values: np.ndarray, gain: str) -> np.ndarray:
-    return np.exp2(values) - 1.0 if gain == "exp" else values
+#: the largest exponent (gain=exp) and value (gain=linear) a query's gains are scaled down to, so
+#: that its DCG and IDCG stay finite sums (2^1024 is beyond a float)
+_EXP_ROOM, _LINEAR_ROOM = 512.0, 1e300
+
+
+def _g(values: Any, gain: str, top: Any = 0.0) -> Any:
+    """g(values) divided by a factor that keeps the query's sums finite, given ``top``, the query's
+    largest grade: 2^s with s = max(top - 512, 0) for gain=exp, max(top / 1e300, 1) for linear.
+    DCG / IDCG is unchanged by the factor, and it is 1 (no change) for every ordinary grade."""
+    if gain == "exp":
+        shift = np.maximum(np.asarray(top, dtype=np.float64) - _EXP_ROOM, 0.0)
+        return np.exp2(values - shift) - np.exp2(-shift)
+    return values / np.maximum(np.asarray(top, dtype=np.float64) / _LINEAR_ROOM, 1.0)
 
 
 def ndcg_single(ranked: RankedList, k: int | None = None, gain: str = "exp") -> float:
     """nDCG of one ranking; see the module docstring for the formula."""
+    most = max((*ranked.gain, *ranked.ideal), default=0.0)
 
     def g(r: float) -> float:
-        return (2.0**r - 1.0) if gain == "exp" else r
+        return float(_g(r, gain, most))
 
     top = ranked.gain if k is None else ranked.gain[:k]
     ideal = ranked.ideal if k is None else ranked.ideal[:k]
@@ -46,14 +61,18 @@ def ndcg_single(ranked: RankedList, k: int | None = None, gain: str = "exp") -> 
 
 def ndcg(batch: RelevanceBatch, k: int | None = None, gain: str = "exp") -> FloatArray:
     """Vectorised :func:`ndcg_single`."""
+    most = np.zeros(batch.n)  # each query's largest grade, which scales its gains (_g)
+    np.maximum.at(most, batch.seg, batch.gain)
+    np.maximum.at(most, batch.ideal_seg, batch.ideal)
     pos = batch.gain > 0
     mask = np.flatnonzero(pos if k is None else pos & (batch.rank <= k))  # discount only what counts
-    dcg = np.bincount(batch.seg[mask], weights=_g(batch.gain[mask], gain) / np.log2(batch.rank[mask] + 1.0),
+    seg = batch.seg[mask]
+    dcg = np.bincount(seg, weights=_g(batch.gain[mask], gain, most[seg]) / np.log2(batch.rank[mask] + 1.0),
                       minlength=batch.n)
     ipos = batch.ideal > 0
     imask = ipos if k is None else ipos & (batch.ideal_rank <= k)
     iseg = batch.ideal_seg[imask]
-    ivals = _g(batch.ideal[imask], gain) / np.log2(batch.ideal_rank[imask] + 1.0)
+    ivals = _g(batch.ideal[imask], gain, most[iseg]) / np.log2(batch.ideal_rank[imask] + 1.0)
     idcg = np.bincount(iseg, weights=ivals, minlength=batch.n)
     return safe_div(dcg, idcg)
 
