@@ -72,10 +72,16 @@ class ChatRequest:
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens spent by one call (0 when the backend does not report them)."""
+    """Tokens spent by one call (0 when the backend does not report them). A negative count is no
+    count: ValueError (a backend reading it from a reply refuses the reply, never a negative cost)."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        for what, n in (("prompt", self.prompt_tokens), ("completion", self.completion_tokens)):
+            if n < 0:
+                raise ValueError(f"expected token counts >= 0, got {n} {what} tokens")
 
     @property
     def total_tokens(self) -> int:
