@@ -20,6 +20,7 @@ from .contract import AsyncBatchEvaluator, BatchEvaluator, Evaluator
 from .errors import InputError, InvalidParameterError, error_info
 from .io._fields import FieldPresence, absent_result, missing_field
 from .io.adapters import as_samples, keep_inputs
+from .judges import resolve as resolve_judge
 from .registry import default_metric_names, get_evaluator, skipped_metrics
 from .results import RunResult, RunWriter
 from .types import MetricResult, Sample
@@ -274,6 +275,7 @@ async def aevaluate(
     run_info: dict[str, Any] | None = None,
 ) -> RunResult:
     """Async twin of :func:`evaluate`."""
+    judge = resolve_judge(judge)
     inputs: list[Sample | None] | None = [] if keep_records else None  # for to_pandas(inputs=True)
     iterator = keep_inputs(as_samples(samples), inputs)
     head: list[Sample | InputError] = []
@@ -400,6 +402,10 @@ def evaluate(
         data's fields and the given backends allow.
     progress:
         Called with 1 as each sample (or bad row) is finished and recorded, in input order.
+    judge:
+        A :class:`~ragmeter.judges.Judge`, a spec (``"openai:gpt-4o-mini"``,
+        :func:`ragmeter.judges.from_spec`), a :class:`~ragmeter.backend_config.JudgeConfig`, or
+        None (no judged metric).
     embedder:
         An embedder, a spec (``"st:all-MiniLM-L6-v2"``), None for none, or ``"auto"`` (default):
         the offline MiniLM model when it is installed and ``metrics`` is None or names a metric that

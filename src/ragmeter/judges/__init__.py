@@ -79,6 +79,17 @@ def from_spec(spec: str, **options: Any) -> Judge:
     return Judge(backend, **judge_opts)
 
 
+def resolve(judge: Any) -> Any:
+    """The judge of a run: a spec string is built with :func:`from_spec`, a
+    :class:`~ragmeter.backend_config.JudgeConfig` with its options; a judge object or None is
+    returned as it is."""
+    if isinstance(judge, str):
+        return from_spec(judge)
+    if isinstance(judge, JudgeConfig):
+        return from_spec(judge.spec, **judge.judge_options(), **judge.backend)
+    return judge
+
+
 __all__ = [
     "DATA_NOTICE",
     "JUDGE_OPTIONS",
@@ -118,4 +129,5 @@ __all__ = [
     "parse_reply",
     "parse_spec",
     "register_backend",
+    "resolve",
 ]

@@ -1,0 +1,25 @@
+"""What a first ``ragmeter.evaluate()`` call meets: a judge given as a spec string, and an error that
+shows only itself."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragmeter import evaluate
+from ragmeter.backend_config import JudgeConfig
+
+from .fake_server import Reply
+
+ROW = {"id": "a", "query": "What is the capital of France?", "answer": "Paris.", "reference": "Paris"}
+
+
+@pytest.mark.parametrize("as_config", [False, True])
+def test_a_judge_spec_string_or_config_is_built_into_a_judge(fake_llm, as_config):
+    fake_llm.rule = lambda call: Reply.json({"reasoning": "same city", "grade": 4})
+    spec = f"openai:fake-model@{fake_llm.url}"
+    judge = JudgeConfig(spec, cache=False) if as_config else spec
+    run = evaluate([ROW], ["answer_grade(scoring=hard)"], judge=judge)
+    r = run.records[0]["metrics"]["answer_grade(scoring=hard)"]
+    assert r["error"] is None and r["score"] == pytest.approx((4 - 1) / 4)  # grade 4 on the 1-5 scale
+    assert len(fake_llm.log) == 1
+
