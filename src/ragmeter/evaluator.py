@@ -435,6 +435,10 @@ def evaluate(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        in_loop = False  # the run starts outside the except block: its errors chain to nothing
+    else:
+        in_loop = True
+    if not in_loop:
         return asyncio.run(aevaluate(samples, metrics, **coro_args))
     import concurrent.futures
 

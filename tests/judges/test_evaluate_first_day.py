@@ -3,9 +3,11 @@ shows only itself."""
 
 from __future__ import annotations
 
+import traceback
+
 import pytest
 
-from ragmeter import evaluate
+from ragmeter import InvalidParameterError, evaluate
 from ragmeter.backend_config import JudgeConfig
 
 from .fake_server import Reply
@@ -23,3 +25,9 @@ def test_a_judge_spec_string_or_config_is_built_into_a_judge(fake_llm, as_config
     assert r["error"] is None and r["score"] == pytest.approx((4 - 1) / 4)  # grade 4 on the 1-5 scale
     assert len(fake_llm.log) == 1
 
+
+def test_an_error_from_evaluate_shows_no_unrelated_event_loop_traceback():
+    with pytest.raises(InvalidParameterError) as info:
+        evaluate([ROW], ["ndcg@5", "ndcg@5"])
+    shown = "".join(traceback.format_exception(info.value))
+    assert "no running event loop" not in shown and "During handling" not in shown
