@@ -104,3 +104,26 @@ def test_cli(judged, tmp_path):
     assert "| `faithfulness` | PPI++ |" in md and "lambda=1.000" in md
     bad = CliRunner().invoke(main, ["calibrate", str(run), "-l", str(labels), "--lambda", "x"])
     assert bad.exit_code == 2 and "--lambda" in bad.output
+
+
+@pytest.mark.parametrize(("metric", "bad_scores", "good_score", "want", "rule"), [
+    # higher is better: the 3 unacceptable rows (label 0) score 0.1, 0.2, 0.3, the 16 others 0.9.
+    # alpha 0.1, n 19: (answered bad + 1) / 20 <= 0.1 allows 1 bad row answered; the lowest grid
+    # threshold answering only the 0.3 one is 0.201 ("score >= 0.201")
+    ("faithfulness", [0.1, 0.2, 0.3], 0.9, 0.201, ">="),
+    # lower is better (label 1 = hallucinated): the 3 hallucinated rows score 0.9, 0.8, 0.7, the 16
+    # others 0.1. Answering score <= t may take 1 of them: the 0.7 one, not 0.8, so the highest grid
+    # threshold is 0.799 ("score <= 0.799"), answering 17 of 19 rows
+    ("hallucination_rate", [0.9, 0.8, 0.7], 0.1, 0.799, "<="),
+])
+def test_abstention_follows_the_metrics_direction(metric, bad_scores, good_score, want, rule):
+    higher = rule == ">="
+    scores = {f"b{i}": s for i, s in enumerate(bad_scores)} | {f"g{i}": good_score for i in range(16)}
+    labels = {f"b{i}": 0.0 if higher else 1.0 for i in range(3)} | {f"g{i}": 1.0 if higher else 0.0
+                                                                     for i in range(16)}
+    c = calibrate({metric: scores}, {metric: labels}, alpha=0.1)
+    ab = c.metrics[metric]["abstention"]
+    assert ab["threshold"] == pytest.approx(want, abs=1e-12) and ab["answer_when"] == f"score {rule} threshold"
+    assert ab["answer_rate"] == pytest.approx(17 / 19) and ab["empirical_risk"] == pytest.approx(1 / 19)
+    assert ab["risk_bound"] == pytest.approx(2 / 20)
+    assert f"answer when score {rule} {want:g}" in c.to_markdown()

@@ -270,7 +270,8 @@ def _abstention_text(rep: dict[str, Any]) -> str:
     if ab["threshold"] is None:
         return ab["note"]
     rate = ab["answer_rate_all"] if ab["answer_rate_all"] is not None else ab["answer_rate"]
-    return (f"answer when score >= {ab['threshold']:g}: P(answered and unacceptable) <= {ab['alpha']:g} "
+    sign = "<=" if ab.get("answer_when") == "score <= threshold" else ">="
+    return (f"answer when score {sign} {ab['threshold']:g}: P(answered and unacceptable) <= {ab['alpha']:g} "
             f"guaranteed; answer rate {rate:.1%}")
 
 

@@ -18,8 +18,9 @@ import numpy as np
 from ..errors import InvalidParameterError
 from ..results import RunResult
 from ._io import ScoreTable, load_scores, read_long_table
+from ._names import direction
 from ._validate import check_finite, check_int, check_probability, clean
-from .abstain import abstention_threshold
+from .abstain import DEFAULT_GRID, abstention_threshold
 from .agreement import agreement
 from .intervals import Interval, normal_interval
 from .ppi import labels_only_interval, ppi_mean
@@ -173,7 +174,8 @@ def calibrate(
     table, lab = _load_tables(scores, labels, judge_check, metric)
     names = _pick_metrics(table, lab, metrics)
     out = {m: _metric_report(table[m], lab[m], confidence=confidence, threshold=threshold, bins=bins,
-                             alpha=alpha, positive=positive, lam=lam) for m in names}
+                             alpha=alpha, positive=positive, lam=lam, higher=direction(m) is not False)
+           for m in names}
     settings: dict[str, Any] = {"confidence": confidence, "threshold": threshold, "bins": bins,
                                 "alpha": alpha, "positive": positive, "lambda": lam}
     if judge_check is not None:
@@ -215,8 +217,9 @@ def _pick_metrics(table: ScoreTable, lab: ScoreTable, metrics: list[str] | None)
 
 
 def _metric_report(sc: dict[str, float], lb: dict[str, float], *, confidence: float, threshold: float, bins: int,
-                   alpha: float, positive: float, lam: float | str) -> dict[str, Any]:
-    """One metric's report (see :class:`Calibration`) from its judge scores ``sc`` and labels ``lb``."""
+                   alpha: float, positive: float, lam: float | str, higher: bool = True) -> dict[str, Any]:
+    """One metric's report (see :class:`Calibration`) from its judge scores ``sc`` and labels ``lb``;
+    ``higher`` is the metric's direction (:func:`_abstention`)."""
     lab_ids = [i for i in lb if i in sc]
     y = np.array([lb[i] for i in lab_ids], dtype=np.float64)
     fl = np.array([sc[i] for i in lab_ids], dtype=np.float64)
@@ -232,13 +235,30 @@ def _metric_report(sc: dict[str, float], lb: dict[str, float], *, confidence: fl
     report["intervals"] = _intervals(y, fl, fu, confidence=confidence, lam=lam)
     in_unit = f_all.size > 0 and f_all.min() >= 0 and f_all.max() <= 1
     if y.size and in_unit:
-        report["abstention"] = abstention_threshold(fl, y, alpha=alpha, positive=positive,
-                                                    scores_unlabelled=fu).to_dict()
+        report["abstention"] = _abstention(fl, y, fu, alpha=alpha, positive=positive, higher=higher)
     else:
         report["abstention"] = None
         report["abstention_note"] = ("no labelled sample" if not y.size else
                                      "scores outside [0, 1]: use ragmeter.stats.abstention_threshold(grid=...)")
     return report
+
+
+def _abstention(fl: np.ndarray, y: np.ndarray, fu: np.ndarray, *, alpha: float, positive: float,
+                higher: bool) -> dict[str, Any]:
+    """The abstention threshold of scores and labels in [0, 1], as a dict with ``answer_when``.
+
+    Higher is better: answer when ``score >= threshold``, acceptable when ``label >= positive``. A
+    lower-is-better metric (hallucination_rate: label 1 = hallucinated) is negated first (exactly,
+    on the negated grid): answer when ``score <= threshold``, acceptable when ``label <= 1 - positive``.
+    """
+    if higher:
+        return abstention_threshold(fl, y, alpha=alpha, positive=positive, scores_unlabelled=fu).to_dict() | {
+            "answer_when": "score >= threshold"}
+    out = abstention_threshold(-fl, -y, alpha=alpha, positive=positive - 1.0, grid=-DEFAULT_GRID[:-1],
+                               scores_unlabelled=-fu).to_dict()
+    if out["threshold"] is not None:
+        out["threshold"] = -out["threshold"]
+    return out | {"answer_when": "score <= threshold"}
 
 
 def _intervals(y: np.ndarray, fl: np.ndarray, fu: np.ndarray, *, confidence: float,
