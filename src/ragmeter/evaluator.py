@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .contract import AsyncBatchEvaluator, BatchEvaluator, Evaluator
 from .errors import InputError, InvalidParameterError, error_info
-from .io._fields import FieldPresence, absent_result, missing_field
+from .io._fields import FieldPresence, absent_result, field_hints, missing_field
 from .io.adapters import as_samples, keep_inputs
 from .judges import resolve as resolve_judge
 from .registry import default_metric_names, get_evaluator, skipped_metrics
@@ -67,9 +68,11 @@ def choose_metrics(head: Iterable[Sample | InputError], *, judge: Any = None,
     fields = present_fields(s for s in head if isinstance(s, Sample))
     metrics = default_metric_names(fields, judge=judge, embedder=embedder)
     if not metrics:
+        hints = field_hints(s for s in head if isinstance(s, Sample))
         raise InvalidParameterError(
             "no metric can be computed from this data: the rows need retrieved contexts with "
             "relevance labels or a reference answer (or configure a judge/embedder)"
+            + "".join(f"; {h}" for h in hints)
         )
     return metrics, [s.name for s in skipped_metrics(fields, judge=judge, embedder=embedder)]
 
@@ -106,9 +109,11 @@ def plan(metrics: Sequence[str] | None, head: Iterable[Sample | InputError] = ()
     from . import __version__
 
     skipped: list[str] = []
+    hints: list[str] = []
     if evaluators is None:
         if metrics is None:
             metrics, skipped = choose_metrics(head, judge=judge, embedder=embedder)
+            hints = field_hints(s for s in head if isinstance(s, Sample))
         evaluators = [get_evaluator(m, judge=judge, embedder=embedder) for m in metrics]
     evs = list(evaluators)
     names = [ev.name for ev in evs]
@@ -118,6 +123,7 @@ def plan(metrics: Sequence[str] | None, head: Iterable[Sample | InputError] = ()
         "ragmeter_version": __version__,
         "metrics": {ev.name: {"version": ev.version} for ev in evs},
         "skipped_metrics": skipped,
+        **({"field_hints": hints} if hints else {}),
         "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         **(run_info or {}),
     }
@@ -439,8 +445,12 @@ def evaluate(
     else:
         in_loop = True
     if not in_loop:
-        return asyncio.run(aevaluate(samples, metrics, **coro_args))
-    import concurrent.futures
+        result = asyncio.run(aevaluate(samples, metrics, **coro_args))
+    else:
+        import concurrent.futures
 
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(lambda: asyncio.run(aevaluate(samples, metrics, **coro_args))).result()
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            result = pool.submit(lambda: asyncio.run(aevaluate(samples, metrics, **coro_args))).result()
+    for hint in result.run.get("field_hints", ()):  # a field the data seems to give under another name
+        warnings.warn(hint, UserWarning, stacklevel=2)
+    return result

@@ -4,6 +4,7 @@ messages, and what ``summary.json`` records."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -11,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
+from ragmeter import evaluate
 from ragmeter.cli import main
 
 
@@ -150,3 +152,16 @@ def test_a_grade_too_large_for_a_float_is_that_rows_input_error(tmp_path, fmt):
     assert (s["n"], s["errors"], s["mean"]) == (2, 1, 1.0)  # q1 and q3 rank their one relevant doc first
     ids = [json.loads(ln)["id"] for ln in (tmp_path / "s" / "results.jsonl").read_text().splitlines()]
     assert ids[0] == "q1" and ids[1].endswith(where[:-1]) and ids[2] == "q3"  # a bad row is named by place
+
+
+def test_without_metrics_a_misnamed_contexts_field_gets_the_same_hint_as_with_them(tmp_path):
+    rows = [{"id": f"q{i}", "query": "x", "answer": "Paris is the capital.", "reference": "Paris",
+             "docs": [{"id": "a"}], "relevant": ["a"]} for i in range(3)]
+    data = _jsonl(tmp_path / "d.jsonl", rows)
+    hint = "no row has a 'contexts' field; did you mean 'docs'? use --map docs=contexts"
+    res = _run(str(data), "-o", str(tmp_path / "o"), "--no-report", "--no-embedder")
+    assert res.exit_code == 0, res.output
+    assert "warning: " + hint in res.output
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["run"]["field_hints"][0].startswith(hint)
+    with pytest.warns(UserWarning, match=re.escape(hint)):
+        evaluate(rows, embedder=None)

@@ -17,6 +17,7 @@ import math
 import os
 import shutil
 import tempfile
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -291,7 +292,8 @@ def eval_cmd(data: Path, **flags: Any) -> None:
     run_info = _run_info(data, o.fmt, loaded, cfg, fields, embedder)
     if skipped is not None:
         run_info["skipped_metrics"] = skipped
-    with progress, _stop_if_unreachable(err, out_dir):
+    with progress, _stop_if_unreachable(err, out_dir), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="no row has a ")  # said below, from run.run["field_hints"]
         run = evaluate_file(
             data, metrics, engine=o.engine, out_dir=out_dir, on_error=cfg.on_error, field_map=fields,
             format=o.fmt, judge=judge, embedder=embedder, judge_config=jconf, embedder_config=econf,
@@ -512,6 +514,8 @@ def _report(run: RunResult, out_dir: Path, samples: BadRowCounter, *, quiet: boo
         emit(lambda: _print_summary(summary_text, show, out))
     if not quiet:
         emit(lambda: _print_notes(run, out_dir, summary_path, chose_metrics, info))
+    for hint in run.run.get("field_hints") or ():
+        warn.print(f"warning: {hint}", style="yellow", highlight=False, soft_wrap=True, markup=False)
     checks = run.run.get("input_checks") or {}
     if checks.get("unmatchable_labels"):
         warn.print(f"warning: {checks['unmatchable_labels']} sample(s) have relevance labels that can never match "

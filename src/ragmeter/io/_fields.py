@@ -77,6 +77,28 @@ def close_match(field: str, keys: Iterable[str]) -> str | None:
     return got[0] if got else None
 
 
+def did_you_mean(field: str, keys: Iterable[str]) -> str | None:
+    """``did you mean 'docs'? use --map docs=contexts (Python: field_map={'docs': 'contexts'})`` when
+    a key among ``keys`` looks like ``field`` under another name (:func:`close_match`), else None."""
+    match = close_match(field, keys)
+    if match is None:
+        return None
+    return f"did you mean {match!r}? use --map {match}={field} (Python: field_map={{{match!r}: {field!r}}})"
+
+
+def field_hints(samples: Iterable[Sample]) -> list[str]:
+    """For each field of :data:`SYNONYMS` that no sample gives while a key of theirs looks like it
+    (``docs`` for ``contexts``): ``no row has a 'contexts' field; did you mean 'docs'? ...``. What a
+    run whose metrics the data chose says, since no metric then asks for the field by name."""
+    rows = list(samples)
+    keys = list(dict.fromkeys(str(k) for s in rows for k in s.metadata))
+    hints = []
+    for field in SYNONYMS:
+        if rows and not any(s.has(field) for s in rows) and (hint := did_you_mean(field, keys)) is not None:
+            hints.append(f"no row has a {field!r} field; {hint}")
+    return hints
+
+
 class FieldPresence:
     """Counts, over one run, the samples each metric found a needed field absent in.
 
@@ -156,13 +178,8 @@ def absent_everywhere_error(missing: dict[str, list[str]], keys: list[str], path
         names = field.split("|")
         what = " or ".join(repr(f) for f in names)
         part = f"no row has a {what} field, which {', '.join(metrics)} need(s)"
-        for f in names:
-            match = close_match(f, keys)
-            if match is not None:
-                part += (f"; did you mean {match!r}? use --map {match}={f} "
-                         f"(Python: field_map={{{match!r}: {f!r}}})")
-                break
-        parts.append(part)
+        hint = next((h for f in names if (h := did_you_mean(f, keys)) is not None), None)
+        parts.append(part + (f"; {hint}" if hint else ""))
     message = "; ".join(parts) + f". The rows have: {shown or 'no keys'}"
     field_name = next(iter(missing)).split("|")[0]
     return InputError(message, path=path, field=field_name)
