@@ -72,6 +72,7 @@ def check_gate(
     max_error_rate: float = 0.05,
     comparison: dict[str, Any] | None = None,
     alpha: float = 0.05,
+    input_errors: int = 0,
 ) -> GateResult:
     """Evaluate the gate on a run's summary (``RunResult.summary()`` or summary.json's ``metrics``).
 
@@ -82,7 +83,12 @@ def check_gate(
     on:
         ``"mean"`` or ``"ci_low"``.
     max_error_rate:
-        The largest tolerated share of errored samples for any metric (errors / all samples).
+        The largest tolerated share of errored samples for any metric, judge and infrastructure
+        failures only: ``(errors - input_errors) / (samples - input_errors)``.
+    input_errors:
+        Bad input rows the run recorded as errored samples (``on_error="skip"``, summary.json's
+        ``run.input_errors``): counted in every metric's ``errors`` but skipped on request, so not
+        failures of the run.
     comparison:
         Output of ``ragmeter.stats.compare`` against a baseline (``{"metrics": {name: {"diff",
         "p_adjusted", ...}}}``): a metric fails when it is worse with adjusted p < ``alpha``.
@@ -118,11 +124,12 @@ def check_gate(
                                    f"{name}: {on} {value:.4f} {'' if ok else 'not '}{rel} {threshold}",
                                    value, threshold))
     for name, entry in summary.items():
-        total = entry.get("n", 0) + entry.get("undefined", 0) + entry.get("errors", 0)
-        rate = entry.get("errors", 0) / total if total else 0.0
+        total = entry.get("n", 0) + entry.get("undefined", 0) + entry.get("errors", 0) - input_errors
+        failed = entry.get("errors", 0) - input_errors
+        rate = failed / total if total > 0 else 0.0
         if rate > max_error_rate:
             result.checks.append(Check(name, "errors", False,
-                                       f"{name}: {entry['errors']} of {total} samples errored "
+                                       f"{name}: {failed} of {total} samples errored "
                                        f"({rate:.1%} > {max_error_rate:.1%} tolerated)", rate, max_error_rate))
     if comparison is not None:
         rows = comparison.get("metrics", [])  # ragmeter.stats.compare's rows, or {metric: row}

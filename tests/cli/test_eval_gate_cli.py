@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from ragmeter.cli import main
+from tests.judges.fake_server import Reply
 from tests.metrics.generation.rules import judge_rule
 
 ROWS = [
@@ -123,3 +124,21 @@ def test_run_prints_judge_counters(data, tmp_path, fake_llm):
               "-o", tmp_path / "o", "--no-report")
     # 2 samples x (analysis + verdicts) = 4 calls, nothing cached, no errors; the fake model has no price
     assert "judge: 4 calls, 0 cached, 0 errors" in res.output and "cost unknown, 0 retries" in res.output
+
+
+def test_bad_rows_skipped_on_request_are_not_judge_errors_exit_0(data, tmp_path, fake_llm):
+    # one bad row in three, skipped with --on-error skip: counted in errors, but the error-rate gate
+    # (exit 3) is about judge and infrastructure failures, and the judge never failed
+    fake_llm.rule = judge_rule
+    data.write_text(data.read_text() + "{not json\n")
+    res = run("eval", data, "-m", "faithfulness", "--judge", f"openai:fake@{fake_llm.url}",
+              "-o", tmp_path / "o", "--no-report", "--on-error", "skip")
+    assert res.exit_code == 0, res.output
+    s = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert s["metrics"]["faithfulness"]["errors"] == 1 and s["run"]["input_errors"] == 1
+    assert "1 bad row(s) recorded as errored samples" in res.output
+    # a judge failure on top of it is still a judge error: 1 of the 2 rows read is above 5%
+    fake_llm.rule = lambda call: Reply.malformed("no json") if "Madrid" in call.all_text else judge_rule(call)
+    res = run("eval", data, "-m", "faithfulness", "--judge", f"openai:fake@{fake_llm.url}",
+              "-o", tmp_path / "o2", "--no-report", "--on-error", "skip", "--no-cache")
+    assert res.exit_code == 3 and "1 of 2 samples errored" in res.output, res.output

@@ -474,7 +474,7 @@ def _gate(run: RunResult, cfg: Any, *, judge_used: bool, junit: Path | None, mar
 
         comparison = compare(RunResult.load(gate.baseline), RunResult.load(cfg.output)).to_dict()
     result = check_gate(summary, gate.fail_under, on=gate.statistic, max_error_rate=gate.max_error_rate,
-                        comparison=comparison, alpha=gate.alpha)
+                        comparison=comparison, alpha=gate.alpha, input_errors=int(run.run.get("input_errors") or 0))
     if junit:
         junit.write_text(junit_xml(result), encoding="utf-8")
     text = gate_markdown(summary, result)
