@@ -37,7 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._arrowbuf import factorize
-from .types import MetricResult
+from .types import MetricResult, json_safe
 
 SCORED, UNDEFINED, ERROR = 0, 1, 2
 FORMAT_VERSION = 1
@@ -441,15 +441,28 @@ def _encodes(line: str) -> bool:
 
 
 def record_json(record: dict[str, Any]) -> str:
-    """One ``results.jsonl`` line (without the newline). Text that is not valid Unicode (a lone
-    surrogate, possible only from Python objects) is written with ``\\u`` escapes instead of
-    failing the run."""
-    text = json.dumps(record, ensure_ascii=False, default=_json_default)
+    """One ``results.jsonl`` line (without the newline), strict JSON (:func:`~ragmeter.types.json_safe`:
+    a NaN or an infinity is null). Text that is not valid Unicode (a lone surrogate, possible only
+    from Python objects) is written with ``\\u`` escapes instead of failing the run."""
+    text = strict_dumps(record, ensure_ascii=False)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        text = json.dumps(record, ensure_ascii=True, default=_json_default)
+        text = strict_dumps(record, ensure_ascii=True)
     return text
+
+
+def strict_dumps(obj: Any, **kw: Any) -> str:
+    """``json.dumps`` of ``obj`` that never writes NaN or Infinity (not JSON): a value JSON cannot
+    hold is made JSON first (:func:`~ragmeter.types.json_safe`)."""
+    try:
+        return json.dumps(obj, allow_nan=False, default=_json_default, **kw)
+    except ValueError:  # a NaN, an infinity or an integer too long to print somewhere
+        safe = json_safe(obj)
+    try:
+        return json.dumps(safe, allow_nan=False, default=_json_default, **kw)
+    except ValueError:  # numpy values that are not finite: through Python floats first
+        return json.dumps(json_safe(json.loads(json.dumps(safe, default=_json_default))), allow_nan=False, **kw)
 
 
 def _json_default(obj: Any) -> Any:
@@ -461,7 +474,8 @@ def _json_default(obj: Any) -> Any:
 
 
 def _clean(v: float) -> float | None:
-    return None if v is None or (isinstance(v, float) and math.isnan(v)) else float(v)
+    """``v`` as a float, None when it is not finite (a sum beyond a float's range included)."""
+    return None if v is None or not math.isfinite(v) else float(v)
 
 
 class RunResult:
@@ -515,13 +529,14 @@ class RunResult:
             st = self.status[m]
             scored = self.scores[m][st == SCORED]
             iv = metric_ci(scored, confidence=SUMMARY_CONFIDENCE, seed=0)
+            finite = iv.ci is not None and all(math.isfinite(x) for x in iv.ci)  # scores near a float's limit
             out[m] = {
                 "mean": _clean(float(scored.mean())) if scored.size else None,
                 "n": int(scored.size),
                 "undefined": int((st == UNDEFINED).sum()),
                 "errors": int((st == ERROR).sum()),
-                "ci": iv.ci,
-                "ci_method": iv.method,
+                "ci": iv.ci if finite else None,
+                "ci_method": iv.method if finite else "none",
             }
         return out
 
@@ -534,7 +549,7 @@ class RunResult:
         the CLI's table, ``--json`` and gate read the summary in hand, not the file back."""
         text: str | None = getattr(self, "_summary_json", None)
         if text is None:
-            text = json.dumps(self.summary_dict(), indent=2, ensure_ascii=False, default=_json_default) + "\n"
+            text = strict_dumps(self.summary_dict(), indent=2, ensure_ascii=False) + "\n"
             self._summary_json = text
         return text
 
@@ -573,7 +588,7 @@ class RunResult:
         if self.records is None:
             raise ValueError("records were not kept (keep_records=False); read OUTDIR/results.jsonl instead")
         text = "".join(
-            json.dumps(r, ensure_ascii=False, default=_json_default) + "\n" for r in self.records
+            strict_dumps(r, ensure_ascii=False) + "\n" for r in self.records
         )
         if path is None:
             return text

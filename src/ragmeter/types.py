@@ -261,7 +261,8 @@ class MetricResult(BaseModel):
     """One metric's outcome on one sample.
 
     ``score`` is in [0, 1] (a rate metric says so in its docs), or ``None`` when the metric is
-    undefined for this sample (``reason`` says why) or errored (``error`` says how).
+    undefined for this sample (``reason`` says why) or errored (``error`` says how). A score that
+    is not a finite number (NaN, an infinity) is no score: the result becomes an error saying so.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -272,6 +273,14 @@ class MetricResult(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
     error: ErrorInfo | None = None
     version: str = ""
+
+    @model_validator(mode="after")
+    def _finite_score(self) -> MetricResult:
+        if self.score is not None and not math.isfinite(self.score):
+            exc = ValueError(f"metric {self.name!r} computed a score that is not a finite number ({self.score}); "
+                             "recorded as an error, never as a number")
+            self.score, self.reason, self.error = None, f"error: {exc}", ErrorInfo(**error_info(exc))
+        return self
 
     @property
     def status(self) -> str:
@@ -314,13 +323,39 @@ def clip(text: str, limit: int = MAX_STORED_CHARS) -> str:
     return text[:limit] + f"... [{len(text) - limit:,} more characters not stored]"
 
 
+def json_safe(value: Any) -> Any:
+    """``value`` as strict JSON can hold it, at any depth: a float that is not finite (NaN, an
+    infinity) is None, an integer too long to print (over 4,300 digits) is a text saying so;
+    everything else is returned as it is (itself when nothing changes).
+
+    >>> json_safe({"a": [1.5, float("nan")], "b": float("-inf")})
+    {'a': [1.5, None], 'b': None}
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 14_000:
+        try:
+            str(value)
+        except ValueError:
+            return "an integer of more than 4,300 digits"
+        return value
+    if isinstance(value, dict):
+        out = {k: json_safe(x) for k, x in value.items()}
+        return value if all(out[k] is value[k] for k in value) else out
+    if isinstance(value, list | tuple):
+        items = [json_safe(x) for x in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value
+
+
 def bound_details(details: dict[str, Any]) -> dict[str, Any]:
     """``details`` with every string cut to :data:`MAX_STORED_CHARS` and every list to
     :data:`MAX_STORED_ITEMS` items; what was cut is listed under ``details["truncated"]``
-    (``"sentences: 1,000 of 62,345 items kept"``). Returns ``details`` itself when nothing is
-    over budget (the usual case: no copy)."""
+    (``"sentences: 1,000 of 62,345 items kept"``), and every value JSON cannot hold made JSON
+    (:func:`json_safe`: a NaN or an infinity is null). Returns ``details`` itself when nothing is
+    over budget and all is JSON (the usual case: no copy)."""
     try:  # the usual case, decided in C: a details object this short holds nothing over budget
-        if len(json.dumps(details, ensure_ascii=False, default=str)) <= MAX_STORED_CHARS:
+        if len(json.dumps(details, ensure_ascii=False, allow_nan=False, default=str)) <= MAX_STORED_CHARS:
             return details
     except (TypeError, ValueError):
         pass
@@ -342,7 +377,7 @@ def bound_details(details: dict[str, Any]) -> dict[str, Any]:
             out_l = [walk(x, f"{path}[]") for x in items]
             return v if len(v) <= MAX_STORED_ITEMS and all(a is b for a, b in zip(out_l, v, strict=True)) \
                 else out_l
-        return v
+        return json_safe(v)
 
     bounded = walk(details, "")
     if notes:
