@@ -84,6 +84,11 @@ class Context(BaseModel):
     def _id_to_str(cls, v: Any) -> Any:
         return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
 
+    @field_validator("score")
+    @classmethod
+    def _finite_score(cls, v: float | None) -> float | None:
+        return None if v is None else finite_number(v, "score")
+
     @model_validator(mode="after")
     def _needs_id_or_text(self) -> Context:
         if self.id is None and self.text is None:

@@ -247,3 +247,15 @@ def test_write_samples_keeps_absent_contexts_absent(tmp_path, suffix):
     back = list(read_samples(path))
     assert [s.has("contexts") for s in back] == [False, True]
     assert back == samples
+
+
+def test_a_context_score_beyond_a_float_is_that_rows_input_error(tmp_path):
+    # JSON reads 1e999 as infinity: a score no ranking can order
+    path = write_jsonl(tmp_path / "d.jsonl", [{"id": "q1", "contexts": [{"id": "a", "score": 1e308}]},
+                                              {"id": "q2", "contexts": [{"id": "a", "score": 0.5}]}])
+    path.write_text(path.read_text().replace("1e+308", "1e999"))
+    items = list(read_samples(path, on_error="skip"))
+    assert isinstance(items[0], InputError) and items[0].field == "contexts[0].score"
+    assert "expected a finite score, got inf" in str(items[0]) and items[1].contexts[0].score == 0.5
+    with pytest.raises(ValueError, match="expected a finite score"):
+        Sample(id="x", contexts=[{"id": "a", "score": math.inf}])
