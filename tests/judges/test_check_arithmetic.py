@@ -11,7 +11,7 @@ import pytest
 
 from ragmeter.cli.judge_check import split_names
 from ragmeter.judges import check
-from ragmeter.judges.label_rules import LabelRule
+from ragmeter.judges.label_rules import LabelRule, base_of
 from ragmeter.stats.roc import auroc
 
 jq = SimpleNamespace(separation=check.separation, position_profile=check.position_profile,
@@ -86,7 +86,7 @@ def test_split_names_keeps_parameter_commas():
     ("faithfulness(mode=direct", "faithfulness(mode=direct"),  # unbalanced: not a metric name either
 ])
 def test_base_of_a_metric_name(name, base):
-    assert check.base_of(name) == base
+    assert base_of(name) == base
 
 
 def test_a_non_metric_name_has_no_builtin_rule_but_its_metric_spelling_does():

@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from ragmeter.cli import main
-from ragmeter.judges._stats import dry_run_estimate
+from ragmeter.judges.counters import dry_run_estimate
 
 
 def write_rows(path: Path, n: int) -> Path:

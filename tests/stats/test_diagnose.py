@@ -209,7 +209,7 @@ def test_a_new_retrieval_metric_is_never_the_answer_metric(make_run, new_retriev
 
 
 def test_peer_names_map_to_ragmeter_metrics(make_run):
-    from ragmeter.stats._names import metric_spec
+    from ragmeter.run_names import metric_spec
     from ragmeter.stats.position import ANSWER_PREFERENCE
 
     assert metric_spec("answer_correctness").name == "correctness"

@@ -60,10 +60,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, InvalidParameterError, JudgeUnreachable
-from ..stats._names import direction, parse_name
+from ..run_names import direction
 from .hard_values import chunk_ratings, hard_value
 from .hard_values import hard_score as hard_score  # re-exported: check.hard_score
-from .label_rules import LabelRule, check_rule_labels, resolve_rules, row_lines
+from .label_rules import LabelRule, base_of, check_rule_labels, resolve_rules, row_lines
 
 #: Metric -> bundled labelled set (a file in ``ragmeter/data/validation/``).
 BUNDLED = {"faithfulness": "judge_validation.jsonl", "hallucination_rate": "judge_validation.jsonl",
@@ -117,14 +117,6 @@ class Thresholds:
 
 
 # ---- labelled pairs ---------------------------------------------------------------------------------
-
-def base_of(name: str) -> str:
-    """The base metric of a name, lower-cased as the registry keys it (:func:`~ragmeter.stats._names.parse_name`):
-    ``faithfulness(mode=direct)`` -> ``faithfulness``, ``nDCG@5`` -> ``ndcg``; a name that is not a
-    metric name (``my metric``) is its own base, so it matches no metric's label rule or set."""
-    parsed = parse_name(name.strip())
-    return name.strip() if parsed is None else parsed[0]
-
 
 @dataclass
 class Pairs:
@@ -320,7 +312,7 @@ def _spearman(graded: Sequence[tuple[float, float]], confidence: float) -> dict[
     :math:`\\sqrt{(1 + \\rho^2/2)/(n - 3)}`); None with fewer than 4 pairs or a constant side."""
     from scipy import stats
 
-    from ..stats.intervals import normal_interval
+    from ..intervals import normal_interval
 
     a, b = np.array([g[0] for g in graded]), np.array([g[1] for g in graded])
     if a.size < 4 or np.ptp(a) == 0 or np.ptp(b) == 0:
@@ -429,7 +421,7 @@ class JudgeCheck:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict."""
         from .. import __version__
-        from ..stats._validate import clean
+        from .._validate import clean
 
         return clean({"kind": "ragmeter-judge-check", "format": 1, "ragmeter_version": __version__,
                       "created": self.created, "judge": self.judge, "judge_spec": self.judge_spec,
@@ -497,8 +489,8 @@ def judge_check(judge: Any, *, metrics: Sequence[str] | None = None, data: str |
     check: the metrics finished so far are kept and ``stopped`` says why. ``on_metric`` is called
     with each metric's report as it finishes."""
     from .. import evaluate
+    from .._validate import check_probability
     from ..registry import canonical_name
-    from ..stats._validate import check_probability
     from .record import prompt_versions
 
     confidence = check_probability(confidence, "confidence")

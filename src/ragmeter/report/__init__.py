@@ -35,7 +35,7 @@ from ._html import (
     render_samples_note,
 )
 
-__all__ = ["DEFAULT_MAX_SAMPLES", "DEFAULT_MAX_TEXT_CHARS", "build_report", "write_report"]
+__all__ = ["DEFAULT_MAX_SAMPLES", "DEFAULT_MAX_TEXT_CHARS", "build_report", "load_run", "write_report"]
 
 
 def _diagnosis(run: Run, compute: bool, gate: dict[str, float]) -> Any:

@@ -263,15 +263,15 @@ def read_texts(path: str | os.PathLike[str], *, format: str | None = None,
 
 def metric_spec_of(name: str) -> Any:
     """The registry spec of a run's metric name (``ndcg@5``, ``faithfulness(mode=direct)``, a peer's
-    name), or None when ragmeter does not know it (:func:`ragmeter.stats._names.spec_of`)."""
-    from ..stats._names import spec_of
+    name), or None when ragmeter does not know it (:func:`ragmeter.run_names.spec_of`)."""
+    from ..run_names import spec_of
 
     return spec_of(name)
 
 
 def higher_is_better(name: str) -> bool:
     """The metric's direction from the registry (True for a metric ragmeter does not know)."""
-    from ..stats._names import direction
+    from ..run_names import direction
 
     return direction(name) is not False
 

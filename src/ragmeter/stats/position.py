@@ -10,12 +10,12 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import check_probability
 from ..errors import InvalidParameterError
+from ..intervals import metric_ci
 from ..results import SCORED, RunResult
+from ..run_names import metric_spec, parse_name
 from ._io import load_run
-from ._names import metric_spec, parse_name
-from ._validate import check_probability
-from .intervals import metric_ci
 
 #: Which answer metric the position analysis prefers when a run has several (a reading policy, not
 #: a classification: any other registered answer metric that is higher-is-better comes after these).

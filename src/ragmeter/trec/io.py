@@ -36,6 +36,7 @@ import pandas as pd
 from numpy.typing import NDArray
 
 from ..errors import EmptyInputError, InputError, InvalidParameterError
+from .ranking import rank_rows
 
 T = TypeVar("T")
 
@@ -477,8 +478,6 @@ class Run(_Table):
 
     def ranked_order(self) -> NDArray[np.int64]:
         """Row order of a TREC listing: qid as read, then trec_eval's ranking (score desc, docid desc)."""
-        from .engine import rank_rows
-
         return rank_rows(self.qid_codes, self.values, self.docids)
 
     def save(self, path: PathLike) -> None:

@@ -55,9 +55,9 @@ from __future__ import annotations
 from ._answer_steps import NO_CLAIM_UNDEFINED, AnswerAnalysis, Claims, analyse_answer, decompose
 from ._base import SCALE, STEPS, JudgedEvaluator, register_judged
 from ._chunk_steps import ChunkVerdict, ChunkVerdicts, Rating, Ratings, rate_chunks
-from ._claim_steps import EVIDENCE_SLOT, Verdict, Verdicts, joined_context, verify
+from ._claim_steps import EVIDENCE_SLOT, Verdict, Verdicts, verify
 from ._memo import shared
-from ._prompting import PROMPTS, numbered, reply_shape, template
+from ._prompting import PROMPTS, joined_context, numbered, reply_shape, template
 from ._schema import Graded, YesNo, align, sized
 
 __all__ = [

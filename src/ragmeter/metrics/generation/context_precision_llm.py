@@ -30,7 +30,7 @@ from typing import Any
 
 from ...registry import Param
 from ...types import MetricResult, Sample
-from ..retrieval._batch import RankedList
+from ..retrieval import RankedList
 from ..retrieval.context_precision import context_precision_single
 from ._base import DECISION, JudgedEvaluator, check_decision, register_judged
 from ._chunk_steps import CHUNK_SCALE, CHUNK_SCORING, rate_chunks
