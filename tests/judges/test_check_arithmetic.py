@@ -1,5 +1,5 @@
-"""The arithmetic behind the judge-quality numbers in docs/generation.md and ``ragmeter judge-check``
-(moved from bench/judge_quality.py into :mod:`ragmeter.judges.check`; the bench uses it from there)."""
+"""The arithmetic behind the judge-quality numbers of ``ragmeter judge-check`` and
+bench/judge_quality.py (which uses :mod:`ragmeter.judges.check`'s functions, not a copy)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ import pytest
 from ragmeter.cli.judge_check import split_names
 from ragmeter.judges import check
 from ragmeter.judges.label_rules import LabelRule, base_of
+from ragmeter.metrics.generation.faithfulness import hard_score
 from ragmeter.stats.roc import auroc
 
 jq = SimpleNamespace(separation=check.separation, position_profile=check.position_profile,
-                     hard_score=check.hard_score, split_names=split_names,
+                     hard_score=hard_score, split_names=split_names,
                      hard_rows=lambda records, labels: [r for r in check.separation(records, labels)
                                                         if r["metric"].endswith(" [hard]")])
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from ...errors import InvalidParameterError
 from ...names import MetricName
-from ...registry import MetricSpec, Param
+from ...registry import LabelCheck, MetricSpec, Param, register
 from ...types import MetricResult, Sample
 
 STEPS = Param("steps", str, "shared", "shared: one call reads query+answer for several tasks; separate: one "
@@ -68,6 +68,11 @@ class JudgedEvaluator:
         return MetricResult(name=self.name, score=score, reason=reason, details=details, version=self.version)
 
 
+#: The bundled labelled set of ``ragmeter judge-check`` (``ragmeter/data/validation/``) most judged
+#: metrics are checked on (:class:`~ragmeter.registry.LabelCheck` ``data``).
+JUDGE_VALIDATION = "judge_validation.jsonl"
+
+
 def register_judged(
     name: str,
     cls: type[JudgedEvaluator],
@@ -87,11 +92,12 @@ def register_judged(
     aliases: tuple[str, ...] = (),
     extra: dict[str, Any] | None = None,
     default_names: tuple[str, ...] | None = None,
+    check: LabelCheck | None = None,
+    answer_preference: int | None = None,
 ) -> MetricSpec:
     """Declare and register one judged metric (one call per metric module). ``extra`` adds entries
-    to the spec's ``extra`` (which always holds ``calls``); ``default_names`` defaults to ``(name,)``."""
-    from ...registry import register
-
+    to the spec's ``extra`` (which always holds ``calls``); ``default_names`` defaults to ``(name,)``;
+    ``check`` and ``answer_preference`` as :class:`~ragmeter.registry.MetricSpec` has them."""
     box: list[MetricSpec] = []
     spec = MetricSpec(
         name=name, summary=summary, formula=formula, edge_cases=(*edge_cases, f"judge calls per sample: {calls}"),
@@ -100,6 +106,7 @@ def register_judged(
         needs_judge=True, needs_embedder=needs_embedder, higher_is_better=higher_is_better, requires=requires,
         default_names=(name,) if default_names is None else default_names, undefined=undefined,
         extra={"calls": calls, **(extra or {})}, role=role,  # type: ignore[arg-type]
+        check=check, answer_preference=answer_preference,
     )
     box.append(spec)
     return register(spec)

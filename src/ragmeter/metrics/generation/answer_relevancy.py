@@ -53,7 +53,7 @@ normalised score undefined (a single :meth:`evaluate` call is therefore undefine
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -61,11 +61,11 @@ import numpy as np
 from pydantic import AliasChoices, BaseModel, Field
 
 from ...errors import InvalidParameterError, MissingBackendError
-from ...registry import Param
+from ...registry import LabelCheck, Param
 from ...types import MetricResult, Sample
 from ..embedding.semantic_similarity import MIN_BASELINE_ROWS, baseline_mean, normalise, same_text_key
 from ._answer_steps import analyse_answer
-from ._base import DECISION, SCALE, STEPS, JudgedEvaluator, check_decision, register_judged
+from ._base import DECISION, JUDGE_VALIDATION, SCALE, STEPS, JudgedEvaluator, check_decision, register_judged
 from ._memo import shared
 from ._prompting import template
 from ._schema import Graded, YesNo
@@ -249,6 +249,16 @@ def _uses_embedder(params: dict[str, Any]) -> bool:
     return params.get("method") == "questions"
 
 
+def hard_relevancy(details: Mapping[str, Any]) -> float | None:
+    """The hard value: the 0-10 ``rating`` / 10 (scale=graded), else the one-word decision
+    ``responds`` as 1/0; None when the details keep neither (an embedder score)."""
+    if isinstance(details.get("rating"), int | float):
+        return float(details["rating"]) / 10
+    if isinstance(details.get("responds"), bool):
+        return float(details["responds"])
+    return None
+
+
 register_judged(
     "answer_relevancy",
     AnswerRelevancy,
@@ -276,4 +286,6 @@ register_judged(
     undefined="method=questions only: undefined (None) when the judge generates no question for an answer it did "
               "not call evasive; with normalize=baseline also when the batch has too few rows for a baseline",
     extra={"uses_embedder": _uses_embedder},
+    check=LabelCheck(label="relevant", data=JUDGE_VALIDATION, default=True, hard=hard_relevancy),
+    answer_preference=3,
 )

@@ -26,13 +26,14 @@ forms a rating count other than the chunk count is a JudgeParseError (after one 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from ...registry import Param
+from ...registry import LabelCheck, Param
 from ...types import MetricResult, Sample
 from ..retrieval import RankedList
 from ..retrieval.context_precision import context_precision_single
-from ._base import DECISION, JudgedEvaluator, check_decision, register_judged
+from ._base import DECISION, JUDGE_VALIDATION, JudgedEvaluator, check_decision, register_judged
 from ._chunk_steps import CHUNK_SCALE, CHUNK_SCORING, rate_chunks
 from ._verdict import HARD_FALLBACK, scoring_of
 
@@ -62,6 +63,14 @@ class ContextPrecisionLLM(JudgedEvaluator):
                            scoring=scoring_of([c.scoring == "probability" for c in chunks]))
 
 
+def chunk_ratings(details: Mapping[str, Any]) -> tuple[list[float], list[float]]:
+    """``(ratings, hard ratings)`` per chunk (0-10) from ``details.ratings`` / ``hard_ratings``; an
+    unrated chunk counts 0, a chunk without a hard value its rating."""
+    used = [float(r or 0.0) for r in details.get("ratings") or []]
+    hard = details.get("hard_ratings") or used
+    return used, [float(h) if h is not None else u for h, u in zip(hard, used, strict=True)]
+
+
 register_judged(
     "context_precision_llm",
     ContextPrecisionLLM,
@@ -78,4 +87,5 @@ register_judged(
             CHUNK_SCALE, DECISION, CHUNK_SCORING),
     version="8",
     cutoff="optional",
+    check=LabelCheck(label="context_relevance", unit="chunk", data=JUDGE_VALIDATION, chunk_ratings=chunk_ratings),
 )
