@@ -1,4 +1,5 @@
-"""docs/metrics.md and the measure table of docs/trec.md are generated from the registry: every section
+"""docs/metrics.md and the measure table of docs/trec.md are generated from the registry, docs/cli.md from
+the commands' help: docs/cli.md must be what they generate now, and for the registry pages every section
 and every row they hold must be what the registry generates now (a metric registered after the files were
 generated may be absent from the reference, and its trec_eval measure may read ``-`` in the table)."""
 
@@ -8,7 +9,7 @@ import re
 from pathlib import Path
 
 from ragmeter import list_metrics
-from ragmeter.docs import main, render, render_trec_table, trec_table_in, with_trec_table
+from ragmeter.docs import main, render, render_cli, render_trec_table, trec_table_in, with_trec_table
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "metrics.md"
 TREC_DOC = DOC.parent / "trec.md"
@@ -23,6 +24,13 @@ def test_metrics_reference_is_up_to_date():
     assert set(documented) <= registered, "docs/metrics.md documents a metric that is not registered"
     assert len(documented) >= 9
     assert text == render(documented), "docs/metrics.md is stale: run python -m ragmeter.docs"
+
+
+def test_cli_reference_is_up_to_date():
+    text = (DOC.parent / "cli.md").read_text(encoding="utf-8")
+    assert text == render_cli(), "docs/cli.md is stale: run python -m ragmeter.docs"
+    for name in ("eval", "judge-check", "compare", "calibrate", "diagnose", "fuse", "report", "trec", "metrics"):
+        assert f"## `ragmeter {name}`" in text and f"Usage: ragmeter {name} [OPTIONS]" in text
 
 
 def test_reference_names_every_metric():
