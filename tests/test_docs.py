@@ -96,3 +96,20 @@ def test_main_regenerates_the_table_and_keeps_the_text_around_it(tmp_path):
     assert main([str(tmp_path / "metrics.md")]) == 0
     assert (tmp_path / "trec.md").read_text(encoding="utf-8") == with_trec_table(text) == text
     assert (tmp_path / "metrics.md").read_text(encoding="utf-8") == render()
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def test_every_relative_link_of_the_docs_reaches_a_file():
+    root = DOC.parents[1]
+    pages = [root / "README.md", root / "bench" / "results" / "README.md", *sorted(DOC.parent.rglob("*.md"))]
+    broken = []
+    for page in pages:
+        for target in LINK.findall(page.read_text(encoding="utf-8")):
+            if target.startswith(("http://", "https://", "mailto:", "#")):
+                continue
+            path = (page.parent / target.split("#", 1)[0]).resolve()
+            if not path.exists():
+                broken.append(f"{page.relative_to(root)}: {target}")
+    assert broken == [], "links to no file:\n" + "\n".join(broken)

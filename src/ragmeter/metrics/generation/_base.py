@@ -20,7 +20,7 @@ STEPS = Param("steps", str, "shared", "shared: one call reads query+answer for s
 SCALE = Param("scale", str, "graded", "graded: the judge rates 0-10 directly; binary: yes/no decisions per item, "
               "from which ragmeter derives the 0-10 rating", choices=("graded", "binary"))
 #: How a yes/no decision is asked (answer_relevancy, correctness and the chunk metrics): one word
-#: scored by P(yes) (the default, measured better on a small judge: docs/generation.md) or a JSON
+#: scored by P(yes) (the default, measured better on a small judge: bench/results/README.md) or a JSON
 #: reply with a short reason written before each decision.
 DECISION = Param("decision", str, "direct", "with scale=binary: direct (default), a one-word yes/no reply "
                  "(max_tokens 1) scored by P(yes), no reason; reasoned, a JSON reply in which the judge writes a "

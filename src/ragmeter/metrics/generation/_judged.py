@@ -40,9 +40,9 @@ instead.
 
 ``scale=graded`` (the default of context_relevancy, context_precision_llm and correctness) asks
 the judge for the 0-10 rating itself; ``scale=binary`` asks for yes/no decisions and derives the
-rating. Neither separated good from bad with a 0.5B judge (docs/generation.md), so the default is
+rating. Neither separated good from bad with a 0.5B judge (bench/results/README.md), so the default is
 the specified 0-10 rating; answer_relevancy's default is ``scale=binary``, measured far better
-than its 0-10 rating with a 1.5B judge (AUROC 0.931 vs 0.666, docs/generation.md).
+than its 0-10 rating with a 1.5B judge (AUROC 0.931 vs 0.666, bench/results/README.md).
 
 Reply models are strict about content (:mod:`._schema`); an unreadable reply is a recorded
 :class:`~ragmeter.errors.JudgeParseError` on the sample after one repair, never a score.

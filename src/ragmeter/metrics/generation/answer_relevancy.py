@@ -15,7 +15,7 @@ probability-weighted as G-Eval's :math:`r = \\sum_{k=0}^{10} k\\,P(k) / \\sum_{k
 over the rating token's alternatives (the hard ``rating``, ``weighted_rating``, ``distribution``
 and ``scoring`` in the details), else the hard rating.
 
-Chosen by measurement (docs/generation.md, "answer_relevancy: a judged decision by default" and
+Chosen by measurement (bench/results/README.md, "answer_relevancy: a judged decision by default" and
 "answer_relevancy: the one-word decision by default"): with Qwen2.5-Coder-1.5B on the 72-row
 validation set, AUROC 0.983 for the one-word decision, 0.931 for the reasoned one (at 4.6x the
 time: the reason's tokens and their log-probabilities), 0.666 for the 0-10 rating, and about 0.6
@@ -239,7 +239,7 @@ METHOD = Param("method", str, "judge", "judge (default): the judge decides wheth
                "question (scale=binary, the default: yes/no; scale=graded: 0-10); questions: RAGAS's method, "
                "questions back-generated from the answer against the query by embedding cosine (needs an embedder)",
                choices=("judge", "questions"))
-#: answer_relevancy's own ``scale``: binary by default (measured: AUROC 0.931 vs 0.666 graded, docs/generation.md)
+#: answer_relevancy's own ``scale``: binary by default (measured: AUROC 0.931 vs 0.666 graded, bench/results/README.md)
 AR_SCALE = replace(SCALE, default="binary", description="with method=judge: binary (default), one yes/no decision, "
                    "score P(yes); graded, a 0-10 rating, score rating / 10")
 

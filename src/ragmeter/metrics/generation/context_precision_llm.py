@@ -7,7 +7,7 @@ where r_i is the judge's rating of chunk i from the same calls as context_releva
 (``scale=binary``, ``decision=direct``, ``scoring=auto``) each chunk is asked alone for a one-word
 yes/no and r_i = 10 * P(yes) / (P(yes) + P(no)) with log-probabilities (10 / 0 from the word
 without), so with τ the ``threshold`` parameter (default 5) a chunk counts as relevant when
-P(yes) >= 0.5. Chosen by measurement (docs/generation.md, "Chunk relevance: one word per chunk by
+P(yes) >= 0.5. Chosen by measurement (bench/results/README.md, "Chunk relevance: one word per chunk by
 default"): with Qwen2.5-Coder-1.5B, AUROC 0.901 against the human context precision (= 1 or not, 72
 rows) for the one-word decisions, 0.812 for the former default (0-10 ratings of every chunk in one
 call, hard). RAGAS makes one reasoned call per chunk; so does this default, with a one-token reply.
@@ -18,7 +18,7 @@ them ``scoring=hard`` (the ratings the judge wrote) measured far better than the
 probability-weighted ratings (0.801 vs 0.465 on 56 rows), because the mass a small judge puts on
 "0" pulls a relevant chunk's expected rating under τ; τ = 5 is the rating prompt's anchor "on topic
 but does not answer it" (with a 1.5B judge the hard ratings are 0, 5 or 10, and 49 of the 96
-human-relevant chunks got a 5; docs/generation.md "Repeat penalty"). Edge cases: empty context
+human-relevant chunks got a 5; bench/results/README.md "Repeat penalty"). Edge cases: empty context
 list -> 0.0; no relevant chunk in the top k -> 0.0; a one-word reply that is neither yes nor no ->
 read from the two words' probabilities when there are any, else a JudgeParseError; in the one-call
 forms a rating count other than the chunk count is a JudgeParseError (after one repair).

@@ -8,7 +8,7 @@
 context_precision_llm), and r_i = 10 * P(yes) / (P(yes) + P(no)) over that token's alternatives
 where the backend returns log-probabilities, else 10 or 0 from the word (the word stays in the
 details as ``relevant``). No chunk's decision depends on the others or on its position. Chosen by
-measurement (docs/generation.md, "Chunk relevance: one word per chunk by default"): with
+measurement (bench/results/README.md, "Chunk relevance: one word per chunk by default"): with
 Qwen2.5-Coder-1.5B on the 72-row validation set, per-chunk AUROC 0.950 against 0.788 for the
 former default (all chunks rated 0-10 in one call), and a share judged relevant within 10 points of
 the human one at every position (the one-call rating was 24-27 points too generous after position 1).

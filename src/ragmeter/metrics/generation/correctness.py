@@ -6,7 +6,7 @@ as the reference answer, stating nothing that contradicts it? The score is
 P(yes) / (P(yes) + P(no)) over that token's alternatives where the backend returns
 log-probabilities, else 1 or 0 from the word (``same_answer`` and ``p_yes`` in the details). A
 first token other than yes/no is read from the two words' probabilities when there are any, else
-it is a ``JudgeParseError``. Chosen by measurement (docs/generation.md, "correctness: the
+it is a ``JudgeParseError``. Chosen by measurement (bench/results/README.md, "correctness: the
 one-word decision by default"): with Qwen2.5-Coder-1.5B on the 72-row validation set, Spearman's
 rho 0.76 against the human 1-5 grade and AUROC 0.912 for ``correct >= 4``, against 0.57 / 0.775 for
 the 0-10 rating.

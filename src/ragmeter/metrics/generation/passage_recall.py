@@ -31,7 +31,7 @@ stated); a section's score is then :math:`e_i = 1 + 4p_i` (ESSENTIAL) or :math:`
 exist, else 1 for yes and 0 for no; the final is computed from these as above. ``details.sections``
 keeps each hard decision and its ``p_yes``. Measured with a 1.5B judge on the 24 labelled rows:
 AUROC 0.47, rho -0.12 (the judge said "yes" to 67 of 72 sections), against the graded default's
-0.61 / 0.28, so graded stays the default (docs/generation.md).
+0.61 / 0.28, so graded stays the default (bench/results/README.md).
 
 Edge cases: no ground-truth passage or no ESSENTIAL section -> undefined; empty answer -> every
 essential section 1, bonus 0 (no call); a section the judge did not score, or a score out of
