@@ -134,7 +134,7 @@ def test_hard_rows_use_the_hard_verdicts_behind_probability_scores():
     assert jq.hard_score(claims["metrics"]["faithfulness"]["details"]) == 0.5
 
 
-# ---- [hard] rows of every rated metric (#12): hand-computed AUROCs on made-up records ----------------
+# ---- [hard] rows of every rated metric: hand-computed AUROCs on made-up records ----------------
 
 def _rows(records, labels):
     return {r["metric"]: r for r in check.separation(records, labels)}

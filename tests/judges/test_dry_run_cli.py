@@ -1,4 +1,4 @@
-"""Issue #11, section 2: ``ragmeter eval --dry-run`` sends nothing, needs no API key, writes no
+"""``ragmeter eval --dry-run`` sends nothing, needs no API key, writes no
 results, prints the call / token / cost estimate per metric and exits 0."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue #11, section 4: a judge spec with credentials in its URL is parsed as one URL, and the
+"""A judge spec with credentials in its URL is parsed as one URL, and the
 credentials never reach anything shown or stored (summary.json, report.html, cache, console)."""
 
 from __future__ import annotations

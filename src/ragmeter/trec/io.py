@@ -371,7 +371,7 @@ def _parse_file(path: PathLike, names: tuple[str, ...], value: str, exact: bool
         qcol, dcol, vcol = np.asarray(q, dtype=object), np.asarray(d, dtype=object), np.asarray(v, dtype=np.float64)
     if len(vcol) == 0:
         raise EmptyInputError("the file holds no lines; expected " + " ".join(names), path=str(path))
-    if value == "rel" and not np.isfinite(vcol).all():  # inf grades made ndcg NaN (issue 11)
+    if value == "rel" and not np.isfinite(vcol).all():  # inf grades made ndcg NaN
         bad = int(np.flatnonzero(~np.isfinite(vcol))[0])
         raise InputError(f"expected a finite relevance grade, got {vcol[bad]} (judgement {bad + 1} of the file)",
                          path=str(path), field="rel")
