@@ -23,9 +23,9 @@ import time
 
 import numpy as np
 
+from ragmeter.intervals import MAX_CELLS
 from ragmeter.results import RunResult
 from ragmeter.stats import bootstrap_ci, bootstrap_means
-from ragmeter.stats.intervals import MAX_CELLS
 
 TARGET_SECONDS = 2.0
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from ragmeter.judges.hard_values import chunk_ratings
+from ragmeter.metrics.generation.context_relevancy import chunk_ratings
 from ragmeter.stats.roc import auroc_interval
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -56,7 +56,7 @@ def chunk_table(records: list[dict[str, Any]], labels: dict[str, dict[str, Any]]
     """Per-chunk AUROC of the weighted and the hard ratings of context_relevancy over ``rows``."""
     w, h, y = [], [], []
     for rec in records[rows.start:rows.stop]:
-        used, hard = chunk_ratings("context_relevancy", _metric(rec, "context_relevancy")["details"])
+        used, hard = chunk_ratings(_metric(rec, "context_relevancy")["details"])
         for u, hv, lab in zip(used, hard, labels[rec["id"]]["context_relevance"], strict=True):
             w.append(u)
             h.append(hv)

@@ -1,5 +1,5 @@
 """Benchmark: start-up cost of ``import ragmeter`` and ``ragmeter --help`` (target: each within 0.3 s
-of a bare ``python -c pass``, issue #13).
+of a bare ``python -c pass``).
 
 Usage::
 

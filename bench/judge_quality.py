@@ -39,13 +39,13 @@ from pathlib import Path
 import ragmeter
 from ragmeter.cli.judge_check import split_names
 from ragmeter.judges import from_spec
-from ragmeter.judges.check import BUNDLED, _check_labels, bundled_path, load_labelled, position_profile, separation
+from ragmeter.judges.check import _check_labels, bundled_path, bundled_sets, load_labelled, position_profile, separation
 from ragmeter.judges.label_rules import parse_label_option, resolve_rules, row_lines
 from ragmeter.registry import canonical_name
 
 DATA = bundled_path("judge_validation.jsonl")
 PASSAGES = bundled_path("passage_recall_validation.jsonl")
-METRICS = list(BUNDLED)
+METRICS = list(bundled_sets())
 
 
 def rescore(path: str) -> None:

@@ -14,7 +14,7 @@ Starts ``tests/judges/fake_server.py`` in a subprocess with a fixed reply latenc
 It also samples the event loop's lag every 5 ms during each phase (how long the loop was kept
 from running: the judge must never block it) and prints a Markdown table.
 
-Then the adaptive-concurrency scenarios (issue #12, section 1), each at the judge's defaults
+Then the adaptive-concurrency scenarios, each at the judge's defaults
 (``concurrency=16``, adaptive) unless named otherwise:
 
 4. **one slot**: a loopback server that serves one request at a time for ``--service`` seconds

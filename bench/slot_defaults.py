@@ -9,7 +9,7 @@ option but ``--no-cache`` (every call must reach the judge to be timed), through
 proxy on loopback (``vs_ragas.CountingProxy``) that records each chat request's start and end. The
 server serves one request at a time, so its **busy time** is the union of the intervals in which
 at least one request was in flight (a request queued behind another inside the server is not
-counted twice), and ``calls x mean service time`` is that busy time. Target (issue #12 section 1):
+counted twice), and ``calls x mean service time`` is that busy time. Target:
 0 timeouts, 0 errors, wall time <= 1.15 x busy time. Printed: wall, busy, their ratio, requests,
 retries, timeouts, errors, requests abandoned by the client (the server worked for nobody), the
 most in flight at once; the JSON at ``--out`` keeps every request's interval and status.

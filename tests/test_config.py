@@ -61,7 +61,7 @@ def test_presets():
                  "r_precision", "recall@5"]
     assert parse_config("rag:\n  eval:\n    preset: retrieval\n").eval.metric_names() == retrieval
     cfg = parse_config("rag:\n  eval:\n    preset: offline\n")
-    # issue #14: the offline preset needs no judge (and no embedder)
+    # the offline preset needs no judge (and no embedder)
     assert cfg.eval.metric_names() == [*retrieval, "fact_consistency", "lexical_faithfulness", "rouge_l", "token_f1"]
     # explicit metrics win over the preset
     cfg = parse_config("rag:\n  eval:\n    preset: offline\n    metrics: [mrr]\n")
@@ -76,7 +76,7 @@ def test_cli_overrides_file():
 
 
 def test_starter_config_is_valid_and_commented(tmp_path):
-    # issue #14: as written, the starter lets the data decide (no preset, no metric list), so a
+    # as written, the starter lets the data decide (no preset, no metric list), so a
     # plain `ragmeter eval` with it computes what it computes with no config at all
     assert "preset" not in yaml.safe_load(STARTER)["rag"]["eval"]
     path = tmp_path / "ragmeter.yaml"
@@ -100,7 +100,7 @@ def test_invalid_yaml_names_line():
     assert err.value.path == "c.yaml" and err.value.line is not None
 
 
-# ---- plain YAML only; values from the environment are recorded as written (issue 11) ------------
+# ---- plain YAML only; values from the environment are recorded as written ------------
 
 
 @pytest.mark.parametrize(("text", "line", "what"), [

@@ -1,14 +1,17 @@
-"""docs/metrics.md and the measure table of docs/trec.md are generated from the registry: every section
+"""docs/metrics.md and the measure table of docs/trec.md are generated from the registry, docs/cli.md from
+the commands' help: docs/cli.md must be what they generate now, and for the registry pages every section
 and every row they hold must be what the registry generates now (a metric registered after the files were
 generated may be absent from the reference, and its trec_eval measure may read ``-`` in the table)."""
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 from ragmeter import list_metrics
-from ragmeter.docs import main, render, render_trec_table, trec_table_in, with_trec_table
+from ragmeter.docs import main, render, render_cli, render_trec_table, trec_table_in, with_trec_table
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "metrics.md"
 TREC_DOC = DOC.parent / "trec.md"
@@ -23,6 +26,17 @@ def test_metrics_reference_is_up_to_date():
     assert set(documented) <= registered, "docs/metrics.md documents a metric that is not registered"
     assert len(documented) >= 9
     assert text == render(documented), "docs/metrics.md is stale: run python -m ragmeter.docs"
+
+
+def test_cli_reference_is_up_to_date():
+    # rendered in a fresh process: other tests add options and backends to the CLI in this one
+    text = (DOC.parent / "cli.md").read_text(encoding="utf-8")
+    fresh = subprocess.run([sys.executable, "-c", "import sys; from ragmeter.docs import render_cli; "
+                            "sys.stdout.write(render_cli())"], capture_output=True, text=True, check=True, timeout=120)
+    assert text == fresh.stdout, "docs/cli.md is stale: run python -m ragmeter.docs"
+    assert render_cli().startswith("# Command-line reference")
+    for name in ("eval", "judge-check", "compare", "calibrate", "diagnose", "fuse", "report", "trec", "metrics"):
+        assert f"## `ragmeter {name}`" in text and f"Usage: ragmeter {name} [OPTIONS]" in text
 
 
 def test_reference_names_every_metric():
@@ -88,3 +102,20 @@ def test_main_regenerates_the_table_and_keeps_the_text_around_it(tmp_path):
     assert main([str(tmp_path / "metrics.md")]) == 0
     assert (tmp_path / "trec.md").read_text(encoding="utf-8") == with_trec_table(text) == text
     assert (tmp_path / "metrics.md").read_text(encoding="utf-8") == render()
+
+
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def test_every_relative_link_of_the_docs_reaches_a_file():
+    root = DOC.parents[1]
+    pages = [root / "README.md", root / "bench" / "results" / "README.md", *sorted(DOC.parent.rglob("*.md"))]
+    broken = []
+    for page in pages:
+        for target in LINK.findall(page.read_text(encoding="utf-8")):
+            if target.startswith(("http://", "https://", "mailto:", "#")):
+                continue
+            path = (page.parent / target.split("#", 1)[0]).resolve()
+            if not path.exists():
+                broken.append(f"{page.relative_to(root)}: {target}")
+    assert broken == [], "links to no file:\n" + "\n".join(broken)

@@ -1,4 +1,4 @@
-"""``import ragmeter`` and ``ragmeter --help`` import no heavy dependency (issue #13: fast import)."""
+"""``import ragmeter`` and ``ragmeter --help`` import no heavy dependency (fast import)."""
 
 from __future__ import annotations
 

@@ -53,7 +53,7 @@ EMBED_ROWS = [
 
 
 def test_assert_scores_uses_the_default_embedder_of_evaluate():
-    """#14: assert_scores used to pass embedder=None (semantic_similarity then had no embedder);
+    """``assert_scores`` used to pass embedder=None (semantic_similarity then had no embedder);
     its default is now evaluate()'s embedder="auto", the offline MiniLM model when installed."""
     import numpy as np
     import pytest

@@ -9,7 +9,7 @@ against ``labels.faithful`` on three row sets:
 - **design**: rows at even positions (0, 2, 4...): the rows ``fact_consistency``'s rule was
   designed and adjusted on;
 - **held-out**: rows at odd positions, not looked at while designing the rule (v02, the number
-  swap quoted in issue #12, is among them);
+  swap quoted in the bug report, is among them);
 - **all** 72 rows.
 
 AUROC = P(score of a random faithful row > score of a random unfaithful row), ties 1/2.

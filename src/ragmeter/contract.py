@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     import numpy as np
 
-    from .metrics.retrieval._batch import RelevanceBatch
+    from .metrics.retrieval import RelevanceBatch
     from .registry import MetricSpec
     from .types import MetricResult, Sample
 

@@ -1,7 +1,8 @@
-"""Generate ``docs/metrics.md``, the metric reference, and the measure table of ``docs/trec.md`` from the
-registry.
+"""Generate the reference pages: ``docs/metrics.md`` and the measure table of ``docs/trec.md`` from the
+registry, ``docs/cli.md`` from the command line's own help.
 
-``python -m ragmeter.docs`` rewrites ``docs/metrics.md`` and, in ``docs/trec.md``, the table that starts
+``python -m ragmeter.docs`` rewrites ``docs/metrics.md`` and ``docs/cli.md`` and, in ``docs/trec.md``, the
+table that starts
 with :data:`TREC_TABLE_HEADER` (the text around it is kept as written). A test fails when a section of
 the committed reference, or a row of the committed table, differs from what the registry generates now,
 so neither goes stale. A metric added since the files were last generated is not an error there (adding a
@@ -17,6 +18,10 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+import click
+
+from .cli import command_index
+from .cli import main as cli_main
 from .registry import MetricSpec, list_metrics
 
 HEADER = """# Metric reference
@@ -145,14 +150,43 @@ def with_trec_table(text: str) -> str:
     return text[:start] + render_trec_table() + text[end:]
 
 
+CLI_HEADER = """# Command-line reference
+
+Generated from the commands' own `--help` by `python -m ragmeter.docs`; do not edit by hand. Every
+command is one call in Python too (the pages of docs/ say which). Exit codes: 0 success, 1 the
+quality gate failed, 2 a usage or input error, 3 judge or infrastructure errors above the tolerated
+rate, 4 an internal error (a bug), 130 interrupted.
+"""
+
+#: The width the help text is wrapped at in ``docs/cli.md`` (fixed, so the page does not depend on the terminal).
+CLI_WIDTH = 100
+
+
+def render_cli() -> str:
+    """``docs/cli.md``: every ``ragmeter`` command's ``--help``, in name order."""
+    parts = [CLI_HEADER]
+    group = click.Context(cli_main, info_name="ragmeter", terminal_width=CLI_WIDTH, max_content_width=CLI_WIDTH)
+    parts.append(f"## `ragmeter`\n\n```text\n{cli_main.get_help(group)}\n```\n")
+    for name in sorted(command_index(cli_main.lazy_modules)):
+        cmd = cli_main.get_command(group, name)
+        if cmd is None:
+            continue
+        ctx = click.Context(cmd, info_name=f"ragmeter {name}", terminal_width=CLI_WIDTH, max_content_width=CLI_WIDTH)
+        parts.append(f"## `ragmeter {name}`\n\n```text\n{cmd.get_help(ctx)}\n```\n")
+    return "\n".join(parts)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Write the reference to the path given (default ``docs/metrics.md``) and regenerate the measure table
-    of the second path given (default ``trec.md`` beside the reference)."""
+    """Write the reference to the path given (default ``docs/metrics.md``), ``cli.md`` beside it, and
+    regenerate the measure table of the second path given (default ``trec.md`` beside the reference)."""
     args = sys.argv[1:] if argv is None else argv
     path = Path(args[0] if args else "docs/metrics.md")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render(), encoding="utf-8")
     print(f"wrote {path}")
+    cli = path.parent / "cli.md"
+    cli.write_text(render_cli(), encoding="utf-8")
+    print(f"wrote {cli}")
     trec = Path(args[1]) if len(args) > 1 else path.parent / "trec.md"
     if trec.exists():
         trec.write_text(with_trec_table(trec.read_text(encoding="utf-8")), encoding="utf-8")

@@ -19,8 +19,8 @@ from typing import Any
 
 from .contract import AsyncBatchEvaluator, BatchEvaluator, Evaluator
 from .errors import InputError, InvalidParameterError, error_info
-from .io._fields import FieldPresence, absent_result, field_hints, missing_field
 from .io.adapters import as_samples, keep_inputs
+from .io.fields import FieldPresence, absent_result, field_hints, missing_field
 from .judges import resolve as resolve_judge
 from .registry import default_metric_names, get_evaluator, skipped_metrics
 from .results import RunResult, RunWriter
@@ -168,7 +168,7 @@ async def _score_stream(
     not: the caller flushes what it has written, so a killed run keeps every finished sample).
 
     A sample that lacks a field a metric needs gets the undefined result naming the field
-    (:mod:`ragmeter.io._fields`); the metric never sees it. Vectorised ``evaluate_batch``
+    (:mod:`ragmeter.io.fields`); the metric never sees it. Vectorised ``evaluate_batch``
     evaluators run first over the chunk; then every metric x sample is awaited together so a
     judge's concurrency is kept busy (sample by sample in task order); evaluators with
     ``aevaluate_batch`` (a score that depends on the whole chunk) take the chunk.
@@ -348,7 +348,7 @@ def _judge_stats(judge: Any) -> dict[str, Any] | None:
 
 def _finish_run(info: dict[str, Any], t0: float, judge: Any, input_errors: int,
                 before: dict[str, Any] | None, presence: FieldPresence | None = None) -> None:
-    from .judges._stats import stats_delta
+    from .judges.counters import stats_delta
 
     now = _judge_stats(judge)
     finish_info(info, t0=t0, input_errors=input_errors, presence=presence,

@@ -94,7 +94,7 @@ def check_gate(
         "p_adjusted", ...}}}``): a metric fails when it is worse with adjusted p < ``alpha``.
     """
     from .registry import canonical_name
-    from .stats._names import direction
+    from .run_names import direction
 
     if on not in ("mean", "ci_low"):
         raise InvalidParameterError(f"gate 'on' expected mean or ci_low, got {on!r}")

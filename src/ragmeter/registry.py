@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from typing import TYPE_CHECKING, Any, Literal
@@ -67,6 +67,46 @@ class Param:
 
 
 @dataclass(frozen=True)
+class LabelCheck:
+    """How ``ragmeter judge-check`` (:mod:`ragmeter.judges.check`) measures a metric against hand labels.
+
+    A metric declares it on its spec (``MetricSpec.check``); judge-check reads only this, so it
+    names no metric itself.
+
+    - ``label``: the field of each labelled row's ``labels`` object the score is measured against
+      (the built-in label rule; label 1 / true is the good side), None when the metric has no
+      built-in rule (a rubric: the user gives one with ``--label``);
+    - ``at_least``: for a graded field, the value from which a row counts as good
+      (``correct >= 4``); Spearman's rho is then taken against the value;
+    - ``unit``: ``"row"``, or ``"chunk"`` when ``labels.<label>`` is a list with one label per
+      retrieved chunk (the scores per chunk come from ``chunk_ratings``);
+    - ``data``: the bundled labelled set the metric is checked on (a file in
+      ``ragmeter/data/validation/``), None when it is checked only on the user's data;
+    - ``default``: checked when no metric is named;
+    - ``needs``: other label fields every labelled row must hold;
+    - ``hard(details)``: the score the judge's hard verdicts or ratings give (on the score's
+      scale), None when the details keep none (the score already is the hard one);
+    - ``chunk_ratings(details)``: ``(ratings, hard ratings)`` per chunk on 0-10 (``unit="chunk"``);
+    - ``finals(details, labels)``: ``(judged, judged hard, human)`` graded values compared by rho
+      and mean absolute error beside the built-in rule (passage_recall's 1-5 finals);
+    - ``positions(details, labels)``: per item of the answer or the context, in order,
+      ``(judged yes as 1/0, human yes as 1/0 or None)``: the position profile, which shows a judge
+      that answers by position rather than content.
+    """
+
+    label: str | None = None
+    at_least: float | None = None
+    unit: Literal["row", "chunk"] = "row"
+    data: str | None = None
+    default: bool = False
+    needs: tuple[str, ...] = ()
+    hard: Callable[[Mapping[str, Any]], float | None] | None = None
+    chunk_ratings: Callable[[Mapping[str, Any]], tuple[list[float], list[float]]] | None = None
+    finals: Callable[[Mapping[str, Any], Mapping[str, Any]], tuple[float, float, float]] | None = None
+    positions: Callable[[Mapping[str, Any], Mapping[str, Any]], list[tuple[float, float | None]]] | None = None
+
+
+@dataclass(frozen=True)
 class MetricSpec:
     """Everything the registry, the docs and the runner need to know about one metric.
 
@@ -96,6 +136,10 @@ class MetricSpec:
     ``map`` also computes ``map_cut`` (:func:`ragmeter.trec.measures.registry_metric`).
     ``role`` is None only for a third-party metric that does not declare one;
     ``tests/test_common.py`` checks that no built-in metric is unclassified.
+
+    ``check`` says how judge-check measures the metric against hand labels (:class:`LabelCheck`).
+    ``answer_preference`` ranks the answer metrics when a run has several and one is read on its own
+    (the position analysis of ``ragmeter diagnose``): the lowest wins; None comes after every rank.
     """
 
     name: str
@@ -125,6 +169,8 @@ class MetricSpec:
     kernel: Callable[..., Any] | None = None
     reference: Callable[..., float] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    check: LabelCheck | None = None
+    answer_preference: int | None = None
 
     def applicable(self, fields: Iterable[str]) -> bool:
         """True when data with these non-empty fields lets this metric produce scores."""

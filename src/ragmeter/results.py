@@ -37,6 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._arrowbuf import factorize
+from .intervals import metric_ci
 from .types import MetricResult, json_safe
 
 SCORED, UNDEFINED, ERROR = 0, 1, 2
@@ -522,8 +523,6 @@ class RunResult:
         ``"bootstrap-bca"`` otherwise (2000 resamples, seed 0: reproducible), ``"degenerate"``
         for one non-binary score (``[x, x]``), and ``ci`` None with ``"none"`` when n = 0.
         """
-        from .stats.intervals import metric_ci
-
         out: dict[str, dict[str, Any]] = {}
         for m in self.metrics:
             st = self.status[m]

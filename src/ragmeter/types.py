@@ -6,7 +6,7 @@ users already have are accepted as aliases (``user_input``/``question`` -> ``que
 -> ``answer``, ``retrieved_contexts`` -> ``contexts``, ``ground_truth`` -> ``reference``,
 ``reference_contexts`` -> ``relevant``), and so are DeepEval's (``input``, ``actual_output``,
 ``expected_output``, ``retrieval_context``; its ``context`` is read as ``relevant`` only in a row
-that also has one of the others: :func:`ragmeter.io._records.dialect_map`). Unknown fields are kept
+that also has one of the others: :func:`ragmeter.io.records.dialect_map`). Unknown fields are kept
 in ``metadata``.
 """
 

@@ -1,4 +1,4 @@
-"""docs/ci.md's GitHub Actions workflow, run as far as it can be here: its ``run:`` steps with bash
+"""docs/howto/ci-gate.md's GitHub Actions workflow, run as far as it can be here: its ``run:`` steps with bash
 on the bundled examples, offline, as a push to main and then as a pull request."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import yaml
 from ragmeter._plugins import CACHE_ENV
 
 ROOT = Path(__file__).resolve().parents[2]
-DOC = ROOT / "docs" / "ci.md"
+DOC = ROOT / "docs" / "howto" / "ci-gate.md"
 #: The ``if:`` conditions the recipe may use, evaluated for a push to main and for a pull request.
 CONDITIONS = {
     "always()": {"push": True, "pr": True},
@@ -143,7 +143,7 @@ def test_workflow_runs_on_the_examples_as_push_then_pull_requests(workspace, tmp
 def test_no_doc_installs_ragmeter_from_an_index_and_the_readme_names_cpu_torch():
     # ragmeter is installed from its clone (pip install -e "."); `pip install ragmeter[...]` would
     # reach for a package index it is not on
-    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
     offenders = [f"{p.name}: {m.group(0)}" for p in docs
                  for m in re.finditer(r"pip install\s+[\"']?ragmeter\b", p.read_text(encoding="utf-8"))]
     assert offenders == []

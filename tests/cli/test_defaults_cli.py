@@ -35,7 +35,7 @@ def _metrics(out: Path) -> list[str]:
 
 @needs_minilm
 def test_quiet_run_with_the_real_minilm_prints_no_dependency_progress(tmp_path):
-    # before #14: stderr held "\rLoading weights:   0%| ... 103/103" from transformers' tqdm bar
+    # the bug guarded against: stderr held "\rLoading weights:   0%| ... 103/103" from transformers' tqdm bar
     data = tmp_path / "two.jsonl"
     data.write_text("".join(DATA.read_text().splitlines(keepends=True)[:2]))
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_", "TQDM_"))}
@@ -52,7 +52,7 @@ def test_quiet_run_with_the_real_minilm_prints_no_dependency_progress(tmp_path):
 
 @needs_minilm
 def test_semantic_similarity_by_name_uses_the_default_embedder(tmp_path):
-    # before #14: "metric 'semantic_similarity' needs an embedder", exit 2, while a plain run computed it
+    # the bug guarded against: "metric 'semantic_similarity' needs an embedder", exit 2, while a plain run computed it
     out = tmp_path / "out"
     res = _run("eval", DATA, "-m", "semantic_similarity", "-o", out, "--no-report")
     assert res.exit_code == 0, res.output
@@ -77,7 +77,7 @@ def test_semantic_similarity_by_name_uses_the_default_embedder(tmp_path):
 
 @needs_minilm
 def test_evaluate_and_the_cli_choose_the_same_default_metrics(tmp_path):
-    # before #14: ragmeter.evaluate(rows) had no embedder, so no semantic_similarity; the CLI had it
+    # the bug guarded against: ragmeter.evaluate(rows) had no embedder, so no semantic_similarity; the CLI had it
     out = tmp_path / "out"
     assert _run("eval", DATA, "-o", out, "--no-report").exit_code == 0
     cli = _metrics(out)
@@ -91,7 +91,7 @@ def test_evaluate_and_the_cli_choose_the_same_default_metrics(tmp_path):
 
 
 def test_init_then_plain_eval_computes_what_the_data_allows(tmp_path, monkeypatch):
-    # before #14: the starter set `preset: retrieval`, so `ragmeter eval` after `ragmeter init`
+    # the bug guarded against: the starter set `preset: retrieval`, so `ragmeter eval` after `ragmeter init`
     # dropped every answer metric the data allowed
     plain = tmp_path / "plain"
     assert _run("eval", DATA, "-o", plain, "--no-report").exit_code == 0

@@ -1,4 +1,4 @@
-"""``ragmeter eval`` on inputs that do not say what the user thinks (issue 11): exit codes, the one-line
+"""``ragmeter eval`` on inputs that do not say what the user thinks: exit codes, the one-line
 messages, and what ``summary.json`` records."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A killed run keeps its finished rows (issue 11, section 5): ``ragmeter eval`` in a real
+"""A killed run keeps its finished rows: ``ragmeter eval`` in a real
 subprocess, killed with SIGKILL mid-run, leaves a ``results.jsonl`` of complete lines holding the
 samples finished so far, in input order; running the same command again gives files identical to
 those of a run never interrupted."""

@@ -51,7 +51,7 @@ def _run(*args: object, env: dict[str, str] | None = None):
 
 @pytest.mark.parametrize("fmt", [[], ["--format", "table"]])
 def test_piped_output_is_the_same_full_numbers_at_any_width(tiny, tmp_path, fmt):
-    # before #14: stdout not a terminal -> a rich table at 80 (or $COLUMNS) columns, "0.61… │ [0.3…"
+    # the bug guarded against: stdout not a terminal -> a rich table at 80 (or $COLUMNS) columns, "0.61… │ [0.3…"
     out = tmp_path / "out"
     runs = [_cli("eval", str(tiny), "-m", "mrr", "-m", "recall@2", "-o", str(out), "--no-report", *fmt,
                  env=_env(COLUMNS=str(width))) for width in (40, 200)]
@@ -79,7 +79,7 @@ def test_format_json_and_markdown(tiny, tmp_path):
 
 
 def test_markdown_dash_writes_to_stdout(tiny, tmp_path, monkeypatch):
-    # before #14: --markdown - wrote a file named "-" in the working directory
+    # the bug guarded against: --markdown - wrote a file named "-" in the working directory
     monkeypatch.chdir(tmp_path)
     res = _run("eval", tiny, "-m", "mrr", "-o", tmp_path / "out", "--no-report", "--markdown", "-",
                "--fail-under", "mrr=0.7")
@@ -106,7 +106,7 @@ def _pipe_to_head(args: list[str]) -> tuple[int, str, str]:
 
 
 def test_metrics_piped_to_head_exits_0_without_a_traceback():
-    # before #14: "ragmeter: error: [Errno 32] Broken pipe", exit 2
+    # the bug guarded against: "ragmeter: error: [Errno 32] Broken pipe", exit 2
     code, err, first = _pipe_to_head(["metrics"])
     assert "ragmeter metrics" in first
     assert code == 0
@@ -163,7 +163,7 @@ def test_junit_has_one_testcase_per_threshold(tiny, tmp_path):
 
 
 def test_unknown_gate_name_is_exit_2_before_the_run(tiny, tmp_path):
-    # before #14: the whole run, then "FAIL: ndgc@5: not in this run", exit 1
+    # the bug guarded against: the whole run, then "FAIL: ndgc@5: not in this run", exit 1
     out = tmp_path / "out"
     res = _run("eval", tiny, "-m", "mrr", "-o", out, "--fail-under", "ndgc@5=0.5")
     assert res.exit_code == 2
@@ -172,7 +172,7 @@ def test_unknown_gate_name_is_exit_2_before_the_run(tiny, tmp_path):
 
 
 def test_gated_metric_not_asked_for_is_added_to_the_run(tiny, tmp_path):
-    # before #14: -m mrr --fail-under recall@2=... ran mrr only and failed "recall@2: not in this run"
+    # the bug guarded against: -m mrr --fail-under recall@2=... ran mrr only and failed "recall@2: not in this run"
     out = tmp_path / "out"
     res = _run("eval", tiny, "-m", "mrr", "-o", out, "--no-report", "--fail-under", "recall@2=0.4")
     assert res.exit_code == 0, res.output

@@ -1,4 +1,4 @@
-"""#13: retrieval-only CSV takes the columnar path with the output of the Sample path, byte for byte.
+"""Retrieval-only CSV takes the columnar path with the output of the Sample path, byte for byte.
 
 Every test compares the columnar run (``evaluate_columnar(..., format="csv")``, what ``ragmeter
 eval`` runs) with :func:`ragmeter.evaluate` over :func:`ragmeter.io.read_samples` on the same file:

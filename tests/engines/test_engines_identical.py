@@ -1,4 +1,4 @@
-"""Done-when of #13: the local (Sample path), columnar and Ray engines write byte-identical
+"""The local (Sample path), columnar and Ray engines write byte-identical
 ``results.jsonl`` and ``summary.json``, ids included.
 
 ``summary.json`` differs only in the run's timing and engine fields, which are removed before the

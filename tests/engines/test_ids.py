@@ -112,7 +112,7 @@ def _ray_sink_run(path: Path, metrics: list[str], out: Path, rows: int, collide:
     ``collide``."""
     from ragmeter.engines import _ray_columnar, columnar
     from ragmeter.evaluator import plan
-    from ragmeter.io._records import DEFAULT_MAX_TEXT_CHARS, RowConverter
+    from ragmeter.io.records import DEFAULT_MAX_TEXT_CHARS, RowConverter
     from ragmeter.results import RunWriter
 
     run = plan(metrics, evaluators=columnar.retrieval_evaluators(metrics))

@@ -1,4 +1,4 @@
-"""#13: retrieval-only JSONL takes the columnar path (``evaluate_jsonl``) with the output of the
+"""Retrieval-only JSONL takes the columnar path (``evaluate_columnar(format="jsonl")``) with the output of the
 Sample path, byte for byte: Arrow's JSON parser for plain blocks, the reader's line-by-line rules
 for blocks it refuses, and every row the kernels cannot take on the Sample path."""
 
@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ragmeter import evaluate
-from ragmeter.engines._jsonl import evaluate_jsonl
+from ragmeter.engines.columnar import evaluate_columnar
 from ragmeter.engines.local import evaluate_file
 from ragmeter.errors import InputError
 from ragmeter.io import read_samples
@@ -46,7 +46,8 @@ def _check(tmp: Path, src: Path) -> Any:
     local = evaluate(read_samples(src, on_error="skip"), METRICS, out_dir=str(tmp / f"{src.stem}-local"),
                      keep_records=False)
     bad: list[InputError] = []
-    run = evaluate_jsonl(src, METRICS, out_dir=tmp / f"{src.stem}-col", on_error="skip", on_bad_row=bad.append)
+    run = evaluate_columnar(src, METRICS, format="jsonl", out_dir=tmp / f"{src.stem}-col", on_error="skip",
+                            on_bad_row=bad.append)
     _assert_same(tmp / f"{src.stem}-local", tmp / f"{src.stem}-col")
     assert run.ids == local.ids
     assert len(bad) == local.run["input_errors"]
@@ -101,7 +102,7 @@ def test_lines_split_across_reads_and_blocks_keep_their_numbers(tmp_path, monkey
     lines = [b.data[b.offsets[i]:b.offsets[i + 1]] for b in blocks for i in range(len(b.positions))]
     assert lines[0] == rows[0].encode() + b"\n" and lines[1] == rows[1].encode() + b"\r\n"
     assert lines[3] == b"  " + rows[3].encode() + b"\n" and lines[-1] == rows[10].encode() + b"\n"
-    fast = evaluate_jsonl(path, ["mrr", "ndcg@3"], out_dir=tmp_path / "fast")
+    fast = evaluate_columnar(path, ["mrr", "ndcg@3"], format="jsonl", out_dir=tmp_path / "fast")
     slow = evaluate(read_samples(path), ["mrr", "ndcg@3"], out_dir=str(tmp_path / "slow"), keep_records=False)
     assert len(fast) == len(slow) == 11
     assert (tmp_path / "fast" / "results.jsonl").read_bytes() == (tmp_path / "slow" / "results.jsonl").read_bytes()
@@ -122,7 +123,7 @@ def test_a_truncated_gzip_stops_where_the_reader_stops(tmp_path):
     with pytest.raises(InputError) as slow:
         evaluate(read_samples(path), ["mrr"], out_dir=str(tmp_path / "slow"))
     with pytest.raises(InputError) as fast:
-        evaluate_jsonl(path, ["mrr"], out_dir=tmp_path / "fast")
+        evaluate_columnar(path, ["mrr"], format="jsonl", out_dir=tmp_path / "fast")
     assert "cannot decompress the gzip file after this line" in str(fast.value)
     assert fast.value.line == slow.value.line and 1000 < fast.value.line < 20000
     written = (tmp_path / "fast" / "results.jsonl").read_text().splitlines()

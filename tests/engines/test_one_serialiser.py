@@ -1,4 +1,4 @@
-"""#13: one serialiser. The columnar engine's lines come from the same wording function as the
+"""One serialiser. The columnar engine's lines come from the same wording function as the
 Sample path's (``RetrievalEvaluator.result_of``) and the same line format (``record_json``), so
 rewording a reason or changing the line format changes every engine together."""
 

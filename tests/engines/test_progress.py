@@ -1,9 +1,9 @@
-"""#13: progress on every engine. The local engine reports each sample as it is finished (judged
+"""Progress on every engine. The local engine reports each sample as it is finished (judged
 runs move from their first sample); the columnar engine reports each record batch as it is
 written (its rows finish together); Ray each chunk as the driver writes it. On every engine the
 counts add up to the rows, bad rows included.
 
-#14: the CLI's bar has a total known before the run (:func:`ragmeter.cli._progress.count_rows`)
+The CLI's bar has a total known before the run (:func:`ragmeter.cli._progress.count_rows`)
 that the counts of every engine reach exactly, and an ETA once rows are done; off a terminal it
 prints a plain line every 30 s at most."""
 

@@ -1,4 +1,4 @@
-"""Inputs that do not say what the user thinks (issue 11, section 3): absent is not empty, labels
+"""Inputs that do not say what the user thinks: absent is not empty, labels
 that can never match, hostile rows, pandas CSV literals, Latin-1 CSV, and the details budget.
 
 Every expected value here is worked out by hand from the rule in docs/input-format.md.

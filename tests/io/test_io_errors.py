@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from ragmeter.errors import EmptyInputError, InputError, InvalidParameterError
 from ragmeter.io import read_samples
-from ragmeter.io._records import from_validation_error, loc_to_field
+from ragmeter.io.records import from_validation_error, loc_to_field
 from ragmeter.types import Sample
 
 from ._helpers import write_csv, write_jsonl

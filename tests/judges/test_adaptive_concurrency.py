@@ -71,7 +71,7 @@ def test_one_slot_server_at_defaults_has_no_timeouts():
 
 
 def test_cold_start_on_a_one_slot_server_whose_call_nearly_fills_the_timeout():
-    """The real case (session 7): a one-slot server at ~45 s a call against the 60 s default. The
+    """The real case (2026-12-01): a one-slot server at ~45 s a call against the 60 s default. The
     adaptive judge starts at 2 in flight on an unknown local server, so the second request waits
     a whole call behind the first; before any reply there is no capacity estimate. Scaled: 0.5 s
     a call, 0.7 s timeout. Its clock must start when the first is answered (capacity 1 until
@@ -90,7 +90,7 @@ def test_cold_start_on_a_one_slot_server_whose_call_nearly_fills_the_timeout():
 
 
 def test_a_first_call_longer_than_the_timeout_on_a_local_server_is_not_abandoned():
-    """Session 8: context precision with log-probabilities took ~50 s a call on the one-slot 1.5B
+    """2026-12-01: context precision with log-probabilities took ~50 s a call on the one-slot 1.5B
     server, near the 60 s default, and 3 of the first requests were abandoned before any reply
     could teach the timeout. Scaled: 0.6 s a call against a 0.4 s timeout. Until the server has
     answered, a local server's first attempts get 3 x the timeout: 0 timeouts, nothing
@@ -345,7 +345,7 @@ def test_a_new_event_loop_starts_from_the_learnt_limit():
 
 
 def test_one_slot_server_with_a_long_timeout_keeps_few_in_flight():
-    """The bench case (issue #12 notes): a one-slot server at ~12 s a call with a 600 s timeout grew
+    """The bench case: a one-slot server at ~12 s a call with a 600 s timeout grew
     to 9 in flight (limit 11), since latency differences below 5 % of the timeout (30 s) were read
     as noise. Scaled: 0.5 s a call, timeout 25 s (ratio 50; before the fix this scenario reached 9
     in flight too). Latency that grows in proportion to the number in flight is a queue: the limit

@@ -1,5 +1,5 @@
-"""The arithmetic behind the judge-quality numbers in docs/generation.md and ``ragmeter judge-check``
-(moved from bench/judge_quality.py into :mod:`ragmeter.judges.check`; the bench uses it from there)."""
+"""The arithmetic behind the judge-quality numbers of ``ragmeter judge-check`` and
+bench/judge_quality.py (which uses :mod:`ragmeter.judges.check`'s functions, not a copy)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ import pytest
 
 from ragmeter.cli.judge_check import split_names
 from ragmeter.judges import check
-from ragmeter.judges.label_rules import LabelRule
+from ragmeter.judges.label_rules import LabelRule, base_of
+from ragmeter.metrics.generation.faithfulness import hard_score
 from ragmeter.stats.roc import auroc
 
 jq = SimpleNamespace(separation=check.separation, position_profile=check.position_profile,
-                     hard_score=check.hard_score, split_names=split_names,
+                     hard_score=hard_score, split_names=split_names,
                      hard_rows=lambda records, labels: [r for r in check.separation(records, labels)
                                                         if r["metric"].endswith(" [hard]")])
 
@@ -86,7 +87,7 @@ def test_split_names_keeps_parameter_commas():
     ("faithfulness(mode=direct", "faithfulness(mode=direct"),  # unbalanced: not a metric name either
 ])
 def test_base_of_a_metric_name(name, base):
-    assert check.base_of(name) == base
+    assert base_of(name) == base
 
 
 def test_a_non_metric_name_has_no_builtin_rule_but_its_metric_spelling_does():
@@ -133,7 +134,7 @@ def test_hard_rows_use_the_hard_verdicts_behind_probability_scores():
     assert jq.hard_score(claims["metrics"]["faithfulness"]["details"]) == 0.5
 
 
-# ---- [hard] rows of every rated metric (#12): hand-computed AUROCs on made-up records ----------------
+# ---- [hard] rows of every rated metric: hand-computed AUROCs on made-up records ----------------
 
 def _rows(records, labels):
     return {r["metric"]: r for r in check.separation(records, labels)}

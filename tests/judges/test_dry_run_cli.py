@@ -1,4 +1,4 @@
-"""Issue #11, section 2: ``ragmeter eval --dry-run`` sends nothing, needs no API key, writes no
+"""``ragmeter eval --dry-run`` sends nothing, needs no API key, writes no
 results, prints the call / token / cost estimate per metric and exits 0."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from ragmeter.cli import main
-from ragmeter.judges._stats import dry_run_estimate
+from ragmeter.judges.counters import dry_run_estimate
 
 
 def write_rows(path: Path, n: int) -> Path:

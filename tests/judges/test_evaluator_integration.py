@@ -81,7 +81,7 @@ def test_evaluate_with_a_judge(judged_metric, fake_llm, make_judge):
 
 
 def test_stats_delta_by_hand():
-    from ragmeter.judges._stats import stats_delta
+    from ragmeter.judges.counters import stats_delta
 
     before = {"model": "m", "calls": 5, "cost": 0.5, "errors": {"JudgeParseError": 1},
               "by_tag": {"a": {"calls": 5, "errors": {}}}}

@@ -113,7 +113,7 @@ def test_thousand_calls_with_faults(fake_llm, make_judge):
     assert elapsed < 90, f"took {elapsed:.1f} s"
 
 
-# ---- issue #11: a judge that answers every prompt with valid JSON of the wrong shape --------------
+# ---- a judge that answers every prompt with valid JSON of the wrong shape --------------
 
 JUDGED = ["faithfulness", "hallucination_rate", "answer_relevancy", "context_relevancy", "context_precision_llm",
           "correctness", "answer_grade", "passage_recall", "answer_relevancy(steps=separate)",

@@ -1,4 +1,4 @@
-"""Issue #11, section 1: one transient HTTP 500 must not switch structured output off for the
+"""One transient HTTP 500 must not switch structured output off for the
 whole run. Fallbacks are per request, a skipped richer format is tried again, and every fallback
 shows on the judge line."""
 

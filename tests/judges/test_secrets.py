@@ -1,4 +1,4 @@
-"""Issue #11, section 4: a judge spec with credentials in its URL is parsed as one URL, and the
+"""A judge spec with credentials in its URL is parsed as one URL, and the
 credentials never reach anything shown or stored (summary.json, report.html, cache, console)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from ragmeter.cli import main
-from ragmeter.judges.masking import mask_secrets, mask_url
 from ragmeter.judges.registry import parse_spec
+from ragmeter.masking import mask_secrets, mask_url
 from tests.metrics.generation.rules import judge_rule
 
 SECRET = "s3cr3t-pw-123"

@@ -1,4 +1,4 @@
-"""Issue #11, section 2: a judge that cannot be reached stops the run fast (exit 3) with the
+"""A judge that cannot be reached stops the run fast (exit 3) with the
 cause and the URL (credentials masked) on one line; rows already finished are kept."""
 
 from __future__ import annotations
@@ -112,7 +112,7 @@ def test_a_judge_that_worked_once_is_never_declared_unreachable():
     assert judge.unreachable is None
 
 
-# ---- a judge that answered and then died (issue #12 notes) ---------------------------------------------
+# ---- a judge that answered and then died ---------------------------------------------
 
 def _dying_server(answers: int):
     """A server that answers ``answers`` requests and then stops (port closed: connection refused).

@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from ragmeter.io import read_samples
-from ragmeter.judges.check import LABEL_FIELD, OFFLINE_LABEL, _check_labels, bundled_path, judge_check, load_labelled
+from ragmeter.judges.check import _check_labels, bundled_path, judge_check, labelled_metrics, load_labelled
 
 from .fake_server import Reply
 
@@ -74,7 +74,7 @@ def test_no_text_reused_from_the_72_row_set():
 def test_every_metric_label_rule_accepts_the_file():
     samples, labels = load_labelled(HARD)
     assert len(samples) == 32 and len(list(read_samples(HARD))) == 32
-    for name in [*(m for m in LABEL_FIELD if m != "passage_recall"), *OFFLINE_LABEL]:
+    for name in [m for m in labelled_metrics() if m != "passage_recall"]:
         _check_labels(name, str(HARD), labels)  # raises InputError naming row and field when one is missing
 
 

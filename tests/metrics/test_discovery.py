@@ -1,4 +1,4 @@
-"""Metric modules are found, not listed (issue #13): every metric package imports each of its public
+"""Metric modules are found, not listed: every metric package imports each of its public
 modules with :func:`ragmeter.registry.import_package_modules`, so adding a metric is adding its module.
 
 The end-to-end test copies the package to a temporary directory, drops a new metric module into

@@ -1,4 +1,4 @@
-"""Bidirectional controls in ids and texts are shown, never obeyed (issue 11): U+202E must not make
+"""Bidirectional controls in ids and texts are shown, never obeyed: U+202E must not make
 ``invoice\u202etxt.exe`` read as ``invoiceexe.txt`` anywhere on the page."""
 
 from __future__ import annotations

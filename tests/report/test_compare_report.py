@@ -221,7 +221,7 @@ def test_end_to_end_cli_on_the_bundled_examples(tmp_path: Path):
 
 
 def _no_full_records(monkeypatch) -> None:
-    """Make every way of holding a run's full records fail the test (#14: the comparison works on
+    """Make every way of holding a run's full records fail the test (the comparison works on
     the score columns; only the embedded samples' records are read, one line each)."""
     from ragmeter.report._data import Run
     from ragmeter.results import RunResult
@@ -262,7 +262,7 @@ def test_compare_cli_uses_the_columns(changed_baseline, monkeypatch):
     from ragmeter.stats import compare_many
 
     run_dir, _, base_dir = changed_baseline
-    # what the command printed before #14: ragmeter.stats on the paths (RunResult.load, full records)
+    # what the command printed before the fix: ragmeter.stats on the paths (RunResult.load, full records)
     before = compare_many([base_dir, run_dir], labels=[str(base_dir), str(run_dir)]).comparisons[0].to_json()
     _no_full_records(monkeypatch)
     after = CliRunner().invoke(main, ["compare", str(base_dir), str(run_dir), "--format", "json"],

@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import math
 import re
 from pathlib import Path
 
@@ -19,15 +18,13 @@ from ragmeter.report import build_report, write_report
 from ragmeter.report._data import (
     Run,
     build_payload,
+    changed_samples,
     clip_text,
     compare_runs,
-    compare_runs_simple,
     find_data_path,
     histogram,
     histogram_range,
     load_run,
-    paired_bootstrap_ci,
-    paired_permutation_p,
     sanitize,
 )
 from ragmeter.report._html import csp_hash, embed_json, escape_html, fmt_p, render_diagnosis, svg_histogram
@@ -207,25 +204,12 @@ def test_payload_without_texts_and_with_baseline() -> None:
 # ---- comparison statistics ---------------------------------------------------------------------------
 
 
-def test_compare_simple_hand_values() -> None:
+def test_changed_samples_hand_values() -> None:
     base = _run([_rec("1", m=0.5), _rec("2", m=0.5), _rec("3", m=0.5), _rec("4", m=None)], ["m"])
     cand = _run([_rec("3", m=0.5), _rec("2", m=0.7), _rec("1", m=0.6), _rec("4", m=1.0)], ["m"])
-    (c,) = compare_runs_simple(base, cand, ["m"])
-    assert c.n == 3  # sample 4 has no baseline score
-    assert math.isclose(c.baseline_mean, 0.5) and math.isclose(c.candidate_mean, 0.6)
-    assert math.isclose(c.diff, 0.1)
-    assert [sid for sid, _, _ in c.changed] == ["2", "1"]  # biggest change first; unchanged left out
-    assert c.ci is not None and 0.0 <= c.ci[0] <= 0.1 <= c.ci[1] <= 0.2 + 1e-12
-
-
-def test_paired_permutation_p_hand_values() -> None:
-    assert paired_permutation_p(np.zeros(5)) == 1.0
-    # four equal differences: only the all-same-sign flips (2 of 16) reach |mean| = 1, so p ~ 0.125
-    assert abs(paired_permutation_p(np.ones(4), resamples=20_000) - 0.125) < 0.01
-
-
-def test_paired_bootstrap_ci_of_a_constant_is_that_constant() -> None:
-    assert paired_bootstrap_ci(np.full(5, 0.2)) == pytest.approx((0.2, 0.2))
+    # sample 4 has no baseline score, sample 3 did not change: 2 (+0.2) then 1 (+0.1)
+    assert changed_samples(base, cand, ["m"]) == {"m": [("2", 0.5, 0.7), ("1", 0.5, 0.6)]}
+    assert changed_samples(base, cand, ["m"], top=1) == {"m": [("2", 0.5, 0.7)]}
 
 
 def test_compare_runs_uses_ragmeter_stats(tmp_path: Path) -> None:

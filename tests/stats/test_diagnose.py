@@ -209,14 +209,17 @@ def test_a_new_retrieval_metric_is_never_the_answer_metric(make_run, new_retriev
 
 
 def test_peer_names_map_to_ragmeter_metrics(make_run):
-    from ragmeter.stats._names import metric_spec
-    from ragmeter.stats.position import ANSWER_PREFERENCE
+    from ragmeter.registry import list_metrics
+    from ragmeter.run_names import metric_spec
 
     assert metric_spec("answer_correctness").name == "correctness"
     assert metric_spec("recip_rank").name == "mrr"  # a trec_eval name, from the registry
     assert metric_spec("success").name == "hit_rate"
     assert metric_spec("my_own_score") is None
-    assert all(metric_spec(n).role == "answer" and metric_spec(n).higher_is_better for n in ANSWER_PREFERENCE)
+    ranked = sorted((s for s in list_metrics() if s.answer_preference is not None), key=lambda s: s.answer_preference)
+    assert all(s.role == "answer" and s.higher_is_better for s in ranked)
+    assert [s.name for s in ranked] == ["faithfulness", "correctness", "answer_grade", "answer_relevancy",
+                                        "semantic_similarity", "token_f1", "rouge_l", "lexical_faithfulness"]
     rows, details = _position_rows()
     for sid, r in rows.items():
         rows[sid] = {"hallucination_rate": 0.1, "recip_rank": 1.0, "answer_correctness": r.pop("faithfulness"), **r}

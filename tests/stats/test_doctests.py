@@ -1,4 +1,5 @@
-"""The examples in the docstrings of ragmeter.stats run and are right."""
+"""The examples in the docstrings of ragmeter.stats (and of ragmeter.intervals, which it re-exports) run
+and are right."""
 
 from __future__ import annotations
 
@@ -7,11 +8,12 @@ import importlib
 
 import pytest
 
-MODULES = ["intervals", "paired", "agreement", "ppi", "abstain", "fusion", "compare", "calibrate", "diagnose", "_io"]
+MODULES = ["ragmeter.intervals", *(f"ragmeter.stats.{m}" for m in (
+    "paired", "agreement", "ppi", "abstain", "fusion", "compare", "calibrate", "diagnose", "_io", "_render"))]
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples(name):
-    mod = importlib.import_module(f"ragmeter.stats.{name}")
+    mod = importlib.import_module(name)
     result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0

@@ -137,7 +137,7 @@ def test_bad_columns_and_values():
      "query 'q2', docid 'd2': expected a finite score"),
 ])
 def test_dicts_with_nan_or_infinite_grades_are_refused_naming_query_and_docid(make, data, fragment):
-    # as the file and frame readers do: an infinite grade made ndcg NaN (issue 11)
+    # as the file and frame readers do: an infinite grade made ndcg NaN
     with pytest.raises(InputError, match=fragment):
         make(data)
 

@@ -9,11 +9,11 @@ docstrings from source, and ``ragmeter NAME`` imports only the module defining `
 
 from __future__ import annotations
 
-from ._app import main
+from ._app import command_index, main
 
 COMMAND_MODULES = ("metrics_cmd", "eval_cmd", "trec_cmd", "stats_cmd", "report_cmd", "init_cmd",
                    "judge_check")
 
 main.lazy_modules = tuple(f"{__name__}.{m}" for m in COMMAND_MODULES)
 
-__all__ = ["main"]
+__all__ = ["command_index", "main"]

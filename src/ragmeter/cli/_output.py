@@ -1,6 +1,6 @@
 """What the CLI writes to stdout, so that it survives terminals, CI logs and pipes.
 
-Rules (issue #14):
+Rules:
 
 * **Formats.** ``--format table`` is a rich table, ``markdown`` a GitHub-flavoured Markdown table
   (the same text :func:`ragmeter.gate.markdown` writes for ``--markdown`` and the job summary),

@@ -1,6 +1,6 @@
 """The progress display of ``ragmeter eval``: rows done of the total, rate, elapsed time and ETA.
 
-Rules (issue #14 §2):
+Rules:
 
 * **A total known cheaply, before the run.** :func:`count_rows` reads it from a Parquet file's
   metadata (no row is read), or counts the lines of a JSONL / CSV file with a byte scan (1 MiB

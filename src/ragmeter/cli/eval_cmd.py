@@ -33,7 +33,7 @@ from ..backend_config import EmbedderConfig, JudgeConfig
 from ..engines.local import evaluate_file
 from ..errors import InputError, InvalidParameterError, JudgeUnreachable, RagmeterError
 from ..io import FORMATS
-from ..judges.masking import mask_secrets
+from ..masking import mask_secrets
 from ..results import RunResult
 from ..types import Sample
 from ._app import main
@@ -437,7 +437,7 @@ def _price(price: tuple[float, float]) -> Any:
 def _dry_run_report(run: RunResult, judge: Any, *, out: Console, as_json: bool) -> None:
     """What a dry run prints (nothing is sent, nothing written): per metric, the judge calls that
     would be sent, their prompt tokens and the cost range (prompt only .. with max_tokens output)."""
-    from ..judges._stats import dry_run_estimate
+    from ..judges.counters import dry_run_estimate
 
     stats = run.run.get("judge") or {}
     rows = dry_run_estimate(stats, getattr(judge, "price", None), int(getattr(judge, "max_tokens", 0) or 0))

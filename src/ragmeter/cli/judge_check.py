@@ -147,8 +147,8 @@ def judge_check_cmd(judge_spec: str, judge_key_env: str | None, data: Path | Non
     from ..judges import from_spec
     from ..judges.check import Thresholds, judge_check
     from ..judges.label_rules import parse_label_option
-    from ..judges.masking import mask_secrets
     from ..judges.record import save_record
+    from ..masking import mask_secrets
     from ._output import StdoutConsole, emit
 
     options: dict[str, Any] = {**parse_concurrency(concurrency), "temperature": 0.0,

@@ -68,10 +68,10 @@ def _export(path: Path | None, text: str) -> None:
 
 def _run_columns(path: Path) -> Any:
     """The run in OUTDIR ``path`` as its score columns only (about 10 bytes per sample and metric,
-    :meth:`ragmeter.report._data.Run.to_result`), never its full records; a directory that is not a
+    :meth:`ragmeter.report.Run.to_result`), never its full records; a directory that is not a
     run is the error :func:`ragmeter.stats.compare` gives on it."""
-    from ..report._data import load_run
-    from ..stats._io import load_run as check_run
+    from ..report import load_run
+    from ..stats import load_run as check_run
 
     if not ((path / "results.jsonl").is_file() and (path / "summary.json").is_file()):
         check_run(path)  # raises the InputError naming the missing file

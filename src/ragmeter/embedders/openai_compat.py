@@ -21,6 +21,7 @@ from typing import Any
 
 from .._plugins import is_local_url
 from ..errors import MissingBackendError
+from ..masking import mask_secrets, mask_url, redact, url_secrets
 from .base import CacheOption, Embedder, EmbedderError
 
 DEFAULT_MODEL = "text-embedding-3-small"
@@ -36,9 +37,6 @@ def map_openai_error(exc: Exception, base_url: str, model: str, secrets: Sequenc
     ``secrets`` (the key, the URL's credentials) replaced by ``***``, as the judges' errors are.
     """
     import openai
-
-    from ..judges.backends._errors import redact
-    from ..judges.masking import mask_secrets
 
     where = f"embedding model {model!r} at {base_url}"
     if isinstance(exc, openai.AuthenticationError):
@@ -84,8 +82,6 @@ class OpenAIEmbedder(Embedder):
                  batch_size: int | None = None, cache: CacheOption = True) -> None:
         name, _, spec_url = (model or "").partition("@")
         self.model = name or DEFAULT_MODEL
-        from ..judges.masking import mask_url, url_secrets  # here: the judges package is not imported for nothing
-
         url = (spec_url or base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
         self._url = url  # the real URL, for the client only; shown, keyed and stored masked
         self.base_url = mask_url(url) or url

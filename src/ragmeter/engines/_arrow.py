@@ -21,8 +21,8 @@ from numpy.typing import NDArray
 from .._arrowbuf import factorize
 from .._arrowbuf import np_bool as _np_bool
 from .._arrowbuf import np_num as _np_num
-from ..io._records import DEFAULT_MAX_TEXT_CHARS, EVALUABLE_FIELDS, canonical
-from ..metrics.retrieval._batch import RelevanceBatch
+from ..io.records import DEFAULT_MAX_TEXT_CHARS, EVALUABLE_FIELDS, canonical
+from ..metrics.retrieval import RelevanceBatch
 from ..metrics.retrieval.base import RetrievalEvaluator
 from ..metrics.retrieval.relevance import SPACED_LABEL
 from ..results import Lines

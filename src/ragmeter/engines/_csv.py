@@ -21,7 +21,7 @@ boundary, and reads each block one of two ways:
   the file is read this way (only Python's parser says where such a record ends).
 
 Either way a row the kernels cannot take goes to the ``Sample`` path through the reader's
-:class:`~ragmeter.io._records.RowConverter` with the row's raw record and its position detail, so
+:class:`~ragmeter.io.records.RowConverter` with the row's raw record and its position detail, so
 output, ids (a row without id: its row number), and per-row errors (file, row, field, the file
 line the record starts on) are those of :func:`ragmeter.evaluate` over
 :func:`ragmeter.io.read_samples`.
@@ -40,8 +40,8 @@ from numpy.typing import NDArray
 
 from .._arrowbuf import arrow_false, arrow_numbers, arrow_string, take_rows
 from .._arrowbuf import np_bool as _np_bool
-from ..io._records import canonical, dialect_map
-from ..io.readers import _DECOMPRESS_ERRORS, _csv_error, csv_header, csv_records, open_binary, raise_csv_field_limit
+from ..io.readers import DECOMPRESS_ERRORS, csv_error, csv_header, csv_records, open_binary, raise_csv_field_limit
+from ..io.records import canonical, dialect_map
 from ..types import _decode_json_list
 from ._arrow import Columns, resolve_columns
 from ._rows import kernel_types, records_batch
@@ -180,8 +180,8 @@ def _read(fh: Any, path: str) -> bytes:
     reader's InputError)."""
     try:
         return bytes(fh.read(BLOCK_BYTES))
-    except _DECOMPRESS_ERRORS as exc:
-        raise _csv_error(exc, path, 0) from exc
+    except DECOMPRESS_ERRORS as exc:
+        raise csv_error(exc, path, 0) from exc
 
 
 # ---- the source --------------------------------------------------------------------------------------
@@ -259,8 +259,8 @@ class CsvSource:
                 cells = next(reader)
             except StopIteration:
                 return
-            except (csv.Error, UnicodeDecodeError, *_DECOMPRESS_ERRORS) as exc:
-                raise _csv_error(exc, self.path, reader.line_num) from exc
+            except (csv.Error, UnicodeDecodeError, *DECOMPRESS_ERRORS) as exc:
+                raise csv_error(exc, self.path, reader.line_num) from exc
             self._set_header(cells)
         block: list[tuple[int, Any, str]] = []
         for item in csv_records(reader, self.header, self.path, row=row, line0=line0):

@@ -1,6 +1,6 @@
 """Sample ids of a columnar run (local or Ray): the duplicate-id check by 64-bit hashes.
 
-The reader's rule (:class:`~ragmeter.io._records.RowConverter`) is exact: a row whose id an
+The reader's rule (:class:`~ragmeter.io.records.RowConverter`) is exact: a row whose id an
 earlier row has is a bad row naming that earlier row. Each block of rows gets its ids
 (:func:`block_ids`: the id column, a row without one numbered by its position; on the Ray
 engine the workers compute them) and a 64-bit hash of each (:func:`id_hashes`, vectorised over the Arrow string column;
@@ -125,7 +125,7 @@ def block_ids(batch: Any, cols: Any, positions: Sequence[int]) -> tuple[list[str
 
 class HashedIds:
     """Every id seen so far and the position of the row that had it: the duplicate check of the
-    reader's :class:`~ragmeter.io._records.RowConverter` (its ``seen``), exact, with a bulk path.
+    reader's :class:`~ragmeter.io.records.RowConverter` (its ``seen``), exact, with a bulk path.
 
     :meth:`known` and :meth:`add_many` take a chunk's ids with their :func:`id_hashes`; ``get`` and
     item assignment (what ``RowConverter.convert`` calls) one id at a time.

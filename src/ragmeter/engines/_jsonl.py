@@ -1,6 +1,7 @@
 """The columnar engine over JSONL: blocks of lines become Arrow record batches for the same kernels.
 
-:func:`evaluate_jsonl` reads the file in blocks of :data:`BLOCK_LINES` non-blank lines. A block is
+:class:`JsonlSource` (a :class:`~ragmeter.engines.columnar.Source`) reads the file in blocks of
+:data:`BLOCK_LINES` non-blank lines. A block is
 parsed by ``pyarrow.json`` with an explicit schema for the fields the kernels read (``contexts``
 as ``{id, text, score}`` structs, ``relevant`` as a list of ids; other keys inferred). Where that
 parser refuses the block (a ``relevant`` given as an id -> grade object, which Arrow's JSON reader
@@ -8,7 +9,7 @@ cannot read as a map; a type it does not expect; a malformed line; a lone surrog
 only Python's parser rejects the way the reader does) the block's lines are parsed one by one with
 :func:`ragmeter.io.readers.jsonl_record` (the reader's own rules) and the batch built from those
 records. Either way a row the kernels cannot take goes to the ``Sample`` path through the reader's
-:class:`~ragmeter.io._records.RowConverter` with the line's raw record, so output, ids (a row
+:class:`~ragmeter.io.records.RowConverter` with the line's raw record, so output, ids (a row
 without id: its line number) and per-row errors (file, line, field) are those of
 :func:`ragmeter.evaluate` over :func:`ragmeter.io.read_samples`.
 """
@@ -16,7 +17,6 @@ without id: its line number) and per-row errors (file, line, field) are those of
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -26,13 +26,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import InputError
-from ..io._records import canonical
-from ..io.readers import _DECOMPRESS_ERRORS, jsonl_record, open_binary
-from ..results import RunResult
+from ..io.readers import DECOMPRESS_ERRORS, jsonl_record, open_binary
+from ..io.records import canonical
 from ..types import CANONICAL_FIELDS
 from ._arrow import Columns, resolve_columns
 from ._rows import kernel_types, records_batch
-from .columnar import evaluate_columnar
 
 #: Non-blank lines per block (one Arrow record batch).
 BLOCK_LINES = 16384
@@ -151,13 +149,13 @@ def _chunks(path: str) -> Iterator[tuple[bytes, Exception | None]]:
             while chunk := fh.read(READ_BYTES):
                 yield chunk, None
                 done += len(chunk)
-        except _DECOMPRESS_ERRORS as exc:
+        except DECOMPRESS_ERRORS as exc:
             broken: Exception = exc
         else:
             yield b"", None
             return
     tail, at = bytearray(), 0
-    with open_binary(path) as fh, contextlib.suppress(*_DECOMPRESS_ERRORS):
+    with open_binary(path) as fh, contextlib.suppress(*DECOMPRESS_ERRORS):
         for raw in fh:
             if at + len(raw) > done:
                 tail += raw[max(done - at, 0):]
@@ -277,14 +275,6 @@ class JsonlSource:
                 self.columns = resolve_columns(
                     pa.schema([(f, reader.schema.field(k).type) for f, k in reader.fields.items()]), {})
             yield rows
-
-
-def evaluate_jsonl(path: str | os.PathLike[str], metrics: Sequence[str], **options: Any) -> RunResult:
-    """Evaluate retrieval ``metrics`` over the JSONL file ``path`` on the columnar path: the files
-    and :class:`~ragmeter.results.RunResult` of :func:`ragmeter.evaluate` over
-    :func:`~ragmeter.io.read_samples` (``keep_records=False``); ``options`` as
-    :func:`~ragmeter.engines.columnar.evaluate_columnar` takes them."""
-    return evaluate_columnar(path, metrics, format="jsonl", **options)
 
 
 def _canonical_batch(batch: Any, fields: dict[str, str]) -> Any:

@@ -156,7 +156,7 @@ def evaluate_columnar(ray: Any, spath: str, metrics: list[str], opts: _Options) 
     order, through the one :class:`~ragmeter.results.RunWriter` (duplicate check by hashes, rows
     for the Sample path)."""
     from ..io import read_samples
-    from ..io._records import RowConverter, check_field_map
+    from ..io.records import RowConverter, check_field_map
     from ._ids import HashedIds
     from .columnar import _open, retrieval_evaluators
 

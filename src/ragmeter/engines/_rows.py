@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..io._records import canonical, dialect_map
+from ..io.records import canonical, dialect_map
 from ..types import CANONICAL_FIELDS
 
 #: The fields the kernels read (anything else a row gives is checked on the Sample path).

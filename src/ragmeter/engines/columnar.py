@@ -2,12 +2,12 @@
 
 :func:`evaluate_parquet` reads a Parquet file record batch by record batch with pyarrow. For the
 rows whose relevance is decided by ids alone it builds the
-:class:`~ragmeter.metrics.retrieval._batch.RelevanceBatch` CSR arrays directly with vectorised
+:class:`~ragmeter.metrics.retrieval.RelevanceBatch` CSR arrays directly with vectorised
 Arrow / numpy operations (list offsets, flatten, a dictionary-encoded join of each row's retrieved
 ids to its labelled ids) and runs the same kernels the :class:`Sample` path runs. Every other row
 (text contexts with a label not found by id, a reference answer without labels, anything
 :class:`~ragmeter.types.Sample` would reject) takes the ordinary path: the reader's
-:class:`~ragmeter.io._records.RowConverter` and :func:`ragmeter.evaluator.score_chunk`. The output
+:class:`~ragmeter.io.records.RowConverter` and :func:`ragmeter.evaluator.score_chunk`. The output
 (``results.jsonl`` line for line, ``summary.json``) is the one :func:`ragmeter.evaluate` writes.
 
 A row is *fast* when all of these hold (relevance rule 1 of
@@ -51,10 +51,10 @@ from .._arrowbuf import take_rows
 from ..errors import InputError, InvalidParameterError
 from ..evaluator import Plan, bad_row_id, finish_info, plan, score_chunk
 from ..io import read_samples
-from ..io._fields import FieldPresence, absent_result, missing_field
-from ..io._records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_columns, check_field_map
+from ..io.fields import FieldPresence, absent_result, missing_field
 from ..io.readers import arrow_records
-from ..metrics.retrieval._batch import RankedList
+from ..io.records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_columns, check_field_map
+from ..metrics.retrieval import RankedList
 from ..metrics.retrieval.base import RetrievalEvaluator
 from ..metrics.retrieval.relevance import Relevance
 from ..registry import get_evaluator
@@ -93,7 +93,7 @@ _NO_LABELS: list[Sample] = []
 
 
 def no_labels_field(ev: RetrievalEvaluator) -> str:
-    """The field :func:`~ragmeter.io._fields.missing_field` names for a row with contexts but neither
+    """The field :func:`~ragmeter.io.fields.missing_field` names for a row with contexts but neither
     ``relevant`` nor ``reference`` (what the Sample path finds absent there)."""
     if not _NO_LABELS:
         _NO_LABELS.append(Sample.from_record({"contexts": [{"id": "-"}]}, default_id="-"))

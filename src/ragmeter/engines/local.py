@@ -20,8 +20,8 @@ from ..backend_config import EmbedderConfig, JudgeConfig
 from ..errors import InputError, InvalidParameterError
 from ..evaluator import evaluate
 from ..io import read_samples
-from ..io._records import DEFAULT_MAX_TEXT_CHARS
 from ..io.readers import detect_format
+from ..io.records import DEFAULT_MAX_TEXT_CHARS
 from ..results import RunResult
 from ..types import Sample
 from . import ENGINES
@@ -101,5 +101,5 @@ def evaluate_file(
     except InputError as exc:
         if exc.path is not None or exc.line is not None:
             raise
-        # a field no row has (ragmeter.io._fields): the error names the file too
+        # a field no row has (ragmeter.io.fields): the error names the file too
         raise InputError(exc.message, path=os.fspath(path), field=exc.field) from exc

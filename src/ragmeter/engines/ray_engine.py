@@ -13,7 +13,7 @@ How it runs:
 1. **Reading.** Parquet (a file, a directory or any URI Ray Data reads, e.g. ``s3://``) is read with
    ``ray.data.read_parquet`` in file order; every other local file with
    :func:`ragmeter.io.read_samples`; a JSONL URI with ``ray.data.read_json``. Each row goes through
-   the reader's own :class:`~ragmeter.io._records.RowConverter`, so ids (a missing id is the row
+   the reader's own :class:`~ragmeter.io.records.RowConverter`, so ids (a missing id is the row
    number), duplicate-id and validation errors are exactly those of the local engine.
 2. **Scoring.** Good samples are cut into chunks of ``batch_size`` and sent to Ray tasks, at most
    ``num_workers`` running at once. A task builds its evaluators, and the judge from its
@@ -59,8 +59,8 @@ from typing import Any
 from ..backend_config import EmbedderConfig, JudgeConfig
 from ..errors import InputError, InvalidParameterError, JudgeUnreachable, MissingBackendError, error_info
 from ..evaluator import Plan, bad_row_id, chunks_of, finish_info, plan
-from ..io._fields import FieldPresence
-from ..io._records import DEFAULT_MAX_TEXT_CHARS
+from ..io.fields import FieldPresence
+from ..io.records import DEFAULT_MAX_TEXT_CHARS
 from ..registry import get_evaluator
 from ..results import RunResult, RunWriter, _json_default
 from ..types import MetricResult, Sample
@@ -105,7 +105,7 @@ def score_chunk_on_worker(
     (the driver then stops the run, as the local engine does), else None.
     """
     from ..evaluator import score_chunk
-    from ..judges._stats import stats_delta
+    from ..judges.counters import stats_delta
 
     for module in metric_modules:
         importlib.import_module(module)  # plugin metrics register on import
@@ -144,8 +144,8 @@ def _is_uri(path: str) -> bool:
 def _rows_from_ray_parquet(ray: Any, path: str, field_map: dict[str, str] | None,
                            on_error: str, max_text_chars: int | None) -> Iterator[Sample | InputError]:
     """Rows of a Parquet file/dir/URI read with Ray Data in file order, converted as the local reader does."""
-    from ..io._records import RowConverter, check_columns, check_field_map
     from ..io.readers import arrow_records
+    from ..io.records import RowConverter, check_columns, check_field_map
 
     fmap = check_field_map(field_map)
     importlib.import_module("ray.data")
@@ -173,7 +173,7 @@ def _rows_from_ray_parquet(ray: Any, path: str, field_map: dict[str, str] | None
 
 def _rows_from_ray_json(ray: Any, path: str, field_map: dict[str, str] | None,
                         on_error: str, max_text_chars: int | None) -> Iterator[Sample | InputError]:
-    from ..io._records import RowConverter, check_field_map
+    from ..io.records import RowConverter, check_field_map
 
     importlib.import_module("ray.data")
     ctx = ray.data.DataContext.get_current()

@@ -23,7 +23,7 @@ DeepEval ``LLMTestCase`` objects (or one)           ``input``, ``actual_output``
 
 Every adapter is duck-typed on attribute names: none of pandas, ``datasets``, RAGAS or DeepEval
 is imported here. Rows become samples through the readers' own
-:class:`~ragmeter.io._records.RowConverter`, so the rules are the files' rules (aliases,
+:class:`~ragmeter.io.records.RowConverter`, so the rules are the files' rules (aliases,
 ``field_map``, null = absent, unique ids, a 1-based position as the default id) and a bad row
 is an :class:`~ragmeter.errors.InputError` naming the source, the 1-based row, the field and
 the exact index to look at: ``DataFrame:3: field 'contexts': expected a list ..., got str 'x'
@@ -42,7 +42,7 @@ from typing import Any, Literal
 
 from ..errors import InputError, InvalidParameterError
 from ..types import FIELD_ALIASES, Sample
-from ._records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_field_map
+from .records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_field_map
 
 #: Rows a DataFrame is converted in at a time (its memory is never copied whole).
 FRAME_CHUNK_ROWS = 1024

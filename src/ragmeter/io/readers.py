@@ -24,7 +24,7 @@ from typing import IO, Any, Literal
 
 from ..errors import EmptyInputError, InputError, InvalidParameterError
 from ..types import Sample
-from ._records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_columns, check_field_map
+from .records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_columns, check_field_map
 
 Format = Literal["jsonl", "json", "csv", "parquet"]
 FORMATS: tuple[str, ...] = ("jsonl", "json", "csv", "parquet")
@@ -239,7 +239,7 @@ def _bad_byte(cells: list[str], header: list[str] | None) -> str | None:
     return None
 
 
-_DECOMPRESS_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
+DECOMPRESS_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
 
 
 def _jsonl_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
@@ -252,7 +252,7 @@ def _jsonl_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
                 if not raw.strip():
                     continue
                 yield lineno, jsonl_record(raw, lineno, path), ""
-        except _DECOMPRESS_ERRORS as exc:
+        except DECOMPRESS_ERRORS as exc:
             raise InputError(f"cannot decompress the gzip file after this line: {exc}",
                              path=path, line=lineno) from exc
 
@@ -277,7 +277,7 @@ def _json_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
         doc = parse_json_row(text)
     except UnicodeDecodeError as exc:
         raise InputError("not UTF-8 text: expected a UTF-8 encoded JSON file", path=path) from exc
-    except _DECOMPRESS_ERRORS as exc:
+    except DECOMPRESS_ERRORS as exc:
         raise InputError(f"cannot decompress the gzip file: {exc}", path=path) from exc
     except ValueError as exc:
         cause = exc.__cause__
@@ -305,14 +305,14 @@ def _csv_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
             header = next(reader)
         except StopIteration:
             return
-        except (csv.Error, UnicodeDecodeError, *_DECOMPRESS_ERRORS) as exc:
-            raise _csv_error(exc, path, reader.line_num) from exc
+        except (csv.Error, UnicodeDecodeError, *DECOMPRESS_ERRORS) as exc:
+            raise csv_error(exc, path, reader.line_num) from exc
         yield from csv_records(reader, csv_header(header, fmap, path), path)
 
 
 def csv_header(cells: list[str], fmap: dict[str, str], path: str) -> list[str]:
     """The CSV header's column names (stripped), after the file-level checks (UTF-8, unique and
-    non-empty names, :func:`~ragmeter.io._records.check_columns`); an InputError names line 1."""
+    non-empty names, :func:`~ragmeter.io.records.check_columns`); an InputError names line 1."""
     bad = _bad_byte(cells, None)
     if bad:
         raise InputError(f"the header is {bad}", path=path, line=1)
@@ -348,11 +348,11 @@ def csv_records(reader: Any, header: list[str], path: str, *, row: int = 0, line
                 yield row, InputError(bad + where, path=path, line=row), where
                 continue
             yield row, {h: (c if c != "" else None) for h, c in zip(header, cells, strict=True)}, where
-    except (csv.Error, UnicodeDecodeError, *_DECOMPRESS_ERRORS) as exc:
-        raise _csv_error(exc, path, line0 + reader.line_num) from exc
+    except (csv.Error, UnicodeDecodeError, *DECOMPRESS_ERRORS) as exc:
+        raise csv_error(exc, path, line0 + reader.line_num) from exc
 
 
-def _csv_error(exc: Exception, path: str, line: int) -> InputError:
+def csv_error(exc: Exception, path: str, line: int) -> InputError:
     """The InputError for a CSV file that cannot be read on (parser, encoding, gzip)."""
     if isinstance(exc, csv.Error):
         return InputError(f"cannot parse the CSV: {exc} (file line {line})", path=path, line=line)

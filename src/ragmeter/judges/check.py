@@ -8,25 +8,11 @@ metric, the AUROC of the score against the human label with DeLong's 95% interva
 judge calls, seconds and cost, and a verdict: ``usable`` or ``not usable`` by the
 :class:`Thresholds` (stated in the output).
 
-Labels, per metric (the "good" side is label 1; a lower-is-better metric's score is negated for
-its AUROC, from the registry's ``higher_is_better``):
-
-=====================  =====================================  ======================================
-metric                 label (``labels.<field>``)              unit / graded label
-=====================  =====================================  ======================================
-faithfulness           ``faithful``                            row
-hallucination_rate     ``faithful`` (score reversed)           row
-answer_relevancy       ``relevant``                            row
-context_relevancy      ``context_relevance[i]`` per chunk       chunk (its 0-10 rating)
-context_precision_llm  ``context_relevance[i]`` per chunk       chunk (its 0-10 rating; not checked by
-                                                               default: it shares context_relevancy's
-                                                               ratings)
-correctness            ``correct >= 4``                        row; rho against ``correct`` (1-5)
-answer_grade           ``correct >= 4``                        row; rho against ``correct`` (1-5)
-passage_recall         ``complete``                            row; rho and MAE of the 1-5 final
-                                                               against the one the human section
-                                                               scores give
-=====================  =====================================  ======================================
+Labels, per metric: each metric declares its built-in label rule, its unit (row or retrieved
+chunk), its bundled labelled set and how its hard value is read on its spec
+(:class:`ragmeter.registry.LabelCheck`, ``MetricSpec.check``); this module reads only that, so it
+names no metric. The "good" side is label 1; a lower-is-better metric's score is negated for its
+AUROC (the registry's ``higher_is_better``). docs/judges.md lists the built-in rules.
 
 **Your own label rule** (any registered metric: a rubric, an offline metric, a built-in one whose
 rule you replace): ``labels={NAME: RULE}`` in Python, ``--label NAME=RULE`` on the command line,
@@ -35,12 +21,10 @@ with RULE ``FIELD`` (a boolean ``labels.FIELD``: AUROC against it) or ``FIELD>=K
 :mod:`ragmeter.judges.label_rules`. A user rule is per row (also for a chunk metric) and replaces
 the built-in rule of that metric; the built-in rules above stay for every other metric.
 
-Every judged metric also gets the same numbers from its *hard* values
-(:func:`~ragmeter.judges.hard_values.hard_value`: the verdicts and ratings the judge wrote, kept
-in the details beside a probability-weighted score; the score itself where a result has none,
-e.g. ``scoring=hard``): ``auroc_hard`` in the report, a ``NAME [hard]`` row in :func:`separation`.
-A rubric's hard value is its hard rating on its scale (``(rating - LOW) / (HIGH - LOW)``) or its
-hard verdict as 1/0.
+Every judged metric also gets the same numbers from its *hard* values (:func:`hard_value`: the
+verdicts and ratings the judge wrote, kept in the details beside a probability-weighted score; the
+score itself where a result has none, e.g. ``scoring=hard``): ``auroc_hard`` in the report, a
+``NAME [hard]`` row in :func:`separation`.
 
 A judge error on a row is counted (``errors``), never scored; an undefined score is left out
 (``undefined``). The bench ``bench/judge_quality.py`` prints the same numbers from these functions.
@@ -59,28 +43,46 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import check_probability, clean
 from ..errors import InputError, InvalidParameterError, JudgeUnreachable
-from ..stats._names import direction, parse_name
-from .hard_values import chunk_ratings, hard_value
-from .hard_values import hard_score as hard_score  # re-exported: check.hard_score
-from .label_rules import LabelRule, check_rule_labels, resolve_rules, row_lines
+from ..registry import LabelCheck, canonical_name, list_metrics, lookup_spec
+from ..run_names import direction
+from .label_rules import LabelRule, base_of, check_rule_labels, resolve_rules, row_lines
+from .record import prompt_versions
 
-#: Metric -> bundled labelled set (a file in ``ragmeter/data/validation/``).
-BUNDLED = {"faithfulness": "judge_validation.jsonl", "hallucination_rate": "judge_validation.jsonl",
-           "answer_relevancy": "judge_validation.jsonl", "context_relevancy": "judge_validation.jsonl",
-           "correctness": "judge_validation.jsonl", "answer_grade": "judge_validation.jsonl",
-           "passage_recall": "passage_recall_validation.jsonl", "context_precision_llm": "judge_validation.jsonl"}
-#: The metrics checked by default.
-DEFAULT_METRICS = tuple(k for k in BUNDLED if k != "context_precision_llm")
-#: Metrics labelled per retrieved chunk (``labels.context_relevance[i]``).
-CHUNK_METRICS = ("context_relevancy", "context_precision_llm")
-#: The ``labels`` field each metric reads.
-LABEL_FIELD = {"faithfulness": "faithful", "hallucination_rate": "faithful", "answer_relevancy": "relevant",
-               "context_relevancy": "context_relevance", "context_precision_llm": "context_relevance",
-               "correctness": "correct", "answer_grade": "correct", "passage_recall": "complete"}
-#: Offline metrics scored against the same labels (for comparison in the bench; no judge needed).
-OFFLINE_LABEL = {"lexical_faithfulness": "faithful", "fact_consistency": "faithful", "token_f1": "correct",
-                 "rouge_l": "correct", "semantic_similarity": "correct"}
+#: The labelled set of a metric checked by a user's label rule without ``data``.
+DEFAULT_SET = "judge_validation.jsonl"
+
+
+def label_check(name: str) -> LabelCheck | None:
+    """What judge-check knows of metric ``name`` (its spec's :class:`~ragmeter.registry.LabelCheck`),
+    None for a name the registry does not know or a metric that declares none."""
+    spec = lookup_spec(base_of(name))
+    return None if spec is None else spec.check
+
+
+def bundled_sets() -> dict[str, str]:
+    """Metric -> its bundled labelled set (a file in ``ragmeter/data/validation/``), registry order."""
+    return {s.name: s.check.data for s in list_metrics() if s.check is not None and s.check.data is not None}
+
+
+def default_metrics() -> tuple[str, ...]:
+    """The metrics checked when none is named."""
+    return tuple(s.name for s in list_metrics() if s.check is not None and s.check.default)
+
+
+def labelled_metrics() -> list[str]:
+    """Every metric with a built-in label rule."""
+    return [s.name for s in list_metrics() if s.check is not None and s.check.label is not None]
+
+
+def hard_value(name: str, details: dict[str, Any]) -> float | None:
+    """The score metric ``name`` would have from the hard verdicts or ratings in a result's
+    ``details`` (on the score's own scale, its spec's ``check.hard``), None when the details keep
+    none (the score already is the hard one, or the result has no judge rating: an embedder score,
+    an empty-answer shortcut) or the metric declares no hard value."""
+    check = label_check(name)
+    return None if check is None or check.hard is None else check.hard(details)
 
 
 def bundled_path(filename: str) -> Path:
@@ -117,14 +119,6 @@ class Thresholds:
 
 
 # ---- labelled pairs ---------------------------------------------------------------------------------
-
-def base_of(name: str) -> str:
-    """The base metric of a name, lower-cased as the registry keys it (:func:`~ragmeter.stats._names.parse_name`):
-    ``faithfulness(mode=direct)`` -> ``faithfulness``, ``nDCG@5`` -> ``ndcg``; a name that is not a
-    metric name (``my metric``) is its own base, so it matches no metric's label rule or set."""
-    parsed = parse_name(name.strip())
-    return name.strip() if parsed is None else parsed[0]
-
 
 @dataclass
 class Pairs:
@@ -165,12 +159,12 @@ class Pairs:
 
 
 def builtin_rule(name: str) -> LabelRule | None:
-    """The built-in row rule of a metric (``correct>=4`` for correctness and answer_grade, else its
-    boolean field), None when it has no built-in rule (the chunk metrics' rule is per chunk)."""
-    field_ = LABEL_FIELD.get(base_of(name)) or OFFLINE_LABEL.get(base_of(name))
-    if field_ is None:
+    """The built-in rule of a metric (its spec's ``check.label`` and ``check.at_least``), None when it
+    has none."""
+    check = label_check(name)
+    if check is None or check.label is None:
         return None
-    return LabelRule(field_, 4.0 if field_ == "correct" else None)
+    return LabelRule(check.label, check.at_least)
 
 
 def labelled_pairs(name: str, records: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any]],
@@ -178,16 +172,15 @@ def labelled_pairs(name: str, records: Sequence[dict[str, Any]], labels: Sequenc
     """The :class:`Pairs` of metric ``name`` from evaluation records (``RunResult.records``) and
     the rows' ``labels`` objects, in the same order, by the user's ``rule`` or else the metric's
     built-in rule (label rules: the module docstring)."""
-    from ..metrics.generation.passage_recall_math import passage_recall_score
-
     base = base_of(name)
+    check = label_check(name) or LabelCheck()
     builtin = rule is None
     rule = rule or builtin_rule(name)
     if rule is None:
         raise InvalidParameterError(f"metrics: no label rule for {name!r}: give one (--label {name}=FIELD or "
                                     f"{name}=FIELD>=K; Python: labels={{{name!r}: 'FIELD'}}); built-in rules: "
-                                    f"{', '.join([*LABEL_FIELD, *OFFLINE_LABEL])}")
-    chunks = builtin and base in CHUNK_METRICS
+                                    f"{', '.join(labelled_metrics())}")
+    chunks = builtin and check.unit == "chunk" and check.chunk_ratings is not None
     out = Pairs(name, label=rule.field if builtin else str(rule), unit="chunk" if chunks else "row",
                 sign=-1.0 if direction(base) is False else 1.0, scale=10.0 if chunks else 1.0)
     for rec, lab in zip(records, labels, strict=True):
@@ -200,25 +193,25 @@ def labelled_pairs(name: str, records: Sequence[dict[str, Any]], labels: Sequenc
             out.undefined += 1
             continue
         score, details = float(r["score"]), r.get("details") or {}
-        if chunks:
-            rel = [int(bool(x)) for x in lab["context_relevance"]]
-            used, hard = chunk_ratings(base, details)
+        if chunks and check.chunk_ratings is not None:
+            rel = [int(bool(x)) for x in lab[rule.field]]
+            used, hard = check.chunk_ratings(details)
             for u, h, y in zip(used, hard, rel, strict=True):
                 out.scores.append(u)
                 out.hard.append(h)
                 out.labels.append(y)
             out.rows.append({"id": rec.get("id"), "score": score, "label": float(np.mean(rel)) if rel else 0.0})
             continue
-        h = hard_value(base, details)
-        hard = score if h is None else (1.0 - h if base == "hallucination_rate" else h)
+        h = None if check.hard is None else check.hard(details)
+        hard = score if h is None else h
         y = rule.binary(lab[rule.field])
         if rule.graded:
             out.graded.append((score, float(lab[rule.field])))
             out.hard_graded.append((hard, float(lab[rule.field])))
-        if builtin and base == "passage_recall":
-            human = float(passage_recall_score(lab["essential_covered"], lab["bonus_covered"]))
-            out.graded.append((float(details["final"]), human))
-            out.hard_graded.append((float(details.get("hard_final", details["final"])), human))
+        if builtin and check.finals is not None:
+            judged, judged_hard, human = check.finals(details, lab)
+            out.graded.append((judged, human))
+            out.hard_graded.append((judged_hard, human))
         out.scores.append(score)
         out.labels.append(y)
         out.hard.append(hard)
@@ -232,13 +225,13 @@ def separation(records: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any
     metric name -> rule: :func:`ragmeter.judges.label_rules.resolve_rules`), n scored, errors,
     AUROC, the mean score of the label-1 and label-0 units, Spearman's rho (graded labels) and, for
     passage_recall, the MAE of the 1-5 final; plus, per judged metric, a ``NAME [hard]`` row: the
-    same AUROC, means and rho from the hard values (:func:`hard_value`, per chunk
-    :func:`chunk_ratings`; the score where a result keeps none)."""
+    same AUROC, means and rho from the hard values (:func:`hard_value`, per chunk the spec's
+    ``check.chunk_ratings``; the score where a result keeps none)."""
     from ..stats.roc import auroc
 
     rules = rules or {}
     pairs = {name: labelled_pairs(name, records, labels, rules.get(name)) for name in records[0]["metrics"]
-             if name in rules or base_of(name) in LABEL_FIELD or base_of(name) in OFFLINE_LABEL}
+             if name in rules or builtin_rule(name) is not None}
     rows = []
     for name, p in pairs.items():
         pos, neg = p.split()
@@ -253,7 +246,7 @@ def separation(records: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any
             row["mae_final"] = float(np.mean([abs(a - b) for a, b in p.graded]))
         rows.append(row)
     for name, p in pairs.items():
-        if base_of(name) in LABEL_FIELD or _needs_judge(base_of(name)):
+        if _needs_judge(name):
             pos, neg = p.split(p.hard)
             mp, mn = (float(np.mean([p.sign * v for v in x])) if x else math.nan for x in (pos, neg))
             hard_row = {"metric": f"{name} [hard]", "n": len(p.hard), "errors": p.errors,
@@ -271,14 +264,13 @@ def _rho(graded: Sequence[tuple[float, float]]) -> float:
 
 
 def _human_finals(p: Pairs) -> bool:
-    """True when ``p.graded`` holds passage_recall's (judged, human) 1-5 finals (its built-in rule)."""
-    return base_of(p.metric) == "passage_recall" and p.label == LABEL_FIELD["passage_recall"] and bool(p.graded)
+    """True when ``p.graded`` holds the metric's (judged, human) finals (``check.finals``, its built-in rule)."""
+    check = label_check(p.metric)
+    return check is not None and check.finals is not None and p.label == check.label and bool(p.graded)
 
 
-def _needs_judge(base: str) -> bool:
-    from ..registry import lookup_spec
-
-    spec = lookup_spec(base)
+def _needs_judge(name: str) -> bool:
+    spec = lookup_spec(base_of(name))
     return spec is not None and spec.needs_judge
 
 
@@ -291,20 +283,17 @@ def position_profile(records: Sequence[dict[str, Any]], labels: Sequence[dict[st
     for chunks: a judge that copies a pattern answers by position, not by content."""
     out: dict[str, list[Any]] = {}
     for name in records[0]["metrics"]:
-        base = base_of(name)
-        if base not in ("faithfulness", "context_relevancy"):
+        check = label_check(name)
+        if check is None or check.positions is None:
             continue
         yes: list[list[float]] = [[], [], []]
         human: list[list[float]] = [[], [], []]
         for rec, lab in zip(records, labels, strict=True):
             d = rec["metrics"][name]["details"] or {}
-            if base == "faithfulness":
-                for i, c in enumerate(d.get("claims", [])):
-                    yes[min(i, 2)].append(float(c["supported"] is True))
-            else:
-                for i, (c, h) in enumerate(zip(d.get("chunks", []), lab.get("context_relevance") or [], strict=False)):
-                    yes[min(i, 2)].append(float((c["rating"] or 0) >= 5))
-                    human[min(i, 2)].append(float(h))
+            for i, (judged, h) in enumerate(check.positions(d, lab)):
+                yes[min(i, 2)].append(judged)
+                if h is not None:
+                    human[min(i, 2)].append(h)
         if not any(yes):
             continue  # no item list (e.g. faithfulness(mode=direct)): no profile
         out[name] = [{"position": ("1", "2", "3+")[k], "n": len(yes[k]),
@@ -320,7 +309,7 @@ def _spearman(graded: Sequence[tuple[float, float]], confidence: float) -> dict[
     :math:`\\sqrt{(1 + \\rho^2/2)/(n - 3)}`); None with fewer than 4 pairs or a constant side."""
     from scipy import stats
 
-    from ..stats.intervals import normal_interval
+    from ..intervals import normal_interval
 
     a, b = np.array([g[0] for g in graded]), np.array([g[1] for g in graded])
     if a.size < 4 or np.ptp(a) == 0 or np.ptp(b) == 0:
@@ -429,7 +418,6 @@ class JudgeCheck:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict."""
         from .. import __version__
-        from ..stats._validate import clean
 
         return clean({"kind": "ragmeter-judge-check", "format": 1, "ragmeter_version": __version__,
                       "created": self.created, "judge": self.judge, "judge_spec": self.judge_spec,
@@ -466,12 +454,12 @@ def _check_labels(name: str, path: str, labels: Sequence[dict[str, Any]], rule: 
     ``path``) and the field at the first row that lacks a label ``name`` needs, by the user's
     ``rule`` or else its built-in one, or holds a value that rule cannot read."""
     lines = row_lines(path, len(labels)) if lines is None else lines
-    base = base_of(name)
     need: tuple[str, ...] = ()
     if rule is None:
-        need = {"context_relevancy": ("context_relevance",), "context_precision_llm": ("context_relevance",),
-                "passage_recall": ("essential_covered", "bonus_covered")}.get(base, ())
-        rule = None if base in CHUNK_METRICS else builtin_rule(name)
+        check = label_check(name) or LabelCheck()
+        chunks = check.unit == "chunk" and check.label is not None
+        need = ((check.label,) if chunks and check.label else ()) + check.needs
+        rule = None if chunks else builtin_rule(name)
         if rule is None and not need:
             labelled_pairs(name, [], [])  # raises: no label rule
     for lab, line in zip(labels, lines, strict=True):
@@ -487,8 +475,8 @@ def judge_check(judge: Any, *, metrics: Sequence[str] | None = None, data: str |
                 thresholds: Thresholds | None = None, confidence: float = 0.95, judge_spec: str | None = None,
                 on_metric: Callable[[dict[str, Any]], None] | None = None) -> JudgeCheck:
     """Run each metric of ``metrics`` (default: the metrics ``labels`` names, else
-    :data:`DEFAULT_METRICS`) with ``judge`` over its labelled set (``data``, else the bundled set of
-    :data:`BUNDLED`, or ``judge_validation.jsonl`` for another metric with a rule in ``labels``;
+    :func:`default_metrics`) with ``judge`` over its labelled set (``data``, else its bundled set,
+    :func:`bundled_sets`, or ``judge_validation.jsonl`` for another metric with a rule in ``labels``;
     first ``limit`` rows) and report per metric (see the module docstring). ``labels``: metric name
     -> label rule (``"polite"``, ``"correct>=4"``, a :class:`~ragmeter.judges.label_rules.LabelRule`)
     for any registered metric (a rubric: :mod:`ragmeter.metrics.generation.rubric`), replacing a
@@ -497,24 +485,22 @@ def judge_check(judge: Any, *, metrics: Sequence[str] | None = None, data: str |
     check: the metrics finished so far are kept and ``stopped`` says why. ``on_metric`` is called
     with each metric's report as it finishes."""
     from .. import evaluate
-    from ..registry import canonical_name
-    from ..stats._validate import check_probability
-    from .record import prompt_versions
 
     confidence = check_probability(confidence, "confidence")
     thresholds = thresholds or Thresholds()
-    names = [canonical_name(m) for m in (metrics or (list(labels) if labels else DEFAULT_METRICS))]
+    names = [canonical_name(m) for m in (metrics or (list(labels) if labels else default_metrics()))]
+    bundled = bundled_sets()
     rules = resolve_rules(names, labels)
     sets: dict[str, tuple[str, list[Any], list[dict[str, Any]]]] = {}
     lines: dict[str, list[int]] = {}
     plan = []
     for name in names:
         base = base_of(name)
-        if data is None and base not in BUNDLED and name not in rules:
+        if data is None and base not in bundled and name not in rules:
             raise InvalidParameterError(f"metrics: no bundled labelled set for {name!r} (bundled: "
-                                        f"{', '.join(BUNDLED)}); pass --data with a 'labels' object per row "
+                                        f"{', '.join(bundled)}); pass --data with a 'labels' object per row "
                                         f"and a label rule (--label {name}=FIELD)")
-        path = str(data) if data is not None else str(bundled_path(BUNDLED.get(base, "judge_validation.jsonl")))
+        path = str(data) if data is not None else str(bundled_path(bundled.get(base, DEFAULT_SET)))
         if path not in sets:
             sets[path] = (path, *load_labelled(path, limit))
             lines[path] = row_lines(path, len(sets[path][2]))

@@ -390,7 +390,7 @@ class AdaptiveLimit:
         call against a 60 s default is then given the time it has proved it needs, instead of
         being abandoned and asked again. A local server (latency mode) that has not answered yet
         gets 3x ``timeout``: nothing is known of its speed, its first replies are its slowest
-        (an empty prompt cache), and a request abandoned there is computed for nobody (session 8:
+        (an empty prompt cache), and a request abandoned there is computed for nobody (2026-12-01:
         context precision with log-probabilities, ~50 s a call on the one-slot 1.5B server, lost 3
         of its first requests to the 60 s default); a hosted server keeps ``timeout``."""
         if self.mode == "fixed":

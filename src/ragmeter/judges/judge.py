@@ -38,11 +38,11 @@ from ..errors import (
     JudgeUnreachable,
     MissingBackendError,
 )
-from ._stats import Stats
+from ..masking import mask_secrets, mask_url
 from .base import ChatRequest, Completion, JudgeBackend, Message, TokenLogprob, Usage
 from .cache import CacheEntry, ResponseCache, canonical_json
 from .concurrency import AdaptiveLimit, probe_endpoint, start_for
-from .masking import mask_secrets, mask_url
+from .counters import Stats
 from .parsing import length_repair_note, parse_reply, repair_message
 from .pricing import Price, check_prices, cost_of, lookup_price
 

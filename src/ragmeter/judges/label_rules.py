@@ -26,10 +26,21 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, InvalidParameterError
+from ..registry import canonical_name
+from ..run_names import parse_name
 
 _RULE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_-]*)\s*(?:>=\s*([-+]?(?:\d+\.?\d*|\.\d+)))?\s*$")
 #: The expected form, as every parse error shows it.
 FORM = "NAME=FIELD or NAME=FIELD>=K (e.g. politeness=polite, grounded_answer=correct>=4)"
+
+
+def base_of(name: str) -> str:
+    """The base metric of a name, lower-cased as the registry keys it
+    (:func:`ragmeter.run_names.parse_name`): ``faithfulness(mode=direct)`` -> ``faithfulness``,
+    ``nDCG@5`` -> ``ndcg``; a name that is not a metric name (``my metric``) is its own base, so it
+    matches no metric's label rule or set."""
+    parsed = parse_name(name.strip())
+    return name.strip() if parsed is None else parsed[0]
 
 
 @dataclass(frozen=True)
@@ -103,9 +114,6 @@ def resolve_rules(names: Sequence[str], labels: Mapping[str, Any] | None) -> dic
     with that base (``faithfulness(mode=direct)``); an exact key wins. A key matching no checked
     metric is an :class:`~ragmeter.errors.InvalidParameterError` (a misspelt name would otherwise be
     ignored)."""
-    from ..registry import canonical_name
-    from .check import base_of
-
     out: dict[str, LabelRule] = {}
     exact: set[str] = set()
     for key, text in (labels or {}).items():

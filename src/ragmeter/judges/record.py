@@ -23,6 +23,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..registry import lookup_spec, resolve_name
+from .label_rules import base_of
+
 #: Sub-directory of the cache dir holding the checks.
 RECORD_DIR = "judge-checks"
 #: The fields of a metric's report kept on record.
@@ -31,9 +34,9 @@ KEPT = ("verdict", "auroc", "auroc_ci", "n", "n_pos", "n_neg", "errors", "reason
 
 def prompt_versions() -> dict[str, str]:
     """``{prompt name: version}`` of every bundled judge prompt template."""
-    from ..metrics.generation._judged import PROMPTS, template
+    from ..metrics.generation import prompt_versions as versions  # the metrics, loaded on first use
 
-    return {p.stem: str(template(p.stem).version) for p in sorted(PROMPTS.glob("*.prompt"))}
+    return versions()
 
 
 def _prompts_id(prompts: dict[str, str]) -> str:
@@ -62,8 +65,6 @@ def record_path(judge: Any) -> Path:
 
 
 def _metric_version(name: str) -> str:
-    from ..registry import resolve_name
-
     return str(resolve_name(name)[0].version)
 
 
@@ -102,8 +103,6 @@ def on_record(judge: Any, metrics: Sequence[str]) -> dict[str, Any] | None:
     checked with this judge; ``stale``: checked with another metric or prompt version). ``status``
     is ``on record`` (every judged metric checked), ``partial`` or ``none``. None when no metric
     of the run is judged, or ``judge`` is not a :class:`~ragmeter.judges.Judge`."""
-    from ..registry import lookup_spec, resolve_name
-    from .check import base_of
     from .judge import Judge
 
     if not isinstance(judge, Judge):

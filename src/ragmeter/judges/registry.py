@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._plugins import BackendInfo, BackendRegistry
 from ..errors import InvalidParameterError
-from .masking import mask_secrets
+from ..masking import mask_secrets
 
 if TYPE_CHECKING:
     from .base import JudgeBackend

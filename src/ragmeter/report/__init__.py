@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidParameterError
+from ..stats.diagnose import diagnose as diagnose_run
 from ._compare import add_baseline_texts, baseline_texts, comparison_section
 from ._data import (
     DEFAULT_MAX_SAMPLES,
@@ -35,7 +36,7 @@ from ._html import (
     render_samples_note,
 )
 
-__all__ = ["DEFAULT_MAX_SAMPLES", "DEFAULT_MAX_TEXT_CHARS", "build_report", "write_report"]
+__all__ = ["DEFAULT_MAX_SAMPLES", "DEFAULT_MAX_TEXT_CHARS", "build_report", "load_run", "write_report"]
 
 
 def _diagnosis(run: Run, compute: bool, gate: dict[str, float]) -> Any:
@@ -45,11 +46,7 @@ def _diagnosis(run: Run, compute: bool, gate: dict[str, float]) -> Any:
     The computation runs on the run's columns (:class:`Run`), never on its full records, so it
     costs little memory on a large run."""
     if compute:
-        try:
-            from ..stats.diagnose import diagnose
-        except ImportError as exc:
-            raise InvalidParameterError("diagnose=True needs ragmeter.stats, which this build lacks") from exc
-        return diagnose(run.to_result(), gate=gate or None, first_ranks=run.first_rank).to_dict()
+        return diagnose_run(run.to_result(), gate=gate or None, first_ranks=run.first_rank).to_dict()
     info = run.info
     for key in ("diagnosis", "findings"):
         if info.get(key):

@@ -177,7 +177,7 @@ def render_compare_plots(comps: Sequence[MetricComparison], base: Any, run: Any,
 
     ``base``, ``run``: the two runs as :class:`~ragmeter.results.RunResult` objects or OUTDIR paths.
     """
-    from ..stats._io import load_run
+    from ..stats import load_run
     from ..stats.compare import paired_scores
 
     base, run = load_run(base, "baseline"), load_run(run, "run")

@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, InvalidParameterError
+from ..run_names import direction, spec_of
+from ..stats.compare import compare
 
 #: Keys of the run info that may name the input data file, tried in this order.
 DATA_PATH_KEYS = ("data", "data_path", "input", "input_path", "dataset_path", "dataset")
@@ -263,16 +265,12 @@ def read_texts(path: str | os.PathLike[str], *, format: str | None = None,
 
 def metric_spec_of(name: str) -> Any:
     """The registry spec of a run's metric name (``ndcg@5``, ``faithfulness(mode=direct)``, a peer's
-    name), or None when ragmeter does not know it (:func:`ragmeter.stats._names.spec_of`)."""
-    from ..stats._names import spec_of
-
+    name), or None when ragmeter does not know it (:func:`ragmeter.run_names.spec_of`)."""
     return spec_of(name)
 
 
 def higher_is_better(name: str) -> bool:
     """The metric's direction from the registry (True for a metric ragmeter does not know)."""
-    from ..stats._names import direction
-
     return direction(name) is not False
 
 
@@ -398,58 +396,17 @@ class MetricComparison:
     higher_is_better: bool | None = True
 
 
-def paired_bootstrap_ci(diff: np.ndarray, *, resamples: int = 2000, level: float = 0.95,
-                        seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap CI of the mean of paired differences ``diff``."""
-    rng = np.random.default_rng(seed)
-    n = diff.size
-    means = np.empty(resamples)
-    step = max(1, 2_000_000 // max(n, 1))  # bound memory: about 2M indices at a time
-    for start in range(0, resamples, step):
-        stop = min(resamples, start + step)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        means[start:stop] = diff[idx].mean(axis=1)
-    alpha = (1.0 - level) / 2.0
-    return float(np.quantile(means, alpha)), float(np.quantile(means, 1.0 - alpha))
-
-
-def paired_permutation_p(diff: np.ndarray, *, resamples: int = 5000, seed: int = 0) -> float:
-    """Two-sided p-value of a paired randomisation (sign-flip) test of mean difference 0.
-
-    Counts resampled ``|mean|`` at least the observed one, with the +1 correction so the p-value
-    is never 0: ``(1 + count) / (1 + resamples)``.
-    """
-    n = diff.size
-    observed = abs(float(diff.mean()))
-    if observed == 0.0:
-        return 1.0
-    rng = np.random.default_rng(seed)
-    count = 0
-    step = max(1, 2_000_000 // max(n, 1))
-    for start in range(0, resamples, step):
-        stop = min(resamples, start + step)
-        signs = rng.integers(0, 2, size=(stop - start, n)) * 2 - 1
-        means = np.abs((signs * diff).mean(axis=1))
-        count += int((means >= observed - 1e-12).sum())
-    return (1 + count) / (1 + resamples)
-
-
 def compare_runs(baseline: Run, candidate: Run, metrics: Sequence[str], *, top: int = 10,
                  seed: int = 0, results: tuple[Any, Any] | None = None) -> list[MetricComparison]:
     """Per-metric paired comparison over the samples (matched by id) that both runs scored.
 
     The statistics come from :func:`ragmeter.stats.compare` (paired bootstrap CI of the mean
-    difference, paired permutation or McNemar test, Holm-adjusted p-values); where that module is
-    not installed, from :func:`compare_runs_simple`. ``changed`` lists the ``top`` samples with
-    the largest ``|candidate - baseline|`` as ``(id, baseline score, candidate score)``.
-    ``results``: the two runs as :class:`~ragmeter.results.RunResult` when already loaded.
+    difference, paired permutation or McNemar test, Holm-adjusted p-values). ``changed`` lists the
+    ``top`` samples with the largest ``|candidate - baseline|`` as ``(id, baseline score, candidate
+    score)`` (:func:`changed_samples`). ``results``: the two runs as
+    :class:`~ragmeter.results.RunResult` when already loaded.
     """
-    try:
-        from ..stats.compare import compare
-    except ImportError:  # a build without the statistics module
-        return compare_runs_simple(baseline, candidate, metrics, top=top, seed=seed)
-    simple = {c.metric: c for c in compare_runs_simple(baseline, candidate, metrics, top=top, seed=seed,
-                                                       stats=False)}
+    changed = changed_samples(baseline, candidate, metrics, top=top)
     result = compare(*(results or (baseline.path, candidate.path)), metrics=list(metrics), seed=seed,
                      labels=("baseline", "candidate"))
     out: list[MetricComparison] = []
@@ -461,7 +418,7 @@ def compare_runs(baseline: Run, candidate: Run, metrics: Sequence[str], *, top: 
             ci=(float(ci[0]), float(ci[1])) if isinstance(ci, list) and len(ci) == 2 else None,
             p_value=row.get("p_value"), p_adjusted=row.get("p_adjusted"),
             method=f"CI: {row.get('ci_method')}; test: {row.get('test')}; p adjusted: Holm (ragmeter.stats.compare)",
-            verdict=_verdict_words(str(row.get("verdict") or "")), changed=simple[row["metric"]].changed,
+            verdict=_verdict_words(str(row.get("verdict") or "")), changed=changed[row["metric"]],
             higher_is_better=row.get("higher_is_better"),
         ))
     return out
@@ -472,36 +429,24 @@ def _verdict_words(verdict: str) -> str:
     return {"A better": "baseline better", "B better": "candidate better"}.get(verdict, verdict)
 
 
-def compare_runs_simple(baseline: Run, candidate: Run, metrics: Sequence[str], *, top: int = 10,
-                        seed: int = 0, stats: bool = True) -> list[MetricComparison]:
-    """The comparison without :mod:`ragmeter.stats`: paired bootstrap CI and sign-flip test.
-
-    See :func:`paired_bootstrap_ci` and :func:`paired_permutation_p`; ``stats=False`` computes the
-    means and the most changed samples only.
-    """
-    pos = {sid: i for i, sid in enumerate(baseline.ids)}  # the columns, never the full records
+def changed_samples(baseline: Run, candidate: Run, metrics: Sequence[str], *,
+                    top: int = 10) -> dict[str, list[tuple[str, float, float]]]:
+    """Per metric, the ``top`` samples scored in both runs whose score changed most, biggest
+    ``|candidate - baseline|`` first (ties in the candidate's order), as ``(id, baseline score,
+    candidate score)``; unchanged samples are left out. Reads the score columns, never the records."""
+    pos = {sid: i for i, sid in enumerate(baseline.ids)}
     cand_ids = candidate.ids
     ic = np.fromiter((i for i, sid in enumerate(cand_ids) if sid in pos), dtype=np.int64)
     ib = np.fromiter((pos[cand_ids[i]] for i in ic), dtype=np.int64, count=ic.size)
     del pos
-    out: list[MetricComparison] = []
+    out: dict[str, list[tuple[str, float, float]]] = {}
     for m in metrics:
         b, c = baseline.scores(m)[ib], candidate.scores(m)[ic]
         both = ~(np.isnan(b) | np.isnan(c))
         b, c, at = b[both], c[both], ic[both]
-        if not b.size:
-            out.append(MetricComparison(m, 0, None, None, None, None, None, "no paired scores"))
-            continue
         d = c - b
-        ci = paired_bootstrap_ci(d, seed=seed) if stats and d.size > 1 else None
-        p = paired_permutation_p(d, seed=seed) if stats and d.size > 1 else None
         order = np.argsort(-np.abs(d), kind="stable")[:top]
-        changed = [(str(cand_ids[at[i]]), float(b[i]), float(c[i])) for i in order if d[i] != 0]
-        out.append(MetricComparison(
-            m, int(d.size), float(b.mean()), float(c.mean()), float(d.mean()), ci, p,
-            "Paired bootstrap 95% CI (2000 resamples); p from a paired sign-flip randomisation test (5000)",
-            changed,
-        ))
+        out[m] = [(str(cand_ids[at[i]]), float(b[i]), float(c[i])) for i in order if d[i] != 0]
     return out
 
 

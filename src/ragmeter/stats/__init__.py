@@ -21,13 +21,14 @@ scipy.stats is imported inside the functions that need it, so importing this pac
 
 from __future__ import annotations
 
+from ..intervals import Interval, bootstrap_ci, bootstrap_means, metric_ci, wilson_interval
+from ._io import load_run
 from .abstain import AbstentionResult, abstention_threshold
 from .agreement import agreement, cohen_kappa, confusion_matrix, expected_calibration_error
 from .calibrate import Calibration, calibrate, read_labels
 from .compare import Comparison, MultiComparison, compare, compare_many
 from .diagnose import DEFAULT_THRESHOLDS, Diagnosis, diagnose
 from .fusion import fuse, read_trec_run, write_trec_run
-from .intervals import Interval, bootstrap_ci, bootstrap_means, metric_ci, wilson_interval
 from .paired import TestResult, cohens_dz, holm, mcnemar_test, paired_permutation_test, paired_ttest
 from .position import position_analysis
 from .ppi import PPIResult, labels_only_interval, ppi_mean
@@ -57,6 +58,7 @@ __all__ = [
     "fuse",
     "holm",
     "labels_only_interval",
+    "load_run",
     "mcnemar_test",
     "metric_ci",
     "paired_permutation_test",

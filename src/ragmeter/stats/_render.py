@@ -8,8 +8,6 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from .compare import MARKS
-
 if TYPE_CHECKING:
     from .calibrate import Calibration
     from .compare import Comparison, MultiComparison
@@ -25,6 +23,16 @@ def num(v: Any, digits: int = 4) -> str:
     if isinstance(v, int):
         return str(v)
     return f"{v:.{digits}f}"
+
+
+def score3(v: float | None) -> str:
+    """A mean or bound with three decimals, ``n/a`` for None."""
+    return "n/a" if v is None else f"{v:.3f}"
+
+
+#: Marks of a run's cell in the N-run table: significantly better / worse than the first run, or
+#: (for a metric whose direction ragmeter does not know) significantly higher / lower.
+MARKS = {"better": "▲", "worse": "▼", "higher": "↑", "lower": "↓"}
 
 
 def pval(p: float | None) -> str:
@@ -360,8 +368,6 @@ def diagnosis_markdown(d: Diagnosis) -> str:
     """Diagnosis as Markdown."""
     out = ["### ragmeter diagnose", ""]
     if not d.findings and d.low_metrics:
-        from .diagnose import TENTATIVE_LEAD, tentative_sentence
-
         out += [f"{TENTATIVE_LEAD}:", ""] + [f"- [tentative] {tentative_sentence(low)}" for low in d.low_metrics]
         out.append("")
     elif not d.findings:
@@ -387,3 +393,26 @@ def diagnosis_markdown(d: Diagnosis) -> str:
         out.append(f"Spearman rho(rank, score) = {num(p['spearman_rho'], 3)} (p {pval(p['spearman_p'])}); "
                    f"lost in the middle: {'yes' if p['lost_in_the_middle'] else 'no'}")
     return "\n".join(out) + "\n"
+
+
+def tentative_sentence(low: dict[str, Any]) -> str:
+    """One clearly low metric (an entry of :func:`clearly_low`) as a sentence with its evidence.
+
+    >>> tentative_sentence({"metric": "mrr", "stage": "retrieval", "mean": 0.31, "ci": [0.28, 0.34],
+    ...                     "threshold": 0.5, "basis": "clearly low", "higher_is_better": True})
+    'mrr is clearly low: 0.310 [0.280, 0.340], below 0.5 (retrieval stage)'
+    >>> tentative_sentence({"metric": "hallucination_rate", "stage": "answer", "mean": 0.9, "ci": [0.8, 1.0],
+    ...                     "threshold": 0.2, "basis": "gate", "higher_is_better": False})
+    "hallucination_rate is clearly high: 0.900 [0.800, 1.000], above the gate's 0.2 (answer stage)"
+    """
+    up = low.get("higher_is_better", True)
+    what = "the gate's " if low.get("basis") == "gate" else ""
+    ci = low.get("ci") or [None, None]
+    return (f"{low['metric']} is clearly {'low' if up else 'high'}: {score3(low['mean'])} "
+            f"[{score3(ci[0])}, {score3(ci[1])}], {'below' if up else 'above'} {what}{low['threshold']:g}"
+            + (f" ({low['stage']} stage)" if low.get("stage") else ""))
+
+
+#: What the report and the Markdown say before the clearly low metrics when no rule fired.
+TENTATIVE_LEAD = ("No failure signature fired, but some metrics are clearly poor: tentative findings, "
+                  "a stage to look at with no signature that says why")

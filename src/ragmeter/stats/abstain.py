@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import as_float_array, check_finite, check_probability
 from ..errors import InvalidParameterError
-from ._validate import as_float_array, check_finite, check_probability
 
 #: The default grid for scores in [0, 1]: 0, 0.001, ..., 1, then +inf (abstain on everything).
 DEFAULT_GRID = np.append(np.arange(1001) / 1000, np.inf)

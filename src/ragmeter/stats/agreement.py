@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import as_float_array, check_finite, check_int
 from ..errors import InvalidParameterError
-from ._validate import as_float_array, check_finite, check_int
 
 
 def _paired(labels: Any, scores: Any) -> tuple[np.ndarray, np.ndarray]:

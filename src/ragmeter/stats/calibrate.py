@@ -15,14 +15,15 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import check_finite, check_int, check_probability, clean
 from ..errors import InvalidParameterError
+from ..intervals import Interval, normal_interval
 from ..results import RunResult
 from ._io import ScoreTable, load_scores, read_long_table
-from ._names import direction
-from ._validate import check_finite, check_int, check_probability, clean
+from ..run_names import direction
+from ._render import calibration_markdown, calibration_rich
 from .abstain import DEFAULT_GRID, abstention_threshold
 from .agreement import agreement
-from .intervals import Interval, normal_interval
 from .ppi import labels_only_interval, ppi_mean
 
 
@@ -51,14 +52,10 @@ class Calibration:
 
     def to_markdown(self) -> str:
         """A Markdown report."""
-        from ._render import calibration_markdown
-
         return calibration_markdown(self)
 
     def to_rich(self) -> Any:
         """A rich renderable."""
-        from ._render import calibration_rich
-
         return calibration_rich(self)
 
 

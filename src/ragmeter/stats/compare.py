@@ -36,12 +36,13 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import check_choice, check_int, check_probability, check_seed, clean
 from ..errors import InvalidParameterError
+from ..intervals import N_RESAMPLES, bootstrap_ci, is_binary
 from ..results import SCORED, RunResult
+from ..run_names import direction
 from ._io import check_unique_ids, load_run
-from ._names import direction
-from ._validate import check_choice, check_int, check_probability, check_seed, clean
-from .intervals import N_RESAMPLES, bootstrap_ci, is_binary
+from ._render import comparison_markdown, comparison_table, multi_latex, multi_markdown, multi_table
 from .paired import cohens_dz, holm, mcnemar_test, paired_permutation_test, paired_ttest
 
 TESTS = ("auto", "permutation", "t-test", "mcnemar")
@@ -87,14 +88,10 @@ class Comparison:
 
     def to_markdown(self, max_ids: int = 10) -> str:
         """A Markdown report for a pull-request comment."""
-        from ._render import comparison_markdown
-
         return comparison_markdown(self, max_ids=max_ids)
 
     def to_rich(self) -> Any:
         """A :class:`rich.table.Table` of the comparison."""
-        from ._render import comparison_table
-
         return comparison_table(self)
 
 
@@ -311,11 +308,6 @@ def _verdict(row: dict[str, Any], labels: tuple[str, str]) -> str:
     return "B better" if up == hib else "A better"
 
 
-#: Marks of a run's cell in the N-run table: significantly better / worse than the first run, or
-#: (for a metric whose direction ragmeter does not know) significantly higher / lower.
-MARKS = {"better": "▲", "worse": "▼", "higher": "↑", "lower": "↓"}
-
-
 @dataclass
 class MultiComparison:
     """The result of :func:`compare_many`: N runs against the first, ranx-style.
@@ -378,20 +370,14 @@ class MultiComparison:
 
     def to_markdown(self) -> str:
         """The table as GitHub-flavoured Markdown, with the legend and the tests used."""
-        from ._render import multi_markdown
-
         return multi_markdown(self)
 
     def to_latex(self) -> str:
         """The table as a LaTeX ``table`` + ``tabular`` (no package needed), legend in the caption."""
-        from ._render import multi_latex
-
         return multi_latex(self)
 
     def to_rich(self) -> Any:
         """A :class:`rich.table.Table` of the N-run table."""
-        from ._render import multi_table
-
         return multi_table(self)
 
 

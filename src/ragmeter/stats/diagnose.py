@@ -46,12 +46,15 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import check_int, check_probability, clean
 from ..errors import InvalidParameterError, RagmeterError
+from ..intervals import metric_ci
 from ..results import SCORED, RunResult
+from ..run_names import metric_spec, parse_name
 from ._io import load_run
-from ._names import metric_spec, parse_name
-from ._validate import check_int, check_probability, clean
-from .intervals import metric_ci
+from ._render import TENTATIVE_LEAD as TENTATIVE_LEAD  # the tentative findings' wording, for the report
+from ._render import diagnosis_markdown, diagnosis_rich, score3
+from ._render import tentative_sentence as tentative_sentence
 from .position import position_analysis
 
 DEFAULT_THRESHOLDS: dict[str, float] = {
@@ -198,14 +201,10 @@ class Diagnosis:
 
     def to_markdown(self) -> str:
         """A Markdown report."""
-        from ._render import diagnosis_markdown
-
         return diagnosis_markdown(self)
 
     def to_rich(self) -> Any:
         """A rich renderable."""
-        from ._render import diagnosis_rich
-
         return diagnosis_rich(self)
 
 
@@ -303,7 +302,7 @@ def _rule_verdict(rule: Rule, check: _RuleCheck, samples_matching: int) -> tuple
     if check.missing_primary:
         return False, {**base, "reason": f"needs {', '.join(check.missing_primary)}, not in the run"}
     if not all(e["holds"] for e in evidence):
-        failed = [f"{e['metric']} mean {_fmt(e['mean'])} is not {e['condition']}"
+        failed = [f"{e['metric']} mean {score3(e['mean'])} is not {e['condition']}"
                   + (" (the signature of another rule)" if e["role"] == "exclusion" else "")
                   for e in evidence if not e["holds"]]
         return False, {**base, "reason": "; ".join(failed), "evidence": evidence}
@@ -365,29 +364,6 @@ def _gate_lookup(gate: dict[str, float]) -> Any:
 
     table = {canon(k): float(v) for k, v in gate.items()}
     return lambda name: table.get(name, table.get(canon(name)))
-
-
-def tentative_sentence(low: dict[str, Any]) -> str:
-    """One clearly low metric (an entry of :func:`clearly_low`) as a sentence with its evidence.
-
-    >>> tentative_sentence({"metric": "mrr", "stage": "retrieval", "mean": 0.31, "ci": [0.28, 0.34],
-    ...                     "threshold": 0.5, "basis": "clearly low", "higher_is_better": True})
-    'mrr is clearly low: 0.310 [0.280, 0.340], below 0.5 (retrieval stage)'
-    >>> tentative_sentence({"metric": "hallucination_rate", "stage": "answer", "mean": 0.9, "ci": [0.8, 1.0],
-    ...                     "threshold": 0.2, "basis": "gate", "higher_is_better": False})
-    "hallucination_rate is clearly high: 0.900 [0.800, 1.000], above the gate's 0.2 (answer stage)"
-    """
-    up = low.get("higher_is_better", True)
-    what = "the gate's " if low.get("basis") == "gate" else ""
-    ci = low.get("ci") or [None, None]
-    return (f"{low['metric']} is clearly {'low' if up else 'high'}: {_fmt(low['mean'])} "
-            f"[{_fmt(ci[0])}, {_fmt(ci[1])}], {'below' if up else 'above'} {what}{low['threshold']:g}"
-            + (f" ({low['stage']} stage)" if low.get("stage") else ""))
-
-
-#: What the report and the Markdown say before the clearly low metrics when no rule fired.
-TENTATIVE_LEAD = ("No failure signature fired, but some metrics are clearly poor: tentative findings, "
-                  "a stage to look at with no signature that says why")
 
 
 def _check_thresholds(thresholds: dict[str, float] | None) -> dict[str, float]:
@@ -485,7 +461,3 @@ def _wanted(rule: Rule, cut: dict[str, int]) -> list[str]:
         want = cut.get(_cut_key(rule, c_i), cond.cutoff)
         out.append(f"{cond.family}@{want}" if want is not None else cond.family)
     return out
-
-
-def _fmt(v: float | None) -> str:
-    return "n/a" if v is None else f"{v:.3f}"

@@ -24,8 +24,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from .._validate import check_choice, check_int
 from ..errors import EmptyInputError, InputError, InvalidParameterError
-from ._validate import check_choice, check_int
 
 Run = dict[str, dict[str, float]]
 METHODS = ("rrf", "combsum", "combmnz")

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import as_float_array, check_choice, check_int, check_seed
 from ..errors import InvalidParameterError
-from ._validate import as_float_array, check_choice, check_int, check_seed
 
 ALTERNATIVES = ("two-sided", "greater", "less")
 #: Exact enumeration is used up to this many non-zero differences (2**16 = 65,536 patterns).

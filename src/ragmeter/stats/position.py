@@ -10,18 +10,12 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import check_probability
 from ..errors import InvalidParameterError
+from ..intervals import metric_ci
 from ..results import SCORED, RunResult
+from ..run_names import metric_spec, parse_name
 from ._io import load_run
-from ._names import metric_spec, parse_name
-from ._validate import check_probability
-from .intervals import metric_ci
-
-#: Which answer metric the position analysis prefers when a run has several (a reading policy, not
-#: a classification: any other registered answer metric that is higher-is-better comes after these).
-ANSWER_PREFERENCE = ("faithfulness", "correctness", "answer_grade", "answer_relevancy", "semantic_similarity",
-                     "token_f1", "rouge_l", "lexical_faithfulness")
-
 
 BUCKETS: tuple[tuple[str, int, int], ...] = (
     ("1", 1, 1), ("2", 2, 2), ("3", 3, 3), ("4-5", 4, 5), ("6-10", 6, 10), ("11-20", 11, 20), (">20", 21, 10**9),
@@ -30,9 +24,10 @@ BUCKETS: tuple[tuple[str, int, int], ...] = (
 
 def answer_metric(metrics: list[str]) -> str | None:
     """The run's answer metric: a metric whose registered role is ``"answer"`` and that is
-    higher-is-better, preferring :data:`ANSWER_PREFERENCE`'s order; else a metric ragmeter does not
-    know at all (no role to go by). A retrieval or context metric is never the answer metric."""
-    known: list[tuple[int, str]] = []
+    higher-is-better, the lowest ``answer_preference`` of its spec first (a spec without one after
+    every ranked one); else a metric ragmeter does not know at all (no role to go by). A retrieval
+    or context metric is never the answer metric."""
+    known: list[tuple[float, str]] = []
     unknown: list[str] = []
     for m in metrics:
         p = parse_name(m)
@@ -42,8 +37,7 @@ def answer_metric(metrics: list[str]) -> str | None:
         if spec is None:
             unknown.append(m)
         elif spec.role == "answer" and spec.higher_is_better:
-            rank = ANSWER_PREFERENCE.index(spec.name) if spec.name in ANSWER_PREFERENCE else len(ANSWER_PREFERENCE)
-            known.append((rank, m))
+            known.append((math.inf if spec.answer_preference is None else spec.answer_preference, m))
     if known:
         return min(known, key=lambda t: t[0])[1]
     return unknown[0] if unknown else None
@@ -60,7 +54,7 @@ def position_analysis(
     """The answer metric grouped by the rank of the first relevant retrieved chunk.
 
     The answer metric (when ``metric`` is None) is a registered ``role="answer"``, higher-is-better
-    metric of the run (first in :data:`ANSWER_PREFERENCE` order), else a metric ragmeter does not
+    metric of the run (:func:`answer_metric`), else a metric ragmeter does not
     know; never a retrieval or context metric.
     The rank comes from ``details.relevant_ranks`` that the retrieval metrics record in
     ``results.jsonl`` (the first metric of each sample that has it); samples where no relevant

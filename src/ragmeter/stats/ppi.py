@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from .._validate import as_float_array, check_probability
 from ..errors import InvalidParameterError
-from ._validate import as_float_array, check_probability
-from .intervals import Interval, normal_interval
+from ..intervals import Interval, normal_interval
 
 
 @dataclass(frozen=True)

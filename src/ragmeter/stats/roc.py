@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validate import as_float_array, check_probability
-from .intervals import Interval, normal_interval
+from .._validate import as_float_array, check_probability
+from ..intervals import Interval, normal_interval
 
 
 def _psi(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:

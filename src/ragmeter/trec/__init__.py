@@ -3,7 +3,7 @@
 * :mod:`ragmeter.trec.io` -- :class:`Qrels` and :class:`Run` (columnar numpy arrays, symmetric I/O
   with TREC files, ``.gz``, dicts, pandas and pyarrow);
 * :mod:`ragmeter.trec.engine` -- trec_eval's ranking and judging rules, building the
-  :class:`~ragmeter.metrics.retrieval._batch.RelevanceBatch` every kernel reads;
+  :class:`~ragmeter.metrics.retrieval.RelevanceBatch` every kernel reads;
 * :mod:`ragmeter.trec.measures` -- the declarative table of trec_eval 10.0's measures (name, parameters,
   kernel, summary, formula, ragmeter equivalent) and trec_eval's parameter syntax;
 * :mod:`ragmeter.trec.kernels`, :mod:`ragmeter.trec.gains` -- the vectorised kernels of the measures

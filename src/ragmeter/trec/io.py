@@ -38,6 +38,7 @@ from numpy.typing import NDArray
 
 from ..errors import EmptyInputError, InputError, InvalidParameterError
 from ..types import finite_number
+from .ranking import rank_rows
 
 T = TypeVar("T")
 
@@ -489,8 +490,6 @@ class Run(_Table):
 
     def ranked_order(self) -> NDArray[np.int64]:
         """Row order of a TREC listing: qid as read, then trec_eval's ranking (score desc, docid desc)."""
-        from .engine import rank_rows
-
         return rank_rows(self.qid_codes, self.values, self.docids)
 
     def save(self, path: PathLike) -> None:

@@ -1,7 +1,7 @@
 """The test judge (``rules.py``) answers by the reply schema asked for, never by a prompt's
 sentences: rewording every instruction of every prompt leaves its replies, and so every score,
-unchanged. Before (#13) the rule matched literal sentences ("Do four things with the answer"),
-so rewording one prompt broke tests far away."""
+unchanged. A rule that matched literal sentences ("Do four things with the answer") would make
+rewording one prompt break tests far away."""
 
 from __future__ import annotations
 

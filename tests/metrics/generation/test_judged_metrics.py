@@ -302,14 +302,14 @@ def test_binary_verdict_that_is_not_yes_or_no_is_a_parse_error(judge, fake_llm):
 
 
 def test_default_scale_is_the_specified_0_to_10_rating(judge):
-    # correctness decides "same answer?" in one word by default (measured better, docs/generation.md)
+    # correctness decides "same answer?" in one word by default (measured better, bench/results/README.md)
     ev = get_evaluator("correctness", judge=judge)
     assert (ev.params["scale"], ev.params["decision"]) == ("binary", "direct")
-    # the chunk metrics decide yes/no per chunk, one word each (measured better, docs/generation.md)
+    # the chunk metrics decide yes/no per chunk, one word each (measured better, bench/results/README.md)
     for name in ("context_relevancy", "context_precision_llm"):
         ev = get_evaluator(name, judge=judge)
         assert (ev.params["scale"], ev.params["decision"], ev.params["scoring"]) == ("binary", "direct", "auto")
-    # answer_relevancy decides yes/no by default (measured better, docs/generation.md)
+    # answer_relevancy decides yes/no by default (measured better, bench/results/README.md)
     ev = get_evaluator("answer_relevancy", judge=judge)
     assert (ev.params["method"], ev.params["scale"]) == ("judge", "binary")
 

@@ -1,4 +1,4 @@
-"""Issue #11, section 1: a judge reply that does not answer the question asked is an error or
+"""A judge reply that does not answer the question asked is an error or
 undefined, never a score. Each test here fails on the code before the fix (noted per test)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Rubric metrics (#12 section 5) end to end: defined in Python or in ragmeter.yaml, judged through
+"""Rubric metrics end to end: defined in Python or in ragmeter.yaml, judged through
 the real judge layer against the loopback OpenAI-compatible server, probability-weighted from the
 server's log-probabilities. Every expected score is computed by hand from the replies scripted here
 (the rule-based judge of ``rules.py``: "[rating N]" in the data -> rating N)."""

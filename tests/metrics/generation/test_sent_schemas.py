@@ -1,6 +1,6 @@
 """Every reply schema ragmeter sends is one llama-cpp-python's grammar converter enforces in full.
 
-Why (#12, session 6): against llama-cpp-python 0.3.36 the benches recorded
+Why: against llama-cpp-python 0.3.36 the benches recorded
 ``json_schema->json_object`` fallbacks and, for passage_recall, a score 0 for an ESSENTIAL (1-5)
 section. Read from its source (``llama_cpp/server/types.py`` ``response_format`` and
 ``llama_cpp/llama_types.py`` ``ChatCompletionRequestResponseFormat``: ``type`` is

@@ -24,19 +24,9 @@ from ...errors import (
     JudgeServerError,
     JudgeTimeout,
 )
+from ...masking import redact
 
-_KEYLIKE = re.compile(r"\b(sk|pk|rk|key|api[_-]?key)[-_][A-Za-z0-9_\-]{8,}", re.IGNORECASE)
-_BEARER = re.compile(r"(Bearer\s+)\S+", re.IGNORECASE)
 _DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m(?!s))?(?:(\d+(?:\.\d+)?)s)?(?:(\d+(?:\.\d+)?)ms)?$")
-
-
-def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """``text`` with every given secret, every ``Bearer ...`` token and key-like string masked."""
-    for s in secrets:
-        if s and len(s) >= 4:
-            text = text.replace(s, "***")
-    text = _BEARER.sub(r"\1***", text)
-    return _KEYLIKE.sub("***", text)
 
 
 def _duration_seconds(value: str) -> float | None:

@@ -12,8 +12,8 @@ import asyncio
 from typing import Any
 
 from ...errors import JudgeAuthError, MissingBackendError
+from ...masking import mask_url, url_secrets
 from ..base import ChatRequest, Completion, Message, Usage
-from ..masking import mask_url, url_secrets
 from ..registry import BackendInfo, register_backend
 from ._errors import map_openai_error
 from .openai_compat import is_local_url, schema_instruction

@@ -45,8 +45,8 @@ from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ..._plugins import is_local_url  # the one local-server rule, shared with the embedders
 from ...errors import JudgeAuthError, JudgeBadRequest, JudgeError, JudgeServerError
+from ...masking import mask_url, url_secrets
 from ..base import ChatRequest, Completion, Message, TokenLogprob, Usage
-from ..masking import mask_url, url_secrets
 from ..registry import BackendInfo, register_backend
 from ._errors import map_openai_error
 

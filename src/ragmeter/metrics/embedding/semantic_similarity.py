@@ -54,7 +54,7 @@ from typing import Any
 import numpy as np
 
 from ...names import MetricName
-from ...registry import MetricSpec, Param, register
+from ...registry import LabelCheck, MetricSpec, Param, register
 from ...types import MetricResult, Sample
 
 NORMALIZE = ("none", "baseline")
@@ -280,4 +280,6 @@ _spec_box.append(register(MetricSpec(
     default_names=("semantic_similarity", "semantic_similarity(normalize=baseline)"),
     undefined="undefined (None) when the sample has no answer or no reference answer; with "
               f"normalize=baseline also when the batch has fewer than {MIN_BASELINE_ROWS} usable rows",
+    check=LabelCheck(label="correct", at_least=4.0),
+    answer_preference=4,
 )))

@@ -7,8 +7,12 @@ metric is adding its module, with no import line to keep in step. Modules whose 
 ``_`` are helpers (schemas, prompting, memo, the evaluator base) imported by the metrics that use
 them; ``passage_recall_math`` and ``rubric`` register nothing at import (a rubric registers itself
 when it is defined, in ``ragmeter.yaml`` or with :func:`.rubric.register_rubric`).
+:func:`prompt_versions` gives the version of every bundled prompt.
 """
 
 from ...registry import import_package_modules
+from ._prompting import prompt_versions
 
 import_package_modules(__name__, __path__)
+
+__all__ = ["prompt_versions"]

@@ -17,7 +17,7 @@ from typing import Any
 
 from ...errors import InvalidParameterError
 from ...names import MetricName
-from ...registry import MetricSpec, Param
+from ...registry import LabelCheck, MetricSpec, Param, register
 from ...types import MetricResult, Sample
 
 STEPS = Param("steps", str, "shared", "shared: one call reads query+answer for several tasks; separate: one "
@@ -25,7 +25,7 @@ STEPS = Param("steps", str, "shared", "shared: one call reads query+answer for s
 SCALE = Param("scale", str, "graded", "graded: the judge rates 0-10 directly; binary: yes/no decisions per item, "
               "from which ragmeter derives the 0-10 rating", choices=("graded", "binary"))
 #: How a yes/no decision is asked (answer_relevancy, correctness and the chunk metrics): one word
-#: scored by P(yes) (the default, measured better on a small judge: docs/generation.md) or a JSON
+#: scored by P(yes) (the default, measured better on a small judge: bench/results/README.md) or a JSON
 #: reply with a short reason written before each decision.
 DECISION = Param("decision", str, "direct", "with scale=binary: direct (default), a one-word yes/no reply "
                  "(max_tokens 1) scored by P(yes), no reason; reasoned, a JSON reply in which the judge writes a "
@@ -103,6 +103,11 @@ class JudgedEvaluator:
         return MetricResult(name=self.name, score=score, reason=reason, details=details, version=self.version)
 
 
+#: The bundled labelled set of ``ragmeter judge-check`` (``ragmeter/data/validation/``) most judged
+#: metrics are checked on (:class:`~ragmeter.registry.LabelCheck` ``data``).
+JUDGE_VALIDATION = "judge_validation.jsonl"
+
+
 def register_judged(
     name: str,
     cls: type[JudgedEvaluator],
@@ -122,11 +127,12 @@ def register_judged(
     aliases: tuple[str, ...] = (),
     extra: dict[str, Any] | None = None,
     default_names: tuple[str, ...] | None = None,
+    check: LabelCheck | None = None,
+    answer_preference: int | None = None,
 ) -> MetricSpec:
     """Declare and register one judged metric (one call per metric module). ``extra`` adds entries
-    to the spec's ``extra`` (which always holds ``calls``); ``default_names`` defaults to ``(name,)``."""
-    from ...registry import register
-
+    to the spec's ``extra`` (which always holds ``calls``); ``default_names`` defaults to ``(name,)``;
+    ``check`` and ``answer_preference`` as :class:`~ragmeter.registry.MetricSpec` has them."""
     box: list[MetricSpec] = []
     spec = MetricSpec(
         name=name, summary=summary, formula=formula, edge_cases=(*edge_cases, f"judge calls per sample: {calls}"),
@@ -135,6 +141,7 @@ def register_judged(
         needs_judge=True, needs_embedder=needs_embedder, higher_is_better=higher_is_better, requires=requires,
         default_names=(name,) if default_names is None else default_names, undefined=undefined,
         extra={"calls": calls, **(extra or {})}, role=role,  # type: ignore[arg-type]
+        check=check, answer_preference=answer_preference,
     )
     box.append(spec)
     return register(spec)

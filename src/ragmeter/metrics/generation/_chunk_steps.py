@@ -35,7 +35,7 @@ from ._verdict import (
 
 #: ``scoring`` of the chunk metrics: ``auto`` by default, as for the other judged metrics. For the
 #: default one-word decision per chunk the probabilities rank better than the words (per-chunk AUROC
-#: 0.950 vs 0.925, Qwen2.5-Coder-1.5B, 72 rows; docs/generation.md "Chunk relevance: one word per
+#: 0.950 vs 0.925, Qwen2.5-Coder-1.5B, 72 rows; bench/results/README.md "Chunk relevance: one word per
 #: chunk by default"). For the one-call forms (``scale=graded``, or ``scale=binary,
 #: decision=reasoned``) ``scoring=hard`` measured better (0.788 vs 0.743 per chunk, row context
 #: precision 0.812 vs 0.476: the mass a small judge puts on "0" pulls a relevant chunk's expected
@@ -43,7 +43,7 @@ from ._verdict import (
 CHUNK_SCORING = replace(SCORING, description=(
     "auto (default): ask for log-probabilities and use each chunk's P(yes) (or probability-weighted rating) where "
     "the backend returns them; hard: the decisions / ratings the judge wrote, no logprobs asked (measured better "
-    "for the one-call forms, scale=graded or decision=reasoned: docs/generation.md)"))
+    "for the one-call forms, scale=graded or decision=reasoned: bench/results/README.md)"))
 #: The chunk metrics' ``scale``: binary by default (with the default one-word decision per chunk).
 CHUNK_SCALE = replace(SCALE, default="binary", description=(
     "binary (default): a yes/no relevance decision per chunk, rating 10 * P(yes) or 10 / 0; graded: a 0-10 "

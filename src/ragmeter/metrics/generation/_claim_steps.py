@@ -16,8 +16,9 @@ from pydantic import BaseModel
 
 from ...types import Sample
 from ._memo import shared
-from ._prompting import numbered, reply_shape, template
+from ._prompting import joined_context, numbered, reply_shape, template
 from ._schema import YesNo, align, sized
+from ._verdict import TOP_LOGPROBS, reply_yes_shares
 
 
 class Verdict(BaseModel):
@@ -50,11 +51,6 @@ class Verdicts(BaseModel):
     verdicts: list[Verdict]
 
 
-def joined_context(sample: Sample) -> str:
-    """The retrieved contexts' texts, joined as the evidence claims are checked against."""
-    return "\n\n".join(t for t in sample.context_texts if t.strip())
-
-
 EVIDENCE_SLOT = "<sentence from the context, or none>"
 
 
@@ -74,8 +70,6 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
     (:func:`._verdict.field_yes_shares`); None where the backend returned none or the token could
     not be located (the caller then uses the hard verdict). ``"hard"``: always None.
     """
-    from ._verdict import TOP_LOGPROBS, reply_yes_shares
-
     t = template("verify_claims")
     context = joined_context(sample)
 
@@ -104,8 +98,6 @@ async def check_inline(judge: Any, sample: Sample, tag: str, scoring: str = "har
     every claim where the backend returned no log-probabilities or the tokens cannot be aligned
     with the claims (the caller then uses the hard verdicts). ``"hard"``: always None.
     """
-    from ._verdict import TOP_LOGPROBS, reply_yes_shares
-
     t = template("check_answer_claims")
     context = joined_context(sample)
 

@@ -40,9 +40,9 @@ instead.
 
 ``scale=graded`` (the default of context_relevancy, context_precision_llm and correctness) asks
 the judge for the 0-10 rating itself; ``scale=binary`` asks for yes/no decisions and derives the
-rating. Neither separated good from bad with a 0.5B judge (docs/generation.md), so the default is
+rating. Neither separated good from bad with a 0.5B judge (bench/results/README.md), so the default is
 the specified 0-10 rating; answer_relevancy's default is ``scale=binary``, measured far better
-than its 0-10 rating with a 1.5B judge (AUROC 0.931 vs 0.666, docs/generation.md).
+than its 0-10 rating with a 1.5B judge (AUROC 0.931 vs 0.666, bench/results/README.md).
 
 Reply models are strict about content (:mod:`._schema`); an unreadable reply is a recorded
 :class:`~ragmeter.errors.JudgeParseError` on the sample after one repair, never a score.
@@ -55,9 +55,9 @@ from __future__ import annotations
 from ._answer_steps import NO_CLAIM_UNDEFINED, AnswerAnalysis, Claims, analyse_answer, decompose
 from ._base import SCALE, STEPS, JudgedEvaluator, register_judged
 from ._chunk_steps import ChunkVerdict, ChunkVerdicts, Rating, Ratings, rate_chunks
-from ._claim_steps import EVIDENCE_SLOT, Verdict, Verdicts, joined_context, verify
+from ._claim_steps import EVIDENCE_SLOT, Verdict, Verdicts, verify
 from ._memo import shared
-from ._prompting import PROMPTS, numbered, reply_shape, template
+from ._prompting import PROMPTS, joined_context, numbered, reply_shape, template
 from ._schema import Graded, YesNo, align, sized
 
 __all__ = [

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ...judges import PromptTemplate, ReplyShape
+from ...types import Sample
 
 PROMPTS = Path(__file__).with_name("prompts")
 
@@ -23,6 +24,12 @@ PROMPTS = Path(__file__).with_name("prompts")
 def template(name: str) -> PromptTemplate:
     """The versioned prompt template ``prompts/<name>.prompt``."""
     return PromptTemplate.from_file(PROMPTS / f"{name}.prompt")
+
+
+def prompt_versions() -> dict[str, str]:
+    """``{prompt name: version}`` of every bundled judge prompt template (judge-check records them:
+    a changed prompt makes an older check stale)."""
+    return {p.stem: str(template(p.stem).version) for p in sorted(PROMPTS.glob("*.prompt"))}
 
 
 def reply_shape(key: str, entries: Sequence[dict[str, Any]]) -> ReplyShape:
@@ -38,3 +45,8 @@ def reply_shape(key: str, entries: Sequence[dict[str, Any]]) -> ReplyShape:
 def numbered(items: Sequence[str]) -> str:
     """``1. a\\n2. b`` (how claims and passages are shown to the judge)."""
     return "\n".join(f"{i}. {' '.join(t.split())}" for i, t in enumerate(items, start=1))
+
+
+def joined_context(sample: Sample) -> str:
+    """The retrieved contexts' texts, joined as the evidence claims are checked against."""
+    return "\n\n".join(t for t in sample.context_texts if t.strip())

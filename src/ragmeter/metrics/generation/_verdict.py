@@ -55,9 +55,8 @@ from ...judges.base import TokenLogprob
 from ...registry import Param
 from ...types import Sample
 from ._base import note
-from ._claim_steps import joined_context
 from ._memo import shared
-from ._prompting import template
+from ._prompting import joined_context, template
 
 #: how many alternatives per token a probability-scored call asks for
 TOP_LOGPROBS = 10

@@ -24,10 +24,14 @@ outside 1-5 or not a whole number is unreadable output (one repair, then a recor
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from pydantic import BaseModel
 
+from ...registry import LabelCheck
 from ...types import MetricResult, Sample
-from ._base import JudgedEvaluator, register_judged
+from ._base import JUDGE_VALIDATION, JudgedEvaluator, register_judged
 from ._prompting import template
 from ._schema import scale
 from ._verdict import HARD_FALLBACK, SCORING, asked_logprobs, rating_details, reply_rating
@@ -62,6 +66,12 @@ class AnswerGrade(JudgedEvaluator):
                            reasoning=r.value.reasoning, **rating_details(g, w, "grade"))
 
 
+def hard_grade(details: Mapping[str, Any]) -> float | None:
+    """The hard value: ``(grade - 1) / 4`` of the judge's hard 1-5 grade, None without one."""
+    grade = details.get("grade")
+    return (float(grade) - 1) / 4 if isinstance(grade, int | float) else None
+
+
 register_judged(
     "answer_grade",
     AnswerGrade,
@@ -76,4 +86,6 @@ register_judged(
     undefined="undefined (None) when the sample has no reference answer",
     params=(SCORING,),
     version="3",
+    check=LabelCheck(label="correct", at_least=4.0, data=JUDGE_VALIDATION, default=True, hard=hard_grade),
+    answer_preference=2,
 )

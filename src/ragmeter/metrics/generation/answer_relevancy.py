@@ -15,7 +15,7 @@ probability-weighted as G-Eval's :math:`r = \\sum_{k=0}^{10} k\\,P(k) / \\sum_{k
 over the rating token's alternatives (the hard ``rating``, ``weighted_rating``, ``distribution``
 and ``scoring`` in the details), else the hard rating.
 
-Chosen by measurement (docs/generation.md, "answer_relevancy: a judged decision by default" and
+Chosen by measurement (bench/results/README.md, "answer_relevancy: a judged decision by default" and
 "answer_relevancy: the one-word decision by default"): with Qwen2.5-Coder-1.5B on the 72-row
 validation set, AUROC 0.983 for the one-word decision, 0.931 for the reasoned one (at 4.6x the
 time: the reason's tokens and their log-probabilities), 0.666 for the 0-10 rating, and about 0.6
@@ -53,7 +53,7 @@ normalised score undefined (a single :meth:`evaluate` call is therefore undefine
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -61,11 +61,11 @@ import numpy as np
 from pydantic import AliasChoices, BaseModel, Field
 
 from ...errors import InvalidParameterError, MissingBackendError
-from ...registry import Param
+from ...registry import LabelCheck, Param
 from ...types import MetricResult, Sample
 from ..embedding.semantic_similarity import MIN_BASELINE_ROWS, baseline_mean, normalise, same_text_key
 from ._answer_steps import analyse_answer
-from ._base import DECISION, SCALE, STEPS, JudgedEvaluator, check_decision, noted, register_judged
+from ._base import DECISION, JUDGE_VALIDATION, SCALE, STEPS, JudgedEvaluator, check_decision, noted, register_judged
 from ._memo import shared
 from ._prompting import template
 from ._schema import Graded, YesNo
@@ -239,7 +239,7 @@ METHOD = Param("method", str, "judge", "judge (default): the judge decides wheth
                "question (scale=binary, the default: yes/no; scale=graded: 0-10); questions: RAGAS's method, "
                "questions back-generated from the answer against the query by embedding cosine (needs an embedder)",
                choices=("judge", "questions"))
-#: answer_relevancy's own ``scale``: binary by default (measured: AUROC 0.931 vs 0.666 graded, docs/generation.md)
+#: answer_relevancy's own ``scale``: binary by default (measured: AUROC 0.931 vs 0.666 graded, bench/results/README.md)
 AR_SCALE = replace(SCALE, default="binary", description="with method=judge: binary (default), one yes/no decision, "
                    "score P(yes); graded, a 0-10 rating, score rating / 10")
 
@@ -247,6 +247,16 @@ AR_SCALE = replace(SCALE, default="binary", description="with method=judge: bina
 def _uses_embedder(params: dict[str, Any]) -> bool:
     """Whether answer_relevancy with these (non-default) parameters reads embeddings."""
     return params.get("method") == "questions"
+
+
+def hard_relevancy(details: Mapping[str, Any]) -> float | None:
+    """The hard value: the 0-10 ``rating`` / 10 (scale=graded), else the one-word decision
+    ``responds`` as 1/0; None when the details keep neither (an embedder score)."""
+    if isinstance(details.get("rating"), int | float):
+        return float(details["rating"]) / 10
+    if isinstance(details.get("responds"), bool):
+        return float(details["responds"])
+    return None
 
 
 register_judged(
@@ -276,4 +286,6 @@ register_judged(
     undefined="method=questions only: undefined (None) when the judge generates no question for an answer it did "
               "not call evasive; with normalize=baseline also when the batch has too few rows for a baseline",
     extra={"uses_embedder": _uses_embedder},
+    check=LabelCheck(label="relevant", data=JUDGE_VALIDATION, default=True, hard=hard_relevancy),
+    answer_preference=3,
 )

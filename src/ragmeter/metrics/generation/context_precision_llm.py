@@ -7,7 +7,7 @@ where r_i is the judge's rating of chunk i from the same calls as context_releva
 (``scale=binary``, ``decision=direct``, ``scoring=auto``) each chunk is asked alone for a one-word
 yes/no and r_i = 10 * P(yes) / (P(yes) + P(no)) with log-probabilities (10 / 0 from the word
 without), so with τ the ``threshold`` parameter (default 5) a chunk counts as relevant when
-P(yes) >= 0.5. Chosen by measurement (docs/generation.md, "Chunk relevance: one word per chunk by
+P(yes) >= 0.5. Chosen by measurement (bench/results/README.md, "Chunk relevance: one word per chunk by
 default"): with Qwen2.5-Coder-1.5B, AUROC 0.901 against the human context precision (= 1 or not, 72
 rows) for the one-word decisions, 0.812 for the former default (0-10 ratings of every chunk in one
 call, hard). RAGAS makes one reasoned call per chunk; so does this default, with a one-token reply.
@@ -18,7 +18,7 @@ them ``scoring=hard`` (the ratings the judge wrote) measured far better than the
 probability-weighted ratings (0.801 vs 0.465 on 56 rows), because the mass a small judge puts on
 "0" pulls a relevant chunk's expected rating under τ; τ = 5 is the rating prompt's anchor "on topic
 but does not answer it" (with a 1.5B judge the hard ratings are 0, 5 or 10, and 49 of the 96
-human-relevant chunks got a 5; docs/generation.md "Repeat penalty"). Edge cases: empty context
+human-relevant chunks got a 5; bench/results/README.md "Repeat penalty"). Edge cases: empty context
 list -> 0.0; no relevant chunk in the top k -> 0.0; a one-word reply that is neither yes nor no ->
 read from the two words' probabilities when there are any, else a JudgeParseError; in the one-call
 forms a rating count other than the chunk count is a JudgeParseError (after one repair).
@@ -26,13 +26,14 @@ forms a rating count other than the chunk count is a JudgeParseError (after one 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from ...registry import Param
+from ...registry import LabelCheck, Param
 from ...types import MetricResult, Sample
-from ..retrieval._batch import RankedList
+from ..retrieval import RankedList
 from ..retrieval.context_precision import context_precision_single
-from ._base import DECISION, JudgedEvaluator, check_decision, register_judged
+from ._base import DECISION, JUDGE_VALIDATION, JudgedEvaluator, check_decision, register_judged
 from ._chunk_steps import CHUNK_SCALE, CHUNK_SCORING, rate_chunks
 from ._verdict import HARD_FALLBACK, scoring_of
 
@@ -62,6 +63,14 @@ class ContextPrecisionLLM(JudgedEvaluator):
                            scoring=scoring_of([c.scoring == "probability" for c in chunks]))
 
 
+def chunk_ratings(details: Mapping[str, Any]) -> tuple[list[float], list[float]]:
+    """``(ratings, hard ratings)`` per chunk (0-10) from ``details.ratings`` / ``hard_ratings``; an
+    unrated chunk counts 0, a chunk without a hard value its rating."""
+    used = [float(r or 0.0) for r in details.get("ratings") or []]
+    hard = details.get("hard_ratings") or used
+    return used, [float(h) if h is not None else u for h, u in zip(hard, used, strict=True)]
+
+
 register_judged(
     "context_precision_llm",
     ContextPrecisionLLM,
@@ -78,4 +87,5 @@ register_judged(
             CHUNK_SCALE, DECISION, CHUNK_SCORING),
     version="8",
     cutoff="optional",
+    check=LabelCheck(label="context_relevance", unit="chunk", data=JUDGE_VALIDATION, chunk_ratings=chunk_ratings),
 )

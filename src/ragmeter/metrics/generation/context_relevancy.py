@@ -8,7 +8,7 @@
 context_precision_llm), and r_i = 10 * P(yes) / (P(yes) + P(no)) over that token's alternatives
 where the backend returns log-probabilities, else 10 or 0 from the word (the word stays in the
 details as ``relevant``). No chunk's decision depends on the others or on its position. Chosen by
-measurement (docs/generation.md, "Chunk relevance: one word per chunk by default"): with
+measurement (bench/results/README.md, "Chunk relevance: one word per chunk by default"): with
 Qwen2.5-Coder-1.5B on the 72-row validation set, per-chunk AUROC 0.950 against 0.788 for the
 former default (all chunks rated 0-10 in one call), and a share judged relevant within 10 points of
 the human one at every position (the one-call rating was 24-27 points too generous after position 1).
@@ -33,10 +33,12 @@ unreadable output (one repair, then a recorded JudgeParseError).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from ...registry import LabelCheck
 from ...types import MetricResult, Sample
-from ._base import DECISION, JudgedEvaluator, check_decision, register_judged
+from ._base import DECISION, JUDGE_VALIDATION, JudgedEvaluator, check_decision, register_judged
 from ._chunk_steps import CHUNK_SCALE, CHUNK_SCORING, rate_chunks
 from ._verdict import HARD_FALLBACK, scoring_of
 
@@ -64,6 +66,29 @@ class ContextRelevancy(JudgedEvaluator):
                            chunks=[c.details(i + 1) for i, c in enumerate(chunks)])
 
 
+def chunk_ratings(details: Mapping[str, Any]) -> tuple[list[float], list[float]]:
+    """``(ratings, hard ratings)`` per chunk (0-10) from ``details.chunks``: ``rating``; hard:
+    ``hard_rating``, or ``relevant`` as 10/0 on the binary scale; an unrated chunk counts 0, a
+    chunk without a hard value its rating."""
+    used: list[float] = []
+    hard: list[float] = []
+    for chunk in details.get("chunks") or []:
+        used.append(float(chunk["rating"]) if chunk.get("rating") is not None else 0.0)
+        if chunk.get("hard_rating") is not None:
+            hard.append(float(chunk["hard_rating"]))
+        elif isinstance(chunk.get("relevant"), bool):
+            hard.append(10.0 if chunk["relevant"] else 0.0)
+        else:
+            hard.append(used[-1])
+    return used, hard
+
+
+def chunk_positions(details: Mapping[str, Any], labels: Mapping[str, Any]) -> list[tuple[float, float | None]]:
+    """Per chunk, in order, whether the judge rated it relevant (rating >= 5) and the human label."""
+    chunks, human = details.get("chunks") or [], labels.get("context_relevance") or []
+    return [(float((c["rating"] or 0) >= 5), float(h)) for c, h in zip(chunks, human, strict=False)]
+
+
 register_judged(
     "context_relevancy",
     ContextRelevancy,
@@ -81,4 +106,6 @@ register_judged(
           "decision=reasoned; 0 without contexts",
     params=(CHUNK_SCALE, DECISION, CHUNK_SCORING),
     version="8",
+    check=LabelCheck(label="context_relevance", unit="chunk", data=JUDGE_VALIDATION, default=True,
+                     chunk_ratings=chunk_ratings, positions=chunk_positions),
 )

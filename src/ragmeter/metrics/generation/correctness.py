@@ -6,7 +6,7 @@ as the reference answer, stating nothing that contradicts it? The score is
 P(yes) / (P(yes) + P(no)) over that token's alternatives where the backend returns
 log-probabilities, else 1 or 0 from the word (``same_answer`` and ``p_yes`` in the details). A
 first token other than yes/no is read from the two words' probabilities when there are any, else
-it is a ``JudgeParseError``. Chosen by measurement (docs/generation.md, "correctness: the
+it is a ``JudgeParseError``. Chosen by measurement (bench/results/README.md, "correctness: the
 one-word decision by default"): with Qwen2.5-Coder-1.5B on the 72-row validation set, Spearman's
 rho 0.76 against the human 1-5 grade and AUROC 0.912 for ``correct >= 4``, against 0.57 / 0.775 for
 the 0-10 rating.
@@ -41,13 +41,15 @@ an empty answer -> 0.0 (no call).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 from pydantic import BaseModel
 
+from ...registry import LabelCheck
 from ...types import MetricResult, Sample
-from ._base import DECISION, SCALE, JudgedEvaluator, check_decision, register_judged
+from ._base import DECISION, JUDGE_VALIDATION, SCALE, JudgedEvaluator, check_decision, register_judged
 from ._prompting import template
 from ._schema import Graded, YesNo
 from ._verdict import (
@@ -128,6 +130,16 @@ class Correctness(JudgedEvaluator):
                            p_conflicts=p["conflicts"], scoring=known, scale="binary")
 
 
+def hard_correctness(details: Mapping[str, Any]) -> float | None:
+    """The hard value: the 0-10 ``rating`` / 10 (graded, or the reasoned decisions), else the
+    one-word decision ``same_answer`` as 1/0; None when the details keep neither."""
+    if isinstance(details.get("rating"), int | float):
+        return float(details["rating"]) / 10
+    if isinstance(details.get("same_answer"), bool):
+        return float(details["same_answer"])
+    return None
+
+
 register_judged(
     "correctness",
     Correctness,
@@ -149,4 +161,6 @@ register_judged(
             DECISION,
             SCORING),
     version="5",
+    check=LabelCheck(label="correct", at_least=4.0, data=JUDGE_VALIDATION, default=True, hard=hard_correctness),
+    answer_preference=1,
 )

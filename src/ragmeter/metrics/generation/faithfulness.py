@@ -39,12 +39,14 @@ list, so never undefined.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...registry import LabelCheck
 from ...types import MetricResult, Sample
 from ._answer_steps import NO_CLAIM_UNDEFINED, decompose
-from ._base import STEPS, JudgedEvaluator, register_judged
+from ._base import JUDGE_VALIDATION, STEPS, JudgedEvaluator, register_judged
 from ._claim_steps import check_inline, verify
 from ._grounding import grounded_mask, split_grounded
 from ._verdict import MODE, SCORING, direct_verdict, scoring_of
@@ -185,6 +187,23 @@ class Faithfulness(JudgedEvaluator):
         return SHARED_REASONS[o.case]
 
 
+def hard_score(details: Mapping[str, Any]) -> float | None:
+    """The hard-verdict faithfulness of a probability-weighted faithfulness result: the direct
+    verdict as 1/0, or the share of claims with a hard "supported" verdict; None when the result
+    has no hard verdict beside its score (it already is the hard score)."""
+    if details.get("scoring") == "probability" and "verdict" in details:
+        return 1.0 if details["verdict"] == "yes" else 0.0
+    claims = details.get("claims") or []
+    if claims and any(c.get("p_yes") is not None for c in claims):
+        return sum(c["supported"] is True for c in claims) / len(claims)
+    return None
+
+
+def claim_positions(details: Mapping[str, Any], labels: Mapping[str, Any]) -> list[tuple[float, float | None]]:
+    """Per claim, in order, whether the judge found it supported (1/0); no human label per claim."""
+    return [(float(c["supported"] is True), None) for c in details.get("claims") or []]
+
+
 register_judged(
     "faithfulness",
     Faithfulness,
@@ -204,4 +223,7 @@ register_judged(
     params=(STEPS, MODE, SCORING),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
     version="3",
+    check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,
+                     positions=claim_positions),
+    answer_preference=0,
 )

@@ -64,7 +64,7 @@ from ...types import MetricResult, Sample
 from ..lexical.lexical_faithfulness import content_tokens, split_sentences
 from ._answer_steps import NO_CLAIM_UNDEFINED, decompose
 from ._base import STEPS
-from ._claim_steps import joined_context
+from ._prompting import joined_context
 
 NAME = "faithfulness_nli"
 MODEL_ENV = "RAGMETER_NLI_MODEL"

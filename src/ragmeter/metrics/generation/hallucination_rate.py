@@ -19,10 +19,14 @@ verdict (shared call), or 1/0 from the hard verdict without log-probabilities.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from ...registry import LabelCheck
 from ...types import MetricResult, Sample
-from ._base import STEPS, JudgedEvaluator, register_judged
+from ._base import JUDGE_VALIDATION, STEPS, JudgedEvaluator, register_judged
 from ._verdict import MODE, SCORING
-from .faithfulness import SHARED_REASONS, SupportOutcome, support_outcome
+from .faithfulness import SHARED_REASONS, SupportOutcome, hard_score, support_outcome
 
 
 class HallucinationRate(JudgedEvaluator):
@@ -47,6 +51,12 @@ class HallucinationRate(JudgedEvaluator):
         return SHARED_REASONS[o.case]
 
 
+def hard_rate(details: Mapping[str, Any]) -> float | None:
+    """The hard-verdict rate: 1 - faithfulness's :func:`~.faithfulness.hard_score`."""
+    faithful = hard_score(details)
+    return None if faithful is None else 1.0 - faithful
+
+
 register_judged(
     "hallucination_rate",
     HallucinationRate,
@@ -64,4 +74,5 @@ register_judged(
     higher_is_better=False,
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
     version="3",
+    check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_rate),
 )

@@ -31,7 +31,7 @@ stated); a section's score is then :math:`e_i = 1 + 4p_i` (ESSENTIAL) or :math:`
 exist, else 1 for yes and 0 for no; the final is computed from these as above. ``details.sections``
 keeps each hard decision and its ``p_yes``. Measured with a 1.5B judge on the 24 labelled rows:
 AUROC 0.47, rho -0.12 (the judge said "yes" to 67 of 72 sections), against the graded default's
-0.61 / 0.28, so graded stays the default (docs/generation.md).
+0.61 / 0.28, so graded stays the default (bench/results/README.md).
 
 Edge cases: no ground-truth passage or no ESSENTIAL section -> undefined; empty answer -> every
 essential section 1, bonus 0 (no call); a section the judge did not score, or a score out of
@@ -41,7 +41,7 @@ range, is unreadable output (one repair, then a recorded JudgeParseError) — ne
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from functools import cache
 from typing import Any
@@ -49,6 +49,7 @@ from typing import Any
 from pydantic import BaseModel, Field, create_model, model_validator
 
 from ...errors import JudgeParseError
+from ...registry import LabelCheck
 from ...types import MetricResult, Sample
 from ._base import SCALE, JudgedEvaluator, register_judged
 from ._prompting import numbered, reply_shape, template
@@ -259,6 +260,19 @@ class PassageRecall(JudgedEvaluator):
         raise JudgeParseError(f"expected a score for each of {labels}, got {len(items)} section(s)", raw=raw)
 
 
+def hard_recall(details: Mapping[str, Any]) -> float | None:
+    """The hard value: ``hard_final / 5`` (the 1-5 final from the judge's hard section scores)."""
+    final = details.get("hard_final")
+    return float(final) / 5 if isinstance(final, int | float) else None
+
+
+def human_finals(details: Mapping[str, Any], labels: Mapping[str, Any]) -> tuple[float, float, float]:
+    """``(judged final, judged hard final, human final)`` on 1-5: the human final is the one the
+    labelled row's section coverage gives (``labels.essential_covered`` / ``bonus_covered``)."""
+    human = float(passage_recall_score(labels["essential_covered"], labels["bonus_covered"]))
+    return float(details["final"]), float(details.get("hard_final", details["final"])), human
+
+
 register_judged(
     "passage_recall",
     PassageRecall,
@@ -280,4 +294,6 @@ register_judged(
                     "(BONUS); binary: a yes/no 'contains' decision per section, ESSENTIAL 1 + 4p, BONUS 5p "
                     "(p = P(yes) share, or the hard 1/0)"), SCORING),
     version="3",
+    check=LabelCheck(label="complete", data="passage_recall_validation.jsonl", default=True,
+                     needs=("essential_covered", "bonus_covered"), hard=hard_recall, finals=human_finals),
 )

@@ -55,6 +55,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
@@ -63,7 +64,7 @@ from pydantic import BaseModel, Field, create_model, field_validator
 
 from ...errors import InvalidParameterError
 from ...judges import PromptTemplate, ReplyShape
-from ...registry import MetricSpec
+from ...registry import LabelCheck, MetricSpec
 from ...types import MetricResult, Sample
 from ._base import JudgedEvaluator, register_judged
 from ._memo import shared
@@ -196,8 +197,17 @@ class Rubric:
                         "-> JudgeParseError after one repair"),
             requires=reads, calls="1 (+1 per run to write the evaluation steps when the rubric gives none)",
             params=(SCORING,), undefined="undefined (None) when an input the rubric reads is empty",
-            version=self.version, extra={"rubric": self}, default_names=(),
+            version=self.version, extra={"rubric": self}, default_names=(), check=LabelCheck(hard=self.hard_value),
         )
+
+    def hard_value(self, details: Mapping[str, Any]) -> float | None:
+        """The hard value of a result (judge-check): on a ``LOW-HIGH`` scale
+        ``(rating - LOW) / (HIGH - LOW)`` of the hard ``rating``, on yes/no the hard ``verdict`` as 1/0."""
+        if self.bounds is None:
+            return {"yes": 1.0, "no": 0.0}.get(str(details.get("verdict")))
+        low, high = self.bounds
+        rating = details.get("rating")
+        return (float(rating) - low) / (high - low) if isinstance(rating, int | float) else None
 
     def grading_prompt(self, steps: list[str]) -> PromptTemplate:
         """The ``rubric`` template with this rubric's inputs, criteria, steps and scale filled in."""

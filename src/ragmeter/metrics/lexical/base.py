@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...names import MetricName
-from ...registry import MetricSpec, Param, Role, register
+from ...registry import LabelCheck, MetricSpec, Param, Role, register
 from ...types import MetricResult, Sample
 
 NO_ANSWER = "undefined: no answer"
@@ -113,6 +113,8 @@ def register_lexical(
     default_names: tuple[str, ...] = (),
     validate: Callable[[dict[str, Any]], None] | None = None,
     version: str = "1",
+    check: LabelCheck | None = None,
+    answer_preference: int | None = None,
 ) -> MetricSpec:
     """Declare and register one lexical metric (one call per metric module).
 
@@ -141,6 +143,8 @@ def register_lexical(
         requires=requires,
         default_names=default_names,
         undefined=undefined,
+        check=check,
+        answer_preference=answer_preference,
     )
     spec_box.append(spec)
     return register(spec)
@@ -155,6 +159,8 @@ def register_answer_reference(
     edge_cases: tuple[str, ...],
     aliases: tuple[str, ...] = (),
     default_names: tuple[str, ...] = (),
+    check: LabelCheck | None = None,
+    answer_preference: int | None = None,
 ) -> ScoreFn:
     """Declare and register a metric that scores the answer against the reference answer with
     ``outcome(answer, reference)``; returns its score function (:func:`answer_reference_scorer`).
@@ -168,5 +174,6 @@ def register_answer_reference(
         edge_cases=("no answer or no reference -> undefined", *edge_cases),
         requires=("answer", "reference"), aliases=aliases, default_names=default_names,
         undefined="undefined (None) when the sample has no answer or no reference answer",
+        check=check, answer_preference=answer_preference,
     )
     return score

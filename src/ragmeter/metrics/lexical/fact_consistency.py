@@ -48,6 +48,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ...registry import LabelCheck
 from ...types import Sample
 from .base import NO_ANSWER, Outcome, register_lexical
 from .lexical_faithfulness import _TOKEN, STOPWORDS, split_sentences
@@ -230,4 +231,5 @@ register_lexical(
     default_names=("fact_consistency",),
     undefined="undefined (None) when the sample has no answer, the answer has no content word, "
               "or the contexts carry no text",
+    check=LabelCheck(label="faithful"),
 )

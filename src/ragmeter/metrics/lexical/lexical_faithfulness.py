@@ -45,7 +45,7 @@ import re
 from typing import Any
 
 from ...errors import InvalidParameterError
-from ...registry import Param
+from ...registry import LabelCheck, Param
 from ...types import Sample
 from .base import NO_ANSWER, Outcome, register_lexical
 
@@ -152,4 +152,6 @@ register_lexical(
     undefined="undefined (None) when the sample has no answer, the answer has no content word, "
               "or the contexts carry no text",
     validate=_validate,
+    check=LabelCheck(label="faithful"),
+    answer_preference=7,
 )

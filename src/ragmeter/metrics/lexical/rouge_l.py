@@ -33,6 +33,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
+from ...registry import LabelCheck
 from .base import Outcome, overlap_f1, register_answer_reference
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
@@ -102,4 +103,6 @@ score_sample = register_answer_reference(
                 "non-ASCII letters are kept (rouge-score drops them)"),
     aliases=("rougel",),
     default_names=("rouge_l",),
+    check=LabelCheck(label="correct", at_least=4.0),
+    answer_preference=6,
 )

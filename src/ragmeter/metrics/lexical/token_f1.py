@@ -29,6 +29,7 @@ import unicodedata
 from collections import Counter
 from functools import lru_cache
 
+from ...registry import LabelCheck
 from .base import Outcome, overlap_f1, register_answer_reference
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
@@ -89,4 +90,6 @@ score_sample = register_answer_reference(
                 "empty answer string -> 0"),
     aliases=("squad_f1",),
     default_names=("token_f1",),
+    check=LabelCheck(label="correct", at_least=4.0),
+    answer_preference=5,
 )

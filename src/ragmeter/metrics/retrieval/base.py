@@ -1,7 +1,7 @@
 """The evaluator shared by every retrieval metric, and the helper that declares their registry entries.
 
 A retrieval metric is a vectorised kernel ``kernel(batch, k=..., **params) -> float array`` over a
-:class:`~ragmeter.metrics.retrieval._batch.RelevanceBatch`. The evaluator decides each sample's
+:class:`~ragmeter.metrics.retrieval.RelevanceBatch`. The evaluator decides each sample's
 relevance once per batch (shared between metrics through the run's batch context), runs the
 kernel over the whole batch, and turns NaN into an undefined result with a reason.
 """
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ...io._fields import UNMATCHABLE_KEY
+from ...io.fields import UNMATCHABLE_KEY
 from ...names import MetricName
 from ...registry import MetricSpec, Param, Role, register
 from ...types import MetricResult, Sample

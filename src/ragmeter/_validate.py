@@ -1,4 +1,5 @@
-"""Validation helpers shared by the public functions of :mod:`ragmeter.stats`.
+"""Validation helpers shared by the public functions of :mod:`ragmeter.stats`, :mod:`ragmeter.intervals`
+and judge-check.
 
 Every helper raises :class:`~ragmeter.errors.InvalidParameterError` with an
 "expected X, got Y" message naming the parameter.
@@ -12,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidParameterError
+from .errors import InvalidParameterError
 
 
 def _show(value: Any) -> str:

@@ -1,5 +1,8 @@
 """Confidence intervals for an aggregate (the mean of a metric over samples).
 
+The interval every ``summary.json`` holds (:meth:`ragmeter.results.RunResult.summary`), so it sits
+below both :mod:`ragmeter.results` and :mod:`ragmeter.stats` (which re-exports its functions).
+
 Which interval :func:`metric_ci` picks (``method="auto"``):
 
 * no scored value (n = 0): no interval (``None``), method ``"none"``;
@@ -35,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from ._validate import as_float_array, check_choice, check_int, check_probability, check_seed
+from .errors import InvalidParameterError
 
 _NORMAL = NormalDist()
 
@@ -139,8 +143,6 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> Inte
     n = check_int(n, "n", minimum=0)
     k = check_int(successes, "successes", minimum=0)
     if k > n:
-        from ..errors import InvalidParameterError
-
         raise InvalidParameterError(f"successes: expected an integer <= n = {n}, got {k}")
     if n == 0:
         return _none(0, confidence)
@@ -212,8 +214,6 @@ def bootstrap_means(
     """
     x = as_float_array(values, "values", allow_nan=False)
     if x.size == 0:
-        from ..errors import InvalidParameterError
-
         raise InvalidParameterError("values: expected at least one value, got an empty sequence")
     n_resamples = check_int(n_resamples, "n_resamples", minimum=1)
     seed = check_seed(seed)
@@ -321,8 +321,6 @@ def bootstrap_ci(
     x = as_float_array(values, "values")
     x = x[~np.isnan(x)]
     if statistic is not None and not callable(statistic):
-        from ..errors import InvalidParameterError
-
         raise InvalidParameterError(f"statistic: expected a callable or None, got {statistic!r}")
     if x.size == 0:
         return _none(0, confidence)
@@ -392,9 +390,7 @@ def metric_ci(
     x = x[~np.isnan(x)]
     if method == "wilson" or (method == "auto" and is_binary(x)):
         if x.size and not is_binary(x):
-            from ..errors import InvalidParameterError
-
-            raise InvalidParameterError("values: expected only 0 and 1 for method='wilson', got other values")
+                raise InvalidParameterError("values: expected only 0 and 1 for method='wilson', got other values")
         return wilson_interval(int(x.sum()), int(x.size), confidence=confidence)
     return bootstrap_ci(x, confidence=confidence, method="bca" if method == "auto" else method,
                         n_resamples=n_resamples, seed=seed)

@@ -17,6 +17,7 @@ sees the real URL.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 MASK = "***"
@@ -27,6 +28,8 @@ SECRET_PARAMS = frozenset({
     "client_secret", "password", "pwd", "pass", "sig", "signature", "code", "session", "bearer",
 })
 
+_KEYLIKE = re.compile(r"\b(sk|pk|rk|key|api[_-]?key)[-_][A-Za-z0-9_\-]{8,}", re.IGNORECASE)
+_BEARER = re.compile(r"(Bearer\s+)\S+", re.IGNORECASE)
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>`]+")
 
 
@@ -88,3 +91,12 @@ def url_secrets(url: str | None) -> list[str]:
     except ValueError:
         return []
     return [s for s in found if s and len(s) >= 4]
+
+
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """``text`` with every given secret, every ``Bearer ...`` token and key-like string masked."""
+    for s in secrets:
+        if s and len(s) >= 4:
+            text = text.replace(s, "***")
+    text = _BEARER.sub(r"\1***", text)
+    return _KEYLIKE.sub("***", text)

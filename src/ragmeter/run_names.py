@@ -1,12 +1,12 @@
 """How a saved run's metric names map to the registry: ``name(params)@k`` parsed, foreign names
 (RAGAS, TruLens, trec_eval) resolved to ragmeter's metrics, and a metric's direction. Shared by
-:mod:`.diagnose`, :mod:`.position`, :mod:`.compare`, judge-check and the report."""
+:mod:`ragmeter.stats` (diagnose, position, compare), judge-check, the gate and the report."""
 
 from __future__ import annotations
 
 import re
 
-from ..registry import MetricSpec, lookup_spec
+from .registry import MetricSpec, lookup_spec
 
 #: Names that peers give to metrics ragmeter has under its own name (a saved run may come from
 #: RAGAS, TruLens or trec_eval): foreign base name -> ragmeter metric. Only foreign names belong
