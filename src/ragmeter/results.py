@@ -534,8 +534,19 @@ class RunResult:
         return out
 
     def summary_dict(self) -> dict[str, Any]:
-        """The content of ``summary.json``."""
-        return {"format": FORMAT_VERSION, "metrics": self.summary(), "run": self.run}
+        """The content of ``summary.json`` (with ``slices`` when :meth:`set_slices` gave some)."""
+        out = {"format": FORMAT_VERSION, "metrics": self.summary(), "run": self.run}
+        if self.slices:
+            out["slices"] = self.slices
+        return out
+
+    #: Per-slice aggregates (:func:`ragmeter.stats.slices.slice_run`), when asked for.
+    slices: dict[str, Any] | None = None
+
+    def set_slices(self, slices: dict[str, Any]) -> None:
+        """Keep ``slices`` in the summary (``summary.json``'s ``slices`` block)."""
+        self.slices = slices
+        self.__dict__.pop("_summary_json", None)
 
     def summary_json(self) -> str:
         """The text of ``summary.json``. Computed once (the intervals are bootstrapped) and kept, so
