@@ -266,3 +266,18 @@ def test_experiment_3x2_over_20_questions_ends_with_the_comparison(tmp_path, app
     assert sorted(best["beats"]) == ["top_k=1,style=long", "top_k=2,style=long", "top_k=3,style=long"]
     assert "| `top_k=1,style=short` |" in (out / "comparison.md").read_text()
     assert "best configuration per metric" in res.output
+
+
+def test_the_readme_run_command(tmp_path, monkeypatch):
+    root = Path(__file__).parents[2]
+    monkeypatch.syspath_prepend(str(root / "examples"))
+    out = tmp_path / "out-run"
+    questions = str(root / "examples" / "rag_samples.jsonl")
+    res = CliRunner().invoke(main, ["run", "nimbus_app:answer", "--questions", questions,
+                                    "-m", "mrr", "-m", "recall@3", "-m", "token_f1", "--param", "top_k=1,3",
+                                    "--slice", "source", "-o", str(out), "--no-cache", "--no-report"],
+                             catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    top3 = json.loads((out / "top_k=3" / "summary.json").read_text())
+    assert top3["run"]["app"]["questions"] == 20 and top3["run"]["app"]["errors"] == 0
+    assert "source" in top3["slices"] and (out / "comparison.md").is_file()

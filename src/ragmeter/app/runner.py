@@ -164,8 +164,8 @@ def answered(questions: Sequence[Sample], calls: Sequence[AppCall]) -> list[Samp
         if c.error is not None or c.output is None:
             out.append(c.error or AppError("no output", path=s.id))
             continue
-        record = sample_record(s)
-        record.update(c.output)
+        record = {k: v for k, v in sample_record(s).items() if k not in ("answer", "contexts")}
+        record.update(c.output)  # the app's answer and contexts replace any the questions file held
         out.append(Sample.from_record(record))
     return out
 

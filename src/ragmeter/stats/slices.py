@@ -148,9 +148,8 @@ def slice_scores(scores: dict[str, np.ndarray], keys: list[list[str]], *, confid
                                     "rest_n": int(rest.size), "ci": None, "ci_method": None, "p": None,
                                     "p_adj": None, "note": None}
             if inside.size < min_n or rest.size < min_n:
-                side = "this slice" if inside.size < min_n else "the rest"
-                cell["note"] = (f"too few scored samples for an interval and a test ({side}: "
-                                f"{min(inside.size, rest.size)} < {min_n})")
+                side = "" if inside.size < min_n else " in the rest"
+                cell["note"] = f"too few scored samples{side} ({min(inside.size, rest.size)} < {min_n}): no interval"
             else:
                 ci = metric_ci(inside, confidence=confidence, seed=seed)
                 cell["ci"], cell["ci_method"] = ci.ci, ci.method
