@@ -19,8 +19,9 @@ import pytest
 from click.testing import CliRunner
 
 from ragmeter.app import AppCache, HttpApp, collect, read_questions, resolve_app
-from ragmeter.app.runner import parse_param
+from ragmeter.app.runner import AppCall, answered, parse_param
 from ragmeter.cli import main
+from ragmeter.types import Sample
 
 SRC = str(Path(__file__).parents[2] / "src")
 PORT = 18517
@@ -281,3 +282,9 @@ def test_the_readme_run_command(tmp_path, monkeypatch):
     top3 = json.loads((out / "top_k=3" / "summary.json").read_text())
     assert top3["run"]["app"]["questions"] == 20 and top3["run"]["app"]["errors"] == 0
     assert "source" in top3["slices"] and (out / "comparison.md").is_file()
+
+
+def test_the_apps_output_replaces_the_questions_answer_and_contexts():
+    q = Sample.from_record({"id": "q1", "query": "q?", "answer": "old", "contexts": ["old context"], "reference": "r"})
+    (s,) = answered([q], [AppCall({"answer": "new"}, None, 0.1, False)])  # an app that returned only a string
+    assert (s.answer, s.has("contexts"), s.reference) == ("new", False, "r")
