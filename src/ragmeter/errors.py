@@ -7,7 +7,9 @@
     │   └── UnknownMetricError        a metric or measure name that is not registered (lists close matches)
     ├── MissingBackendError           a metric needs a judge / embedder / optional extra that is not configured
     ├── InputError                    bad input data: names the file, the line or row, the field
-    │   └── EmptyInputError           a data file with no rows
+    │   ├── EmptyInputError           a data file with no rows
+    │   └── AppError                  the app under test (``ragmeter run``) raised, timed out or returned
+    │                                 what ragmeter cannot read: recorded as that question's error
     ├── EmbedderError                 an embedding backend call failed (HTTP error, bad response);
     │                                 recorded on the affected samples
     └── JudgeError                    a judge call that failed (recorded on the sample, never raised mid-run)
@@ -94,6 +96,12 @@ class InputError(RagmeterError):
             where = f"row {line}: "
         what = f"field {field!r}: " if field else ""
         super().__init__(f"{where}{what}{message}")
+
+
+class AppError(InputError):
+    """The app under test (``ragmeter run``) failed on one question: it raised, timed out, answered
+    with an HTTP error or returned no answer and contexts ragmeter can read. Recorded as that
+    sample's error on every metric (``path`` is the question's id), never a crash of the run."""
 
 
 class EmptyInputError(InputError):

@@ -312,7 +312,7 @@ async def aevaluate(
                     _, res = await anext(stream)
                     presence.note_sample(item)
                     presence.note(res)
-                    writer.add(item.id, res)
+                    writer.add(item.id, res, item.input_metadata())
                 else:
                     input_errors += 1
                     writer.add(bad_row_id(item), {n: MetricResult.from_error(n, ev.version, item)

@@ -302,14 +302,17 @@ class RunWriter:
             self.out_dir.mkdir(parents=True, exist_ok=True)
             self._fh = open(self.out_dir / "results.jsonl", "wb", buffering=0)  # noqa: SIM115
 
-    def add(self, sample_id: str, results: dict[str, MetricResult]) -> None:
-        """Record one sample's results (one per metric)."""
+    def add(self, sample_id: str, results: dict[str, MetricResult], inputs: dict[str, Any] | None = None) -> None:
+        """Record one sample's results (one per metric); ``inputs`` (the sample's
+        :meth:`~ragmeter.types.Sample.input_metadata`) is written after them when not empty."""
         self.ids.append(sample_id)
         for m in self.metrics:
             r = results[m]
             self._status[m].append(result_status(r))
             self._scores[m].append(float("nan") if r.score is None else float(r.score))
         record = {"id": sample_id, "metrics": {m: results[m].to_record() for m in self.metrics}}
+        if inputs:
+            record.update(inputs)
         if self.records is not None:
             self.records.append(record)
         if self._fh is not None:
@@ -318,22 +321,25 @@ class RunWriter:
                 self.flush()
 
     def add_columns(self, ids: Sequence[str], columns: Sequence[PatternColumn],
-                    others: dict[int, dict[str, MetricResult]] | None = None) -> None:
+                    others: dict[int, dict[str, MetricResult]] | None = None,
+                    inputs: dict[int, dict[str, Any]] | None = None) -> None:
         """Record a chunk of rows at once, in order: row ``i`` (id ``ids[i]``) has the results
         ``others[i]`` when given (rows scored on the Sample path), else its pattern results from
         ``columns`` (one per metric, in :attr:`metrics` order, over those rows in order), formatted
-        by :meth:`LineFormatter.format`: the lines :meth:`add` writes for the same results."""
+        by :meth:`LineFormatter.format`: the lines :meth:`add` writes for the same results;
+        ``inputs[i]``, an ``others`` row's input metadata, as :meth:`add` takes it."""
         pattern_ids = [sid for i, sid in enumerate(ids) if i not in others] if others else ids
-        self.add_lines(ids, self.formatter.format(pattern_ids, columns), others)
+        self.add_lines(ids, self.formatter.format(pattern_ids, columns), others, inputs)
 
     def add_lines(self, ids: Sequence[str], lines: Lines,
-                  others: dict[int, dict[str, MetricResult]] | None = None) -> None:
+                  others: dict[int, dict[str, MetricResult]] | None = None,
+                  inputs: dict[int, dict[str, Any]] | None = None) -> None:
         """Record a chunk of rows at once, in order: row ``i`` (id ``ids[i]``) has the results
         ``others[i]`` when given, else the next of ``lines`` (:meth:`LineFormatter.format` of the
         other rows, in order, perhaps on another process); the lines are written as they are."""
         self._seal()
         if others:
-            data = self._merge(ids, others, lines)
+            data = self._merge(ids, others, lines, inputs or {})
         else:
             self.ids.extend(ids)
             for m, sc, st in zip(self.metrics, lines.scores, lines.status, strict=True):
@@ -347,7 +353,8 @@ class RunWriter:
             for piece in data:
                 self._write(piece)
 
-    def _merge(self, ids: Sequence[str], others: dict[int, dict[str, MetricResult]], lines: Lines) -> list[bytes]:
+    def _merge(self, ids: Sequence[str], others: dict[int, dict[str, MetricResult]], lines: Lines,
+               inputs: dict[int, dict[str, Any]]) -> list[bytes]:
         """The chunk's lines, score and status rows in input order, pattern rows and others mixed."""
         n = len(ids)
         is_other = np.zeros(n, dtype=bool)
@@ -368,7 +375,8 @@ class RunWriter:
             self._score_parts[m].append(sc)
             self._status_parts[m].append(st)
         for i, res in others.items():
-            out[i] = _utf8(record_json({"id": ids[i], "metrics": {m: res[m].to_record() for m in self.metrics}}) + "\n")
+            record = {"id": ids[i], "metrics": {m: res[m].to_record() for m in self.metrics}, **inputs.get(i, {})}
+            out[i] = _utf8(record_json(record) + "\n")
         self.ids.extend(ids)
         return [b"".join(out)]
 
@@ -540,8 +548,19 @@ class RunResult:
         return out
 
     def summary_dict(self) -> dict[str, Any]:
-        """The content of ``summary.json``."""
-        return {"format": FORMAT_VERSION, "metrics": self.summary(), "run": self.run}
+        """The content of ``summary.json`` (with ``slices`` when :meth:`set_slices` gave some)."""
+        out = {"format": FORMAT_VERSION, "metrics": self.summary(), "run": self.run}
+        if self.slices:
+            out["slices"] = self.slices
+        return out
+
+    #: Per-slice aggregates (:func:`ragmeter.stats.slices.slice_run`), when asked for.
+    slices: dict[str, Any] | None = None
+
+    def set_slices(self, slices: dict[str, Any]) -> None:
+        """Keep ``slices`` in the summary (``summary.json``'s ``slices`` block)."""
+        self.slices = slices
+        self.__dict__.pop("_summary_json", None)
 
     def summary_json(self) -> str:
         """The text of ``summary.json``. Computed once (the intervals are bootstrapped) and kept, so

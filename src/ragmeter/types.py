@@ -13,6 +13,7 @@ in ``metadata``.
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import math
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .errors import error_info
+from .frameworks import context_record
 
 #: Input column -> canonical field. The canonical names map to themselves.
 FIELD_ALIASES: dict[str, str] = {
@@ -70,14 +72,40 @@ def relevance_grade(value: Any) -> float:
     return finite_number(value, "relevance grade")
 
 
+#: The keys of a context ragmeter reads (and validates); any other key is kept in its ``metadata``.
+CONTEXT_FIELDS = ("id", "text", "score")
+
+
 class Context(BaseModel):
-    """One retrieved chunk: an id, its text and the retriever's score (each optional, one of id/text needed)."""
+    """One retrieved chunk: an id, its text and the retriever's score (each optional, one of id/text
+    needed), and its ``metadata``: every other key the context came with (``source``, ``title``,
+    ``url``, ``page``, a ``metadata`` mapping's keys), kept as given and never read by a metric.
+
+    A LangChain / LlamaIndex / Haystack document is read as one (:mod:`ragmeter.frameworks`).
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str | None = None
     text: str | None = None
     score: float | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _extra_keys_are_metadata(cls, data: Any) -> Any:
+        data = context_record(data)
+        if not isinstance(data, dict) or data.keys() <= {"id", "text", "score"}:
+            return data
+        out = {k: data[k] for k in CONTEXT_FIELDS if k in data}
+        meta = data.get("metadata")
+        if isinstance(meta, str) and meta.startswith("{"):  # JSON-encoded (a Parquet / CSV cell)
+            with contextlib.suppress(json.JSONDecodeError, RecursionError):
+                meta = json.loads(meta)
+        merged: dict[str, Any] = dict(meta) if isinstance(meta, dict) else ({} if meta is None else {"metadata": meta})
+        merged.update((str(k), v) for k, v in data.items() if k not in CONTEXT_FIELDS and k != "metadata")
+        out["metadata"] = merged
+        return out
 
     @field_validator("id", mode="before")
     @classmethod
@@ -92,7 +120,9 @@ class Context(BaseModel):
     @model_validator(mode="after")
     def _needs_id_or_text(self) -> Context:
         if self.id is None and self.text is None:
-            raise ValueError("a context needs an 'id' or a 'text'")
+            keys = ", ".join(map(repr, self.metadata)) or "none"
+            raise ValueError(f"a context needs an 'id' or a 'text' (its other keys: {keys}; "
+                             "a key read as the text needs renaming to 'text')")
         return self
 
 
@@ -203,10 +233,29 @@ class Sample(BaseModel):
         data["metadata"] = metadata
         return cls.model_validate(data)
 
+    def input_metadata(self) -> dict[str, Any]:
+        """What ``results.jsonl`` keeps of this sample's inputs beside its results: ``metadata``
+        (the row's keys ragmeter does not read) and ``context_metadata`` (one mapping per context,
+        in rank order) when there are any, within the details budget (:func:`bound_details`);
+        ``{}`` when the row has neither. A null value is left out (null is absent, as everywhere)."""
+        out: dict[str, Any] = {}
+        meta = _given(self.metadata)
+        if meta:
+            out["metadata"] = meta
+        ctx = [_given(c.metadata) for c in self.contexts]
+        if any(ctx):
+            out["context_metadata"] = ctx
+        return bound_details(out) if out else out
+
     @property
     def context_texts(self) -> list[str]:
         """The retrieved contexts' texts (empty string for an id-only context)."""
         return [c.text or "" for c in self.contexts]
+
+
+def _given(meta: dict[str, Any]) -> dict[str, Any]:
+    """``meta`` without its null values."""
+    return meta if None not in meta.values() else {k: v for k, v in meta.items() if v is not None}
 
 
 def _tname(v: Any) -> str:

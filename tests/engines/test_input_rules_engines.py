@@ -4,12 +4,15 @@ rankings over the details budget."""
 
 from __future__ import annotations
 
+import csv
 import json
 
 import pytest
 
-from ragmeter.engines.columnar import evaluate_parquet
+from ragmeter import evaluate
+from ragmeter.engines.columnar import evaluate_columnar, evaluate_parquet
 from ragmeter.errors import InputError
+from ragmeter.io import read_samples
 from ragmeter.types import MAX_STORED_ITEMS
 
 from .test_columnar import CTX, METRICS, _assert_same_files, _both
@@ -128,3 +131,47 @@ def test_ray_engine_takes_max_text_chars(ray_cluster, tmp_path, suffix):
     assert run.status["mrr"].tolist() == [2, 0]  # the long row is an input error, the other scored
     free = evaluate_file(data, ["mrr"], engine="ray", out_dir=tmp_path / "free", on_error="skip", max_text_chars=None)
     assert free.status["mrr"].tolist() == [0, 0]
+
+
+def test_extra_keys_are_metadata_on_both_paths_in_every_format(tmp_path):
+    """Keys ragmeter does not read (on a row, on a context) are kept as metadata on every path and
+    written beside the results: the columnar engine gives the Sample path's files byte for byte."""
+    rows = [{"id": f"r{i}", "contexts": [{"id": "x"}, {"id": f"y{i}"}], "relevant": ["x"]} for i in range(40)]
+    rows[3]["category"] = "geo"
+    rows[5]["contexts"][1]["source"] = "wiki"
+    rows[7]["metadata"] = {"lang": "en"}
+    rows[9]["category"] = None  # null: absent, nothing written
+    plain = [dict(r) for r in rows]
+    for r in plain:
+        r.pop("category", None)
+        r.pop("metadata", None)
+    ctx_meta = pa.list_(pa.struct([("id", pa.string()), ("source", pa.string())]))
+    table = pa.table({
+        "id": [r["id"] for r in rows],
+        "contexts": pa.array([[{"id": c["id"], "source": c.get("source")} for c in r["contexts"]] for r in rows],
+                             ctx_meta),
+        "relevant": pa.array([r["relevant"] for r in rows], pa.list_(pa.string())),
+        "category": [r.get("category") for r in rows],
+    })
+    pq.write_table(table, tmp_path / "d.parquet")
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    with open(tmp_path / "d.csv", "w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["id", "contexts", "relevant", "category"])
+        for r in rows:
+            w.writerow([r["id"], json.dumps(r["contexts"]), json.dumps(r["relevant"]), r.get("category") or ""])
+    for fmt in ("parquet", "jsonl", "csv"):
+        src = tmp_path / f"d.{fmt}"
+        fast = evaluate_columnar(src, ["mrr", "ndcg@5"], format=fmt, out_dir=tmp_path / f"{fmt}-fast")
+        evaluate(read_samples(src), ["mrr", "ndcg@5"], out_dir=str(tmp_path / f"{fmt}-slow"), keep_records=False)
+        a = (tmp_path / f"{fmt}-fast" / "results.jsonl").read_text(encoding="utf-8")
+        b = (tmp_path / f"{fmt}-slow" / "results.jsonl").read_text(encoding="utf-8")
+        assert a == b, fmt
+        lines = [json.loads(x) for x in a.splitlines()]
+        assert lines[3]["metadata"] == {"category": "geo"}, fmt
+        assert lines[5]["context_metadata"] == [{}, {"source": "wiki"}], fmt
+        assert "metadata" not in lines[9] and "context_metadata" not in lines[9], fmt
+        assert [x["metrics"]["mrr"]["score"] for x in lines] == [1.0] * 40, fmt
+        assert fast.run["engine"]["columnar_rows"] >= 36, fmt  # rows with nothing kept stay on the fast path
+    jl = [json.loads(x) for x in (tmp_path / "jsonl-fast" / "results.jsonl").read_text().splitlines()]
+    assert jl[7]["metadata"] == {"lang": "en"}

@@ -276,3 +276,12 @@ def test_write_report_refuses_a_missing_data_file(tmp_path: Path) -> None:
     cand, _ = write_rich_run(tmp_path)
     with pytest.raises(InvalidParameterError, match="is not a file"):
         write_report(cand, tmp_path / "x.html", data=tmp_path / "missing.jsonl")
+
+
+def test_payload_carries_the_row_and_context_metadata() -> None:
+    rec = {**_rec("a", m=1.0), "metadata": {"category": "geo", "n": float("nan")},
+           "context_metadata": [{"source": "wiki"}, {}]}
+    p = build_payload(_run([rec, _rec("b", m=0.0)], ["m"]), None)
+    a, b = p["samples"]
+    assert a["meta"] == {"category": "geo", "n": None} and a["cm"] == [{"source": "wiki"}, {}]
+    assert "meta" not in b and "cm" not in b

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ._app import command_index, main
 
-COMMAND_MODULES = ("metrics_cmd", "eval_cmd", "trec_cmd", "stats_cmd", "report_cmd", "init_cmd",
+COMMAND_MODULES = ("metrics_cmd", "eval_cmd", "run_cmd", "trec_cmd", "stats_cmd", "report_cmd", "init_cmd",
                    "judge_check")
 
 main.lazy_modules = tuple(f"{__name__}.{m}" for m in COMMAND_MODULES)

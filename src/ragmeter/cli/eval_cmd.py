@@ -40,6 +40,7 @@ from ._app import main
 from ._output import FORMATS as OUT_FORMATS
 from ._output import StdoutConsole, emit, print_full_width, quiet_dependencies, stdout_format
 from ._progress import RunProgress, count_rows
+from ._slices import SLICE_HELP, add_slices, print_slices
 
 #: How many bad rows are quoted in the warning printed with ``--on-error skip``.
 SHOWN_BAD_ROWS = 3
@@ -256,6 +257,7 @@ def _check_out_format(ctx: click.Context, param: click.Parameter, value: str | N
 @click.option("--markdown", default=None, type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
               help="Write a Markdown summary with the gate's verdict (for pull-request comments) here; - "
                    "writes it to stdout. With $GITHUB_STEP_SUMMARY set it is also appended there.")
+@click.option("--slice", "slices", multiple=True, metavar="FIELD", help=SLICE_HELP)
 @click.option("--report/--no-report", default=True, show_default=True,
               help="Write OUTDIR/report.html (self-contained).")
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
@@ -307,6 +309,7 @@ def eval_cmd(data: Path, **flags: Any) -> None:
         shutil.rmtree(out_dir, ignore_errors=True)
         emit(lambda: _dry_run_report(run, judge, out=out, as_json=fmt == "json"))
         return
+    add_slices(run, out_dir, o.slices, data, fields)
     md_stdout = o.markdown is not None and str(o.markdown) == "-"
     # stdout holds one thing when it is machine-read (json, or the Markdown of --markdown -)
     show = "none" if md_stdout else fmt
@@ -512,6 +515,8 @@ def _report(run: RunResult, out_dir: Path, samples: BadRowCounter, *, quiet: boo
     summary_text = run.summary_json()  # what the engine wrote to summary.json, kept in hand
     if show == "json" or not quiet:
         emit(lambda: _print_summary(summary_text, show, out))
+    if not quiet:
+        emit(lambda: print_slices(run, show, out))
     if not quiet:
         emit(lambda: _print_notes(run, out_dir, summary_path, chose_metrics, info))
     for hint in run.run.get("field_hints") or ():

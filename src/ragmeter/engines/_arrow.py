@@ -26,7 +26,7 @@ from ..metrics.retrieval import RelevanceBatch
 from ..metrics.retrieval.base import RetrievalEvaluator
 from ..metrics.retrieval.relevance import SPACED_LABEL
 from ..results import Lines
-from ..types import MAX_STORED_ITEMS
+from ..types import CANONICAL_FIELDS, CONTEXT_FIELDS, MAX_STORED_ITEMS
 
 #: Rankings longer than this get a pattern of their own (the pattern key is a bitmask).
 MASK_BITS = 52
@@ -187,6 +187,9 @@ class Columns:
     by_field: dict[str, str]
     fast_types: bool
     max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS
+    #: Columns that give no field ragmeter reads: a row with a value in one keeps it as metadata
+    #: (written beside its results), so it takes the Sample path.
+    extra: tuple[str, ...] = ()
 
 
 def resolve_columns(schema: Any, fmap: dict[str, str]) -> Columns:
@@ -208,7 +211,7 @@ def resolve_columns(schema: Any, fmap: dict[str, str]) -> Columns:
         else:
             st = t.value_type
             names = {st.field(i).name for i in range(st.num_fields)}
-            if "id" not in names or not names <= {"id", "text", "score"}:
+            if "id" not in names:
                 ok = False
             else:
                 ok = _is_str_or_int(st.field("id").type)
@@ -229,7 +232,8 @@ def resolve_columns(schema: Any, fmap: dict[str, str]) -> Columns:
             ok = False
     if "id" in by_field:
         ok = ok and _is_str_or_int(schema.field(by_field["id"]).type)
-    return Columns(by_field, ok)
+    extra = tuple(name for target, name in by_field.items() if target not in CANONICAL_FIELDS)
+    return Columns(by_field, ok, extra=extra)
 
 
 def _is_str(t: Any) -> bool:
@@ -274,6 +278,8 @@ def _extract(batch: Any, cols: Columns) -> tuple[IdLabels, NDArray[np.bool_], _R
         return None if name is None else batch.column(batch.schema.get_field_index(name))
 
     slow = _odd_fields(n, column, cols.max_text_chars)
+    for name in cols.extra:  # a value ragmeter keeps as metadata: written on the Sample path
+        slow |= _np_bool(batch.column(batch.schema.get_field_index(name)).is_valid())
     ctx = _contexts(column("contexts"), cols.max_text_chars)
     slow |= ctx.slow
     rel = column("relevant")
@@ -291,7 +297,7 @@ def _extract(batch: Any, cols: Columns) -> tuple[IdLabels, NDArray[np.bool_], _R
 
 def _odd_fields(n: int, column: Any, max_text_chars: int | None) -> NDArray[np.bool_]:
     """Rows Sample would reject or read otherwise: a text field of another type or over the limit,
-    every field empty, metadata that is not a mapping."""
+    every field empty, metadata (kept beside the results on that path)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -309,7 +315,7 @@ def _odd_fields(n: int, column: Any, max_text_chars: int | None) -> NDArray[np.b
             slow |= _np_num(pc.utf8_length(c)) > max_text_chars
     slow |= ~present  # "every field is empty": an InputError
     meta = column("metadata")
-    if meta is not None and not (pa.types.is_struct(meta.type) or pa.types.is_map(meta.type)):
+    if meta is not None:
         slow |= _np_bool(meta.is_valid())
     return slow
 
@@ -348,6 +354,8 @@ def _contexts(ctx: Any, max_text_chars: int | None) -> _Contexts:
             slow |= _per_row_any(text_len > max_text_chars, ctx_len)
     else:
         text_valid = text_nonempty = np.zeros(len(flat), dtype=bool)
+    for name in names.difference(CONTEXT_FIELDS):  # a context's metadata: kept on the Sample path
+        slow |= _per_row_any(_np_bool(flat.field(name).is_valid()) & ~ctx_null, ctx_len)
     slow |= _per_row_any(ctx_null | (~id_valid & ~text_valid), ctx_len)
     return _Contexts(ctx_len, ids, id_valid, _per_row_any(text_nonempty & ~ctx_null, ctx_len),
                      _per_row_any(id_valid, ctx_len), slow)

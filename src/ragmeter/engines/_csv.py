@@ -198,7 +198,7 @@ class CsvSource:
         self.columns: Columns | None = None
         self.header: list[str] = []
         self.fields: dict[str, str] = {}  # canonical field -> the column that gives it
-        self.meta: list[str] = []  # columns giving metadata (left to the Sample path)
+        self.meta: list[str] = []  # columns giving metadata or kept as it (left to the Sample path)
         self.usable = True  # False: two columns give one field (every row on the Sample path)
         self.types = kernel_types()
 
@@ -212,7 +212,7 @@ class CsvSource:
             if f in self.types:
                 self.usable = self.usable and f not in self.fields
                 self.fields.setdefault(f, h)
-            elif f == "metadata":
+            else:  # metadata, or a column kept as metadata on the Sample path
                 self.meta.append(h)
         self.rec_fmap = dfmap
         self.columns = resolve_columns(pa.schema([(f, self.types[f]) for f in self.fields]), {})

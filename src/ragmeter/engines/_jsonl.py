@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._arrowbuf import np_bool
 from ..errors import InputError
 from ..io.readers import DECOMPRESS_ERRORS, jsonl_record, open_binary
 from ..io.records import canonical
@@ -228,8 +229,19 @@ class _BlockReader:
                 table = None
             if table is not None and table.num_rows == len(positions) and self._same_fields(table.schema):
                 batch = table.combine_chunks().to_batches()[0]
-                return JsonRows(_canonical_batch(batch, self.fields), data, block.offsets, positions, self.path)
+                return JsonRows(_canonical_batch(batch, self.fields), data, block.offsets, positions, self.path,
+                                self._kept_keys(batch))
         return self._by_line(block)
+
+    def _kept_keys(self, batch: Any) -> NDArray[np.bool_] | None:
+        """The rows with a value under a key the kernels do not read (kept as the row's metadata,
+        written beside its results: the Sample path takes them); None when there is none."""
+        forced = None
+        for i, name in enumerate(batch.schema.names):
+            if name not in self.fields.values():
+                valid = np_bool(batch.column(i).is_valid())
+                forced = valid if forced is None else forced | valid
+        return forced
 
     def _same_fields(self, schema: Any) -> bool:
         """The explicit fields kept their types (no key inferred inside a context) and no other key

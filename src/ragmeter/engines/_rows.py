@@ -15,8 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from ..io.records import canonical, dialect_map
-from ..types import CANONICAL_FIELDS
+from ..io.records import dialect_map
 
 #: The fields the kernels read (anything else a row gives is checked on the Sample path).
 KERNEL_FIELDS = ("id", "query", "answer", "reference", "contexts", "relevant")
@@ -67,9 +66,9 @@ def records_batch(parsed: list[Any], fields: dict[str, str], fmap: dict[str, str
                   decode: Callable[[dict[str, Any]], bool] | None = None) -> tuple[Any, NDArray[np.bool_]]:
     """The record batch (columns: the canonical ``fields``, of ``types``; ``relevant`` as a map
     id -> grade) of the raw records ``parsed``, and the rows forced to the Sample path: a record that
-    is not an object, a non-null key giving a canonical field other than the one in ``fields`` (or
-    a DeepEval ``context``), a value :func:`row_ok` refuses, or one ``decode`` (which rewrites the
-    row in place) refuses.
+    is not an object, a non-null key other than those in ``fields`` (a canonical field given
+    otherwise, a DeepEval ``context``, or a key kept as metadata on that path), a value
+    :func:`row_ok` refuses, or one ``decode`` (which rewrites the row in place) refuses.
     ``fields`` maps each canonical field to the key that gives it."""
     import pyarrow as pa
 
@@ -77,9 +76,7 @@ def records_batch(parsed: list[Any], fields: dict[str, str], fmap: dict[str, str
     cols: dict[str, list[Any]] = {f: [] for f in fields}
     keys = set(fields.values())
     for i, rec in enumerate(parsed):
-        ok = isinstance(rec, dict) and all(k in keys or rec[k] is None
-                                           or canonical(fmap.get(str(k), str(k))) not in CANONICAL_FIELDS
-                                           for k in rec) and not dialect_map(rec, fmap)
+        ok = isinstance(rec, dict) and all(k in keys or rec[k] is None for k in rec) and not dialect_map(rec, fmap)
         row = {f: rec.get(k) for f, k in fields.items()} if ok else {}
         if not ok or (decode is not None and not decode(row)) or not row_ok(row):
             forced[i] = True

@@ -195,11 +195,13 @@ class ColumnarSink:
         others = self._others(items, int(none_rows[0]) if len(none_rows) else rows.num_rows,
                               functools.partial(self.presence.note_bulk, n_fast, bulk))
         self.fast_rows += n_fast
+        inputs = {i: item.input_metadata() for i, item in items.items() if isinstance(item, Sample)}
         if scores.lines is not None:
             lines = scores.lines if n_fast == scores.lines.count else scores.lines.take(kept)
-            self.writer.add_lines(row_ids, lines, others)
+            self.writer.add_lines(row_ids, lines, others, inputs)
         else:
-            self.writer.add_columns(row_ids, pattern_columns(self.evaluators, self._results, scores, kept), others)
+            self.writer.add_columns(row_ids, pattern_columns(self.evaluators, self._results, scores, kept), others,
+                                    inputs)
         if self.progress is not None:
             self.progress(rows.num_rows)
 

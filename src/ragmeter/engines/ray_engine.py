@@ -469,7 +469,7 @@ class _Driver:
                 res = {m: MetricResult.model_validate({"name": m, **rec[m]}) for m in names}
                 self.presence.note_sample(item)
                 self.presence.note(res)
-                self.writer.add(item.id, res)
+                self.writer.add(item.id, res, item.input_metadata())
             else:
                 self.bad_rows += 1
                 if self.on_bad_row is not None:

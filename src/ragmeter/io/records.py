@@ -149,7 +149,7 @@ def _error_message(err: Mapping[str, Any]) -> str:
     if etype == "value_error":
         return msg.removeprefix("Value error, ")
     if etype == "extra_forbidden":
-        return "unknown key: expected only id, text and score in a context object"
+        return "unknown key"
     if etype == "missing":
         return "is required here"
     if etype in _EXPECTED:
@@ -220,7 +220,7 @@ class RowConverter:
                 if len(self._targets) < 1024:  # column names repeat; stray keys must not grow memory
                     self._targets[key] = resolved
             target, fname = resolved
-            if fname is None:
+            if fname is None:  # a key ragmeter does not read: kept in the sample's metadata
                 data[target] = value
                 continue
             if value is None:

@@ -2,9 +2,9 @@
 
 What is written reads back with :func:`~ragmeter.io.read_samples` into equal samples. JSONL
 lines carry only the fields that are set. Parquet has a fixed schema: ``id``, ``query``,
-``answer``, ``reference`` (strings), ``contexts`` (list of ``{id, text, score}`` structs), and
-``relevant`` and ``metadata`` as JSON-encoded strings (a column cannot hold both a list and a
-mapping). Both stream, so memory stays bounded.
+``answer``, ``reference`` (strings), ``contexts`` (list of ``{id, text, score, metadata}`` structs,
+the context's metadata JSON-encoded), and ``relevant`` and ``metadata`` as JSON-encoded strings
+(a column cannot hold both a list and a mapping). Both stream, so memory stays bounded.
 """
 
 from __future__ import annotations
@@ -30,6 +30,9 @@ def sample_record(sample: Sample) -> dict[str, Any]:
             record.pop(absent, None)
     if not record.get("metadata"):
         record.pop("metadata", None)
+    for c in record.get("contexts", ()):
+        if not c.get("metadata"):
+            c.pop("metadata", None)
     return record
 
 
@@ -79,7 +82,8 @@ def _write_jsonl(samples: Iterator[Sample], path: str) -> int:
 def _parquet_schema() -> Any:
     import pyarrow as pa
 
-    context = pa.struct([("id", pa.string()), ("text", pa.string()), ("score", pa.float64())])
+    context = pa.struct([("id", pa.string()), ("text", pa.string()), ("score", pa.float64()),
+                         ("metadata", pa.string())])
     return pa.schema([
         ("id", pa.string()), ("query", pa.string()), ("answer", pa.string()),
         ("contexts", pa.list_(context)), ("reference", pa.string()),
@@ -92,7 +96,9 @@ def _parquet_row(s: Sample) -> dict[str, Any]:
         "id": s.id,
         "query": s.query if s.has("query") else None,
         "answer": s.answer,
-        "contexts": [c.model_dump() for c in s.contexts] if s.has("contexts") else None,
+        "contexts": [{"id": c.id, "text": c.text, "score": c.score,
+                      "metadata": json.dumps(c.metadata, ensure_ascii=False) if c.metadata else None}
+                     for c in s.contexts] if s.has("contexts") else None,
         "reference": s.reference,
         "relevant": None if s.relevant is None else json.dumps(s.relevant, ensure_ascii=False),
         "metadata": json.dumps(s.metadata, ensure_ascii=False) if s.metadata else None,

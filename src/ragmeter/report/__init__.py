@@ -35,6 +35,7 @@ from ._html import (
     render_run_info,
     render_samples_note,
 )
+from ._slices import render_slices
 
 __all__ = ["DEFAULT_MAX_SAMPLES", "DEFAULT_MAX_TEXT_CHARS", "build_report", "load_run", "write_report"]
 
@@ -138,7 +139,7 @@ def build_report(
         diagnosis_html=render_diagnosis(diagnosis),
         metrics_html=render_metric_cards(run, gate=gate, low=low),
         samples_note=render_samples_note(len(payload["samples"]), len(run.ids), bool(selection and selection[0][1])),
-        comparison_html=comparison_html,
+        comparison_html=comparison_html + render_slices(run.summary.get("slices")),
         payload=payload,
     )
 

@@ -482,7 +482,8 @@ def build_payload(run: Run, texts: dict[str, dict[str, Any]] | None, *, baseline
          "samples": [{"id", "i": position in the run, "w": [why chosen] (a selection only),
                       "q", "a", "r", "c": [[id, text, score], ...],
                       "m": {metric: {"s": score, "t": reason, "e": error|null, "d": details-index|null}},
-                      "d": [details, ...], "b": {metric: baseline score}, "x": true if any error}]}
+                      "d": [details, ...], "b": {metric: baseline score}, "x": true if any error,
+                      "meta": the row's metadata, "cm": [each context's metadata] (when any)}]}
     """
     metrics = run.metrics
     if selection is None:
@@ -548,6 +549,10 @@ def _sample_entry(rec: dict[str, Any], metrics: Sequence[str], texts: dict[str, 
         mres[m] = {"s": _clean_number(r.get("score")), "t": clip_text(r.get("reason") or "", max_text_chars),
                    "e": err, "d": di}
     entry["m"] = mres
+    if rec.get("metadata"):  # the row's keys ragmeter does not read, as results.jsonl keeps them
+        entry["meta"] = sanitize(rec["metadata"])
+    if rec.get("context_metadata"):
+        entry["cm"] = sanitize(rec["context_metadata"])
     if details_list:
         entry["d"] = details_list
     if any_error:

@@ -348,13 +348,22 @@ class MultiComparison:
     def best(self, metric: str) -> int | None:
         """The index of the run with the best mean on ``metric`` (highest, or lowest for a
         lower-is-better metric); None when no run has a mean or several tie for best."""
+        winners = self.leaders(metric)
+        return winners[0] if len(winners) == 1 else None
+
+    def leaders(self, metric: str) -> list[int]:
+        """The indices of the runs with the best mean on ``metric`` (several when they tie; none
+        when no run has a mean), in run order."""
         means = [(k, c[metric]["mean"]) for k, c in enumerate(self.cells) if c[metric]["mean"] is not None]
         if not means:
-            return None
+            return []
         sign = -1.0 if direction(metric) is False else 1.0
         top = max(sign * v for _, v in means)
-        winners = [k for k, v in means if sign * v == top]
-        return winners[0] if len(winners) == 1 else None
+        return [k for k, v in means if sign * v == top]
+
+    def higher_is_better(self, metric: str) -> bool:
+        """False for a lower-is-better metric (from the registry), True otherwise."""
+        return direction(metric) is not False
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-safe dict: the table, the pairwise comparisons and the settings."""

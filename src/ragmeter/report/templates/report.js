@@ -201,6 +201,8 @@
       if (c[0] !== null && c[0] !== undefined) head.appendChild(el("span", null, "id " + c[0]));
       if (c[2] !== null && c[2] !== undefined) head.appendChild(el("span", null, "score " + fmt(c[2])));
       li.appendChild(head);
+      var cm = (s.cm || [])[k];
+      if (cm && Object.keys(cm).length) li.appendChild(kv(cm));
       li.appendChild(el("div", "ctx-text", c[1] === null || c[1] === undefined ? "(id only)" : c[1]));
       ol.appendChild(li);
     });
@@ -318,6 +320,7 @@
     grid.appendChild(field("Query", s.q, true));
     grid.appendChild(field("Answer", s.a));
     grid.appendChild(field("Reference", s.r));
+    if (s.meta) { var mf = el("div", "field full"); mf.appendChild(el("h4", null, "Metadata")); mf.appendChild(kv(s.meta)); grid.appendChild(mf); }
     grid.appendChild(contextsField(s));
     if (DATA.compare) { grid.lastChild.classList.remove("full"); baselineFields(s).forEach(function (f) { grid.appendChild(f); }); }
     grid.appendChild(resultsField(s));
