@@ -196,10 +196,13 @@ def calibrate_cmd(scores: Path, labels: Path | None, judge_check: Path | None, m
               help="Sample ids listed per finding (counts are complete).")
 @click.option("--per-sample", is_flag=True, help="JSON: include every sample's findings.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--baseline", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="A baseline run (OUTDIR): a metric significantly worse than in it is low.")
 @_format_option
-def diagnose_cmd(run: Path, thresholds: tuple[str, ...], max_ids: int, per_sample: bool, seed: int, fmt: str | None,
-                 output: Path | None) -> None:
-    """Map the run's metric signatures to the failing pipeline stage and the fix to try."""
+def diagnose_cmd(run: Path, thresholds: tuple[str, ...], max_ids: int, per_sample: bool, seed: int,
+                 baseline: Path | None, fmt: str | None, output: Path | None) -> None:
+    """Map the run's metric signatures to the failing pipeline stage and the fix to try; list the
+    metrics that are low against their gate, their reference level or the baseline."""
     thr: dict[str, float] = {}
     for item in thresholds:
         key, sep, value = item.partition("=")
@@ -209,7 +212,7 @@ def diagnose_cmd(run: Path, thresholds: tuple[str, ...], max_ids: int, per_sampl
             thr[key.strip()] = float(value)
         except ValueError:
             raise InvalidParameterError(f"--threshold: expected NAME=VALUE, got {item!r}") from None
-    result = stats.diagnose(run, thresholds=thr, max_ids=max_ids, seed=seed)
+    result = stats.diagnose(run, thresholds=thr, max_ids=max_ids, seed=seed, baseline=baseline)
     _emit(result, fmt, output, **({"include_per_sample": per_sample} if fmt == "json" else {}))
 
 

@@ -38,9 +38,10 @@ from ._html import (
 __all__ = ["DEFAULT_MAX_SAMPLES", "DEFAULT_MAX_TEXT_CHARS", "build_report", "write_report"]
 
 
-def _diagnosis(run: Run, compute: bool, gate: dict[str, float]) -> Any:
-    """Findings to show: computed by ``ragmeter.stats.diagnose`` (the default), else from the run
-    info or ``OUTDIR/diagnosis.json`` (e.g. ``ragmeter diagnose OUTDIR --format json > ...``).
+def _diagnosis(run: Run, compute: bool, gate: dict[str, float], base: Run | None = None) -> Any:
+    """Findings to show: computed by ``ragmeter.stats.diagnose`` (the default; against ``base``, the
+    baseline run, when the report compares), else from the run info or ``OUTDIR/diagnosis.json``
+    (e.g. ``ragmeter diagnose OUTDIR --format json > ...``).
 
     The computation runs on the run's columns (:class:`Run`), never on its full records, so it
     costs little memory on a large run."""
@@ -49,7 +50,11 @@ def _diagnosis(run: Run, compute: bool, gate: dict[str, float]) -> Any:
             from ..stats.diagnose import diagnose
         except ImportError as exc:
             raise InvalidParameterError("diagnose=True needs ragmeter.stats, which this build lacks") from exc
-        return diagnose(run.to_result(), gate=gate or None, first_ranks=run.first_rank).to_dict()
+        d = diagnose(run.to_result(), gate=gate or None, first_ranks=run.first_rank,
+                     baseline=base.to_result() if base is not None else None).to_dict()
+        if base is not None:
+            d["baseline"] = str(base.path)
+        return d
     info = run.info
     for key in ("diagnosis", "findings"):
         if info.get(key):
@@ -132,7 +137,7 @@ def build_report(
     else:
         page_title = f"ragmeter: {run.path.name}"
     subtitle = f"{dataset} · {len(run.ids):,} samples · {len(run.metrics)} metrics"
-    diagnosis = _diagnosis(run, diagnose, gate)
+    diagnosis = _diagnosis(run, diagnose, gate, base)
     low = diagnosis.get("low_metrics") if isinstance(diagnosis, dict) else None
     return render_page(
         title=page_title,

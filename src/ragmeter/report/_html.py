@@ -401,10 +401,10 @@ def render_diagnose_result(d: dict[str, Any]) -> str:
 
     Each finding heads the section as a sentence with its evidence (:func:`finding_sentence`), its
     strength, stage, the fix to try and how many samples match on their own scores. With no
-    finding, each clearly low metric is a tentative finding
+    finding, each low metric (against its gate, its reference level or the baseline) is a tentative finding
     (:func:`ragmeter.stats.diagnose.tentative_sentence`); with none either, the section says so.
     """
-    from ..stats.diagnose import TENTATIVE_LEAD, tentative_sentence
+    from ..stats.diagnose import TENTATIVE_LEAD, no_finding_sentence, tentative_sentence
 
     items: list[str] = []
     for f in d.get("findings") or []:
@@ -431,8 +431,7 @@ def render_diagnose_result(d: dict[str, Any]) -> str:
     n_rules = len(d.get("findings") or []) + len(d.get("not_fired") or [])
     if not items:
         items.append(f'<li class="finding sev-ok"><span class="badge">ok</span> <strong class="sentence">'
-                     f"No failure signature fired and no metric is clearly low</strong> "
-                     f'<span class="muted">({n_rules} rules checked)</span></li>')
+                     f"{escape_html(no_finding_sentence(d))}</strong></li>")
     not_fired = "".join(f"<li><code>{escape_html(nf.get('rule'))}</code>: {escape_html(nf.get('reason'))}</li>"
                         for nf in d.get("not_fired") or [])
     return (

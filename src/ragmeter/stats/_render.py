@@ -314,16 +314,66 @@ def calibration_markdown(c: Calibration) -> str:
     return "\n".join(out) + "\n"
 
 
+#: What the report and the Markdown say before the low metrics when no rule fired.
+TENTATIVE_LEAD = ("No failure signature fired, but some metrics are low against their gate, their reference "
+                  "level or the baseline: tentative findings, a stage to look at with no signature that says why")
+
+
+def tentative_sentence(low: dict[str, Any]) -> str:
+    """One low metric (an entry of :func:`ragmeter.stats.diagnose.clearly_low` or of
+    :func:`~ragmeter.stats.diagnose.regressions`) as a sentence with its evidence.
+
+    >>> tentative_sentence({"metric": "recall@5", "stage": "retrieval", "mean": 0.31, "ci": [0.28, 0.34],
+    ...                     "threshold": 0.5, "basis": "reference level", "higher_is_better": True})
+    'recall@5 is clearly low: 0.310 [0.280, 0.340], below its reference level 0.5 (retrieval stage)'
+    >>> tentative_sentence({"metric": "hallucination_rate", "stage": "answer", "mean": 0.9, "ci": [0.8, 1.0],
+    ...                     "threshold": 0.2, "basis": "gate", "higher_is_better": False})
+    "hallucination_rate is clearly high: 0.900 [0.800, 1.000], above the gate's 0.2 (answer stage)"
+    >>> tentative_sentence({"metric": "recall@5", "stage": "retrieval", "mean": 0.45, "basis": "baseline",
+    ...                     "higher_is_better": True, "baseline_mean": 0.78, "diff": -0.33,
+    ...                     "diff_ci": [-0.41, -0.25], "p_adjusted": 0.0002})[:80]
+    'recall@5 is lower than the baseline: 0.450 vs 0.780, Δ -0.330 [-0.410, -0.250], '
+    """
+    up = low.get("higher_is_better", True)
+    stage = f" ({low['stage']} stage)" if low.get("stage") else ""
+    if low.get("basis") == "baseline":
+        return (f"{low['metric']} is {'lower' if up else 'higher'} than the baseline: {num(low['mean'], 3)} vs "
+                f"{num(low['baseline_mean'], 3)}, Δ {signed(low['diff'], 3)} {ci(low.get('diff_ci'), 3)}, "
+                f"adjusted p {pval(low.get('p_adjusted'))}{stage}")
+    what = "the gate's " if low.get("basis") == "gate" else "its reference level "
+    return (f"{low['metric']} is clearly {'low' if up else 'high'}: {num(low['mean'], 3)} "
+            f"{ci(low.get('ci'), 3)}, {'below' if up else 'above'} {what}{low['threshold']:g}{stage}")
+
+
+def no_finding_sentence(d: dict[str, Any]) -> str:
+    """The one line of a diagnosis (:meth:`~ragmeter.stats.Diagnosis.to_dict`) with no finding and no low metric.
+
+    >>> no_finding_sentence({"findings": [], "not_fired": [{}] * 4, "baseline": None})
+    'No finding: none of the 4 failure signatures fired and no metric is low against its gate or reference level.'
+    """
+    n = len(d.get("findings") or []) + len(d.get("not_fired") or [])
+    against = "its gate, its reference level or the baseline" if d.get("baseline") else "its gate or reference level"
+    return f"No finding: none of the {n} failure signatures fired and no metric is low against {against}."
+
+
 def _evidence(e: dict[str, Any]) -> str:
     mark = "confirmed" if e["confirmed"] else ("holds (CI crosses threshold)" if e["holds"] else "fails")
     return f"{e['metric']} = {num(e['mean'], 3)} {ci(e['ci'], 3)} {e['condition']}: {mark}"
 
 
+def _head(d: Diagnosis) -> dict[str, Any]:
+    """What :func:`no_finding_sentence` reads of a Diagnosis."""
+    return {"findings": d.findings, "not_fired": d.not_fired, "baseline": d.baseline}
+
+
 def diagnosis_rich(d: Diagnosis) -> Group:
     """Diagnosis as rich tables."""
     parts: list[Any] = []
-    if not d.findings:
-        parts.append(Text("ragmeter diagnose: no failure signature fired.", style="bold green"))
+    if not d.findings and d.low_metrics:
+        parts.append(Text(f"{TENTATIVE_LEAD}:", style="bold yellow"))
+        parts.extend(Text(f"- [tentative] {tentative_sentence(low)}") for low in d.low_metrics)
+    elif not d.findings:
+        parts.append(Text(no_finding_sentence(_head(d)), style="bold green"))
     for f in d.findings:
         t = Table(title=f"[{f['strength']}] {f['stage']}: {f['problem']}", show_header=False)
         t.add_column("what", style="bold")
@@ -359,12 +409,10 @@ def diagnosis_markdown(d: Diagnosis) -> str:
     """Diagnosis as Markdown."""
     out = ["### ragmeter diagnose", ""]
     if not d.findings and d.low_metrics:
-        from .diagnose import TENTATIVE_LEAD, tentative_sentence
-
         out += [f"{TENTATIVE_LEAD}:", ""] + [f"- [tentative] {tentative_sentence(low)}" for low in d.low_metrics]
         out.append("")
     elif not d.findings:
-        out.append("No failure signature fired.")
+        out += [no_finding_sentence(_head(d)), ""]
     for f in d.findings:
         out.append(f"#### [{f['strength']}] {f['stage']}: {f['problem']}")
         out.append(f"- **fix to try**: {f['fix']}")

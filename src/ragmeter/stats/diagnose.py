@@ -25,11 +25,13 @@ whole 95% CI does. Strength: ``strong`` (every condition confirmed, nothing miss
 ``moderate`` (confirmed, a supporting metric missing), ``tentative`` (some condition holds by
 the mean only). Per sample: the same rules on each sample's own scores.
 
-When no rule fires, a metric can still be *clearly low* (:func:`clearly_low`): its whole 95% CI
-lies on the failing side of its gate threshold when one is set (``gate``), else below
-:data:`CLEARLY_LOW` (above ``1 - CLEARLY_LOW`` for a lower-is-better metric). Those metrics are
-listed in ``low_metrics`` as tentative findings: a stage to look at, with no signature that
-says why.
+When no rule fires, a metric can still be *low*, always relative to something (:func:`clearly_low`):
+its whole 95% CI lies on the failing side of its gate threshold when one is set (``gate``), else
+of the reference level its registry spec states (``MetricSpec.reference_level``: set only where
+an absolute level means something, such as recall or faithfulness; never for lexical overlap,
+whose level depends on how long the references are); or, with a ``baseline`` run, it is
+significantly worse than the baseline (paired test, Holm-adjusted). Those metrics are listed in
+``low_metrics`` as tentative findings: a stage to look at, with no signature that says why.
 
 The diagnosis also carries the position analysis (:func:`.position.position_analysis`): the
 answer metric as a function of the rank of the first relevant chunk, to show lost-in-the-middle
@@ -47,10 +49,13 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidParameterError, RagmeterError
+from ..registry import canonical_name
 from ..results import SCORED, RunResult
 from ._io import load_run
 from ._names import metric_spec, parse_name
+from ._render import TENTATIVE_LEAD, diagnosis_markdown, diagnosis_rich, no_finding_sentence, tentative_sentence
 from ._validate import check_int, check_probability, clean
+from .compare import compare
 from .intervals import metric_ci
 from .position import position_analysis
 
@@ -65,8 +70,8 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "relevancy_low": 0.70,
 }
 
-#: A score-in-[0, 1] metric whose whole 95% CI lies below this is "clearly low" (see :func:`clearly_low`).
-CLEARLY_LOW = 0.5
+__all__ = ["DEFAULT_THRESHOLDS", "RULES", "TENTATIVE_LEAD", "Diagnosis", "clearly_low", "diagnose",
+           "no_finding_sentence", "pick_metric", "tentative_sentence"]
 
 @dataclass(frozen=True)
 class Condition:
@@ -171,7 +176,10 @@ class Diagnosis:
     metrics_used:
         ``{family: metric name}`` for each family found in the run.
     low_metrics:
-        The run's clearly low metrics (:func:`clearly_low`), lowest first: tentative findings.
+        The run's low metrics (:func:`clearly_low`; with a baseline, its significant regressions
+        first), lowest first: tentative findings.
+    baseline:
+        The baseline run's label when the diagnosis compared against one, else None.
     """
 
     findings: list[dict[str, Any]]
@@ -182,12 +190,13 @@ class Diagnosis:
     metrics_used: dict[str, str]
     thresholds: dict[str, float] = field(default_factory=dict)
     low_metrics: list[dict[str, Any]] = field(default_factory=list)
+    baseline: str | None = None
 
     def to_dict(self, include_per_sample: bool = False) -> dict[str, Any]:
         """A JSON-safe dict (``per_sample`` only when asked: it can be large)."""
         out = {"findings": self.findings, "not_fired": self.not_fired, "samples": self.samples,
                "position": self.position, "metrics_used": self.metrics_used, "thresholds": self.thresholds,
-               "low_metrics": self.low_metrics}
+               "low_metrics": self.low_metrics, "baseline": self.baseline}
         if include_per_sample:
             out["per_sample"] = self.per_sample
         return clean(out)
@@ -198,14 +207,10 @@ class Diagnosis:
 
     def to_markdown(self) -> str:
         """A Markdown report."""
-        from ._render import diagnosis_markdown
-
         return diagnosis_markdown(self)
 
     def to_rich(self) -> Any:
         """A rich renderable."""
-        from ._render import diagnosis_rich
-
         return diagnosis_rich(self)
 
 
@@ -223,6 +228,8 @@ def diagnose(
     seed: int = 0,
     gate: dict[str, float] | None = None,
     first_ranks: np.ndarray | None = None,
+    baseline: RunResult | str | os.PathLike[str] | None = None,
+    alpha: float = 0.05,
 ) -> Diagnosis:
     """Diagnose a run: which pipeline stage fails, with evidence, per run and per sample.
 
@@ -247,7 +254,10 @@ def diagnose(
         Bootstrap seed.
     gate:
         ``{metric: threshold}`` of the run's quality gate, if any: a metric whose CI lies on the
-        failing side of its threshold is clearly low (:func:`clearly_low`).
+        failing side of its threshold is low (:func:`clearly_low`).
+    baseline:
+        A run (or OUTDIR) to compare against (:func:`~ragmeter.stats.compare`, paired by sample id):
+        a metric significantly worse than in the baseline (Holm-adjusted p < ``alpha``) is low.
     first_ranks:
         Per sample, the rank of the first relevant chunk (inf: none retrieved, NaN: unknown), for
         a ``run`` loaded without its records (see :func:`position_analysis`).
@@ -257,6 +267,7 @@ def diagnose(
     Diagnosis
     """
     confidence = check_probability(confidence, "confidence")
+    alpha = check_probability(alpha, "alpha")
     max_ids = check_int(max_ids, "max_ids", minimum=0)
     thr = _check_thresholds(thresholds)
     cut = _check_cutoffs(cutoffs)
@@ -279,7 +290,13 @@ def diagnose(
     findings.sort(key=lambda f: order[f["strength"]])
     position = position_analysis(r, confidence=confidence, seed=seed, first_ranks=first_ranks)
     low = clearly_low(r, ci, gate=gate)
-    return Diagnosis(findings, not_fired, samples, per_sample, position, used, thr, low)
+    label = None
+    if baseline is not None:
+        label = "baseline" if isinstance(baseline, RunResult) else str(baseline)
+        worse = regressions(compare(load_run(baseline, "baseline"), r, confidence=confidence, alpha=alpha,
+                                    seed=seed).to_dict())
+        low = worse + [e for e in low if e["metric"] not in {w["metric"] for w in worse}]
+    return Diagnosis(findings, not_fired, samples, per_sample, position, used, thr, low, label)
 
 
 def _ci_lookup(r: RunResult, confidence: float, seed: int) -> Any:
@@ -313,18 +330,16 @@ def _rule_verdict(rule: Rule, check: _RuleCheck, samples_matching: int) -> tuple
                   "evidence": evidence, "samples_matching": samples_matching}
 
 
-def clearly_low(r: RunResult, ci: Any, *, gate: dict[str, float] | None = None,
-                level: float = CLEARLY_LOW) -> list[dict[str, Any]]:
-    """The run's clearly low metrics, lowest first (by the CI's far end's distance from the threshold).
+def clearly_low(r: RunResult, ci: Any, *, gate: dict[str, float] | None = None) -> list[dict[str, Any]]:
+    """The run's low metrics, lowest first (by the CI's far end's distance from the threshold).
 
-    A metric is clearly low when its whole CI (``ci(name)``: an Interval; a degenerate or missing
-    CI never counts) is on the failing side of its threshold: the gate's when ``gate`` has one for
-    it (names compared as written and canonicalised), else ``level`` for a higher-is-better metric
-    and ``1 - level`` for a lower-is-better one (the registry's direction; unknown metrics are
-    taken as higher-is-better). Only metrics with scores in [0, 1] whose spec has ``fixed_scale``
-    (not precision@k, whose ceiling is min(R, k) / k) are judged against ``level``.
+    A metric is low when its whole CI (``ci(name)``: an Interval; a degenerate or missing CI never
+    counts) is on the failing side of its threshold: the gate's when ``gate`` has one for it (names
+    compared as written and canonicalised), else the ``reference_level`` of its registry spec
+    (below it for a higher-is-better metric, above it for a lower-is-better one). A metric with
+    neither (lexical overlap, precision@k, an unknown metric) is never low on its own level.
     Each entry: ``metric``, ``stage`` (the registry role or None), ``mean``, ``ci``, ``n``,
-    ``threshold``, ``basis`` (``"gate"`` or ``"clearly low"``) and ``higher_is_better``.
+    ``threshold``, ``basis`` (``"gate"`` or ``"reference level"``) and ``higher_is_better``.
     """
     gate_of = _gate_lookup(gate or {})
     out = []
@@ -332,16 +347,12 @@ def clearly_low(r: RunResult, ci: Any, *, gate: dict[str, float] | None = None,
         p = parse_name(name)
         spec = metric_spec(p[0]) if p else None
         up = True if spec is None else bool(spec.higher_is_better)
-        iv = ci(name)
-        if iv.ci is None or iv.estimate is None or iv.method in ("degenerate", "none"):
-            continue
-        t = gate_of(name)
-        basis = "gate"
+        t, basis = gate_of(name), "gate"
         if t is None:
-            vals = r.scores[name][r.status[name] == SCORED]
-            if vals.size == 0 or vals.min() < 0 or vals.max() > 1 or (spec is not None and not spec.fixed_scale):
-                continue
-            t, basis = (level if up else 1 - level), "clearly low"
+            t, basis = (spec.reference_level if spec is not None else None), "reference level"
+        iv = ci(name)
+        if t is None or iv.ci is None or iv.estimate is None or iv.method in ("degenerate", "none"):
+            continue
         lo, hi = iv.ci
         if (hi < t) if up else (lo > t):
             out.append({"metric": name, "stage": spec.role if spec else None, "mean": iv.estimate, "ci": iv.ci,
@@ -353,9 +364,27 @@ def clearly_low(r: RunResult, ci: Any, *, gate: dict[str, float] | None = None,
     return out
 
 
+def regressions(comparison: dict[str, Any]) -> list[dict[str, Any]]:
+    """The metrics of ``comparison`` (:meth:`~ragmeter.stats.Comparison.to_dict`, baseline A, run B)
+    that are significantly worse in the run, largest drop first, as :func:`clearly_low` entries with
+    ``basis="baseline"`` and ``baseline_mean``, ``diff`` (run - baseline), ``diff_ci`` and ``p_adjusted``."""
+    out = []
+    for row in comparison["metrics"]:
+        up = row.get("higher_is_better")
+        diff = row.get("diff")
+        if not row.get("significant") or diff is None or up is None or (diff > 0) == up:
+            continue
+        spec = metric_spec((parse_name(row["metric"]) or (row["metric"], False, None))[0])
+        out.append({"metric": row["metric"], "stage": spec.role if spec else None, "mean": row["mean_b"],
+                    "ci": None, "n": row["n_pairs"], "threshold": None, "basis": "baseline",
+                    "higher_is_better": up, "baseline_mean": row["mean_a"], "diff": diff,
+                    "diff_ci": row["ci"], "p_adjusted": row["p_adjusted"]})
+    out.sort(key=lambda e: -abs(e["diff"]))
+    return out
+
+
 def _gate_lookup(gate: dict[str, float]) -> Any:
     """``name -> threshold or None`` matching gate names as written or canonicalised."""
-    from ..registry import canonical_name
 
     def canon(n: str) -> str:
         try:
@@ -365,29 +394,6 @@ def _gate_lookup(gate: dict[str, float]) -> Any:
 
     table = {canon(k): float(v) for k, v in gate.items()}
     return lambda name: table.get(name, table.get(canon(name)))
-
-
-def tentative_sentence(low: dict[str, Any]) -> str:
-    """One clearly low metric (an entry of :func:`clearly_low`) as a sentence with its evidence.
-
-    >>> tentative_sentence({"metric": "mrr", "stage": "retrieval", "mean": 0.31, "ci": [0.28, 0.34],
-    ...                     "threshold": 0.5, "basis": "clearly low", "higher_is_better": True})
-    'mrr is clearly low: 0.310 [0.280, 0.340], below 0.5 (retrieval stage)'
-    >>> tentative_sentence({"metric": "hallucination_rate", "stage": "answer", "mean": 0.9, "ci": [0.8, 1.0],
-    ...                     "threshold": 0.2, "basis": "gate", "higher_is_better": False})
-    "hallucination_rate is clearly high: 0.900 [0.800, 1.000], above the gate's 0.2 (answer stage)"
-    """
-    up = low.get("higher_is_better", True)
-    what = "the gate's " if low.get("basis") == "gate" else ""
-    ci = low.get("ci") or [None, None]
-    return (f"{low['metric']} is clearly {'low' if up else 'high'}: {_fmt(low['mean'])} "
-            f"[{_fmt(ci[0])}, {_fmt(ci[1])}], {'below' if up else 'above'} {what}{low['threshold']:g}"
-            + (f" ({low['stage']} stage)" if low.get("stage") else ""))
-
-
-#: What the report and the Markdown say before the clearly low metrics when no rule fired.
-TENTATIVE_LEAD = ("No failure signature fired, but some metrics are clearly poor: tentative findings, "
-                  "a stage to look at with no signature that says why")
 
 
 def _check_thresholds(thresholds: dict[str, float] | None) -> dict[str, float]:
