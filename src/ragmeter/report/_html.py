@@ -488,6 +488,19 @@ def render_samples_note(shown: int, total: int, selected: bool) -> str:
             "The metric cards, histograms and the diagnosis cover all samples.</p>")
 
 
+def render_what_changed(comps: Sequence[MetricComparison], alpha: float = 0.05) -> str:
+    """What the comparison says first (:func:`ragmeter.stats._render.what_changed`): the significant
+    regressions, then improvements (Holm-adjusted p < ``alpha``), each with its stage, Δ, CI and
+    adjusted p, then the metrics with no significant change."""
+    from ..stats._render import what_changed
+
+    rows = [{"metric": c.metric, "diff": c.diff, "ci": list(c.ci) if c.ci else None, "p_adjusted": c.p_adjusted,
+             "significant": c.p_adjusted is not None and c.p_adjusted < alpha,
+             "higher_is_better": c.higher_is_better} for c in comps]
+    items = "".join(f'<li class="change {kind}">{escape_html(line)}</li>' for kind, line in what_changed(rows))
+    return f'<ul class="what-changed">{items}</ul>'
+
+
 def render_comparison(comps: Sequence[MetricComparison], baseline: Run, candidate: Run,
                       index_of: dict[str, int]) -> str:
     """The comparison section: per-metric difference with CI and p-value, then the samples that changed most."""
@@ -507,6 +520,7 @@ def render_comparison(comps: Sequence[MetricComparison], baseline: Run, candidat
             f'<td class="verdict">{escape_html(c.verdict)}</td></tr>'
         )
     method = comps[0].method if comps else ""
+    head = render_what_changed(comps)
     table = (
         '<table class="compare"><thead><tr><th>metric</th><th>baseline</th><th>candidate</th><th>Δ</th>'
         "<th>95% CI of Δ</th><th>p</th><th>p (adjusted)</th><th>pairs</th><th>verdict</th></tr></thead><tbody>"
@@ -528,7 +542,7 @@ def render_comparison(comps: Sequence[MetricComparison], baseline: Run, candidat
             f"</thead><tbody>{items}</tbody></table></details>"
         )
     return (
-        '<section id="comparison"><h2>Comparison</h2>'
+        '<section id="comparison"><h2>Comparison</h2>' + head +
         f'<p class="muted">Δ = candidate − baseline over samples scored in both runs, matched by id. '
         f"Baseline: <code>{escape_html(baseline.path)}</code>; candidate: <code>{escape_html(candidate.path)}</code>. "
         f"{escape_html(method)}.</p>" + table + "".join(changed) + "</section>"

@@ -8,6 +8,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from ._names import spec_of
 from .compare import MARKS
 
 if TYPE_CHECKING:
@@ -61,6 +62,53 @@ def _effect(row: dict[str, Any]) -> str:
     return "; ".join(parts) or "n/a"
 
 
+#: Pipeline order of the stages in :func:`what_changed` (registry roles; None: a metric ragmeter has no stage for).
+STAGE_ORDER = ("retrieval", "context", "answer", None)
+
+
+def what_changed(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """What a comparison says first: ``(kind, line)`` pairs, the significant regressions (kind
+    ``"worse"``), then the improvements (``"better"``), then changes of a metric whose direction
+    ragmeter does not know (``"changed"``), each with its stage, Δ, interval and adjusted p; then
+    one ``"none"`` line naming the metrics with no significant change.
+
+    ``rows``: :meth:`~ragmeter.stats.Comparison.to_dict`'s ``metrics`` (``metric``, ``diff``,
+    ``ci``, ``p_adjusted``, ``significant``, ``higher_is_better``; Δ is run B minus run A).
+    Within a kind, stages in pipeline order, then the largest ``|Δ|`` first.
+
+    >>> for kind, line in what_changed([
+    ...         {"metric": "recall@5", "diff": -0.33, "ci": [-0.41, -0.25], "p_adjusted": 0.0002,
+    ...          "significant": True, "higher_is_better": True},
+    ...         {"metric": "mrr", "diff": 0.01, "ci": [-0.02, 0.04], "p_adjusted": 0.6,
+    ...          "significant": False, "higher_is_better": True}]):
+    ...     print(kind, "|", line)
+    worse | retrieval: recall@5 worse, Δ -0.330 [-0.410, -0.250], adjusted p 0.0002
+    none | No significant change: mrr.
+    """
+    def stage(metric: str) -> str | None:
+        spec = spec_of(metric)
+        return spec.role if spec is not None else None
+
+    out: dict[str, list[tuple[int, float, str]]] = {"worse": [], "better": [], "changed": []}
+    same: list[str] = []
+    for r in rows:
+        diff = r.get("diff")
+        if not r.get("significant") or not diff:
+            same.append(r["metric"])
+            continue
+        up = r.get("higher_is_better")
+        kind = "changed" if up is None else "better" if (diff > 0) == up else "worse"
+        word = ("higher" if diff > 0 else "lower") if kind == "changed" else kind
+        st = stage(r["metric"])
+        out[kind].append((STAGE_ORDER.index(st) if st in STAGE_ORDER else len(STAGE_ORDER), -abs(diff),
+                          f"{st or 'other'}: {r['metric']} {word}, Δ {signed(diff, 3)} {ci(r.get('ci'), 3)}, "
+                          f"adjusted p {pval(r.get('p_adjusted'))}"))
+    lines = [(kind, text) for kind, found in out.items() for *_, text in sorted(found)]
+    if same:
+        lines.append(("none", f"No significant change: {', '.join(same)}."))
+    return lines
+
+
 def comparison_table(c: Comparison) -> Group:
     """The comparison as a rich table plus notes on unmatched samples."""
     t = Table(title=f"ragmeter compare: B ({c.b}) - A ({c.a})")
@@ -72,7 +120,9 @@ def comparison_table(c: Comparison) -> Group:
         t.add_row(r["metric"], str(r["n_pairs"]), num(r["mean_a"]), num(r["mean_b"]), signed(r["diff"]),
                   ci(r["ci"]), r["test"], pval(r["p_value"]), pval(r["p_adjusted"]), _effect(r),
                   Text(r["verdict"], style=style or ""))
-    return Group(t, *[Text(line) for line in _notes(c, 5, md=False)])
+    style = {"worse": "bold red", "better": "bold green", "changed": "bold", "none": ""}
+    head = [Text(line, style=style[kind]) for kind, line in what_changed(c.metrics)]
+    return Group(*head, t, *[Text(line) for line in _notes(c, 5, md=False)])
 
 
 def _notes(c: Comparison, max_ids: int, md: bool) -> list[str]:
@@ -102,7 +152,9 @@ def _notes(c: Comparison, max_ids: int, md: bool) -> list[str]:
 def comparison_markdown(c: Comparison, max_ids: int = 10) -> str:
     """The comparison as Markdown (a PR comment)."""
     st = c.settings
-    out = [f"### ragmeter compare: `{c.b}` (B) vs `{c.a}` (A)", "",
+    out = [f"### ragmeter compare: `{c.b}` (B) vs `{c.a}` (A)", ""]
+    out += [f"- {line}" for _, line in what_changed(c.metrics)] + [""]
+    out += [
            f"| metric | n | A | B | B - A | {st['confidence']:.0%} CI | test | p | p ({st['correction']}) "
            "| effect | verdict |",
            "|---|---:|---:|---:|---:|---|---|---:|---:|---|---|"]
