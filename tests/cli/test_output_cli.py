@@ -85,9 +85,11 @@ def test_markdown_dash_writes_to_stdout(tiny, tmp_path, monkeypatch):
                "--fail-under", "mrr=0.7")
     assert res.exit_code == 1  # 0.6111 < 0.7
     assert not (tmp_path / "-").exists()
-    assert res.stdout.startswith("| metric | mean |")  # stdout holds the Markdown alone
+    # stdout holds the Markdown alone, the gate's verdict first: the failed check with its interval
+    assert res.stdout.startswith("**Quality gate FAILED (exit 1)**: 1 of 1 checks failed\n")
+    assert "- ❌ mrr: mean 0.6111 not >= 0.7, 95% CI [" in res.stdout.split("| metric |")[0]
+    assert "Diagnosis: " in res.stdout.split("| metric |")[0]
     assert "| `mrr` | 0.6111 |" in res.stdout
-    assert "**Quality gate FAILED (exit 1)**" in res.stdout
     assert "samples ->" not in res.stdout  # the notes went to stderr
 
 

@@ -129,9 +129,10 @@ def test_gate_from_ragmeter_eval_reaches_the_cards(tmp_path: Path) -> None:
                                     "--fail-under", "mrr=0.999"])
     assert res.exit_code == 1, res.output  # the gate fails: mrr is below 0.999 on this data
     info = json.loads((out / "summary.json").read_text())["run"]
-    assert info["gate"] == {"fail_under": {"mrr": 0.999}, "statistic": "mean"}
+    assert info["gate"] == {"fail_under": {"mrr": 0.999}, "statistic": "mean", "max_error_rate": 0.05}
     html = (out / "report.html").read_text()
     assert 'data-state="fail"' in card(html, "mrr") and "gate ≥ 0.999" in card(html, "mrr")
+    assert "Quality gate FAILED (exit 1): 1 of 1 checks failed" in html  # the banner says what the exit code said
     assert 'data-state="unknown"' in card(html, "ndcg@5")
     # ragmeter report takes --fail-under too, overriding the recorded one
     res = CliRunner().invoke(main, ["report", str(out), "-o", str(tmp_path / "r.html"), "--fail-under", "mrr=0.1"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -60,3 +61,36 @@ def test_compare_cli_table_opens_with_what_changed(tmp_path: Path) -> None:
     out = CliRunner().invoke(main, ["compare", str(base), str(cand), "--format", "table"]).output
     lines = [line for line in out.splitlines() if line.strip()]
     assert lines[0].startswith("retrieval: recall@5 worse, Δ -0.330 [")
+
+
+def test_a_failing_gate_heads_the_report_with_each_failed_check(tmp_path: Path) -> None:
+    hits = [1.0 if i % 5 == 0 else 0.0 for i in range(40)]  # hit_rate@5 = 0.2
+    run = write_run(tmp_path / "r", {"hit_rate@5": hits, "mrr": [0.9] * 40},
+                    info={"gate": {"fail_under": {"hit_rate@5": 0.5, "mrr": 0.5}, "statistic": "mean",
+                                   "max_error_rate": 0.05}})
+    html = build_report(run)
+    main = html[html.index("<main>"):]
+    banner = re.search(r'<section id="gate" class="gate-banner fail" data-state="fail">(.*?)</section>', main)
+    assert banner and main.index('id="gate"') < main.index('id="diagnosis"')
+    assert "Quality gate FAILED (exit 1): 1 of 2 checks failed" in banner.group(1)  # one check per threshold
+    ci = json.loads((run / "summary.json").read_text())["metrics"]["hit_rate@5"]["ci"]
+    assert (f"<li>hit_rate@5: mean 0.2000 not &gt;= 0.5, 95% CI [{ci[0]:.4f}, {ci[1]:.4f}]</li>"
+            in banner.group(1))
+    assert "mrr:" not in banner.group(1)  # a passed check is not listed
+    # a gate that passes says so in one line; no gate, no banner
+    ok = build_report(run, fail_under={"mrr": 0.5})
+    assert '<section id="gate" class="gate-banner pass"' in ok and "Quality gate passed: 1 check<" in ok
+    plain = write_run(tmp_path / "p", {"mrr": [0.9] * 40})
+    assert 'id="gate"' not in build_report(plain)
+
+
+def test_gate_markdown_opens_with_the_verdict_and_a_diagnosis_line() -> None:
+    from ragmeter.gate import check_gate, markdown
+
+    summary = {"mrr": {"mean": 0.41, "ci": [0.33, 0.49], "n": 40, "undefined": 0, "errors": 0}}
+    text = markdown(summary, check_gate(summary, {"mrr": 0.65}), diagnosis="No finding: x.")
+    lines = text.splitlines()
+    assert lines[0] == "**Quality gate FAILED (exit 1)**: 1 of 1 checks failed"
+    assert lines[2] == "- ❌ mrr: mean 0.4100 not >= 0.65, 95% CI [0.3300, 0.4900]"
+    assert lines[4] == "Diagnosis: No finding: x."
+    assert lines[6].startswith("| metric |")

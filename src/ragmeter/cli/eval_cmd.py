@@ -308,12 +308,12 @@ def eval_cmd(data: Path, **flags: Any) -> None:
     md_stdout = o.markdown is not None and str(o.markdown) == "-"
     # stdout holds one thing when it is machine-read (json, or the Markdown of --markdown -)
     show = "none" if md_stdout else fmt
+    gate = _check_gate(run, cfg, judge_used=judge is not None, wanted=bool(o.junit or o.markdown))
     _report(run, out_dir, samples, quiet=o.quiet, show=show, chose_metrics=skipped is None and bool(metrics),
-            out=out, info=err if show in ("json", "none") else out, warn=err)
+            out=out, info=err if show in ("json", "none") else out, warn=err, gate=gate)
     if o.report:
         _write_html(out_dir, data, quiet=o.quiet, info=err if show in ("json", "none") else out, err=err)
-    code = _gate(run, cfg, judge_used=judge is not None, junit=o.junit, markdown=o.markdown,
-                 quiet=o.quiet, err=err)
+    code = _gate(run, cfg, gate, junit=o.junit, markdown=o.markdown, quiet=o.quiet, err=err)
     if code:
         raise SystemExit(code)
 
@@ -394,7 +394,8 @@ def _run_info(data: Path, fmt: str | None, loaded: Any, cfg: Any, fields: dict[s
     if loaded.source is not None:
         run_info["config"] = loaded.source
     if cfg.gate.fail_under:  # the report marks each gated metric pass / fail against its threshold
-        run_info["gate"] = {"fail_under": dict(cfg.gate.fail_under), "statistic": cfg.gate.statistic}
+        run_info["gate"] = {"fail_under": dict(cfg.gate.fail_under), "statistic": cfg.gate.statistic,
+                            "max_error_rate": cfg.gate.max_error_rate}
     if cfg.judge:
         run_info["judge_spec"] = mask_secrets(loaded.as_written(cfg.judge))
     if embedder is not None:
@@ -454,28 +455,42 @@ def _dry_run_report(run: RunResult, judge: Any, *, out: Console, as_json: bool) 
               highlight=False, soft_wrap=True)
 
 
-def _gate(run: RunResult, cfg: Any, *, judge_used: bool, junit: Path | None, markdown: Path | None,
-          quiet: bool, err: Console) -> int:
-    """Check the quality gate; write JUnit, the Markdown summary (a file, stdout for ``-``, and
-    ``$GITHUB_STEP_SUMMARY`` when set); return the exit code (0, 1 or 3)."""
-    from ..gate import check_gate, junit_xml
-    from ..gate import markdown as gate_markdown
+def _check_gate(run: RunResult, cfg: Any, *, judge_used: bool, wanted: bool) -> Any:
+    """The quality gate's :class:`~ragmeter.gate.GateResult`, or None when there is nothing to check
+    (no gate, no judge, no JUnit or Markdown output asked for, no ``$GITHUB_STEP_SUMMARY``)."""
+    from ..gate import check_gate
 
     gate = cfg.gate
-    step_summary = os.environ.get(STEP_SUMMARY_ENV)
-    if not (gate.fail_under or gate.baseline or judge_used or junit or markdown or step_summary):
-        return 0
+    if not (gate.fail_under or gate.baseline or judge_used or wanted or os.environ.get(STEP_SUMMARY_ENV)):
+        return None
     summary = json.loads(run.summary_json())["metrics"]  # the run in hand, as summary.json holds it
     comparison = None
     if gate.baseline:
         from ..stats.compare import compare
 
         comparison = compare(RunResult.load(gate.baseline), RunResult.load(cfg.output)).to_dict()
-    result = check_gate(summary, gate.fail_under, on=gate.statistic, max_error_rate=gate.max_error_rate,
-                        comparison=comparison, alpha=gate.alpha)
+    return check_gate(summary, gate.fail_under, on=gate.statistic, max_error_rate=gate.max_error_rate,
+                      comparison=comparison, alpha=gate.alpha)
+
+
+def _gate(run: RunResult, cfg: Any, result: Any, *, junit: Path | None, markdown: Path | None,
+          quiet: bool, err: Console) -> int:
+    """Write the gate's JUnit, its Markdown summary with a one-line diagnosis (a file, stdout for
+    ``-``, and ``$GITHUB_STEP_SUMMARY`` when set); return the exit code (0, 1 or 3)."""
+    from ..gate import junit_xml
+    from ..gate import markdown as gate_markdown
+    from ..stats.diagnose import diagnose, diagnosis_headline
+
+    if result is None:
+        return 0
+    step_summary = os.environ.get(STEP_SUMMARY_ENV)
+    summary = json.loads(run.summary_json())["metrics"]
     if junit:
         junit.write_text(junit_xml(result), encoding="utf-8")
-    text = gate_markdown(summary, result)
+    headline = None
+    if markdown is not None or step_summary:
+        headline = diagnosis_headline(diagnose(run, gate=cfg.gate.fail_under or None).to_dict())
+    text = gate_markdown(summary, result, diagnosis=headline)
     if markdown is not None and str(markdown) == "-":
         emit(lambda: click.echo(text, nl=False))
     elif markdown is not None:
@@ -491,25 +506,32 @@ def _gate(run: RunResult, cfg: Any, *, judge_used: bool, junit: Path | None, mar
     return result.exit_code
 
 
-def _print_summary(summary_text: str, show: str, out: Console) -> None:
-    """Print the summary to stdout in format ``show`` (table, markdown, json; none prints nothing)."""
+def _print_summary(summary_text: str, show: str, out: Console, gate: Any = None) -> None:
+    """Print the summary to stdout in format ``show`` (table, markdown, json; none prints nothing),
+    headed by the gate's verdict (:func:`ragmeter.gate.banner`) when a gate was checked."""
+    from ..gate import banner
     from ..gate import markdown as gate_markdown
 
+    head = banner(gate) if gate is not None else []
     if show == "json":
         click.echo(summary_text, nl=False)
     elif show == "markdown":
-        click.echo(gate_markdown(json.loads(summary_text)["metrics"]), nl=False)
+        lead = [f"**{head[0]}**", "", *(f"- ❌ {line}" for line in head[1:]), ""] if head else []
+        click.echo("\n".join(lead) + gate_markdown(json.loads(summary_text)["metrics"]), nl=False)
     elif show == "table":
+        for i, line in enumerate(head):
+            out.print(line if i == 0 else f"  {line}", style=("bold green" if gate.passed else "bold red")
+                      if i == 0 else None, highlight=False, soft_wrap=True)
         print_full_width(out, summary_table(json.loads(summary_text)))
 
 
 def _report(run: RunResult, out_dir: Path, samples: BadRowCounter, *, quiet: bool, show: str,
-            chose_metrics: bool, out: Console, info: Console, warn: Console) -> None:
+            chose_metrics: bool, out: Console, info: Console, warn: Console, gate: Any = None) -> None:
     """Print the summary (``show``) to ``out``, the paths and notes to ``info`` and warnings to ``warn``."""
     summary_path = out_dir / "summary.json"
     summary_text = run.summary_json()  # what the engine wrote to summary.json, kept in hand
     if show == "json" or not quiet:
-        emit(lambda: _print_summary(summary_text, show, out))
+        emit(lambda: _print_summary(summary_text, show, out, gate))
     if not quiet:
         emit(lambda: _print_notes(run, out_dir, summary_path, chose_metrics, info))
     checks = run.run.get("input_checks") or {}

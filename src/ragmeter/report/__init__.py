@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidParameterError
+from ..gate import banner, check_gate
 from ._compare import add_baseline_texts, baseline_texts, comparison_section
 from ._data import (
     DEFAULT_MAX_SAMPLES,
@@ -29,6 +30,7 @@ from ._data import (
 )
 from ._html import (
     render_diagnosis,
+    render_gate_banner,
     render_metric_cards,
     render_page,
     render_run_info,
@@ -78,6 +80,20 @@ def gate_thresholds(run: Run, fail_under: dict[str, float] | None) -> dict[str, 
     if not isinstance(found, dict):
         return {}
     return {str(k): float(v) for k, v in found.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+
+
+def gate_banner(run: Run, gate: dict[str, float]) -> str:
+    """The gate's verdict over the run's summary (:func:`ragmeter.gate.check_gate` with the statistic
+    and error ceiling the run info records; thresholds only when it records none), as the page's
+    banner; '' with no gate."""
+    if not gate:
+        return ""
+    info = run.info.get("gate") if isinstance(run.info.get("gate"), dict) else {}
+    on = info.get("statistic") if info.get("statistic") in ("mean", "ci_low") else "mean"
+    ceiling = info.get("max_error_rate")
+    ceiling = float(ceiling) if isinstance(ceiling, int | float) and not isinstance(ceiling, bool) else 1.0
+    result = check_gate(run.summary.get("metrics") or {}, gate, on=on, max_error_rate=ceiling)
+    return render_gate_banner(banner(result), result.passed)
 
 
 def _label(run: Run, other: Run) -> str:
@@ -148,6 +164,7 @@ def build_report(
         samples_note=render_samples_note(len(payload["samples"]), len(run.ids), bool(selection and selection[0][1])),
         comparison_html=comparison_html,
         payload=payload,
+        gate_html=gate_banner(run, gate),
     )
 
 

@@ -553,8 +553,19 @@ def _asset(name: str) -> str:
     return resources.files("ragmeter.report").joinpath("templates", name).read_text(encoding="utf-8")
 
 
+def render_gate_banner(lines: list[str], passed: bool) -> str:
+    """The gate's verdict at the top of the page (:func:`ragmeter.gate.banner`'s lines: the verdict,
+    then one per failed check with its statistic, threshold and interval); '' with no gate."""
+    if not lines:
+        return ""
+    state = "pass" if passed else "fail"
+    items = "".join(f"<li>{escape_html(line)}</li>" for line in lines[1:])
+    return (f'<section id="gate" class="gate-banner {state}" data-state="{state}">'
+            f'<p class="verdict">{escape_html(lines[0])}</p>' + (f"<ul>{items}</ul>" if items else "") + "</section>")
+
+
 def render_page(*, title: str, subtitle: str, run_info_html: str, diagnosis_html: str, metrics_html: str,
-                comparison_html: str, payload: dict[str, Any], samples_note: str = "") -> str:
+                comparison_html: str, payload: dict[str, Any], samples_note: str = "", gate_html: str = "") -> str:
     """Assemble the page from its parts (already-escaped HTML) and the payload (embedded as JSON)."""
     script, style = _asset("report.js"), _asset("report.css")
     page = Template(_asset("report.html"))
@@ -565,6 +576,7 @@ def render_page(*, title: str, subtitle: str, run_info_html: str, diagnosis_html
         style=style,
         run_info=run_info_html,
         diagnosis=diagnosis_html,
+        gate=gate_html,
         metrics=metrics_html,
         comparison=comparison_html,
         samples_note=samples_note,

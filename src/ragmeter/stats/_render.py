@@ -408,6 +408,26 @@ def no_finding_sentence(d: dict[str, Any]) -> str:
     return f"No finding: none of the {n} failure signatures fired and no metric is low against {against}."
 
 
+def diagnosis_headline(d: dict[str, Any]) -> str:
+    """A diagnosis (:meth:`~ragmeter.stats.Diagnosis.to_dict`) in one line: its strongest finding,
+    else its first low metric (:func:`tentative_sentence`), else :func:`no_finding_sentence`.
+
+    >>> diagnosis_headline({"findings": [], "not_fired": [{}] * 4, "low_metrics": [
+    ...     {"metric": "recall@5", "stage": "retrieval", "mean": 0.31, "ci": [0.28, 0.34], "threshold": 0.5,
+    ...      "basis": "reference level", "higher_is_better": True}]})
+    'tentative: recall@5 is clearly low: 0.310 [0.280, 0.340], below its reference level 0.5 (retrieval stage)'
+    """
+    findings, low = d.get("findings") or [], d.get("low_metrics") or []
+    if findings:
+        f = findings[0]
+        more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
+        return f"{f['strength']}: {f['stage']}: {f['problem']}; fix to try: {f['fix']}{more}"
+    if low:
+        more = f" (+{len(low) - 1} more)" if len(low) > 1 else ""
+        return f"tentative: {tentative_sentence(low[0])}{more}"
+    return no_finding_sentence(d)
+
+
 def _evidence(e: dict[str, Any]) -> str:
     mark = "confirmed" if e["confirmed"] else ("holds (CI crosses threshold)" if e["holds"] else "fails")
     return f"{e['metric']} = {num(e['mean'], 3)} {ci(e['ci'], 3)} {e['condition']}: {mark}"

@@ -53,7 +53,14 @@ from ..registry import canonical_name
 from ..results import SCORED, RunResult
 from ._io import load_run
 from ._names import metric_spec, parse_name
-from ._render import TENTATIVE_LEAD, diagnosis_markdown, diagnosis_rich, no_finding_sentence, tentative_sentence
+from ._render import (
+    TENTATIVE_LEAD,
+    diagnosis_headline,
+    diagnosis_markdown,
+    diagnosis_rich,
+    no_finding_sentence,
+    tentative_sentence,
+)
 from ._validate import check_int, check_probability, clean
 from .compare import compare
 from .intervals import metric_ci
@@ -71,7 +78,7 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
 }
 
 __all__ = ["DEFAULT_THRESHOLDS", "RULES", "TENTATIVE_LEAD", "Diagnosis", "clearly_low", "diagnose",
-           "no_finding_sentence", "pick_metric", "tentative_sentence"]
+           "diagnosis_headline", "no_finding_sentence", "pick_metric", "tentative_sentence"]
 
 @dataclass(frozen=True)
 class Condition:
