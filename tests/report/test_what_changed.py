@@ -38,8 +38,8 @@ def test_the_regression_is_the_first_line_of_the_comparison(tmp_path: Path) -> N
     assert -0.36 <= lo <= -0.33 <= hi <= -0.30  # the per-sample differences are -0.36 and -0.30
     assert body[1].startswith("- answer: faithfulness better, Δ +0.200 ")
     assert body[2] == "- No significant change: mrr, ndcg@5."
-    # the table comes after
-    assert body[3].startswith("|")
+    # then which run is which, then the table
+    assert body[3].startswith("A: `") and body[4].startswith("|")
 
 
 def test_the_report_opens_the_comparison_with_what_changed(tmp_path: Path) -> None:

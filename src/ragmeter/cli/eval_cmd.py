@@ -37,7 +37,7 @@ from ..results import RunResult
 from ..types import Sample
 from ._app import main
 from ._output import FORMATS as OUT_FORMATS
-from ._output import StdoutConsole, emit, print_full_width, quiet_dependencies, stdout_format
+from ._output import StdoutConsole, emit, fit_markdown, print_fitted, quiet_dependencies, stdout_format
 from ._progress import RunProgress, count_rows
 
 #: How many bad rows are quoted in the warning printed with ``--on-error skip``.
@@ -141,7 +141,7 @@ def summary_table(summary: dict[str, Any]) -> Table:
     table = Table(title="ragmeter summary")
     table.add_column("metric", no_wrap=True)
     for col in ("mean", "n", "undefined", "errors", *(("ci",) if with_ci else ())):
-        table.add_column(col, justify="right")
+        table.add_column(col, justify="right", no_wrap=True)
     for name, row in rows.items():
         cells = [name, _num(row["mean"]), str(row["n"]), str(row["undefined"]), str(row["errors"])]
         if with_ci:
@@ -303,7 +303,7 @@ def eval_cmd(data: Path, **flags: Any) -> None:
         progress.finish()
     if o.dry_run:
         shutil.rmtree(out_dir, ignore_errors=True)
-        emit(lambda: _dry_run_report(run, judge, out=out, as_json=fmt == "json"))
+        emit(lambda: _dry_run_report(run, judge, out=out, fmt=fmt))
         return
     md_stdout = o.markdown is not None and str(o.markdown) == "-"
     # stdout holds one thing when it is machine-read (json, or the Markdown of --markdown -)
@@ -433,26 +433,36 @@ def _price(price: tuple[float, float]) -> Any:
     return Price(input=price[0], output=price[1])
 
 
-def _dry_run_report(run: RunResult, judge: Any, *, out: Console, as_json: bool) -> None:
+def _dry_run_report(run: RunResult, judge: Any, *, out: Console, fmt: str) -> None:
     """What a dry run prints (nothing is sent, nothing written): per metric, the judge calls that
-    would be sent, their prompt tokens and the cost range (prompt only .. with max_tokens output)."""
+    would be sent, their prompt tokens and the cost range (prompt only .. with max_tokens output);
+    as ``fmt`` says (a table on a terminal, Markdown in a pipe or a log, or JSON)."""
     from ..judges._stats import dry_run_estimate
 
     stats = run.run.get("judge") or {}
     rows = dry_run_estimate(stats, getattr(judge, "price", None), int(getattr(judge, "max_tokens", 0) or 0))
-    if as_json:
+    if fmt == "json":
         click.echo(json.dumps({"dry_run": True, "samples": len(run), "estimate": rows}, indent=2))
         return
-    table = Table(title=f"dry run: nothing sent, nothing written ({len(run)} samples)")
-    for col in ("metric", "calls", "cached", "prompt tokens", "cost USD"):
-        table.add_column(col, justify="left" if col == "metric" else "right")
-    for r in rows:
-        cost = "unknown price" if r["cost_low"] is None else f"{r['cost_low']:.4f} - {r['cost_high']:.4f}"
-        table.add_row(r["metric"], f"{r['calls']:,}", f"{r['cache_hits']:,}", f"{r['prompt_tokens']:,}", cost)
-    out.print(table)
-    out.print("cost: prompt tokens only - with every reply at max_tokens. Calls that need an earlier reply "
-              "(faithfulness's claim verification) are not counted: add up to one per sample.",
-              highlight=False, soft_wrap=True)
+    title = f"dry run: nothing sent, nothing written ({len(run)} samples)"
+    cols = ("metric", "calls", "cached", "prompt tokens", "cost USD")
+    cells = [[r["metric"], f"{r['calls']:,}", f"{r['cache_hits']:,}", f"{r['prompt_tokens']:,}",
+              "unknown price" if r["cost_low"] is None else f"{r['cost_low']:.4f} - {r['cost_high']:.4f}"]
+             for r in rows]
+    note = ("cost: prompt tokens only - with every reply at max_tokens. Calls that need an earlier reply "
+            "(faithfulness's claim verification) are not counted: add up to one per sample.")
+    if fmt == "markdown":
+        lines = [f"### {title}", "", "| " + " | ".join(cols) + " |", "|---|---:|---:|---:|---:|",
+                 *("| " + " | ".join([f"`{c[0]}`", *c[1:]]) + " |" for c in cells), "", note]
+        click.echo(fit_markdown("\n".join(lines), out.width))
+        return
+    table = Table(title=title)
+    for col in cols:
+        table.add_column(col, justify="left" if col == "metric" else "right", no_wrap=col != "cost USD")
+    for c in cells:
+        table.add_row(*c)
+    print_fitted(out, table)
+    out.print(note, highlight=False)
 
 
 def _check_gate(run: RunResult, cfg: Any, *, judge_used: bool, wanted: bool) -> Any:
@@ -492,7 +502,7 @@ def _gate(run: RunResult, cfg: Any, result: Any, *, junit: Path | None, markdown
         headline = diagnosis_headline(diagnose(run, gate=cfg.gate.fail_under or None).to_dict())
     text = gate_markdown(summary, result, diagnosis=headline)
     if markdown is not None and str(markdown) == "-":
-        emit(lambda: click.echo(text, nl=False))
+        emit(lambda: click.echo(fit_markdown(text, StdoutConsole().width), nl=False))
     elif markdown is not None:
         markdown.write_text(text, encoding="utf-8")
     if step_summary:  # GitHub Actions: the job's summary page; appended, as the runner expects
@@ -517,12 +527,13 @@ def _print_summary(summary_text: str, show: str, out: Console, gate: Any = None)
         click.echo(summary_text, nl=False)
     elif show == "markdown":
         lead = [f"**{head[0]}**", "", *(f"- ❌ {line}" for line in head[1:]), ""] if head else []
-        click.echo("\n".join(lead) + gate_markdown(json.loads(summary_text)["metrics"]), nl=False)
+        text = "\n".join(lead) + gate_markdown(json.loads(summary_text)["metrics"])
+        click.echo(fit_markdown(text, out.width), nl=False)
     elif show == "table":
         for i, line in enumerate(head):
             out.print(line if i == 0 else f"  {line}", style=("bold green" if gate.passed else "bold red")
                       if i == 0 else None, highlight=False, soft_wrap=True)
-        print_full_width(out, summary_table(json.loads(summary_text)))
+        print_fitted(out, summary_table(json.loads(summary_text)))
 
 
 def _report(run: RunResult, out_dir: Path, samples: BadRowCounter, *, quiet: bool, show: str,
@@ -551,13 +562,13 @@ def _report(run: RunResult, out_dir: Path, samples: BadRowCounter, *, quiet: boo
 def _print_notes(run: RunResult, out_dir: Path, summary_path: Path, chose_metrics: bool, info: Console) -> None:
     """Where the results went, the judge's counters and the metrics skipped for want of a backend."""
     info.print(f"{len(run)} samples -> {out_dir / 'results.jsonl'} and {summary_path}",
-               highlight=False, soft_wrap=True)
+               highlight=False, soft_wrap=True)  # paths whole, to copy
     jstats = run.run.get("judge")
     if jstats:
         by_type = ", ".join(f"{k} {v}" for k, v in sorted((jstats.get("errors") or {}).items()))
         info.print(f"{judge_status(jstats)}, {jstats.get('retries', 0):,} retries"
-                   + (f" (errors: {by_type})" if by_type else ""), highlight=False, soft_wrap=True)
+                   + (f" (errors: {by_type})" if by_type else ""), highlight=False)
     skipped: list[Any] = run.run.get("skipped_metrics") or []
     message = None if chose_metrics else skipped_message([str(s) for s in skipped])
     if message:
-        info.print(message, highlight=False, soft_wrap=True)
+        info.print(message, highlight=False)  # wrapped at the console's width

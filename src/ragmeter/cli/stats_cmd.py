@@ -11,7 +11,7 @@ from rich.console import Console
 from .. import stats
 from ..errors import InvalidParameterError
 from ._app import main
-from ._output import StdoutConsole, emit, print_full_width, stdout_format
+from ._output import StdoutConsole, emit, fit_markdown, print_fitted, stdout_format
 
 FORMATS = ("table", "json", "markdown")
 #: Width of tables written to a file with -o.
@@ -21,7 +21,8 @@ WIDE = 160
 def _emit(report: Any, fmt: str | None, output: Path | None, **json_kw: Any) -> None:
     """Write ``report`` as ``fmt`` to ``output``, or to stdout as ``eval`` does
     (:mod:`ragmeter.cli._output`): no ``--format`` is a table on a terminal and Markdown in a CI log
-    or a pipe; a table is drawn at the width its cells need; a reader that stops early
+    or a pipe; tables and lines fit the console's width (``$COLUMNS``, 80 in a pipe) with every
+    number whole (:func:`~ragmeter.cli._output.print_fitted`); a reader that stops early
     (``| head -1``) ends the output, not the command (exit 0, no traceback)."""
     if output is not None:
         fmt = fmt or "table"
@@ -34,9 +35,11 @@ def _emit(report: Any, fmt: str | None, output: Path | None, **json_kw: Any) -> 
     out = StdoutConsole()
     fmt = stdout_format(fmt, console=out)
     if fmt == "table":
-        emit(lambda: print_full_width(out, report.to_rich()))
+        emit(lambda: print_fitted(out, report.to_rich()))
     else:
         text = _text(report, fmt, **json_kw)
+        if fmt == "markdown":
+            text = fit_markdown(text, out.width)
         emit(lambda: click.echo(text, nl=False))
 
 
@@ -56,12 +59,12 @@ def _format_option(f: Any) -> Any:
 COMPARE_FORMATS = ("table", "json", "markdown", "latex")
 
 
-def _export(path: Path | None, text: str) -> None:
-    """Write ``text`` to ``path`` (``-``: stdout); nothing when ``path`` is None."""
+def _export(path: Path | None, text: str, *, markdown: bool = False) -> None:
+    """Write ``text`` to ``path`` (``-``: stdout, Markdown fitted to its width); nothing when ``path`` is None."""
     if path is None:
         return
     if str(path) == "-":
-        emit(lambda: click.echo(text, nl=False))
+        emit(lambda: click.echo(fit_markdown(text, StdoutConsole().width) if markdown else text, nl=False))
     else:
         path.write_text(text, encoding="utf-8")
 
@@ -129,7 +132,7 @@ def compare_cmd(runs: tuple[Path, ...], metrics: tuple[str, ...], test: str, con
                                 n_resamples=resamples, n_bootstrap=n_bootstrap, seed=seed)
     # two runs: the pairwise report of today (the table's Holm family is then the metrics, as in compare)
     report: Any = result.comparisons[0] if len(runs) == 2 else result
-    _export(markdown_path, report.to_markdown())
+    _export(markdown_path, report.to_markdown(), markdown=True)
     _export(latex_path, result.to_latex())
     if fmt == "latex":
         _export(output or Path("-"), result.to_latex())

@@ -522,9 +522,10 @@ def render_comparison(comps: Sequence[MetricComparison], baseline: Run, candidat
     method = comps[0].method if comps else ""
     head = render_what_changed(comps)
     table = (
-        '<table class="compare"><thead><tr><th>metric</th><th>baseline</th><th>candidate</th><th>Δ</th>'
+        '<div class="scroll-x"><table class="compare"><thead><tr><th>metric</th><th>baseline</th>'
+        "<th>candidate</th><th>Δ</th>"
         "<th>95% CI of Δ</th><th>p</th><th>p (adjusted)</th><th>pairs</th><th>verdict</th></tr></thead><tbody>"
-        + "".join(rows) + "</tbody></table>"
+        + "".join(rows) + "</tbody></table></div>"
     )
     changed: list[str] = []
     for c in comps:
@@ -538,8 +539,8 @@ def render_comparison(comps: Sequence[MetricComparison], baseline: Run, candidat
         )
         changed.append(
             f"<details><summary>{escape_html(c.metric)}: {len(c.changed)} samples that changed most</summary>"
-            '<table class="changed"><thead><tr><th>sample</th><th>baseline</th><th>candidate</th><th>Δ</th></tr>'
-            f"</thead><tbody>{items}</tbody></table></details>"
+            '<div class="scroll-x"><table class="changed"><thead><tr><th>sample</th><th>baseline</th>'
+            f"<th>candidate</th><th>Δ</th></tr></thead><tbody>{items}</tbody></table></div></details>"
         )
     return (
         '<section id="comparison"><h2>Comparison</h2>' + head +

@@ -111,10 +111,11 @@ def what_changed(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 def comparison_table(c: Comparison) -> Group:
     """The comparison as a rich table plus notes on unmatched samples."""
-    t = Table(title=f"ragmeter compare: B ({c.b}) - A ({c.a})")
+    t = Table(title=f"ragmeter compare: B - A (A: {c.a}, B: {c.b})")
     for col in ("metric", "n", "A", "B", "B - A", f"{c.settings['confidence']:.0%} CI", "test", "p",
                 f"p ({c.settings['correction']})", "effect", "verdict"):
-        t.add_column(col, overflow="fold")
+        wraps = col in ("test", "effect", "verdict", f"{c.settings['confidence']:.0%} CI")
+        t.add_column(col, overflow="fold" if wraps else "ellipsis", no_wrap=not wraps)
     for r in c.metrics:
         style = "bold green" if r["verdict"] == "B better" else "bold red" if r["verdict"] == "A better" else None
         t.add_row(r["metric"], str(r["n_pairs"]), num(r["mean_a"]), num(r["mean_b"]), signed(r["diff"]),
@@ -152,8 +153,8 @@ def _notes(c: Comparison, max_ids: int, md: bool) -> list[str]:
 def comparison_markdown(c: Comparison, max_ids: int = 10) -> str:
     """The comparison as Markdown (a PR comment)."""
     st = c.settings
-    out = [f"### ragmeter compare: `{c.b}` (B) vs `{c.a}` (A)", ""]
-    out += [f"- {line}" for _, line in what_changed(c.metrics)] + [""]
+    out = ["### ragmeter compare: B vs A", ""]
+    out += [f"- {line}" for _, line in what_changed(c.metrics)] + ["", f"A: `{c.a}`, B: `{c.b}`", ""]
     out += [
            f"| metric | n | A | B | B - A | {st['confidence']:.0%} CI | test | p | p ({st['correction']}) "
            "| effect | verdict |",
@@ -216,7 +217,7 @@ def multi_table(mc: MultiComparison, digits: int = 4) -> Group:
     t = Table(title=f"ragmeter compare: {len(mc.labels)} runs against {mc.labels[0]}")
     t.add_column("run", overflow="fold")
     for m in mc.metrics:
-        t.add_column(m, justify="right", overflow="fold")
+        t.add_column(m, justify="right", no_wrap=True)
     for label, row in zip(mc.labels, _multi_cells(mc, digits), strict=True):
         cells = []
         for value, mark, best in row:
@@ -242,7 +243,7 @@ def _multi_notes(mc: MultiComparison, max_ids: int, md: bool) -> list[str]:
 
 def multi_markdown(mc: MultiComparison, digits: int = 4) -> str:
     """The N-run table as GitHub-flavoured Markdown."""
-    out = [f"### ragmeter compare: {len(mc.labels)} runs against `{mc.labels[0]}`", "",
+    out = [f"### ragmeter compare: {len(mc.labels)} runs against the first", "", f"First run: `{mc.labels[0]}`", "",
            "| run | " + " | ".join(f"`{m}`" for m in mc.metrics) + " |",
            "|---|" + "---:|" * len(mc.metrics)]
     for label, row in zip(mc.labels, _multi_cells(mc, digits), strict=True):
