@@ -65,7 +65,18 @@ class JudgeColumn(ProgressColumn):
 
     def status(self) -> str:
         """The counters as one line (the plain progress line of a CI log uses it too)."""
-        return judge_status(self.reported if self.reported is not None else self.judge.stats())
+        return judge_status(self.stats())
+
+    def stats(self) -> dict[str, Any]:
+        """The counters shown: the workers' when an engine reported them, else this process's judge's."""
+        return self.reported if self.reported is not None else self.judge.stats()
+
+    def calls(self) -> tuple[int, int | None]:
+        """``(answered, planned)`` judge calls for the progress line: the calls that have ended
+        (``finished``) and the planned total when the counters carry one (``planned``), else None."""
+        st = self.stats()
+        planned = st.get("planned")
+        return int(st.get("finished", st.get("calls", 0))), int(planned) if planned is not None else None
 
 
 def judge_status(stats: dict[str, Any]) -> str:
@@ -283,10 +294,10 @@ def eval_cmd(data: Path, **flags: Any) -> None:
     fields = {**cfg.fields, **parse_field_map(o.field_map)}
     samples = BadRowCounter(iter(()))  # the engine reads DATA and reports bad rows to samples.note
     judge_column = JudgeColumn(judge) if judge is not None else None
-    # a bar with total and ETA on a terminal; a line every 30 s at most in a log; nothing with -q
+    # one line with rows, judge calls and ETA on a terminal; a line every 30 s at most in a log; nothing with -q
     progress = RunProgress(err, total=count_rows(data, o.fmt), quiet=o.quiet,
-                           extra=(judge_column,) if judge_column is not None else (),
-                           status=judge_column.status if judge_column is not None else None)
+                           status=judge_column.status if judge_column is not None else None,
+                           calls=judge_column.calls if judge_column is not None else None)
     metrics, skipped = _with_gated(data, cfg, fields, o.fmt, judge=jconf, embedder=econf)
     run_info = _run_info(data, o.fmt, loaded, cfg, fields, embedder)
     if skipped is not None:
