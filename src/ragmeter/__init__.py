@@ -21,6 +21,8 @@ _LAZY: dict[str, str] = {
     "MissingBackendError": ".errors",
     "RagmeterError": ".errors",
     "UnknownMetricError": ".errors",
+    "assert_case": ".cases",
+    "cases": ".cases",
     "Evaluator": ".evaluator",
     "aevaluate": ".evaluator",
     "evaluate": ".evaluator",
@@ -55,7 +57,9 @@ __all__ = [
     "UnknownMetricError",
     "__version__",
     "aevaluate",
+    "assert_case",
     "canonical_name",
+    "cases",
     "evaluate",
     "get_evaluator",
     "list_metrics",
@@ -67,6 +71,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from .cases import assert_case, cases
     from .errors import (
         EmptyInputError,
         InputError,

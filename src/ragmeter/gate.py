@@ -31,6 +31,9 @@ class Check:
     message: str
     value: float | None = None
     limit: float | None = None
+    #: The interval around the checked statistic: the metric's CI (threshold), the CI of the
+    #: difference (regression); None when unknown.
+    interval: tuple[float, float] | None = None
 
 
 @dataclass
@@ -120,9 +123,10 @@ def check_gate(
             continue
         ok = value >= threshold if higher else value <= threshold
         rel = ">=" if higher else "<="
+        ci = entry.get("ci")
         result.checks.append(Check(name, "threshold", ok,
                                    f"{name}: {on} {value:.4f} {'' if ok else 'not '}{rel} {threshold}",
-                                   value, threshold))
+                                   value, threshold, _pair(ci)))
     for name, entry in summary.items():
         total = entry.get("n", 0) + entry.get("undefined", 0) + entry.get("errors", 0) - input_errors
         failed = entry.get("errors", 0) - input_errors
@@ -143,8 +147,44 @@ def check_gate(
             bad = worse and p < alpha
             result.checks.append(Check(name, "regression", not bad,
                                        f"{name}: {diff:+.4f} vs baseline, adjusted p = {p:.4g}"
-                                       + (" (significant regression)" if bad else ""), diff, alpha))
+                                       + (" (significant regression)" if bad else ""), diff, alpha,
+                                       _pair(row.get("ci"))))
     return result
+
+
+def _pair(ci: Any) -> tuple[float, float] | None:
+    """``ci`` as a (low, high) pair of numbers, or None."""
+    if isinstance(ci, list | tuple) and len(ci) == 2 and all(isinstance(v, int | float) for v in ci):
+        return float(ci[0]), float(ci[1])
+    return None
+
+
+def check_line(c: Check) -> str:
+    """One check in words: its message (statistic, threshold), then its 95% interval when known.
+
+    >>> check_line(Check("mrr", "threshold", False, "mrr: mean 0.4100 not >= 0.65", 0.41, 0.65, (0.33, 0.49)))
+    'mrr: mean 0.4100 not >= 0.65, 95% CI [0.3300, 0.4900]'
+    """
+    return c.message + (f", 95% CI [{c.interval[0]:.4f}, {c.interval[1]:.4f}]" if c.interval else "")
+
+
+def banner(result: GateResult) -> list[str]:
+    """The gate's verdict as the first lines of a summary: pass, or FAILED with the exit code and
+    how many checks failed, then one line per failed check (:func:`check_line`); [] with no check.
+
+    >>> r = GateResult([Check("mrr", "threshold", False, "mrr: mean 0.4100 not >= 0.65", 0.41, 0.65, (0.33, 0.49)),
+    ...                 Check("ndcg@5", "threshold", True, "ndcg@5: mean 0.8000 >= 0.5", 0.8, 0.5)])
+    >>> banner(r)
+    ['Quality gate FAILED (exit 1): 1 of 2 checks failed', 'mrr: mean 0.4100 not >= 0.65, 95% CI [0.3300, 0.4900]']
+    """
+    if not result.checks:
+        return []
+    failed = [c for c in result.checks if not c.passed]
+    n = len(result.checks)
+    if not failed:
+        return [f"Quality gate passed: {n} check{'s' if n > 1 else ''}"]
+    return [f"Quality gate FAILED (exit {result.exit_code}): {len(failed)} of {n} checks failed",
+            *(check_line(c) for c in failed)]
 
 
 def _known(name: str) -> bool:
@@ -175,16 +215,24 @@ def junit_xml(result: GateResult, *, suite: str = "ragmeter") -> str:
     return "\n".join(lines) + "\n"
 
 
-def markdown(summary: dict[str, dict[str, Any]], result: GateResult | None = None) -> str:
-    """A Markdown summary for pull-request comments: the metric table and the gate's verdict."""
-    out = ["| metric | mean | 95% CI | n | undefined | errors |", "|---|---:|---|---:|---:|---:|"]
+def markdown(summary: dict[str, dict[str, Any]], result: GateResult | None = None,
+             diagnosis: str | None = None) -> str:
+    """A Markdown summary for pull-request comments: the gate's verdict first (:func:`banner`), the
+    one-line ``diagnosis`` when given, the metric table, then every check."""
+    out = []
+    if result is not None and result.checks:
+        head, *failed = banner(result)
+        verdict, _, rest = head.partition(":")
+        out += [f"**{verdict}**:{rest}", ""] + [f"- ❌ {line}" for line in failed] + ([""] if failed else [])
+    if diagnosis:
+        out += [f"Diagnosis: {diagnosis}", ""]
+    out += ["| metric | mean | 95% CI | n | undefined | errors |", "|---|---:|---|---:|---:|---:|"]
     for name, e in summary.items():
         mean = "–" if e.get("mean") is None else f"{e['mean']:.4f}"
         ci = e.get("ci")
         ci_s = "–" if not ci or ci[0] is None else f"[{ci[0]:.4f}, {ci[1]:.4f}]"
         out.append(f"| `{name}` | {mean} | {ci_s} | {e.get('n', 0)} | {e.get('undefined', 0)} | {e.get('errors', 0)} |")
     if result is not None and result.checks:
-        verdict = "passed" if result.passed else f"FAILED (exit {result.exit_code})"
-        out += ["", f"**Quality gate {verdict}**", ""]
-        out += [f"- {'✅' if c.passed else '❌'} {c.message}" for c in result.checks]
+        out += ["", "Checks:", ""]
+        out += [f"- {'✅' if c.passed else '❌'} {check_line(c)}" for c in result.checks]
     return "\n".join(out) + "\n"

@@ -155,10 +155,13 @@ class MetricSpec:
     needs_judge: bool = False
     needs_embedder: bool = False
     higher_is_better: bool = True
-    #: False when the best achievable score depends on the data (precision@k cannot exceed
-    #: min(R, k) / k with R labelled relevant), so a fixed level such as 0.5 says nothing about it:
-    #: ``stats.diagnose.clearly_low`` judges such a metric only against a gate threshold.
-    fixed_scale: bool = True
+    #: The level a mean on the failing side of is poor whatever the data (below it; above it for a
+    #: lower-is-better metric), set only where an absolute level means something (recall, faithfulness);
+    #: None, the default, for a metric whose attainable score depends on the data (precision@k cannot
+    #: exceed min(R, k) / k) or on the reference's length (lexical overlap): ``stats.diagnose`` then
+    #: calls it low only against a gate threshold or a baseline run. docs/statistics.md gives each
+    #: level's evidence.
+    reference_level: float | None = None
     requires: tuple[str, ...] = ()
     requires_any: tuple[str, ...] = ()
     default_names: tuple[str, ...] = ()

@@ -50,20 +50,21 @@ def _run(*args: object, env: dict[str, str] | None = None):
 
 
 @pytest.mark.parametrize("fmt", [[], ["--format", "table"]])
-def test_piped_output_is_the_same_full_numbers_at_any_width(tiny, tmp_path, fmt):
-    # the bug guarded against: stdout not a terminal -> a rich table at 80 (or $COLUMNS) columns, "0.61… │ [0.3…"
+def test_piped_output_has_full_numbers_at_any_width(tiny, tmp_path, fmt):
+    # stdout not a terminal: the table fits $COLUMNS by splitting its columns, never by cutting a number
     out = tmp_path / "out"
     runs = [_cli("eval", str(tiny), "-m", "mrr", "-m", "recall@2", "-o", str(out), "--no-report", *fmt,
                  env=_env(COLUMNS=str(width))) for width in (40, 200)]
-    for proc in runs:
+    ci = json.loads((out / "summary.json").read_text())["metrics"]["mrr"]["ci"]
+    for proc, width in zip(runs, (40, 200), strict=True):
         assert proc.returncode == 0, proc.stderr
         assert "…" not in proc.stdout
         assert "0.6111" in proc.stdout and "0.5000" in proc.stdout
-    ci = json.loads((out / "summary.json").read_text())["metrics"]["mrr"]["ci"]
-    assert f"[{ci[0]:.4f}, {ci[1]:.4f}]" in runs[0].stdout  # the interval, whole
-    assert runs[0].stdout == runs[1].stdout
-    if not fmt:  # not a terminal, no --format: the Markdown table
+        assert f"[{ci[0]:.4f}, {ci[1]:.4f}]" in proc.stdout  # the interval, whole
+        assert max(len(line) for line in proc.stdout.splitlines() if " -> " not in line) <= width
+    if not fmt:  # not a terminal, no --format: the Markdown table, in one piece at 200 columns
         assert "| `mrr` | 0.6111 |" in runs[0].stdout
+        assert runs[1].stdout.count("| metric |") == 1 < runs[0].stdout.count("| metric |")
 
 
 def test_format_json_and_markdown(tiny, tmp_path):
@@ -85,9 +86,11 @@ def test_markdown_dash_writes_to_stdout(tiny, tmp_path, monkeypatch):
                "--fail-under", "mrr=0.7")
     assert res.exit_code == 1  # 0.6111 < 0.7
     assert not (tmp_path / "-").exists()
-    assert res.stdout.startswith("| metric | mean |")  # stdout holds the Markdown alone
+    # stdout holds the Markdown alone, the gate's verdict first: the failed check with its interval
+    assert res.stdout.startswith("**Quality gate FAILED (exit 1)**: 1 of 1 checks failed\n")
+    assert "- ❌ mrr: mean 0.6111 not >= 0.7, 95% CI [" in res.stdout.split("| metric |")[0]
+    assert "Diagnosis: " in res.stdout.split("| metric |")[0]
     assert "| `mrr` | 0.6111 |" in res.stdout
-    assert "**Quality gate FAILED (exit 1)**" in res.stdout
     assert "samples ->" not in res.stdout  # the notes went to stderr
 
 

@@ -13,6 +13,7 @@ import gzip
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -126,8 +127,9 @@ def test_bar_shows_total_rows_and_eta() -> None:
     # then rich's speed: rows after the first update over the time since it, 10 rows / 1 s; 80 rows
     # left at 10 rows/s: 8 s
     line = _render(bar)
-    assert "20/100 rows" in line and " 20%" in line and "10 rows/s" in line
+    assert "20/100 rows (20%)" in line and "10 rows/s" in line
     assert "ETA 0:00:08" in line
+    assert len(line.strip().splitlines()) == 1  # one line
 
 
 def test_plain_lines_off_a_terminal_at_most_every_interval() -> None:
@@ -161,3 +163,62 @@ def test_finish_lowers_an_overcounted_total() -> None:
     bar.advance(7)  # a CSV with line breaks inside quoted fields: fewer rows than lines
     bar.finish()
     assert bar.progress.tasks[0].total == 7 and bar.progress.tasks[0].finished
+
+
+def _judged_run(width: int) -> tuple[Any, _Clock, list[int], list[str]]:
+    """A judged run on a fake clock: 50 rows of 6 judge calls each (300 planned), a judge answering
+    each call in 1 s with 4 calls in flight (4 calls/s from t = 1 s: the run ends at t = 76 s); a
+    row finishes when its 6th call is answered."""
+    from rich.console import Console
+
+    clock, answered = _Clock(), [0]
+    log = io.StringIO()
+    bar = RunProgress(Console(file=io.StringIO(), force_terminal=False, width=width), total=50, get_time=clock,
+                      interval=1.0, log=log, calls=lambda: (answered[0], 300),
+                      status=lambda: "judge: 300 calls, 0 cached, 0 errors, 91,000 tokens, $0.0123")
+    return bar, clock, answered, []
+
+
+def _step_to(bar: Any, clock: _Clock, answered: list[int], t: float) -> None:
+    """Advance the fake run to time ``t`` (rows reported as they finish)."""
+    clock.t = t
+    now = min(300, int(4 * max(0.0, t - 1.0)))
+    rows_before, rows_now = answered[0] // 6, now // 6
+    answered[0] = now
+    if rows_now > rows_before:
+        bar.advance(rows_now - rows_before)
+
+
+def test_eta_from_the_call_rate_is_within_30_percent_after_a_fifth_of_the_calls() -> None:
+    bar, clock, answered, _ = _judged_run(200)
+    t = 0.0
+    while answered[0] < 60:  # 20% of the 300 planned calls
+        t += 0.5
+        _step_to(bar, clock, answered, t)
+    remaining = 76.0 - t  # 240 calls left at 4 calls/s after the first second
+    eta = bar.eta()
+    assert eta is not None and abs(eta - remaining) <= 0.3 * remaining
+    line = bar.line()
+    assert "judge 60/300 calls" in line and "10/50 rows (20%)" in line and "calls/s" in line
+    # a row-based ETA would have said nothing before the first row finished; this one is there from
+    # the first answered call (t = 1.5 s: 2 calls)
+    bar2, clock2, answered2, _ = _judged_run(200)
+    _step_to(bar2, clock2, answered2, 1.5)
+    assert answered2[0] == 2 and bar2.progress.tasks[0].completed == 0 and bar2.eta() is not None
+
+
+@pytest.mark.parametrize("width", [60, 80, 120, 200])
+def test_one_line_at_any_width_of_60_or_more_with_rows_calls_and_eta(width: int) -> None:
+    bar, clock, answered, _ = _judged_run(width)
+    _step_to(bar, clock, answered, 40.0)
+    line = bar.line(width=width)
+    assert len(line) <= width and "\n" not in line
+    assert "/50 rows" in line and "judge 156/300 calls" in line and "ETA 0:00:3" in line  # 144 calls / 4 per s
+    if width >= 200:
+        assert "judge: 300 calls" in line and "elapsed 0:00:40" in line  # everything fits
+    # the terminal's display is that one line too (spinner + line)
+    from rich.console import Console
+
+    buf = io.StringIO()
+    Console(file=buf, width=width, force_terminal=False, color_system=None).print(bar.progress.get_renderable())
+    assert len(buf.getvalue().rstrip("\n").splitlines()) == 1

@@ -129,9 +129,10 @@ def test_gate_from_ragmeter_eval_reaches_the_cards(tmp_path: Path) -> None:
                                     "--fail-under", "mrr=0.999"])
     assert res.exit_code == 1, res.output  # the gate fails: mrr is below 0.999 on this data
     info = json.loads((out / "summary.json").read_text())["run"]
-    assert info["gate"] == {"fail_under": {"mrr": 0.999}, "statistic": "mean"}
+    assert info["gate"] == {"fail_under": {"mrr": 0.999}, "statistic": "mean", "max_error_rate": 0.05}
     html = (out / "report.html").read_text()
     assert 'data-state="fail"' in card(html, "mrr") and "gate ≥ 0.999" in card(html, "mrr")
+    assert "Quality gate FAILED (exit 1): 1 of 1 checks failed" in html  # the banner says what the exit code said
     assert 'data-state="unknown"' in card(html, "ndcg@5")
     # ragmeter report takes --fail-under too, overriding the recorded one
     res = CliRunner().invoke(main, ["report", str(out), "-o", str(tmp_path / "r.html"), "--fail-under", "mrr=0.1"])
@@ -164,16 +165,21 @@ def test_diagnosis_heads_the_report_as_a_sentence_with_evidence(tmp_path: Path) 
 
 def test_tentative_finding_when_no_rule_fires_but_a_metric_is_clearly_low(tmp_path: Path) -> None:
     n = 40
-    run_dir = write_run(tmp_path / "r", {"mrr": [0.1 if i % 2 else 0.3 for i in range(n)], "ndcg@5": [0.9] * n})
+    hits = [1.0 if i % 5 == 0 else 0.0 for i in range(n)]  # 8 of 40
+    run_dir = write_run(tmp_path / "r", {"hit_rate@5": hits, "mrr": [0.1 if i % 2 else 0.3 for i in range(n)],
+                                         "ndcg@5": [0.9] * n})
     html = build_report(run_dir)
-    assert "No failure signature fired, but some metrics are clearly poor" in html
-    assert re.search(r"mrr is clearly low: 0\.200 \[0\.1\d\d, 0\.2\d\d\], below 0\.5 \(retrieval stage\)", html)
-    assert "ndcg@5 is clearly" not in html
-    assert 'data-state="low"' in card(html, "mrr")
-    # a gate threshold decides instead of 0.5: mrr 0.2 passes a gate of 0.15, so nothing is low
-    html = build_report(run_dir, fail_under={"mrr": 0.15})
-    assert "mrr is clearly low" not in html
-    assert "No failure signature fired and no metric is clearly low" in html
+    assert "No failure signature fired, but some metrics are low against their gate" in html
+    lo, hi = wilson(8, 40)
+    assert (f"hit_rate@5 is clearly low: 0.200 [{lo:.3f}, {hi:.3f}], below its reference level 0.5 "
+            "(retrieval stage)") in html
+    # mrr 0.2 has no reference level (no absolute bar says what a good mrr is), ndcg@5 is high
+    assert "mrr is clearly" not in html and "ndcg@5 is clearly" not in html
+    assert 'data-state="low"' in card(html, "hit_rate@5")
+    # a gate threshold decides instead of the reference level: 0.2 passes a gate of 0.15
+    html = build_report(run_dir, fail_under={"hit_rate@5": 0.15})
+    assert "hit_rate@5 is clearly low" not in html
+    assert "No finding: none of the 4 failure signatures fired" in html
 
 
 def test_no_diagnose_shows_saved_findings(tmp_path: Path) -> None:
@@ -231,15 +237,16 @@ def test_a_single_run_report_never_loads_every_record(tmp_path: Path, monkeypatc
 def test_diagnose_markdown_names_the_clearly_low_metric(tmp_path: Path) -> None:
     from ragmeter.stats.diagnose import diagnose
 
-    run_dir = write_run(tmp_path / "r", {"mrr": [0.1 if i % 2 else 0.3 for i in range(40)]})
+    run_dir = write_run(tmp_path / "r", {"hit_rate@5": [1.0 if i % 5 == 0 else 0.0 for i in range(40)]})
     d = diagnose(run_dir)
-    assert [low["metric"] for low in d.low_metrics] == ["mrr"]
+    assert [low["metric"] for low in d.low_metrics] == ["hit_rate@5"]
     assert d.to_dict()["low_metrics"][0]["threshold"] == 0.5
     md = d.to_markdown()
-    assert "- [tentative] mrr is clearly low: 0.200 [" in md and "No failure signature fired." not in md
-    # a gate the metric passes: nothing clearly low, and the plain sentence again
-    assert diagnose(run_dir, gate={"mrr": 0.1}).low_metrics == []
-    assert "No failure signature fired." in diagnose(run_dir, gate={"mrr": 0.1}).to_markdown()
+    assert "- [tentative] hit_rate@5 is clearly low: 0.200 [" in md and "No finding" not in md
+    # a gate the metric passes: nothing low, and the one-line sentence instead
+    assert diagnose(run_dir, gate={"hit_rate@5": 0.1}).low_metrics == []
+    md = diagnose(run_dir, gate={"hit_rate@5": 0.1}).to_markdown()
+    assert "No finding: none of the 4 failure signatures fired" in md
 
 
 def test_precision_at_k_is_not_clearly_low_by_construction(tmp_path: Path) -> None:
@@ -250,6 +257,6 @@ def test_precision_at_k_is_not_clearly_low_by_construction(tmp_path: Path) -> No
                                          "mrr": [0.9] * n})
     html = build_report(run_dir)
     assert "precision@5 is clearly low" not in html
-    assert "No failure signature fired and no metric is clearly low" in html
+    assert "No finding: none of the 4 failure signatures fired" in html
     html = build_report(run_dir, fail_under={"precision@5": 0.5})
     assert "precision@5 is clearly low" in html

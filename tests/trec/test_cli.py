@@ -125,9 +125,11 @@ def test_flags_n_j_r_and_new_measures(files):
 
 
 def test_metrics_lists_trec_measures():
-    out = ragmeter("metrics", "--trec")
+    out = ragmeter("metrics", "--trec", "--format", "json")
     assert out.returncode == 0, out.stderr
-    rows = {line.split("│")[1].strip(): line for line in out.stdout.splitlines() if line.count("│") > 3}
+    rows = {r["trec_eval"]: r for r in json.loads(out.stdout)}
     for name in ("bpref", "iprec_at_recall", "gm_map", "rbp", "unj", "Rndcg", "set_F", "relstring"):
         assert name in rows, name
-    assert "mrr" in rows["recip_rank"] and "map@k" in rows["map_cut"]
+    assert "mrr" in rows["recip_rank"]["ragmeter"] and "map@k" in rows["map_cut"]["ragmeter"]
+    piped = ragmeter("metrics", "--trec")  # a pipe: Markdown, the measures as table rows
+    assert "| `recip_rank` |" in piped.stdout

@@ -6,9 +6,11 @@ Rules:
   (the same text :func:`ragmeter.gate.markdown` writes for ``--markdown`` and the job summary),
   ``json`` the summary as ``summary.json`` holds it. With no ``--format``, a terminal gets the
   table and anything else (a CI log, a pipe, a file) the Markdown table.
-* **Full numbers at any width.** A table is drawn at the width its cells need (never narrower),
-  so no number is ever cut to ``0.67…`` because ``$COLUMNS`` is small or stdout is not a
-  terminal; a terminal narrower than the table wraps its lines instead.
+* **Fits the width, full numbers.** Everything printed to stdout fits the console's width: the
+  terminal's, ``$COLUMNS`` when set, 80 columns in a pipe or a CI log (rich's rule). A rich table
+  wraps its text cells at spaces (:func:`print_fitted`); a table that still does not fit is split
+  into column groups, each repeating the first column, so no number is ever cut to ``0.67…``. A
+  Markdown table too wide is split the same way and long lines are wrapped (:func:`fit_markdown`).
 * **Closed pipes.** When the reader of stdout goes away (``ragmeter metrics | head -1``), the
   CLI stops writing to stdout (it is pointed at ``/dev/null``), finishes its work, and exits with
   the code that work gives: 0 for ``metrics``, the gate's code for ``eval`` (results, report and
@@ -21,11 +23,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
+import textwrap
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, Group
+from rich.table import Table
 
 #: The stdout formats of ``ragmeter eval --format``.
 FORMATS = ("table", "markdown", "json")
@@ -52,16 +58,145 @@ def stdout_format(fmt: str | None, *, as_json: bool = False, console: Console | 
     return "table" if (console or Console()).is_terminal else "markdown"
 
 
-def print_full_width(console: Console, renderable: Any) -> None:
-    """Print ``renderable`` (a rich table) at the width it needs, however narrow ``console`` is,
-    so no cell is ever ellipsised: a rich table shrinks to the console's width by cutting cells."""
-    needed = console.measure(renderable, options=console.options.update_width(10_000)).maximum
-    if needed <= console.width:
+def print_fitted(console: Console, renderable: Any) -> None:
+    """Print ``renderable`` within ``console.width``: a :class:`~rich.table.Table` through
+    :func:`fit_table`, a :class:`~rich.console.Group` part by part, anything else as rich wraps it."""
+    if isinstance(renderable, Group):
+        for part in renderable.renderables:
+            print_fitted(console, part)
+    elif isinstance(renderable, Table):
+        for table in fit_table(console, renderable):
+            console.print(table)
+    else:
         console.print(renderable)
-        return
-    wide = StdoutConsole(file=console.file, width=needed, color_system="auto" if console.color_system else None,
-                         force_terminal=console.is_terminal, no_color=console.no_color, highlight=False)
-    wide.print(renderable)
+
+
+def fit_table(console: Console, table: Table) -> list[Table]:
+    """``table`` as tables that fit ``console.width`` with every cell whole: the table itself when
+    its narrowest layout (text cells wrapped at spaces, each word and number whole) fits, else its
+    columns split into groups that fit, each group a table repeating the first column."""
+    width = console.width
+    wide = console.options.update_width(10_000)  # rich clamps a measurement to the width it is given
+
+    def needs(t: Table) -> int:
+        return console.measure(t, options=wide).minimum
+
+    if needs(table) <= width or len(table.columns) < 3:
+        return [table]
+    key, rest = 0, list(range(1, len(table.columns)))
+    groups: list[list[int]] = [[]]
+    for c in rest:
+        trial = _sub_table(table, [key, *groups[-1], c], "")
+        if groups[-1] and needs(trial) > width:
+            groups.append([c])
+        else:
+            groups[-1].append(c)
+    n = len(groups)
+    return [_sub_table(table, [key, *g], f" ({i}/{n})") for i, g in enumerate(groups, 1)]
+
+
+def _sub_table(table: Table, columns: list[int], suffix: str) -> Table:
+    """A table of ``table``'s ``columns`` (by index), with the same headers, cells and styles."""
+    title = f"{table.title}{suffix}" if isinstance(table.title, str) and table.title else table.title
+    out = Table(title=title, show_header=table.show_header, box=table.box, show_lines=table.show_lines)
+    cols = [table.columns[i] for i in columns]
+    for col in cols:
+        out.add_column(col.header, justify=col.justify, style=col.style, no_wrap=col.no_wrap,
+                       overflow=col.overflow, min_width=col.min_width, max_width=col.max_width)
+    for r, row in enumerate(table.rows):
+        out.add_row(*(list(col.cells)[r] for col in cols), style=row.style)
+    return out
+
+
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+
+
+def _md_cells(line: str) -> list[str]:
+    """The cells of a Markdown table line ``| a | b |``."""
+    return [c.strip() for c in _CELL_SPLIT.split(line.strip())[1:-1]]
+
+
+def _md_line(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _split_md_table(lines: list[str], width: int) -> list[str]:
+    """A Markdown table (header, rule, rows) as tables no wider than ``width`` where it can: its columns
+    in groups, each repeating the first column, separated by a blank line (a single column wider than
+    ``width`` stays whole)."""
+    if max(cell_len(line) for line in lines) <= width:
+        return lines
+    rows = [_md_cells(line) for line in lines]
+    ncol = len(rows[0])
+    if ncol < 3 or any(len(r) != ncol for r in rows):
+        return lines
+    col_w = [max(cell_len(r[c]) for r in rows) for c in range(ncol)]
+
+    def span(cols: list[int]) -> int:
+        return sum(col_w[c] for c in cols) + 3 * len(cols) + 1
+
+    groups: list[list[int]] = [[]]
+    for c in range(1, ncol):
+        if groups[-1] and span([0, *groups[-1], c]) > width:
+            groups.append([])
+        groups[-1].append(c)
+    out: list[str] = []
+    for g in groups:
+        if out:
+            out.append("")
+        picked = [[r[0], *(r[c] for c in g)] for r in rows]
+        out += [("|" + "|".join(cells) + "|") if k == 1 else _md_line(cells) for k, cells in enumerate(picked)]
+    return out
+
+
+_BULLET = re.compile(r"^(\s*(?:[-*+]|\d+\.)\s+)")
+
+
+def _wrap_md_line(line: str, width: int) -> list[str]:
+    """A long Markdown line wrapped at spaces (a list item's continuation lines indented under its
+    text); headings, and words longer than ``width`` (paths, URLs), are kept whole."""
+    if cell_len(line) <= width or line.lstrip().startswith("#"):
+        return [line]
+    m = _BULLET.match(line)
+    indent = " " * len(m.group(1)) if m else re.match(r"\s*", line).group(0)  # type: ignore[union-attr]
+    return textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False,
+                         break_on_hyphens=False) or [line]
+
+
+def fit_markdown(text: str, width: int) -> str:
+    r"""Markdown whose lines fit ``width`` columns: each table too wide split into column groups
+    (:func:`_split_md_table`), each long line wrapped (:func:`_wrap_md_line`); code blocks as they are.
+
+    >>> print(fit_markdown("| metric | mean | n |\n|---|---:|---:|\n| `mrr` | 0.5000 | 3 |\n", 20), end="")
+    | metric | mean |
+    |---|---:|
+    | `mrr` | 0.5000 |
+    <BLANKLINE>
+    | metric | n |
+    |---|---:|
+    | `mrr` | 3 |
+    """
+    lines = text.split("\n")
+    out: list[str] = []
+    i, fence = 0, False
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("```"):
+            fence = not fence
+        if fence or line.startswith("```"):
+            out.append(line)
+            i += 1
+            continue
+        if line.startswith("|") and i + 1 < len(lines) and re.fullmatch(r"\|(\s*:?-+:?\s*\|)+", lines[i + 1].strip()):
+            j = i + 2
+            while j < len(lines) and lines[j].startswith("|"):
+                j += 1
+            out += _split_md_table(lines[i:j], width)
+            i = j
+            continue
+        out += _wrap_md_line(line, width)
+        i += 1
+    return "\n".join(out)
 
 
 def detach_stdout() -> None:

@@ -11,8 +11,14 @@ Rules:
   rows done, so the bar never ends short.
 * **ETA.** The rows left over the rate: rich's recent rate (the last 30 s of updates), or the
   average since the start after the first update (an engine reporting 16,384-row batches).
-* **Judged runs** show the judge's counters (finished calls, cache hits, errors, tokens, cost)
-  beside the bar (:class:`~ragmeter.cli.eval_cmd.JudgeColumn`), updated at every refresh.
+* **Judged runs** count the judge calls answered against the planned total (``calls``: a function
+  giving ``(answered, planned)``, planned None while unknown) and take the ETA from the observed
+  call rate (:class:`CallRate`: answered calls over the last :data:`RATE_WINDOW` seconds), which
+  moves while rows are still in flight; rows are counted as they finish. The judge's other
+  counters (cache hits, errors, tokens, cost) follow when the width allows.
+* **One line** at any width >= 60 columns (:meth:`RunProgress.line`): the parts that do not fit
+  are left out, least useful first (the judge's counters, elapsed time, rates, the percentage);
+  rows, calls and the ETA stay.
 * **Not a terminal** (a CI log, a file): no bar and no control codes; one plain line every
   :data:`LOG_INTERVAL` seconds at most (``evaluating: 2,048/100,000 rows (2%), 812 rows/s,
   elapsed 0:00:03, ETA 0:02:01``), none for a run that ends sooner. ``-q`` prints nothing.
@@ -23,24 +29,19 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections import deque
 from collections.abc import Callable
 from datetime import timedelta
 from typing import IO, Any
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    Progress,
-    ProgressColumn,
-    SpinnerColumn,
-    Task,
-    TextColumn,
-    TimeElapsedColumn,
-)
+from rich.progress import Progress, ProgressColumn, SpinnerColumn, Task
 from rich.text import Text
 
 #: Seconds between two plain progress lines when stderr is not a terminal.
 LOG_INTERVAL = 30.0
+#: Seconds of answered judge calls the call rate is measured over (:class:`CallRate`).
+RATE_WINDOW = 60.0
 #: Bytes read per block by :func:`count_lines`.
 BLOCK = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -116,30 +117,48 @@ def time_remaining(task: Task) -> float | None:
     return max(task.total - task.completed, 0) / rate
 
 
-class RateColumn(ProgressColumn):
-    """Rows per second (:func:`speed`)."""
+class CallRate:
+    """Judge calls answered per second, from ``(time, answered)`` observations: the calls answered
+    over the time they took within the last ``window`` seconds (the first observation of the run,
+    made before any call was answered, counts until it falls out of the window). None until a call
+    has been answered.
+
+    >>> r = CallRate(window=60)
+    >>> r.observe(0.0, 0); r.observe(10.0, 20); r.observe(20.0, 40)
+    >>> r.rate()
+    2.0
+    """
+
+    def __init__(self, window: float = RATE_WINDOW) -> None:
+        self.window = window
+        self.points: deque[tuple[float, int]] = deque()
+
+    def observe(self, t: float, answered: int) -> None:
+        """Record that ``answered`` calls had been answered at time ``t``."""
+        if self.points and answered < self.points[-1][1]:  # a new count (another run): start again
+            self.points.clear()
+        self.points.append((t, answered))
+        while len(self.points) > 2 and self.points[1][0] <= t - self.window:
+            self.points.popleft()
+
+    def rate(self) -> float | None:
+        """Calls answered per second (None before the first answered call)."""
+        if len(self.points) < 2:
+            return None
+        (t0, a0), (t1, a1) = self.points[0], self.points[-1]
+        return (a1 - a0) / (t1 - t0) if t1 > t0 and a1 > a0 else None
+
+
+class LineColumn(ProgressColumn):
+    """The whole progress as one line (:meth:`RunProgress.line`) at the console's width."""
+
+    def __init__(self, progress: RunProgress) -> None:
+        super().__init__()
+        self.run = progress
 
     def render(self, task: Task) -> Text:
-        """``1,234 rows/s`` (``- rows/s`` before the first rows)."""
-        rate = speed(task)
-        return Text(f"{rate:,.0f} rows/s" if rate else "- rows/s", style="progress.data.speed")
-
-
-class EtaColumn(ProgressColumn):
-    """``ETA 0:02:01`` (:func:`time_remaining`; ``ETA -:--:--`` before it is known)."""
-
-    def render(self, task: Task) -> Text:
-        """The time left."""
-        return Text(f"ETA {_clock(time_remaining(task))}", style="progress.remaining")
-
-
-class RowsColumn(ProgressColumn):
-    """``done/total rows`` (``done rows`` when the total is not known)."""
-
-    def render(self, task: Task) -> Text:
-        """The count of rows done, of the total."""
-        total = f"/{task.total:,.0f}" if task.total is not None else ""
-        return Text(f"{task.completed:,.0f}{total} rows", style="progress.download")
+        """The line, fitted to the console's width less the spinner."""
+        return Text(self.run.line(width=self.run.console.width - 3), no_wrap=True, overflow="ellipsis")
 
 
 def _clock(seconds: float | None) -> str:
@@ -147,32 +166,49 @@ def _clock(seconds: float | None) -> str:
     return "-:--:--" if seconds is None else str(timedelta(seconds=max(int(seconds), 0)))
 
 
+def _join_fitting(parts: list[tuple[str, int]], width: int | None) -> str:
+    """The parts' texts joined with ``, `` (a percentage right after the rows with a space), leaving
+    out the lowest-priority parts until the line is at most ``width`` columns (None: all)."""
+    keep = list(parts)
+
+    def joined(items: list[tuple[str, int]]) -> str:
+        out = ""
+        for text, _ in items:
+            out += (" " if text.startswith("(") else ", ") + text if out else text
+        return out
+
+    while width is not None and len(joined(keep)) > width and len(keep) > 1:
+        keep.remove(min(keep, key=lambda p: p[1]))
+    return joined(keep)
+
+
 class RunProgress:
     """The progress of one run: a rich bar on a terminal, a plain line every ``interval`` seconds
     elsewhere, nothing with ``quiet``. Use as a context manager; :meth:`advance` is the engines'
     ``progress`` callback (called with the rows finished).
 
-    ``extra``: more columns for the bar (the judge's counters); ``status``: a function giving one
-    more text for the plain line (the judge's counters there). ``get_time`` is the clock (tests).
+    ``calls``: a function giving the judge calls ``(answered, planned)`` (planned None while
+    unknown), for a judged run; ``status``: a function giving the judge's other counters (shown
+    when the width allows). ``get_time`` is the clock (tests). ``extra`` is accepted for callers
+    that pass more columns, and ignored: the display is one line.
     """
 
     def __init__(self, console: Console, *, total: int | None, quiet: bool = False,
                  extra: tuple[ProgressColumn, ...] = (), status: Callable[[], str] | None = None,
                  interval: float = LOG_INTERVAL, get_time: Callable[[], float] | None = None,
-                 log: IO[str] | None = None) -> None:
+                 log: IO[str] | None = None, calls: Callable[[], tuple[int, int | None]] | None = None) -> None:
         self.console = console
         self.live = not quiet and console.is_terminal
         self.log = None if quiet or self.live else (log or console.file)
-        self.status, self.interval = status, interval
+        self.status, self.interval, self.calls = status, interval, calls
         self.get_time = get_time or time.monotonic
-        self.progress = Progress(
-            SpinnerColumn(), TextColumn("evaluating"), BarColumn(bar_width=24), RowsColumn(),
-            TextColumn("[progress.percentage]{task.percentage:>3.0f}%"), RateColumn(), TimeElapsedColumn(),
-            EtaColumn(), *extra,
-            console=console, transient=True, disable=not self.live, get_time=self.get_time,
-        )
+        self.call_rate = CallRate()
+        self.progress = Progress(SpinnerColumn(), LineColumn(self), console=console, transient=True,
+                                 disable=not self.live, get_time=self.get_time)
         self.task = self.progress.add_task("eval", total=total)
         self._last_line = self.get_time()
+        if calls is not None:
+            self.call_rate.observe(self.get_time(), calls()[0])
 
     def __enter__(self) -> RunProgress:
         self.progress.__enter__()
@@ -194,20 +230,40 @@ class RunProgress:
         task = self.progress.tasks[0]
         self.progress.update(self.task, total=task.completed)
 
-    def line(self) -> str:
-        """The plain progress line (what a CI log gets)."""
+    def eta(self) -> float | None:
+        """Seconds left: the calls left over the call rate when the planned calls are known and a
+        call has been answered; else the rows left over the row rate (:func:`time_remaining`)."""
+        if self.calls is not None:
+            answered, planned = self.calls()
+            self.call_rate.observe(self.get_time(), answered)
+            rate = self.call_rate.rate()
+            if planned is not None and rate:
+                return max(planned - answered, 0) / rate
+        return time_remaining(self.progress.tasks[0])
+
+    def line(self, width: int | None = None) -> str:
+        """The progress as one line (what a CI log gets, and the terminal's display), at most
+        ``width`` columns when given (>= 60; the parts that do not fit are left out, see the module
+        docstring), e.g. ``evaluating: 12/50 rows (24%), judge 240/1,000 calls, 4.1 calls/s,
+        2 rows/s, elapsed 0:00:58, ETA 0:03:05, judge: ...``."""
         task = self.progress.tasks[0]
-        done = f"{task.completed:,.0f}"
+        eta = self.eta()
+        done = f"evaluating: {task.completed:,.0f}" + (f"/{task.total:,.0f} rows" if task.total else " rows")
+        # (text, priority): the lower the priority, the sooner a part is left out to fit
+        parts: list[tuple[str, int]] = [(done, 9)]
         if task.total:
-            done += f"/{task.total:,.0f} rows ({task.percentage:.0f}%)"
-        else:
-            done += " rows"
+            parts.append((f"({task.percentage:.0f}%)", 3))
+        if self.calls is not None:
+            answered, planned = self.calls()
+            parts.append((f"judge {answered:,}" + (f"/{planned:,}" if planned is not None else "") + " calls", 8))
+            rate = self.call_rate.rate()
+            parts.append((f"{rate:,.1f} calls/s" if rate else "- calls/s", 4))
         rate = speed(task)
-        parts = [f"evaluating: {done}", f"{rate:,.0f} rows/s" if rate else "- rows/s",
-                 f"elapsed {_clock(task.elapsed)}"]
-        if task.total:
-            parts.append(f"ETA {_clock(time_remaining(task))}")
+        parts.append((f"{rate:,.0f} rows/s" if rate else "- rows/s", 2))
+        parts.append((f"elapsed {_clock(task.elapsed)}", 1))
+        if task.total or eta is not None:
+            parts.append((f"ETA {_clock(eta)}", 7))
         if self.status is not None:
-            parts.append(self.status())
-        return ", ".join(parts)
+            parts.append((self.status(), 0))
+        return _join_fitting(parts, width)
 

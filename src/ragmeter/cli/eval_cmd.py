@@ -38,7 +38,7 @@ from ..results import RunResult
 from ..types import Sample
 from ._app import main
 from ._output import FORMATS as OUT_FORMATS
-from ._output import StdoutConsole, emit, print_full_width, quiet_dependencies, stdout_format
+from ._output import StdoutConsole, emit, fit_markdown, print_fitted, quiet_dependencies, stdout_format
 from ._progress import RunProgress, count_rows
 from ._slices import SLICE_HELP, add_slices, print_slices
 
@@ -67,7 +67,18 @@ class JudgeColumn(ProgressColumn):
 
     def status(self) -> str:
         """The counters as one line (the plain progress line of a CI log uses it too)."""
-        return judge_status(self.reported if self.reported is not None else self.judge.stats())
+        return judge_status(self.stats())
+
+    def stats(self) -> dict[str, Any]:
+        """The counters shown: the workers' when an engine reported them, else this process's judge's."""
+        return self.reported if self.reported is not None else self.judge.stats()
+
+    def calls(self) -> tuple[int, int | None]:
+        """``(answered, planned)`` judge calls for the progress line: the calls that have ended
+        (``finished``) and the planned total when the counters carry one (``planned``), else None."""
+        st = self.stats()
+        planned = st.get("planned")
+        return int(st.get("finished", st.get("calls", 0))), int(planned) if planned is not None else None
 
 
 def judge_status(stats: dict[str, Any]) -> str:
@@ -143,7 +154,7 @@ def summary_table(summary: dict[str, Any]) -> Table:
     table = Table(title="ragmeter summary")
     table.add_column("metric", no_wrap=True)
     for col in ("mean", "n", "undefined", "errors", *(("ci",) if with_ci else ())):
-        table.add_column(col, justify="right")
+        table.add_column(col, justify="right", no_wrap=True)
     for name, row in rows.items():
         cells = [name, _num(row["mean"]), str(row["n"]), str(row["undefined"]), str(row["errors"])]
         if with_ci:
@@ -286,10 +297,10 @@ def eval_cmd(data: Path, **flags: Any) -> None:
     fields = {**cfg.fields, **parse_field_map(o.field_map)}
     samples = BadRowCounter(iter(()))  # the engine reads DATA and reports bad rows to samples.note
     judge_column = JudgeColumn(judge) if judge is not None else None
-    # a bar with total and ETA on a terminal; a line every 30 s at most in a log; nothing with -q
+    # one line with rows, judge calls and ETA on a terminal; a line every 30 s at most in a log; nothing with -q
     progress = RunProgress(err, total=count_rows(data, o.fmt), quiet=o.quiet,
-                           extra=(judge_column,) if judge_column is not None else (),
-                           status=judge_column.status if judge_column is not None else None)
+                           status=judge_column.status if judge_column is not None else None,
+                           calls=judge_column.calls if judge_column is not None else None)
     metrics, skipped = _with_gated(data, cfg, fields, o.fmt, judge=jconf, embedder=econf)
     run_info = _run_info(data, o.fmt, loaded, cfg, fields, embedder)
     if skipped is not None:
@@ -307,18 +318,18 @@ def eval_cmd(data: Path, **flags: Any) -> None:
         progress.finish()
     if o.dry_run:
         shutil.rmtree(out_dir, ignore_errors=True)
-        emit(lambda: _dry_run_report(run, judge, out=out, as_json=fmt == "json"))
+        emit(lambda: _dry_run_report(run, judge, out=out, fmt=fmt))
         return
     add_slices(run, out_dir, o.slices, data, fields)
     md_stdout = o.markdown is not None and str(o.markdown) == "-"
     # stdout holds one thing when it is machine-read (json, or the Markdown of --markdown -)
     show = "none" if md_stdout else fmt
+    gate = _check_gate(run, cfg, judge_used=judge is not None, wanted=bool(o.junit or o.markdown))
     _report(run, out_dir, samples, quiet=o.quiet, show=show, chose_metrics=skipped is None and bool(metrics),
-            out=out, info=err if show in ("json", "none") else out, warn=err)
+            out=out, info=err if show in ("json", "none") else out, warn=err, gate=gate)
     if o.report:
         _write_html(out_dir, data, quiet=o.quiet, info=err if show in ("json", "none") else out, err=err)
-    code = _gate(run, cfg, judge_used=judge is not None, junit=o.junit, markdown=o.markdown,
-                 quiet=o.quiet, err=err)
+    code = _gate(run, cfg, gate, junit=o.junit, markdown=o.markdown, quiet=o.quiet, err=err)
     if code:
         raise SystemExit(code)
 
@@ -399,7 +410,8 @@ def _run_info(data: Path, fmt: str | None, loaded: Any, cfg: Any, fields: dict[s
     if loaded.source is not None:
         run_info["config"] = loaded.source
     if cfg.gate.fail_under:  # the report marks each gated metric pass / fail against its threshold
-        run_info["gate"] = {"fail_under": dict(cfg.gate.fail_under), "statistic": cfg.gate.statistic}
+        run_info["gate"] = {"fail_under": dict(cfg.gate.fail_under), "statistic": cfg.gate.statistic,
+                            "max_error_rate": cfg.gate.max_error_rate}
     if cfg.judge:
         run_info["judge_spec"] = mask_secrets(loaded.as_written(cfg.judge))
     if embedder is not None:
@@ -437,52 +449,77 @@ def _price(price: tuple[float, float]) -> Any:
     return Price(input=price[0], output=price[1])
 
 
-def _dry_run_report(run: RunResult, judge: Any, *, out: Console, as_json: bool) -> None:
+def _dry_run_report(run: RunResult, judge: Any, *, out: Console, fmt: str) -> None:
     """What a dry run prints (nothing is sent, nothing written): per metric, the judge calls that
-    would be sent, their prompt tokens and the cost range (prompt only .. with max_tokens output)."""
+    would be sent, their prompt tokens and the cost range (prompt only .. with max_tokens output);
+    as ``fmt`` says (a table on a terminal, Markdown in a pipe or a log, or JSON)."""
     from ..judges.counters import dry_run_estimate
 
     stats = run.run.get("judge") or {}
     rows = dry_run_estimate(stats, getattr(judge, "price", None), int(getattr(judge, "max_tokens", 0) or 0))
-    if as_json:
+    if fmt == "json":
         click.echo(json.dumps({"dry_run": True, "samples": len(run), "estimate": rows}, indent=2))
         return
-    table = Table(title=f"dry run: nothing sent, nothing written ({len(run)} samples)")
-    for col in ("metric", "calls", "cached", "prompt tokens", "cost USD"):
-        table.add_column(col, justify="left" if col == "metric" else "right")
-    for r in rows:
-        cost = "unknown price" if r["cost_low"] is None else f"{r['cost_low']:.4f} - {r['cost_high']:.4f}"
-        table.add_row(r["metric"], f"{r['calls']:,}", f"{r['cache_hits']:,}", f"{r['prompt_tokens']:,}", cost)
-    out.print(table)
-    out.print("cost: prompt tokens only - with every reply at max_tokens. Calls that need an earlier reply "
-              "(faithfulness's claim verification) are not counted: add up to one per sample.",
-              highlight=False, soft_wrap=True)
+    title = f"dry run: nothing sent, nothing written ({len(run)} samples)"
+    cols = ("metric", "calls", "cached", "prompt tokens", "cost USD")
+    cells = [[r["metric"], f"{r['calls']:,}", f"{r['cache_hits']:,}", f"{r['prompt_tokens']:,}",
+              "unknown price" if r["cost_low"] is None else f"{r['cost_low']:.4f} - {r['cost_high']:.4f}"]
+             for r in rows]
+    note = ("cost: prompt tokens only - with every reply at max_tokens. Calls that need an earlier reply "
+            "(faithfulness's claim verification) are not counted: add up to one per sample.")
+    if fmt == "markdown":
+        lines = [f"### {title}", "", "| " + " | ".join(cols) + " |", "|---|---:|---:|---:|---:|",
+                 *("| " + " | ".join([f"`{c[0]}`", *c[1:]]) + " |" for c in cells), "", note]
+        click.echo(fit_markdown("\n".join(lines), out.width))
+        return
+    table = Table(title=title)
+    for col in cols:
+        table.add_column(col, justify="left" if col == "metric" else "right", no_wrap=col != "cost USD")
+    for c in cells:
+        table.add_row(*c)
+    print_fitted(out, table)
+    out.print(note, highlight=False)
 
 
-def _gate(run: RunResult, cfg: Any, *, judge_used: bool, junit: Path | None, markdown: Path | None,
-          quiet: bool, err: Console) -> int:
-    """Check the quality gate; write JUnit, the Markdown summary (a file, stdout for ``-``, and
-    ``$GITHUB_STEP_SUMMARY`` when set); return the exit code (0, 1 or 3)."""
-    from ..gate import check_gate, junit_xml
-    from ..gate import markdown as gate_markdown
+def _check_gate(run: RunResult, cfg: Any, *, judge_used: bool, wanted: bool) -> Any:
+    """The quality gate's :class:`~ragmeter.gate.GateResult`, or None when there is nothing to check
+    (no gate, no judge, no JUnit or Markdown output asked for, no ``$GITHUB_STEP_SUMMARY``)."""
+    from ..gate import check_gate
 
     gate = cfg.gate
-    step_summary = os.environ.get(STEP_SUMMARY_ENV)
-    if not (gate.fail_under or gate.baseline or judge_used or junit or markdown or step_summary):
-        return 0
+    if not (gate.fail_under or gate.baseline or judge_used or wanted or os.environ.get(STEP_SUMMARY_ENV)):
+        return None
     summary = json.loads(run.summary_json())["metrics"]  # the run in hand, as summary.json holds it
     comparison = None
     if gate.baseline:
         from ..stats.compare import compare
 
         comparison = compare(RunResult.load(gate.baseline), RunResult.load(cfg.output)).to_dict()
-    result = check_gate(summary, gate.fail_under, on=gate.statistic, max_error_rate=gate.max_error_rate,
-                        comparison=comparison, alpha=gate.alpha, input_errors=int(run.run.get("input_errors") or 0))
+    return check_gate(summary, gate.fail_under, on=gate.statistic, max_error_rate=gate.max_error_rate,
+                      comparison=comparison, alpha=gate.alpha,
+                      input_errors=int(run.run.get("input_errors") or 0))
+
+
+def _gate(run: RunResult, cfg: Any, result: Any, *, junit: Path | None, markdown: Path | None,
+          quiet: bool, err: Console) -> int:
+    """Write the gate's JUnit, its Markdown summary with a one-line diagnosis (a file, stdout for
+    ``-``, and ``$GITHUB_STEP_SUMMARY`` when set); return the exit code (0, 1 or 3)."""
+    from ..gate import junit_xml
+    from ..gate import markdown as gate_markdown
+    from ..stats.diagnose import diagnose, diagnosis_headline
+
+    if result is None:
+        return 0
+    step_summary = os.environ.get(STEP_SUMMARY_ENV)
+    summary = json.loads(run.summary_json())["metrics"]
     if junit:
         junit.write_text(junit_xml(result), encoding="utf-8")
-    text = gate_markdown(summary, result)
+    headline = None
+    if markdown is not None or step_summary:
+        headline = diagnosis_headline(diagnose(run, gate=cfg.gate.fail_under or None).to_dict())
+    text = gate_markdown(summary, result, diagnosis=headline)
     if markdown is not None and str(markdown) == "-":
-        emit(lambda: click.echo(text, nl=False))
+        emit(lambda: click.echo(fit_markdown(text, StdoutConsole().width), nl=False))
     elif markdown is not None:
         markdown.write_text(text, encoding="utf-8")
     if step_summary:  # GitHub Actions: the job's summary page; appended, as the runner expects
@@ -496,25 +533,33 @@ def _gate(run: RunResult, cfg: Any, *, judge_used: bool, junit: Path | None, mar
     return result.exit_code
 
 
-def _print_summary(summary_text: str, show: str, out: Console) -> None:
-    """Print the summary to stdout in format ``show`` (table, markdown, json; none prints nothing)."""
+def _print_summary(summary_text: str, show: str, out: Console, gate: Any = None) -> None:
+    """Print the summary to stdout in format ``show`` (table, markdown, json; none prints nothing),
+    headed by the gate's verdict (:func:`ragmeter.gate.banner`) when a gate was checked."""
+    from ..gate import banner
     from ..gate import markdown as gate_markdown
 
+    head = banner(gate) if gate is not None else []
     if show == "json":
         click.echo(summary_text, nl=False)
     elif show == "markdown":
-        click.echo(gate_markdown(json.loads(summary_text)["metrics"]), nl=False)
+        lead = [f"**{head[0]}**", "", *(f"- ❌ {line}" for line in head[1:]), ""] if head else []
+        text = "\n".join(lead) + gate_markdown(json.loads(summary_text)["metrics"])
+        click.echo(fit_markdown(text, out.width), nl=False)
     elif show == "table":
-        print_full_width(out, summary_table(json.loads(summary_text)))
+        for i, line in enumerate(head):
+            out.print(line if i == 0 else f"  {line}", style=("bold green" if gate.passed else "bold red")
+                      if i == 0 else None, highlight=False, soft_wrap=True)
+        print_fitted(out, summary_table(json.loads(summary_text)))
 
 
 def _report(run: RunResult, out_dir: Path, samples: BadRowCounter, *, quiet: bool, show: str,
-            chose_metrics: bool, out: Console, info: Console, warn: Console) -> None:
+            chose_metrics: bool, out: Console, info: Console, warn: Console, gate: Any = None) -> None:
     """Print the summary (``show``) to ``out``, the paths and notes to ``info`` and warnings to ``warn``."""
     summary_path = out_dir / "summary.json"
     summary_text = run.summary_json()  # what the engine wrote to summary.json, kept in hand
     if show == "json" or not quiet:
-        emit(lambda: _print_summary(summary_text, show, out))
+        emit(lambda: _print_summary(summary_text, show, out, gate))
     if not quiet:
         emit(lambda: print_slices(run, show, out))
     if not quiet:
@@ -538,13 +583,13 @@ def _report(run: RunResult, out_dir: Path, samples: BadRowCounter, *, quiet: boo
 def _print_notes(run: RunResult, out_dir: Path, summary_path: Path, chose_metrics: bool, info: Console) -> None:
     """Where the results went, the judge's counters and the metrics skipped for want of a backend."""
     info.print(f"{len(run)} samples -> {out_dir / 'results.jsonl'} and {summary_path}",
-               highlight=False, soft_wrap=True)
+               highlight=False, soft_wrap=True)  # paths whole, to copy
     jstats = run.run.get("judge")
     if jstats:
         by_type = ", ".join(f"{k} {v}" for k, v in sorted((jstats.get("errors") or {}).items()))
         info.print(f"{judge_status(jstats)}, {jstats.get('retries', 0):,} retries"
-                   + (f" (errors: {by_type})" if by_type else ""), highlight=False, soft_wrap=True)
+                   + (f" (errors: {by_type})" if by_type else ""), highlight=False)
     skipped: list[Any] = run.run.get("skipped_metrics") or []
     message = None if chose_metrics else skipped_message([str(s) for s in skipped])
     if message:
-        info.print(message, highlight=False, soft_wrap=True)
+        info.print(message, highlight=False)  # wrapped at the console's width

@@ -75,9 +75,9 @@ def _table(check: Any) -> Any:
 
 
 def _print(check: Any, out: Any) -> None:
-    from ._output import print_full_width
+    from ._output import print_fitted
 
-    print_full_width(out, _table(check))  # full numbers at any width, as `ragmeter eval` prints
+    print_fitted(out, _table(check))  # fits the width, every number whole, as `ragmeter eval` prints
     out.print(f"verdict rule: {check.thresholds.describe()}", highlight=False, markup=False, soft_wrap=True)
     if check.metrics:
         out.print("labels: " + "; ".join(f"{r['metric']}: {r['label']}" for r in check.metrics), highlight=False,

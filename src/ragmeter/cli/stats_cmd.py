@@ -11,7 +11,7 @@ from rich.console import Console
 from .. import stats
 from ..errors import InvalidParameterError
 from ._app import main
-from ._output import StdoutConsole, emit, print_full_width, stdout_format
+from ._output import StdoutConsole, emit, fit_markdown, print_fitted, stdout_format
 
 FORMATS = ("table", "json", "markdown")
 #: Width of tables written to a file with -o.
@@ -21,7 +21,8 @@ WIDE = 160
 def _emit(report: Any, fmt: str | None, output: Path | None, **json_kw: Any) -> None:
     """Write ``report`` as ``fmt`` to ``output``, or to stdout as ``eval`` does
     (:mod:`ragmeter.cli._output`): no ``--format`` is a table on a terminal and Markdown in a CI log
-    or a pipe; a table is drawn at the width its cells need; a reader that stops early
+    or a pipe; tables and lines fit the console's width (``$COLUMNS``, 80 in a pipe) with every
+    number whole (:func:`~ragmeter.cli._output.print_fitted`); a reader that stops early
     (``| head -1``) ends the output, not the command (exit 0, no traceback)."""
     if output is not None:
         fmt = fmt or "table"
@@ -34,9 +35,11 @@ def _emit(report: Any, fmt: str | None, output: Path | None, **json_kw: Any) -> 
     out = StdoutConsole()
     fmt = stdout_format(fmt, console=out)
     if fmt == "table":
-        emit(lambda: print_full_width(out, report.to_rich()))
+        emit(lambda: print_fitted(out, report.to_rich()))
     else:
         text = _text(report, fmt, **json_kw)
+        if fmt == "markdown":
+            text = fit_markdown(text, out.width)
         emit(lambda: click.echo(text, nl=False))
 
 
@@ -56,12 +59,12 @@ def _format_option(f: Any) -> Any:
 COMPARE_FORMATS = ("table", "json", "markdown", "latex")
 
 
-def _export(path: Path | None, text: str) -> None:
-    """Write ``text`` to ``path`` (``-``: stdout); nothing when ``path`` is None."""
+def _export(path: Path | None, text: str, *, markdown: bool = False) -> None:
+    """Write ``text`` to ``path`` (``-``: stdout, Markdown fitted to its width); nothing when ``path`` is None."""
     if path is None:
         return
     if str(path) == "-":
-        emit(lambda: click.echo(text, nl=False))
+        emit(lambda: click.echo(fit_markdown(text, StdoutConsole().width) if markdown else text, nl=False))
     else:
         path.write_text(text, encoding="utf-8")
 
@@ -129,7 +132,7 @@ def compare_cmd(runs: tuple[Path, ...], metrics: tuple[str, ...], test: str, con
                                 n_resamples=resamples, n_bootstrap=n_bootstrap, seed=seed)
     # two runs: the pairwise report of today (the table's Holm family is then the metrics, as in compare)
     report: Any = result.comparisons[0] if len(runs) == 2 else result
-    _export(markdown_path, report.to_markdown())
+    _export(markdown_path, report.to_markdown(), markdown=True)
     _export(latex_path, result.to_latex())
     if fmt == "latex":
         _export(output or Path("-"), result.to_latex())
@@ -196,10 +199,13 @@ def calibrate_cmd(scores: Path, labels: Path | None, judge_check: Path | None, m
               help="Sample ids listed per finding (counts are complete).")
 @click.option("--per-sample", is_flag=True, help="JSON: include every sample's findings.")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--baseline", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="A baseline run (OUTDIR): a metric significantly worse than in it is low.")
 @_format_option
-def diagnose_cmd(run: Path, thresholds: tuple[str, ...], max_ids: int, per_sample: bool, seed: int, fmt: str | None,
-                 output: Path | None) -> None:
-    """Map the run's metric signatures to the failing pipeline stage and the fix to try."""
+def diagnose_cmd(run: Path, thresholds: tuple[str, ...], max_ids: int, per_sample: bool, seed: int,
+                 baseline: Path | None, fmt: str | None, output: Path | None) -> None:
+    """Map the run's metric signatures to the failing pipeline stage and the fix to try; list the
+    metrics that are low against their gate, their reference level or the baseline."""
     thr: dict[str, float] = {}
     for item in thresholds:
         key, sep, value = item.partition("=")
@@ -209,7 +215,7 @@ def diagnose_cmd(run: Path, thresholds: tuple[str, ...], max_ids: int, per_sampl
             thr[key.strip()] = float(value)
         except ValueError:
             raise InvalidParameterError(f"--threshold: expected NAME=VALUE, got {item!r}") from None
-    result = stats.diagnose(run, thresholds=thr, max_ids=max_ids, seed=seed)
+    result = stats.diagnose(run, thresholds=thr, max_ids=max_ids, seed=seed, baseline=baseline)
     _emit(result, fmt, output, **({"include_per_sample": per_sample} if fmt == "json" else {}))
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidParameterError
+from ..gate import banner, check_gate
 from ..stats.diagnose import diagnose as diagnose_run
 from ._compare import add_baseline_texts, baseline_texts, comparison_section
 from ._data import (
@@ -30,6 +31,7 @@ from ._data import (
 )
 from ._html import (
     render_diagnosis,
+    render_gate_banner,
     render_metric_cards,
     render_page,
     render_run_info,
@@ -40,14 +42,19 @@ from ._slices import render_slices
 __all__ = ["DEFAULT_MAX_SAMPLES", "DEFAULT_MAX_TEXT_CHARS", "build_report", "load_run", "write_report"]
 
 
-def _diagnosis(run: Run, compute: bool, gate: dict[str, float]) -> Any:
-    """Findings to show: computed by ``ragmeter.stats.diagnose`` (the default), else from the run
-    info or ``OUTDIR/diagnosis.json`` (e.g. ``ragmeter diagnose OUTDIR --format json > ...``).
+def _diagnosis(run: Run, compute: bool, gate: dict[str, float], base: Run | None = None) -> Any:
+    """Findings to show: computed by ``ragmeter.stats.diagnose`` (the default; against ``base``, the
+    baseline run, when the report compares), else from the run info or ``OUTDIR/diagnosis.json``
+    (e.g. ``ragmeter diagnose OUTDIR --format json > ...``).
 
     The computation runs on the run's columns (:class:`Run`), never on its full records, so it
     costs little memory on a large run."""
     if compute:
-        return diagnose_run(run.to_result(), gate=gate or None, first_ranks=run.first_rank).to_dict()
+        d = diagnose_run(run.to_result(), gate=gate or None, first_ranks=run.first_rank,
+                     baseline=base.to_result() if base is not None else None).to_dict()
+        if base is not None:
+            d["baseline"] = str(base.path)
+        return d
     info = run.info
     for key in ("diagnosis", "findings"):
         if info.get(key):
@@ -71,6 +78,20 @@ def gate_thresholds(run: Run, fail_under: dict[str, float] | None) -> dict[str, 
     if not isinstance(found, dict):
         return {}
     return {str(k): float(v) for k, v in found.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+
+
+def gate_banner(run: Run, gate: dict[str, float]) -> str:
+    """The gate's verdict over the run's summary (:func:`ragmeter.gate.check_gate` with the statistic
+    and error ceiling the run info records; thresholds only when it records none), as the page's
+    banner; '' with no gate."""
+    if not gate:
+        return ""
+    info = run.info.get("gate") if isinstance(run.info.get("gate"), dict) else {}
+    on = info.get("statistic") if info.get("statistic") in ("mean", "ci_low") else "mean"
+    ceiling = info.get("max_error_rate")
+    ceiling = float(ceiling) if isinstance(ceiling, int | float) and not isinstance(ceiling, bool) else 1.0
+    result = check_gate(run.summary.get("metrics") or {}, gate, on=on, max_error_rate=ceiling)
+    return render_gate_banner(banner(result), result.passed)
 
 
 def _label(run: Run, other: Run) -> str:
@@ -130,7 +151,7 @@ def build_report(
     else:
         page_title = f"ragmeter: {run.path.name}"
     subtitle = f"{dataset} · {len(run.ids):,} samples · {len(run.metrics)} metrics"
-    diagnosis = _diagnosis(run, diagnose, gate)
+    diagnosis = _diagnosis(run, diagnose, gate, base)
     low = diagnosis.get("low_metrics") if isinstance(diagnosis, dict) else None
     return render_page(
         title=page_title,
@@ -141,6 +162,7 @@ def build_report(
         samples_note=render_samples_note(len(payload["samples"]), len(run.ids), bool(selection and selection[0][1])),
         comparison_html=comparison_html + render_slices(run.summary.get("slices")),
         payload=payload,
+        gate_html=gate_banner(run, gate),
     )
 
 

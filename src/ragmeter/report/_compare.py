@@ -133,7 +133,7 @@ def scatter_svg(metric: str, ids: Sequence[str], base: np.ndarray, run: np.ndarr
 
     shown = sample_points(n, max_points, seed)
     parts = [f'<svg class="scatter" viewBox="0 0 {size} {size}" width="{size}" height="{size}" role="img" '
-             f'aria-label="{escape_html(metric)}: run against baseline per sample" font-size="10" '
+             f'aria-label="{escape_html(metric)}: run against baseline per sample" font-size="11" '
              'font-family="sans-serif">',
              f'<rect x="{left}" y="{top}" width="{plot}" height="{plot}" fill="none" stroke="#d0d7de"/>',
              f'<line class="diagonal" x1="{left}" y1="{top + plot}" x2="{left + plot}" y2="{top}" '
@@ -186,7 +186,7 @@ def render_compare_plots(comps: Sequence[MetricComparison], base: Any, run: Any,
     return ('<section id="comparison-plots"><h2>Δ per metric</h2>'
             '<p class="muted">Dot: mean difference run − baseline over the samples both runs scored; whisker: its '
             "confidence interval; dashed line: no difference. Green: the run is significantly better, red: worse "
-            "(Holm-adjusted).</p>" + forest_svg(comps)
+            '(Holm-adjusted).</p><div class="scroll-x">' + forest_svg(comps) + "</div>"
             + '<h3>Per sample: run against baseline</h3><p class="muted">Each dot is a sample; above the dashed '
             "diagonal the run scores higher.</p>"
             + '<div class="scatters">' + "".join(scatters) + "</div></section>")

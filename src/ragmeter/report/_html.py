@@ -401,10 +401,10 @@ def render_diagnose_result(d: dict[str, Any]) -> str:
 
     Each finding heads the section as a sentence with its evidence (:func:`finding_sentence`), its
     strength, stage, the fix to try and how many samples match on their own scores. With no
-    finding, each clearly low metric is a tentative finding
+    finding, each low metric (against its gate, its reference level or the baseline) is a tentative finding
     (:func:`ragmeter.stats.diagnose.tentative_sentence`); with none either, the section says so.
     """
-    from ..stats.diagnose import TENTATIVE_LEAD, tentative_sentence
+    from ..stats.diagnose import TENTATIVE_LEAD, no_finding_sentence, tentative_sentence
 
     items: list[str] = []
     for f in d.get("findings") or []:
@@ -431,8 +431,7 @@ def render_diagnose_result(d: dict[str, Any]) -> str:
     n_rules = len(d.get("findings") or []) + len(d.get("not_fired") or [])
     if not items:
         items.append(f'<li class="finding sev-ok"><span class="badge">ok</span> <strong class="sentence">'
-                     f"No failure signature fired and no metric is clearly low</strong> "
-                     f'<span class="muted">({n_rules} rules checked)</span></li>')
+                     f"{escape_html(no_finding_sentence(d))}</strong></li>")
     not_fired = "".join(f"<li><code>{escape_html(nf.get('rule'))}</code>: {escape_html(nf.get('reason'))}</li>"
                         for nf in d.get("not_fired") or [])
     return (
@@ -489,6 +488,19 @@ def render_samples_note(shown: int, total: int, selected: bool) -> str:
             "The metric cards, histograms and the diagnosis cover all samples.</p>")
 
 
+def render_what_changed(comps: Sequence[MetricComparison], alpha: float = 0.05) -> str:
+    """What the comparison says first (:func:`ragmeter.stats._render.what_changed`): the significant
+    regressions, then improvements (Holm-adjusted p < ``alpha``), each with its stage, Δ, CI and
+    adjusted p, then the metrics with no significant change."""
+    from ..stats._render import what_changed
+
+    rows = [{"metric": c.metric, "diff": c.diff, "ci": list(c.ci) if c.ci else None, "p_adjusted": c.p_adjusted,
+             "significant": c.p_adjusted is not None and c.p_adjusted < alpha,
+             "higher_is_better": c.higher_is_better} for c in comps]
+    items = "".join(f'<li class="change {kind}">{escape_html(line)}</li>' for kind, line in what_changed(rows))
+    return f'<ul class="what-changed">{items}</ul>'
+
+
 def render_comparison(comps: Sequence[MetricComparison], baseline: Run, candidate: Run,
                       index_of: dict[str, int]) -> str:
     """The comparison section: per-metric difference with CI and p-value, then the samples that changed most."""
@@ -508,10 +520,12 @@ def render_comparison(comps: Sequence[MetricComparison], baseline: Run, candidat
             f'<td class="verdict">{escape_html(c.verdict)}</td></tr>'
         )
     method = comps[0].method if comps else ""
+    head = render_what_changed(comps)
     table = (
-        '<table class="compare"><thead><tr><th>metric</th><th>baseline</th><th>candidate</th><th>Δ</th>'
+        '<div class="scroll-x"><table class="compare"><thead><tr><th>metric</th><th>baseline</th>'
+        "<th>candidate</th><th>Δ</th>"
         "<th>95% CI of Δ</th><th>p</th><th>p (adjusted)</th><th>pairs</th><th>verdict</th></tr></thead><tbody>"
-        + "".join(rows) + "</tbody></table>"
+        + "".join(rows) + "</tbody></table></div>"
     )
     changed: list[str] = []
     for c in comps:
@@ -525,11 +539,11 @@ def render_comparison(comps: Sequence[MetricComparison], baseline: Run, candidat
         )
         changed.append(
             f"<details><summary>{escape_html(c.metric)}: {len(c.changed)} samples that changed most</summary>"
-            '<table class="changed"><thead><tr><th>sample</th><th>baseline</th><th>candidate</th><th>Δ</th></tr>'
-            f"</thead><tbody>{items}</tbody></table></details>"
+            '<div class="scroll-x"><table class="changed"><thead><tr><th>sample</th><th>baseline</th>'
+            f"<th>candidate</th><th>Δ</th></tr></thead><tbody>{items}</tbody></table></div></details>"
         )
     return (
-        '<section id="comparison"><h2>Comparison</h2>'
+        '<section id="comparison"><h2>Comparison</h2>' + head +
         f'<p class="muted">Δ = candidate − baseline over samples scored in both runs, matched by id. '
         f"Baseline: <code>{escape_html(baseline.path)}</code>; candidate: <code>{escape_html(candidate.path)}</code>. "
         f"{escape_html(method)}.</p>" + table + "".join(changed) + "</section>"
@@ -540,8 +554,19 @@ def _asset(name: str) -> str:
     return resources.files("ragmeter.report").joinpath("templates", name).read_text(encoding="utf-8")
 
 
+def render_gate_banner(lines: list[str], passed: bool) -> str:
+    """The gate's verdict at the top of the page (:func:`ragmeter.gate.banner`'s lines: the verdict,
+    then one per failed check with its statistic, threshold and interval); '' with no gate."""
+    if not lines:
+        return ""
+    state = "pass" if passed else "fail"
+    items = "".join(f"<li>{escape_html(line)}</li>" for line in lines[1:])
+    return (f'<section id="gate" class="gate-banner {state}" data-state="{state}">'
+            f'<p class="verdict">{escape_html(lines[0])}</p>' + (f"<ul>{items}</ul>" if items else "") + "</section>")
+
+
 def render_page(*, title: str, subtitle: str, run_info_html: str, diagnosis_html: str, metrics_html: str,
-                comparison_html: str, payload: dict[str, Any], samples_note: str = "") -> str:
+                comparison_html: str, payload: dict[str, Any], samples_note: str = "", gate_html: str = "") -> str:
     """Assemble the page from its parts (already-escaped HTML) and the payload (embedded as JSON)."""
     script, style = _asset("report.js"), _asset("report.css")
     page = Template(_asset("report.html"))
@@ -552,6 +577,7 @@ def render_page(*, title: str, subtitle: str, run_info_html: str, diagnosis_html
         style=style,
         run_info=run_info_html,
         diagnosis=diagnosis_html,
+        gate=gate_html,
         metrics=metrics_html,
         comparison=comparison_html,
         samples_note=samples_note,

@@ -8,6 +8,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from ..run_names import spec_of
+
 if TYPE_CHECKING:
     from .calibrate import Calibration
     from .compare import Comparison, MultiComparison
@@ -69,18 +71,68 @@ def _effect(row: dict[str, Any]) -> str:
     return "; ".join(parts) or "n/a"
 
 
+#: Pipeline order of the stages in :func:`what_changed` (registry roles; None: a metric ragmeter has no stage for).
+STAGE_ORDER = ("retrieval", "context", "answer", None)
+
+
+def what_changed(rows: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """What a comparison says first: ``(kind, line)`` pairs, the significant regressions (kind
+    ``"worse"``), then the improvements (``"better"``), then changes of a metric whose direction
+    ragmeter does not know (``"changed"``), each with its stage, Δ, interval and adjusted p; then
+    one ``"none"`` line naming the metrics with no significant change.
+
+    ``rows``: :meth:`~ragmeter.stats.Comparison.to_dict`'s ``metrics`` (``metric``, ``diff``,
+    ``ci``, ``p_adjusted``, ``significant``, ``higher_is_better``; Δ is run B minus run A).
+    Within a kind, stages in pipeline order, then the largest ``|Δ|`` first.
+
+    >>> for kind, line in what_changed([
+    ...         {"metric": "recall@5", "diff": -0.33, "ci": [-0.41, -0.25], "p_adjusted": 0.0002,
+    ...          "significant": True, "higher_is_better": True},
+    ...         {"metric": "mrr", "diff": 0.01, "ci": [-0.02, 0.04], "p_adjusted": 0.6,
+    ...          "significant": False, "higher_is_better": True}]):
+    ...     print(kind, "|", line)
+    worse | retrieval: recall@5 worse, Δ -0.330 [-0.410, -0.250], adjusted p 0.0002
+    none | No significant change: mrr.
+    """
+    def stage(metric: str) -> str | None:
+        spec = spec_of(metric)
+        return spec.role if spec is not None else None
+
+    out: dict[str, list[tuple[int, float, str]]] = {"worse": [], "better": [], "changed": []}
+    same: list[str] = []
+    for r in rows:
+        diff = r.get("diff")
+        if not r.get("significant") or not diff:
+            same.append(r["metric"])
+            continue
+        up = r.get("higher_is_better")
+        kind = "changed" if up is None else "better" if (diff > 0) == up else "worse"
+        word = ("higher" if diff > 0 else "lower") if kind == "changed" else kind
+        st = stage(r["metric"])
+        out[kind].append((STAGE_ORDER.index(st) if st in STAGE_ORDER else len(STAGE_ORDER), -abs(diff),
+                          f"{st or 'other'}: {r['metric']} {word}, Δ {signed(diff, 3)} {ci(r.get('ci'), 3)}, "
+                          f"adjusted p {pval(r.get('p_adjusted'))}"))
+    lines = [(kind, text) for kind, found in out.items() for *_, text in sorted(found)]
+    if same:
+        lines.append(("none", f"No significant change: {', '.join(same)}."))
+    return lines
+
+
 def comparison_table(c: Comparison) -> Group:
     """The comparison as a rich table plus notes on unmatched samples."""
-    t = Table(title=f"ragmeter compare: B ({c.b}) - A ({c.a})")
+    t = Table(title=f"ragmeter compare: B - A (A: {c.a}, B: {c.b})")
     for col in ("metric", "n", "A", "B", "B - A", f"{c.settings['confidence']:.0%} CI", "test", "p",
                 f"p ({c.settings['correction']})", "effect", "verdict"):
-        t.add_column(col, overflow="fold")
+        wraps = col in ("test", "effect", "verdict", f"{c.settings['confidence']:.0%} CI")
+        t.add_column(col, overflow="fold" if wraps else "ellipsis", no_wrap=not wraps)
     for r in c.metrics:
         style = "bold green" if r["verdict"] == "B better" else "bold red" if r["verdict"] == "A better" else None
         t.add_row(r["metric"], str(r["n_pairs"]), num(r["mean_a"]), num(r["mean_b"]), signed(r["diff"]),
                   ci(r["ci"]), r["test"], pval(r["p_value"]), pval(r["p_adjusted"]), _effect(r),
                   Text(r["verdict"], style=style or ""))
-    return Group(t, *[Text(line) for line in _notes(c, 5, md=False)])
+    style = {"worse": "bold red", "better": "bold green", "changed": "bold", "none": ""}
+    head = [Text(line, style=style[kind]) for kind, line in what_changed(c.metrics)]
+    return Group(*head, t, *[Text(line) for line in _notes(c, 5, md=False)])
 
 
 def _notes(c: Comparison, max_ids: int, md: bool) -> list[str]:
@@ -110,7 +162,9 @@ def _notes(c: Comparison, max_ids: int, md: bool) -> list[str]:
 def comparison_markdown(c: Comparison, max_ids: int = 10) -> str:
     """The comparison as Markdown (a PR comment)."""
     st = c.settings
-    out = [f"### ragmeter compare: `{c.b}` (B) vs `{c.a}` (A)", "",
+    out = ["### ragmeter compare: B vs A", ""]
+    out += [f"- {line}" for _, line in what_changed(c.metrics)] + ["", f"A: `{c.a}`, B: `{c.b}`", ""]
+    out += [
            f"| metric | n | A | B | B - A | {st['confidence']:.0%} CI | test | p | p ({st['correction']}) "
            "| effect | verdict |",
            "|---|---:|---:|---:|---:|---|---|---:|---:|---|---|"]
@@ -172,7 +226,7 @@ def multi_table(mc: MultiComparison, digits: int = 4) -> Group:
     t = Table(title=f"ragmeter compare: {len(mc.labels)} runs against {mc.labels[0]}")
     t.add_column("run", overflow="fold")
     for m in mc.metrics:
-        t.add_column(m, justify="right", overflow="fold")
+        t.add_column(m, justify="right", no_wrap=True)
     for label, row in zip(mc.labels, _multi_cells(mc, digits), strict=True):
         cells = []
         for value, mark, best in row:
@@ -198,7 +252,7 @@ def _multi_notes(mc: MultiComparison, max_ids: int, md: bool) -> list[str]:
 
 def multi_markdown(mc: MultiComparison, digits: int = 4) -> str:
     """The N-run table as GitHub-flavoured Markdown."""
-    out = [f"### ragmeter compare: {len(mc.labels)} runs against `{mc.labels[0]}`", "",
+    out = [f"### ragmeter compare: {len(mc.labels)} runs against the first", "", f"First run: `{mc.labels[0]}`", "",
            "| run | " + " | ".join(f"`{m}`" for m in mc.metrics) + " |",
            "|---|" + "---:|" * len(mc.metrics)]
     for label, row in zip(mc.labels, _multi_cells(mc, digits), strict=True):
@@ -323,16 +377,86 @@ def calibration_markdown(c: Calibration) -> str:
     return "\n".join(out) + "\n"
 
 
+#: What the report and the Markdown say before the low metrics when no rule fired.
+TENTATIVE_LEAD = ("No failure signature fired, but some metrics are low against their gate, their reference "
+                  "level or the baseline: tentative findings, a stage to look at with no signature that says why")
+
+
+def tentative_sentence(low: dict[str, Any]) -> str:
+    """One low metric (an entry of :func:`ragmeter.stats.diagnose.clearly_low` or of
+    :func:`~ragmeter.stats.diagnose.regressions`) as a sentence with its evidence.
+
+    >>> tentative_sentence({"metric": "recall@5", "stage": "retrieval", "mean": 0.31, "ci": [0.28, 0.34],
+    ...                     "threshold": 0.5, "basis": "reference level", "higher_is_better": True})
+    'recall@5 is clearly low: 0.310 [0.280, 0.340], below its reference level 0.5 (retrieval stage)'
+    >>> tentative_sentence({"metric": "hallucination_rate", "stage": "answer", "mean": 0.9, "ci": [0.8, 1.0],
+    ...                     "threshold": 0.2, "basis": "gate", "higher_is_better": False})
+    "hallucination_rate is clearly high: 0.900 [0.800, 1.000], above the gate's 0.2 (answer stage)"
+    >>> tentative_sentence({"metric": "recall@5", "stage": "retrieval", "mean": 0.45, "basis": "baseline",
+    ...                     "higher_is_better": True, "baseline_mean": 0.78, "diff": -0.33,
+    ...                     "diff_ci": [-0.41, -0.25], "p_adjusted": 0.0002})[:80]
+    'recall@5 is lower than the baseline: 0.450 vs 0.780, Δ -0.330 [-0.410, -0.250], '
+    """
+    up = low.get("higher_is_better", True)
+    stage = f" ({low['stage']} stage)" if low.get("stage") else ""
+    if low.get("basis") == "baseline":
+        return (f"{low['metric']} is {'lower' if up else 'higher'} than the baseline: {num(low['mean'], 3)} vs "
+                f"{num(low['baseline_mean'], 3)}, Δ {signed(low['diff'], 3)} {ci(low.get('diff_ci'), 3)}, "
+                f"adjusted p {pval(low.get('p_adjusted'))}{stage}")
+    what = "the gate's " if low.get("basis") == "gate" else "its reference level "
+    return (f"{low['metric']} is clearly {'low' if up else 'high'}: {num(low['mean'], 3)} "
+            f"{ci(low.get('ci'), 3)}, {'below' if up else 'above'} {what}{low['threshold']:g}{stage}")
+
+
+def no_finding_sentence(d: dict[str, Any]) -> str:
+    """The one line of a diagnosis (:meth:`~ragmeter.stats.Diagnosis.to_dict`) with no finding and no low metric.
+
+    >>> no_finding_sentence({"findings": [], "not_fired": [{}] * 4, "baseline": None})
+    'No finding: none of the 4 failure signatures fired and no metric is low against its gate or reference level.'
+    """
+    n = len(d.get("findings") or []) + len(d.get("not_fired") or [])
+    against = "its gate, its reference level or the baseline" if d.get("baseline") else "its gate or reference level"
+    return f"No finding: none of the {n} failure signatures fired and no metric is low against {against}."
+
+
+def diagnosis_headline(d: dict[str, Any]) -> str:
+    """A diagnosis (:meth:`~ragmeter.stats.Diagnosis.to_dict`) in one line: its strongest finding,
+    else its first low metric (:func:`tentative_sentence`), else :func:`no_finding_sentence`.
+
+    >>> diagnosis_headline({"findings": [], "not_fired": [{}] * 4, "low_metrics": [
+    ...     {"metric": "recall@5", "stage": "retrieval", "mean": 0.31, "ci": [0.28, 0.34], "threshold": 0.5,
+    ...      "basis": "reference level", "higher_is_better": True}]})
+    'tentative: recall@5 is clearly low: 0.310 [0.280, 0.340], below its reference level 0.5 (retrieval stage)'
+    """
+    findings, low = d.get("findings") or [], d.get("low_metrics") or []
+    if findings:
+        f = findings[0]
+        more = f" (+{len(findings) - 1} more)" if len(findings) > 1 else ""
+        return f"{f['strength']}: {f['stage']}: {f['problem']}; fix to try: {f['fix']}{more}"
+    if low:
+        more = f" (+{len(low) - 1} more)" if len(low) > 1 else ""
+        return f"tentative: {tentative_sentence(low[0])}{more}"
+    return no_finding_sentence(d)
+
+
 def _evidence(e: dict[str, Any]) -> str:
     mark = "confirmed" if e["confirmed"] else ("holds (CI crosses threshold)" if e["holds"] else "fails")
     return f"{e['metric']} = {num(e['mean'], 3)} {ci(e['ci'], 3)} {e['condition']}: {mark}"
 
 
+def _head(d: Diagnosis) -> dict[str, Any]:
+    """What :func:`no_finding_sentence` reads of a Diagnosis."""
+    return {"findings": d.findings, "not_fired": d.not_fired, "baseline": d.baseline}
+
+
 def diagnosis_rich(d: Diagnosis) -> Group:
     """Diagnosis as rich tables."""
     parts: list[Any] = []
-    if not d.findings:
-        parts.append(Text("ragmeter diagnose: no failure signature fired.", style="bold green"))
+    if not d.findings and d.low_metrics:
+        parts.append(Text(f"{TENTATIVE_LEAD}:", style="bold yellow"))
+        parts.extend(Text(f"- [tentative] {tentative_sentence(low)}") for low in d.low_metrics)
+    elif not d.findings:
+        parts.append(Text(no_finding_sentence(_head(d)), style="bold green"))
     for f in d.findings:
         t = Table(title=f"[{f['strength']}] {f['stage']}: {f['problem']}", show_header=False)
         t.add_column("what", style="bold")
@@ -371,7 +495,7 @@ def diagnosis_markdown(d: Diagnosis) -> str:
         out += [f"{TENTATIVE_LEAD}:", ""] + [f"- [tentative] {tentative_sentence(low)}" for low in d.low_metrics]
         out.append("")
     elif not d.findings:
-        out.append("No failure signature fired.")
+        out += [no_finding_sentence(_head(d)), ""]
     for f in d.findings:
         out.append(f"#### [{f['strength']}] {f['stage']}: {f['problem']}")
         out.append(f"- **fix to try**: {f['fix']}")
@@ -395,24 +519,3 @@ def diagnosis_markdown(d: Diagnosis) -> str:
     return "\n".join(out) + "\n"
 
 
-def tentative_sentence(low: dict[str, Any]) -> str:
-    """One clearly low metric (an entry of :func:`clearly_low`) as a sentence with its evidence.
-
-    >>> tentative_sentence({"metric": "mrr", "stage": "retrieval", "mean": 0.31, "ci": [0.28, 0.34],
-    ...                     "threshold": 0.5, "basis": "clearly low", "higher_is_better": True})
-    'mrr is clearly low: 0.310 [0.280, 0.340], below 0.5 (retrieval stage)'
-    >>> tentative_sentence({"metric": "hallucination_rate", "stage": "answer", "mean": 0.9, "ci": [0.8, 1.0],
-    ...                     "threshold": 0.2, "basis": "gate", "higher_is_better": False})
-    "hallucination_rate is clearly high: 0.900 [0.800, 1.000], above the gate's 0.2 (answer stage)"
-    """
-    up = low.get("higher_is_better", True)
-    what = "the gate's " if low.get("basis") == "gate" else ""
-    ci = low.get("ci") or [None, None]
-    return (f"{low['metric']} is clearly {'low' if up else 'high'}: {score3(low['mean'])} "
-            f"[{score3(ci[0])}, {score3(ci[1])}], {'below' if up else 'above'} {what}{low['threshold']:g}"
-            + (f" ({low['stage']} stage)" if low.get("stage") else ""))
-
-
-#: What the report and the Markdown say before the clearly low metrics when no rule fired.
-TENTATIVE_LEAD = ("No failure signature fired, but some metrics are clearly poor: tentative findings, "
-                  "a stage to look at with no signature that says why")

@@ -19,8 +19,8 @@ from .._validate import check_finite, check_int, check_probability, clean
 from ..errors import InvalidParameterError
 from ..intervals import Interval, normal_interval
 from ..results import RunResult
-from ._io import ScoreTable, load_scores, read_long_table
 from ..run_names import direction
+from ._io import ScoreTable, load_scores, read_long_table
 from ._render import calibration_markdown, calibration_rich
 from .abstain import DEFAULT_GRID, abstention_threshold
 from .agreement import agreement

@@ -25,11 +25,13 @@ whole 95% CI does. Strength: ``strong`` (every condition confirmed, nothing miss
 ``moderate`` (confirmed, a supporting metric missing), ``tentative`` (some condition holds by
 the mean only). Per sample: the same rules on each sample's own scores.
 
-When no rule fires, a metric can still be *clearly low* (:func:`clearly_low`): its whole 95% CI
-lies on the failing side of its gate threshold when one is set (``gate``), else below
-:data:`CLEARLY_LOW` (above ``1 - CLEARLY_LOW`` for a lower-is-better metric). Those metrics are
-listed in ``low_metrics`` as tentative findings: a stage to look at, with no signature that
-says why.
+When no rule fires, a metric can still be *low*, always relative to something (:func:`clearly_low`):
+its whole 95% CI lies on the failing side of its gate threshold when one is set (``gate``), else
+of the reference level its registry spec states (``MetricSpec.reference_level``: set only where
+an absolute level means something, such as recall or faithfulness; never for lexical overlap,
+whose level depends on how long the references are); or, with a ``baseline`` run, it is
+significantly worse than the baseline (paired test, Holm-adjusted). Those metrics are listed in
+``low_metrics`` as tentative findings: a stage to look at, with no signature that says why.
 
 The diagnosis also carries the position analysis (:func:`.position.position_analysis`): the
 answer metric as a function of the rank of the first relevant chunk, to show lost-in-the-middle
@@ -49,12 +51,14 @@ import numpy as np
 from .._validate import check_int, check_probability, clean
 from ..errors import InvalidParameterError, RagmeterError
 from ..intervals import metric_ci
+from ..registry import canonical_name
 from ..results import SCORED, RunResult
 from ..run_names import metric_spec, parse_name
 from ._io import load_run
 from ._render import TENTATIVE_LEAD as TENTATIVE_LEAD  # the tentative findings' wording, for the report
-from ._render import diagnosis_markdown, diagnosis_rich, score3
+from ._render import diagnosis_headline, diagnosis_markdown, diagnosis_rich, no_finding_sentence, score3
 from ._render import tentative_sentence as tentative_sentence
+from .compare import compare
 from .position import position_analysis
 
 DEFAULT_THRESHOLDS: dict[str, float] = {
@@ -68,8 +72,8 @@ DEFAULT_THRESHOLDS: dict[str, float] = {
     "relevancy_low": 0.70,
 }
 
-#: A score-in-[0, 1] metric whose whole 95% CI lies below this is "clearly low" (see :func:`clearly_low`).
-CLEARLY_LOW = 0.5
+__all__ = ["DEFAULT_THRESHOLDS", "RULES", "TENTATIVE_LEAD", "Diagnosis", "clearly_low", "diagnose",
+           "diagnosis_headline", "no_finding_sentence", "pick_metric", "tentative_sentence"]
 
 @dataclass(frozen=True)
 class Condition:
@@ -174,7 +178,10 @@ class Diagnosis:
     metrics_used:
         ``{family: metric name}`` for each family found in the run.
     low_metrics:
-        The run's clearly low metrics (:func:`clearly_low`), lowest first: tentative findings.
+        The run's low metrics (:func:`clearly_low`; with a baseline, its significant regressions
+        first), lowest first: tentative findings.
+    baseline:
+        The baseline run's label when the diagnosis compared against one, else None.
     """
 
     findings: list[dict[str, Any]]
@@ -185,12 +192,13 @@ class Diagnosis:
     metrics_used: dict[str, str]
     thresholds: dict[str, float] = field(default_factory=dict)
     low_metrics: list[dict[str, Any]] = field(default_factory=list)
+    baseline: str | None = None
 
     def to_dict(self, include_per_sample: bool = False) -> dict[str, Any]:
         """A JSON-safe dict (``per_sample`` only when asked: it can be large)."""
         out = {"findings": self.findings, "not_fired": self.not_fired, "samples": self.samples,
                "position": self.position, "metrics_used": self.metrics_used, "thresholds": self.thresholds,
-               "low_metrics": self.low_metrics}
+               "low_metrics": self.low_metrics, "baseline": self.baseline}
         if include_per_sample:
             out["per_sample"] = self.per_sample
         return clean(out)
@@ -222,6 +230,8 @@ def diagnose(
     seed: int = 0,
     gate: dict[str, float] | None = None,
     first_ranks: np.ndarray | None = None,
+    baseline: RunResult | str | os.PathLike[str] | None = None,
+    alpha: float = 0.05,
 ) -> Diagnosis:
     """Diagnose a run: which pipeline stage fails, with evidence, per run and per sample.
 
@@ -246,7 +256,10 @@ def diagnose(
         Bootstrap seed.
     gate:
         ``{metric: threshold}`` of the run's quality gate, if any: a metric whose CI lies on the
-        failing side of its threshold is clearly low (:func:`clearly_low`).
+        failing side of its threshold is low (:func:`clearly_low`).
+    baseline:
+        A run (or OUTDIR) to compare against (:func:`~ragmeter.stats.compare`, paired by sample id):
+        a metric significantly worse than in the baseline (Holm-adjusted p < ``alpha``) is low.
     first_ranks:
         Per sample, the rank of the first relevant chunk (inf: none retrieved, NaN: unknown), for
         a ``run`` loaded without its records (see :func:`position_analysis`).
@@ -256,6 +269,7 @@ def diagnose(
     Diagnosis
     """
     confidence = check_probability(confidence, "confidence")
+    alpha = check_probability(alpha, "alpha")
     max_ids = check_int(max_ids, "max_ids", minimum=0)
     thr = _check_thresholds(thresholds)
     cut = _check_cutoffs(cutoffs)
@@ -278,7 +292,13 @@ def diagnose(
     findings.sort(key=lambda f: order[f["strength"]])
     position = position_analysis(r, confidence=confidence, seed=seed, first_ranks=first_ranks)
     low = clearly_low(r, ci, gate=gate)
-    return Diagnosis(findings, not_fired, samples, per_sample, position, used, thr, low)
+    label = None
+    if baseline is not None:
+        label = "baseline" if isinstance(baseline, RunResult) else str(baseline)
+        worse = regressions(compare(load_run(baseline, "baseline"), r, confidence=confidence, alpha=alpha,
+                                    seed=seed).to_dict())
+        low = worse + [e for e in low if e["metric"] not in {w["metric"] for w in worse}]
+    return Diagnosis(findings, not_fired, samples, per_sample, position, used, thr, low, label)
 
 
 def _ci_lookup(r: RunResult, confidence: float, seed: int) -> Any:
@@ -312,18 +332,16 @@ def _rule_verdict(rule: Rule, check: _RuleCheck, samples_matching: int) -> tuple
                   "evidence": evidence, "samples_matching": samples_matching}
 
 
-def clearly_low(r: RunResult, ci: Any, *, gate: dict[str, float] | None = None,
-                level: float = CLEARLY_LOW) -> list[dict[str, Any]]:
-    """The run's clearly low metrics, lowest first (by the CI's far end's distance from the threshold).
+def clearly_low(r: RunResult, ci: Any, *, gate: dict[str, float] | None = None) -> list[dict[str, Any]]:
+    """The run's low metrics, lowest first (by the CI's far end's distance from the threshold).
 
-    A metric is clearly low when its whole CI (``ci(name)``: an Interval; a degenerate or missing
-    CI never counts) is on the failing side of its threshold: the gate's when ``gate`` has one for
-    it (names compared as written and canonicalised), else ``level`` for a higher-is-better metric
-    and ``1 - level`` for a lower-is-better one (the registry's direction; unknown metrics are
-    taken as higher-is-better). Only metrics with scores in [0, 1] whose spec has ``fixed_scale``
-    (not precision@k, whose ceiling is min(R, k) / k) are judged against ``level``.
+    A metric is low when its whole CI (``ci(name)``: an Interval; a degenerate or missing CI never
+    counts) is on the failing side of its threshold: the gate's when ``gate`` has one for it (names
+    compared as written and canonicalised), else the ``reference_level`` of its registry spec
+    (below it for a higher-is-better metric, above it for a lower-is-better one). A metric with
+    neither (lexical overlap, precision@k, an unknown metric) is never low on its own level.
     Each entry: ``metric``, ``stage`` (the registry role or None), ``mean``, ``ci``, ``n``,
-    ``threshold``, ``basis`` (``"gate"`` or ``"clearly low"``) and ``higher_is_better``.
+    ``threshold``, ``basis`` (``"gate"`` or ``"reference level"``) and ``higher_is_better``.
     """
     gate_of = _gate_lookup(gate or {})
     out = []
@@ -331,16 +349,12 @@ def clearly_low(r: RunResult, ci: Any, *, gate: dict[str, float] | None = None,
         p = parse_name(name)
         spec = metric_spec(p[0]) if p else None
         up = True if spec is None else bool(spec.higher_is_better)
-        iv = ci(name)
-        if iv.ci is None or iv.estimate is None or iv.method in ("degenerate", "none"):
-            continue
-        t = gate_of(name)
-        basis = "gate"
+        t, basis = gate_of(name), "gate"
         if t is None:
-            vals = r.scores[name][r.status[name] == SCORED]
-            if vals.size == 0 or vals.min() < 0 or vals.max() > 1 or (spec is not None and not spec.fixed_scale):
-                continue
-            t, basis = (level if up else 1 - level), "clearly low"
+            t, basis = (spec.reference_level if spec is not None else None), "reference level"
+        iv = ci(name)
+        if t is None or iv.ci is None or iv.estimate is None or iv.method in ("degenerate", "none"):
+            continue
         lo, hi = iv.ci
         if (hi < t) if up else (lo > t):
             out.append({"metric": name, "stage": spec.role if spec else None, "mean": iv.estimate, "ci": iv.ci,
@@ -352,9 +366,27 @@ def clearly_low(r: RunResult, ci: Any, *, gate: dict[str, float] | None = None,
     return out
 
 
+def regressions(comparison: dict[str, Any]) -> list[dict[str, Any]]:
+    """The metrics of ``comparison`` (:meth:`~ragmeter.stats.Comparison.to_dict`, baseline A, run B)
+    that are significantly worse in the run, largest drop first, as :func:`clearly_low` entries with
+    ``basis="baseline"`` and ``baseline_mean``, ``diff`` (run - baseline), ``diff_ci`` and ``p_adjusted``."""
+    out = []
+    for row in comparison["metrics"]:
+        up = row.get("higher_is_better")
+        diff = row.get("diff")
+        if not row.get("significant") or diff is None or up is None or (diff > 0) == up:
+            continue
+        spec = metric_spec((parse_name(row["metric"]) or (row["metric"], False, None))[0])
+        out.append({"metric": row["metric"], "stage": spec.role if spec else None, "mean": row["mean_b"],
+                    "ci": None, "n": row["n_pairs"], "threshold": None, "basis": "baseline",
+                    "higher_is_better": up, "baseline_mean": row["mean_a"], "diff": diff,
+                    "diff_ci": row["ci"], "p_adjusted": row["p_adjusted"]})
+    out.sort(key=lambda e: -abs(e["diff"]))
+    return out
+
+
 def _gate_lookup(gate: dict[str, float]) -> Any:
     """``name -> threshold or None`` matching gate names as written or canonicalised."""
-    from ..registry import canonical_name
 
     def canon(n: str) -> str:
         try:

@@ -129,6 +129,7 @@ def register_judged(
     default_names: tuple[str, ...] | None = None,
     check: LabelCheck | None = None,
     answer_preference: int | None = None,
+    reference_level: float | None = None,
 ) -> MetricSpec:
     """Declare and register one judged metric (one call per metric module). ``extra`` adds entries
     to the spec's ``extra`` (which always holds ``calls``); ``default_names`` defaults to ``(name,)``;
@@ -141,7 +142,7 @@ def register_judged(
         needs_judge=True, needs_embedder=needs_embedder, higher_is_better=higher_is_better, requires=requires,
         default_names=(name,) if default_names is None else default_names, undefined=undefined,
         extra={"calls": calls, **(extra or {})}, role=role,  # type: ignore[arg-type]
-        check=check, answer_preference=answer_preference,
+        check=check, answer_preference=answer_preference, reference_level=reference_level,
     )
     box.append(spec)
     return register(spec)

@@ -208,6 +208,7 @@ register_judged(
     "faithfulness",
     Faithfulness,
     role="answer",
+    reference_level=0.5,
     summary="Share of the answer's atomic claims supported by the retrieved context (LLM judge).",
     formula="mode=claims or inline: supported claims / claims (mean P(yes) with log-probabilities); "
             "mode=direct: P(yes) / (P(yes) + P(no)) of one yes/no verdict "

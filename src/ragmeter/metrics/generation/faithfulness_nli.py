@@ -468,6 +468,7 @@ _spec_box.append(register(MetricSpec(
     ),
     requires=("answer", "contexts"),
     default_names=(),
+    reference_level=0.5,
     undefined="undefined only with the judge's claims, when the judge lists no claim for a non-empty answer "
               "without stating it makes none; a model load or inference failure is recorded as the sample's error",
     extra={"needs": f"a local NLI model (model=... or ${MODEL_ENV}); torch and transformers"},

@@ -61,6 +61,7 @@ register_judged(
     "hallucination_rate",
     HallucinationRate,
     role="answer",
+    reference_level=0.5,
     summary="Share of the answer's claims NOT supported by the context (lower is better); shares "
             "faithfulness's calls.",
     formula="mode=claims or inline: unsupported claims / claims; mode=direct: 1 - P(yes) / (P(yes) + P(no))",

@@ -133,7 +133,7 @@ def register_retrieval(
     trec_params: tuple[tuple[str, Any], ...] = (),
     undefined_reason: str = NO_LABELS,
     version: str = "1",
-    fixed_scale: bool = True,
+    reference_level: float | None = None,
 ) -> MetricSpec:
     """Declare and register one retrieval metric (one call per metric module).
 
@@ -162,7 +162,7 @@ def register_retrieval(
         requires=("contexts", "relevant") if needs_labels else ("contexts",),
         requires_any=() if needs_labels else ("relevant", "reference"),
         default_names=default_names,
-        fixed_scale=fixed_scale,
+        reference_level=reference_level,
         undefined=f"undefined (None) when the sample has {undefined}",
         trec_name=trec_name,
         trec_params=trec_params,

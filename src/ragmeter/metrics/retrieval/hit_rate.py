@@ -37,5 +37,6 @@ register_retrieval(
     needs_labels=False,
     aliases=("hit", "success", "hitrate"),
     default_names=("hit_rate@5",),
+    reference_level=0.5,
     trec_name="success",
 )

@@ -41,5 +41,4 @@ register_retrieval(
     aliases=("p",),
     default_names=("precision@5",),
     trec_name="P",
-    fixed_scale=False,
 )

@@ -41,5 +41,6 @@ register_retrieval(
                 "a labelled chunk retrieved twice counts once"),
     needs_labels=True,
     default_names=("recall@5",),
+    reference_level=0.5,
     trec_name="recall",
 )
