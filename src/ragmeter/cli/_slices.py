@@ -17,7 +17,7 @@ from rich.table import Table
 
 from ..results import RunResult
 from ..stats.slices import SLICE_COLUMNS, slice_rows, slice_run, slices_markdown
-from ._output import print_full_width
+from ._output import print_fitted
 
 #: The ``--slice`` option's help (one text for every command that takes it).
 SLICE_HELP = ("Per-slice aggregates with intervals and a Holm-corrected test of each slice against the rest "
@@ -49,4 +49,4 @@ def print_slices(run: RunResult, show: str, out: Console) -> None:
             table.add_column(col, justify="right" if col in ("n", "rest", "p", "p_adj (Holm)") else "left")
         for row in slice_rows(field, block):
             table.add_row(*row)
-        print_full_width(out, table)
+        print_fitted(out, table)

@@ -19,7 +19,7 @@ from ..app.runner import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, OUTPUTS_FILE, par
 from ..errors import InvalidParameterError
 from ..results import RunResult
 from ._app import main
-from ._output import print_full_width
+from ._output import print_fitted
 from ._slices import SLICE_HELP, add_slices, print_slices
 from .eval_cmd import parse_field_map, summary_table
 
@@ -99,12 +99,12 @@ def run_cmd(app: str, questions: Path, **o: Any) -> None:
         if not o["quiet"]:
             table = summary_table(run.summary_dict())
             table.title = f"ragmeter run: {label}"
-            print_full_width(out, table)
+            print_fitted(out, table)
             out.print(_latency_line(run), highlight=False, soft_wrap=True)
             print_slices(run, "table", out)
             out.print(f"-> {d}", highlight=False, soft_wrap=True)
     if exp.comparison is not None and not o["quiet"]:
-        print_full_width(out, exp.comparison.to_rich())
+        print_fitted(out, exp.comparison.to_rich())
         out.print(_best_table(exp.best))
         out.print(f"comparison -> {Path(o['out_dir']) / 'comparison.md'}", highlight=False, soft_wrap=True)
 

@@ -36,7 +36,7 @@ from ..errors import (
 )
 from .base import ChatRequest, Completion, FunctionBackend, JudgeBackend, Message, Usage
 from .cache import ResponseCache, cache_key, default_cache_dir
-from .config import DRY_RUN_KEY, JUDGE_OPTIONS, JudgeConfig, from_spec
+from .config import DRY_RUN_KEY, JUDGE_OPTIONS, JudgeConfig, from_spec, resolve
 from .judge import Judge, JudgeResult
 from .parsing import extract_json, parse_reply
 from .pricing import PRICES, lookup_price

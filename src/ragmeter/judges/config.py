@@ -119,4 +119,14 @@ def from_spec(spec: str, **options: Any) -> Judge:
     return Judge(backend, **judge_opts)
 
 
-__all__ = ["DRY_RUN_KEY", "JUDGE_OPTIONS", "JudgeConfig", "from_spec"]
+def resolve(judge: Any) -> Any:
+    """The judge of a run: a spec string is built with :func:`from_spec`, a :class:`JudgeConfig`
+    with its options; a judge object or None is returned as it is."""
+    if isinstance(judge, str):
+        return from_spec(judge)
+    if isinstance(judge, JudgeConfig):
+        return from_spec(judge.spec, **judge.judge_options(), **judge.backend)
+    return judge
+
+
+__all__ = ["DRY_RUN_KEY", "JUDGE_OPTIONS", "JudgeConfig", "from_spec", "resolve"]

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..stats import what_changed
 from ._data import MetricComparison, Run, histogram, histogram_range
 
 _JSON_ESCAPES = {
@@ -489,10 +490,9 @@ def render_samples_note(shown: int, total: int, selected: bool) -> str:
 
 
 def render_what_changed(comps: Sequence[MetricComparison], alpha: float = 0.05) -> str:
-    """What the comparison says first (:func:`ragmeter.stats._render.what_changed`): the significant
+    """What the comparison says first (:func:`ragmeter.stats.what_changed`): the significant
     regressions, then improvements (Holm-adjusted p < ``alpha``), each with its stage, Δ, CI and
     adjusted p, then the metrics with no significant change."""
-    from ..stats._render import what_changed
 
     rows = [{"metric": c.metric, "diff": c.diff, "ci": list(c.ci) if c.ci else None, "p_adjusted": c.p_adjusted,
              "significant": c.p_adjusted is not None and c.p_adjusted < alpha,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from ..intervals import Interval, bootstrap_ci, bootstrap_means, metric_ci, wilson_interval
 from ._io import load_run
+from ._render import what_changed
 from .abstain import AbstentionResult, abstention_threshold
 from .agreement import agreement, cohen_kappa, confusion_matrix, expected_calibration_error
 from .calibrate import Calibration, calibrate, read_labels
@@ -67,6 +68,7 @@ __all__ = [
     "ppi_mean",
     "read_labels",
     "read_trec_run",
+    "what_changed",
     "wilson_interval",
     "write_trec_run",
 ]

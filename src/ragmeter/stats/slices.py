@@ -32,9 +32,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidParameterError
+from ..intervals import metric_ci
 from ..io.adapters import as_samples
 from ..types import Sample
-from .intervals import metric_ci
 from .paired import holm
 
 __all__ = ["ANSWER_BUCKETS", "DERIVED_FIELDS", "MIN_SLICE_N", "slice_keys", "slice_run", "slice_scores",
