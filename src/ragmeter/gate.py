@@ -127,14 +127,7 @@ def check_gate(
         result.checks.append(Check(name, "threshold", ok,
                                    f"{name}: {on} {value:.4f} {'' if ok else 'not '}{rel} {threshold}",
                                    value, threshold, _pair(ci)))
-    for name, entry in summary.items():
-        total = entry.get("n", 0) + entry.get("undefined", 0) + entry.get("errors", 0) - input_errors
-        failed = entry.get("errors", 0) - input_errors
-        rate = failed / total if total > 0 else 0.0
-        if rate > max_error_rate:
-            result.checks.append(Check(name, "errors", False,
-                                       f"{name}: {failed} of {total} samples errored "
-                                       f"({rate:.1%} > {max_error_rate:.1%} tolerated)", rate, max_error_rate))
+    result.checks += _error_checks(summary, max_error_rate, input_errors)
     if comparison is not None:
         rows = comparison.get("metrics", [])  # ragmeter.stats.compare's rows, or {metric: row}
         for name, row in rows.items() if isinstance(rows, dict) else ((r["metric"], r) for r in rows):
@@ -185,6 +178,20 @@ def banner(result: GateResult) -> list[str]:
         return [f"Quality gate passed: {n} check{'s' if n > 1 else ''}"]
     return [f"Quality gate FAILED (exit {result.exit_code}): {len(failed)} of {n} checks failed",
             *(check_line(c) for c in failed)]
+
+
+def _error_checks(summary: dict[str, dict[str, Any]], max_error_rate: float, input_errors: int) -> list[Check]:
+    """A failed check per metric whose judge and infrastructure failures (its ``errors`` less the
+    bad input rows) exceed ``max_error_rate`` of the samples read."""
+    out = []
+    for name, entry in summary.items():
+        total = entry.get("n", 0) + entry.get("undefined", 0) + entry.get("errors", 0) - input_errors
+        failed = entry.get("errors", 0) - input_errors
+        rate = failed / total if total > 0 else 0.0
+        if rate > max_error_rate:
+            out.append(Check(name, "errors", False, f"{name}: {failed} of {total} samples errored "
+                             f"({rate:.1%} > {max_error_rate:.1%} tolerated)", rate, max_error_rate))
+    return out
 
 
 def _known(name: str) -> bool:
