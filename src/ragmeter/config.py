@@ -141,6 +141,9 @@ class EvalConfig(BaseModel):
     preset: Literal["offline", "retrieval"] | None = None
     judge: str | None = Field(default=None, alias="model")
     embedder: str | None = None
+    #: the environment variable holding the judge's API key, sent to the judge's URL whatever it
+    #: is (without it, ``OPENAI_API_KEY`` goes only to api.openai.com or ``$OPENAI_BASE_URL``'s origin)
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     #: ``auto``: adaptive, up to 16 in flight (see ragmeter.judges.concurrency); N: exactly N, fixed
     concurrency: int | Literal["auto"] = "auto"
     rate_limits: RateLimits = Field(default_factory=RateLimits)
@@ -441,6 +444,7 @@ rag:
     # The LLM judge (`model:` and `judge:` are the same key), e.g. openai:gpt-4o-mini,
     # openai:qwen2.5@http://127.0.0.1:8080/v1, ollama:llama3.1, litellm:anthropic/claude-3-5-haiku
     # model: ${JUDGE_LLM_REF}
+    # api_key_env: MY_JUDGE_KEY  # the judge's key; OPENAI_API_KEY goes only to api.openai.com / $OPENAI_BASE_URL
     # embedder: st:all-MiniLM-L6-v2
 
     concurrency: auto          # judge calls in flight: auto (adapts to the endpoint, up to 16) or N (fixed)

@@ -48,6 +48,8 @@ def judge_config(cfg: EvalConfig, *, dry_run: bool = False, repeat: int = 1, key
     }
     if key_env:
         options["api_key"] = os.environ[key_env]
+    elif cfg.api_key_env:
+        options["api_key_env"] = cfg.api_key_env  # a key named for this judge (docs/judges.md)
     if base_url:
         options["base_url"] = base_url
     options.update({k: v for k, v in (extra or {}).items() if v is not None})
