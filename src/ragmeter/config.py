@@ -150,6 +150,9 @@ class EvalConfig(BaseModel):
     cache: CacheConfig = Field(default_factory=CacheConfig)
     prices: dict[str, Price] = Field(default_factory=dict)
     max_cost: float | None = Field(default=None, gt=0)
+    #: failed judge requests in a row (no reply in between) after which the run stops, exit 3
+    #: (default 6; ragmeter.judges.judge.FAILED_IN_A_ROW)
+    unreachable_after: int | None = Field(default=None, ge=1)
     gate: GateConfig = Field(default_factory=GateConfig)
     output: str = "ragmeter-out"
     fields: dict[str, str] = Field(default_factory=dict, description="input column -> canonical field")
@@ -457,6 +460,7 @@ rag:
     # prices:                  # USD per million tokens, overrides the built-in table
     #   gpt-4o-mini: {input: 0.15, output: 0.60}
     max_cost: null             # stop scheduling judge calls once this many USD are spent
+    unreachable_after: null    # stop the run (exit 3) after this many failed judge requests in a row [6]
 
     gate:                      # `ragmeter eval` exits 1 when a threshold is missed
       fail_under: {}           # e.g. {faithfulness: 0.8, context_recall: 0.7}

@@ -1,5 +1,5 @@
 """A judge that hangs, throttles forever or dies mid-run stops the run: after ``unreachable_after``
-failed requests in a row (default 8) with no reply of another kind in between, the judge is
+failed requests in a row (default 6) with no reply of another kind in between, the judge is
 unreachable whether or not it answered before: finished rows are written, ``summary.json`` is
 ``aborted``, one line names the cause and the masked URL, exit 3. Every scenario runs against a
 real loopback server, and bounds the requests it received (never the wall time)."""
@@ -29,14 +29,19 @@ from .fake_server import FakeLLMServer, Reply
 from .test_unreachable import _backend, _dying_server, closed_port, write_rows
 
 #: the default budget, written here as a number: the tests bound the server's requests by it
-N = 8
+N = 6
+#: the budget the slower scenarios set in ragmeter.yaml (each counted failure pauses 0.5, 1, 2... s)
+SMALL = 3
 
 
 class Verdict(BaseModel):
     score: int
 
 
-def run_eval(data: Path, url: str, out: Path, *flags: str):
+def run_eval(data: Path, url: str, out: Path, *flags: str, budget: int | None = None):
+    if budget is not None:
+        (data.parent / "c.yaml").write_text(f"rag:\n  eval:\n    unreachable_after: {budget}\n")
+        flags = (*flags, "-c", str(data.parent / "c.yaml"))
     return CliRunner().invoke(main, ["eval", str(data), "-m", "faithfulness(mode=direct)", "-m", "mrr", "--judge",
                                      f"ollama:m@{url}", "-o", str(out), "--no-report", "--no-cache", *flags],
                               catch_exceptions=False)
@@ -78,10 +83,10 @@ def test_a_judge_throttling_forever_stops_the_run(tmp_path):
     # before: 12 rows x 6 attempts, each honouring Retry-After, then an error per row, not aborted
     with FakeLLMServer(lambda call: Reply.rate_limited(retry_after=0.05)) as server:
         data = write_rows(tmp_path / "rows.jsonl", 40)
-        res = run_eval(data, server.url, tmp_path / "o", "--concurrency", "4")
+        res = run_eval(data, server.url, tmp_path / "o", "--concurrency", "4", budget=SMALL)
         check_stopped(res, tmp_path / "o", server.url, "JudgeRateLimited", 40)
-        # requests in flight together are one signal: at most N rounds of the 4 in flight
-        assert len(server.log) <= 4 * N + 4
+        # requests in flight together are one signal: at most SMALL waves of the 4 in flight
+        assert len(server.log) <= 4 * SMALL + 4
 
 
 def test_a_judge_killed_mid_run_stops_the_run(tmp_path):
@@ -90,13 +95,13 @@ def test_a_judge_killed_mid_run_stops_the_run(tmp_path):
     url = server.url
     try:
         data = write_rows(tmp_path / "rows.jsonl", 200)
-        res = run_eval(data, url, tmp_path / "o", "--concurrency", "8")
+        res = run_eval(data, url, tmp_path / "o", "--concurrency", "8", budget=SMALL)
     finally:
         server.stop()
     summary = check_stopped(res, tmp_path / "o", url, "JudgeConnectionError", 200)
     assert "answered before" in res.output
     failed = sum(summary["run"]["judge"]["attempt_errors"].values())
-    assert failed <= 8 * N + 8, failed
+    assert failed <= 8 * SMALL + 8, failed
     scored = [r for r in map(json.loads, (tmp_path / "o" / "results.jsonl").read_text().splitlines())
               if r["metrics"]["faithfulness(mode=direct)"]["score"] == 1.0]
     assert len(scored) >= 3  # the rows judged before the server died are kept
@@ -110,11 +115,11 @@ def test_a_reply_of_another_kind_ends_the_streak_and_the_option_is_checked():
         return JudgeTimeout("slow") if n <= 11 else '{"score": 1}'
 
     backend, calls = _backend(outcome)
-    judge = Judge(backend, cache=False, max_retries=20, backoff=0.0001, unreachable_after=N)
+    judge = Judge(backend, cache=False, adaptive=False, max_retries=20, backoff=0.0001, unreachable_after=N)
     assert asyncio.run(judge.judge("q", Verdict)).value.score == 1
     assert len(calls) == 12 and judge.unreachable is None
     backend, calls = _backend(lambda n: JudgeRateLimited("429"))
-    judge = Judge(backend, cache=False, max_retries=20, backoff=0.0001, unreachable_after=3)
+    judge = Judge(backend, cache=False, adaptive=False, max_retries=20, backoff=0.0001, unreachable_after=3)
     with pytest.raises(JudgeUnreachable, match="3 requests in a row failed"):
         asyncio.run(judge.judge("q", Verdict))
     assert len(calls) == 3

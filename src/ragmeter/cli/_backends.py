@@ -42,6 +42,7 @@ def judge_config(cfg: EvalConfig, *, dry_run: bool = False, repeat: int = 1, key
         "tpm": cfg.rate_limits.tokens_per_minute,
         "cache": (cfg.cache.dir or True) if cfg.cache.enabled else False,
         "max_cost": cfg.max_cost,
+        "unreachable_after": cfg.unreachable_after,
         "prices": {m: (p.input, p.output) for m, p in cfg.prices.items()} or None,
         "dry_run": dry_run,
         "repeat": repeat,
