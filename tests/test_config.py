@@ -119,9 +119,48 @@ def test_tags_recursive_aliases_and_alias_bombs_name_file_and_line(text, line, w
 
 
 def test_as_written_gives_back_the_variable_not_its_value():
-    cfg = parse_config("rag:\n  eval:\n    model: ${J}\n    fields: {q: '${F:-query}'}\n", path="r.yaml",
+    cfg = parse_config("rag:\n  eval:\n    model: ${J}\n    cache: {dir: '${F:-query}'}\n", path="r.yaml",
                        env={"J": "openai:m@http://user:secret@127.0.0.1:1/v1"})
     assert cfg.eval.judge == "openai:m@http://user:secret@127.0.0.1:1/v1"  # used as expanded
     assert cfg.as_written(cfg.eval.judge) == "${J}"  # recorded as written
-    assert cfg.as_written(dict(cfg.eval.fields)) == {"q": "${F:-query}"}
+    assert cfg.as_written(cfg.eval.cache.model_dump()) == {"enabled": True, "dir": "${F:-query}"}
     assert cfg.as_written("openai:other") == "openai:other" and cfg.source == "r.yaml"
+
+
+# ---- ${VAR} expands only where endpoints and credentials are written ------------------------------------
+
+SECRET_ENV = {"AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY", "JUDGE_URL": "http://127.0.0.1:9/v1",
+              "JUDGE_LLM_REF": "openai:m@http://127.0.0.1:9/v1", "CACHE": "/tmp/c", "PW": "pw-1234"}
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    ("rag:\n  eval:\n    rubrics:\n      - name: r\n        criteria: 'quote ${AWS_SECRET_ACCESS_KEY}'\n", 5),
+    ("rag:\n  eval:\n    rubrics:\n      - {name: r, criteria: c, steps: ['${AWS_SECRET_ACCESS_KEY}']}\n", 4),
+    ("rag:\n  eval:\n    output: 'out-${AWS_SECRET_ACCESS_KEY}'\n", 3),
+    ("rag:\n  eval:\n    metrics: [mrr, '${AWS_SECRET_ACCESS_KEY}']\n", 3),
+    ("rag:\n  eval:\n    gate:\n      baseline: ${AWS_SECRET_ACCESS_KEY}\n", 4),
+    ("rag:\n  eval:\n    fields: {q: '${AWS_SECRET_ACCESS_KEY}'}\n", 3),
+    # a variable inside the model name would be sent as the model and recorded with it
+    ("rag:\n  eval:\n    model: 'openai:m-${AWS_SECRET_ACCESS_KEY}@http://127.0.0.1:9/v1'\n", 3),
+    ("rag:\n  eval:\n    embedder: 'openai:${AWS_SECRET_ACCESS_KEY}'\n", 3),
+    # an alias cannot carry an expanded value out of a field that may hold it
+    ("rag:\n  eval:\n    cache: {dir: &d '/c/${AWS_SECRET_ACCESS_KEY}'}\n    output: *d\n", 3),  # the anchor's line
+    ("rag:\n  eval:\n    output: &d '/c/${AWS_SECRET_ACCESS_KEY}'\n    cache: {dir: *d}\n", 3),
+])
+def test_a_variable_outside_the_endpoint_and_credential_fields_is_an_input_error(text, line):
+    with pytest.raises(InputError) as info:
+        parse_config(text, path="r.yaml", env=SECRET_ENV)
+    assert (info.value.path, info.value.line) == ("r.yaml", line)
+    assert "${AWS_SECRET_ACCESS_KEY}" in str(info.value) and "expands only in" in str(info.value)
+    assert SECRET_ENV["AWS_SECRET_ACCESS_KEY"] not in str(info.value)
+
+
+def test_a_variable_expands_in_the_judge_and_embedder_specs_and_the_cache_dir():
+    cfg = parse_config("rag:\n  eval:\n    model: ${JUDGE_LLM_REF}\n"
+                       "    embedder: 'openai:e3@${JUDGE_URL}'\n    cache: {dir: '${CACHE}/ragmeter'}\n",
+                       env=SECRET_ENV)
+    assert cfg.eval.judge == "openai:m@http://127.0.0.1:9/v1"
+    assert cfg.eval.embedder == "openai:e3@http://127.0.0.1:9/v1"
+    assert cfg.eval.cache.dir == "/tmp/c/ragmeter"
+    cfg = parse_config("rag:\n  eval:\n    judge: 'openai:m@http://admin:${PW}@127.0.0.1:9/v1'\n", env=SECRET_ENV)
+    assert cfg.eval.judge == "openai:m@http://admin:pw-1234@127.0.0.1:9/v1"

@@ -15,6 +15,12 @@ The judge cache and the embedding cache are two files in it.
 
 Local rule (:func:`is_local_url`): a base URL on this machine or a private network is a
 self-hosted server, which needs no API key.
+
+Key rule (:func:`api_key_for`): a key named explicitly (``api_key=``, ``api_key_env=NAME``) goes
+to the server it is named for; a key found in the backend's usual variable (``OPENAI_API_KEY``)
+only to the origin it belongs to, its provider's (``https://api.openai.com``) or that of
+``OPENAI_BASE_URL``. Any other server, a loopback or private one included, gets no key unless one
+is named.
 """
 
 from __future__ import annotations
@@ -68,6 +74,49 @@ def is_local_url(url: str | None) -> bool:
     except ValueError:
         return False
     return ip.is_loopback or ip.is_private or ip.is_unspecified
+
+
+#: The OpenAI API, whose origin ``OPENAI_API_KEY`` belongs to.
+OPENAI_URL = "https://api.openai.com/v1"
+BASE_URL_ENV = "OPENAI_BASE_URL"
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """``(scheme, host, port)`` of ``url``, lower-cased, the port made explicit (80 / 443).
+
+    >>> origin("HTTPS://API.openai.com/v1") == origin("https://api.openai.com:443/other")
+    True
+    """
+    try:
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        return scheme, (parts.hostname or "").lower(), parts.port or {"http": 80, "https": 443}.get(scheme)
+    except ValueError:
+        return "", url, None
+
+
+def api_key_for(url: str, *, api_key: str | None = None, api_key_env: str | None = None,
+                env_var: str | None = "OPENAI_API_KEY", home: str = OPENAI_URL,
+                base_url_env: str | None = BASE_URL_ENV) -> str | None:
+    """The key to send to ``url`` by the key rule (module docs), or None.
+
+    ``api_key`` wins, then the variable ``api_key_env`` names (None when it is unset: the caller
+    says so); else ``$env_var`` when ``url`` has the origin of ``home`` or of ``$base_url_env``.
+    """
+    if api_key:
+        return api_key
+    if api_key_env:
+        return os.environ.get(api_key_env) or None
+    key = os.environ.get(env_var) if env_var else None
+    return key if key and key_belongs(url, home=home, base_url_env=base_url_env) else None
+
+
+def key_belongs(url: str, *, home: str = OPENAI_URL, base_url_env: str | None = BASE_URL_ENV) -> bool:
+    """True when ``url`` has the origin of ``home`` or of ``$base_url_env``: where the usual key goes."""
+    owners = {origin(home)}
+    if base_url_env and os.environ.get(base_url_env):
+        owners.add(origin(os.environ[base_url_env]))
+    return origin(url) in owners
 
 
 @dataclass(frozen=True)

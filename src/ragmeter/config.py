@@ -8,10 +8,17 @@
         model: ${JUDGE_LLM_REF}          # judge spec; `judge:` is the same key
         embedder: st:all-MiniLM-L6-v2
 
-``${VAR}`` and ``${VAR:-default}`` expand from the environment; an unset variable without a
-default is an error naming it and the line. A value that came from the environment is recorded in
-outputs as written (``${VAR}``, see :meth:`Config.as_written`), so ``summary.json`` and the report
-never copy an environment variable. Only plain YAML is read: a tag (``!!python/object/apply``,
+``${VAR}`` and ``${VAR:-default}`` expand from the environment, and only in the fields that exist to
+hold endpoints and credentials (:data:`EXPANDS`): the judge and embedder specs and the cache
+directory. In a spec a variable is the whole value (``model: ${JUDGE_LLM_REF}``) or lies in its
+base URL (``openai:m@${JUDGE_URL}``, ``openai:m@http://admin:${PW}@host/v1``), never in the
+backend or model name, which are sent and recorded as they are. Anywhere else (criteria, prompts,
+output paths, metric names, the baseline, field names) a ``${VAR}`` is an input error naming the
+file and the line: a configuration picked up from a cloned repository must not copy the
+environment into prompts, outputs or folder names. An unset variable without a default is an
+error naming it and the line. A value that came from the environment is recorded in outputs as
+written (``${VAR}``, see :meth:`Config.as_written`), so ``summary.json`` and the report never copy
+an environment variable. Only plain YAML is read: a tag (``!!python/object/apply``,
 ``!custom``), a recursive alias, or aliases that expand past :data:`MAX_NODES` nodes are an error
 naming the file and the line. The file is validated with pydantic: an unknown key or a
 wrong type is an error naming the key and its line. Named presets (``preset: offline`` or
@@ -134,12 +141,18 @@ class EvalConfig(BaseModel):
     preset: Literal["offline", "retrieval"] | None = None
     judge: str | None = Field(default=None, alias="model")
     embedder: str | None = None
+    #: the environment variable holding the judge's API key, sent to the judge's URL whatever it
+    #: is (without it, ``OPENAI_API_KEY`` goes only to api.openai.com or ``$OPENAI_BASE_URL``'s origin)
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     #: ``auto``: adaptive, up to 16 in flight (see ragmeter.judges.concurrency); N: exactly N, fixed
     concurrency: int | Literal["auto"] = "auto"
     rate_limits: RateLimits = Field(default_factory=RateLimits)
     cache: CacheConfig = Field(default_factory=CacheConfig)
     prices: dict[str, Price] = Field(default_factory=dict)
     max_cost: float | None = Field(default=None, gt=0)
+    #: failed judge requests in a row (no reply in between) after which the run stops, exit 3
+    #: (default 6; ragmeter.judges.judge.FAILED_IN_A_ROW)
+    unreachable_after: int | None = Field(default=None, ge=1)
     gate: GateConfig = Field(default_factory=GateConfig)
     output: str = "ragmeter-out"
     fields: dict[str, str] = Field(default_factory=dict, description="input column -> canonical field")
@@ -221,19 +234,65 @@ def expand_env(text: str, *, path: str = "<config>", line: int | None = None,
     return _VAR.sub(sub, text)
 
 
-def _expand_node(node: yaml.Node, path: str, env: dict[str, str] | None, written: dict[str, str]) -> None:
+#: The keys under ``rag.eval`` whose values may hold ``${VAR}``: ``spec`` (a judge or embedder spec:
+#: the variable is the whole value or lies in the base URL) or ``any`` (anywhere in the value).
+EXPANDS: dict[tuple[str, ...], Literal["spec", "any"]] = {
+    ("model",): "spec", ("judge",): "spec", ("embedder",): "spec", ("cache", "dir"): "any",
+}
+_SPEC_URL = re.compile(r"@(?=https?://|\$\{)", re.IGNORECASE)
+
+
+def _where_expands(keys: tuple[str, ...]) -> Literal["spec", "any"] | None:
+    return EXPANDS.get(keys[2:]) if keys[:2] == ("rag", "eval") else None
+
+
+def _spec_vars_ok(raw: str) -> bool:
+    """True when every ``${VAR}`` of spec ``raw`` is the whole value or lies in its base URL."""
+    found = list(_VAR.finditer(raw))
+    if len(found) == 1 and found[0].span() == (0, len(raw.strip())) and raw == raw.strip():
+        return True
+    at = _SPEC_URL.search(raw)
+    return at is not None and all(m.start() > at.start() for m in found)
+
+
+def _refuse_var(raw: str, keys: tuple[str, ...], path: str, line: int) -> InputError:
+    name = _VAR.search(raw)
+    var = f"${{{name.group(1)}}}" if name else "${...}"
+    where = ".".join(keys) or "this value"
+    return InputError(
+        f"{var} in {where}: ${{VAR}} expands only in the judge and embedder specs (as the whole spec or in "
+        "its base URL) and in cache.dir; write the value itself here", path=path, line=line)
+
+
+def _expand_node(node: yaml.Node, path: str, env: dict[str, str] | None, written: dict[str, str],
+                 keys: tuple[str, ...] = (), expanded: set[int] | None = None) -> None:
+    """Expand ``${VAR}`` in the scalars where :data:`EXPANDS` allows it; anywhere else (a node
+    reached there through an alias included) a variable is an :class:`InputError`."""
+    expanded = set() if expanded is None else expanded
     if isinstance(node, yaml.ScalarNode):
-        if "${" in node.value:
-            raw = node.value
-            node.value = expand_env(raw, path=path, line=node.start_mark.line + 1, env=env)
-            if node.value != raw:
-                written[node.value] = raw
+        line = node.start_mark.line + 1
+        kind = _where_expands(keys)
+        if id(node) in expanded:  # an alias of a value expanded elsewhere
+            if kind is None:
+                raise _refuse_var(written.get(node.value, node.value), keys, path, line)
+            return
+        if "${" not in node.value or not _VAR.search(node.value):
+            return
+        raw = node.value
+        if kind is None or (kind == "spec" and not _spec_vars_ok(raw)):
+            raise _refuse_var(raw, keys, path, line)
+        node.value = expand_env(raw, path=path, line=line, env=env)
+        expanded.add(id(node))
+        if node.value != raw:
+            written[node.value] = raw
     elif isinstance(node, yaml.SequenceNode):
-        for child in node.value:
-            _expand_node(child, path, env, written)
+        for i, child in enumerate(node.value):
+            _expand_node(child, path, env, written, (*keys, str(i)), expanded)
     elif isinstance(node, yaml.MappingNode):
-        for _key, child in node.value:
-            _expand_node(child, path, env, written)
+        for key, child in node.value:
+            # a merge key (``<<: *defaults``) adds its keys to this mapping: the same place
+            name = key.value if isinstance(key, yaml.ScalarNode) else "?"
+            _expand_node(child, path, env, written, keys if name == "<<" else (*keys, name), expanded)
 
 
 def _check_nodes(root: yaml.Node, path: str) -> None:
@@ -373,7 +432,8 @@ def merge_cli(config: Config, **overrides: Any) -> EvalConfig:
 
 STARTER = """\
 # ragmeter configuration. `ragmeter eval DATA` picks this file up from the working directory;
-# command-line flags override it. ${VAR} and ${VAR:-default} expand from the environment.
+# command-line flags override it. ${VAR} and ${VAR:-default} expand from the environment in the
+# judge and embedder specs (the whole spec or its base URL) and cache.dir only.
 rag:
   eval:
     # What to compute. As written (no `metrics`, no `preset`) the data decides: every default metric
@@ -387,6 +447,7 @@ rag:
     # The LLM judge (`model:` and `judge:` are the same key), e.g. openai:gpt-4o-mini,
     # openai:qwen2.5@http://127.0.0.1:8080/v1, ollama:llama3.1, litellm:anthropic/claude-3-5-haiku
     # model: ${JUDGE_LLM_REF}
+    # api_key_env: MY_JUDGE_KEY  # the judge's key; OPENAI_API_KEY goes only to api.openai.com / $OPENAI_BASE_URL
     # embedder: st:all-MiniLM-L6-v2
 
     concurrency: auto          # judge calls in flight: auto (adapts to the endpoint, up to 16) or N (fixed)
@@ -399,6 +460,7 @@ rag:
     # prices:                  # USD per million tokens, overrides the built-in table
     #   gpt-4o-mini: {input: 0.15, output: 0.60}
     max_cost: null             # stop scheduling judge calls once this many USD are spent
+    unreachable_after: null    # stop the run (exit 3) after this many failed judge requests in a row [6]
 
     gate:                      # `ragmeter eval` exits 1 when a threshold is missed
       fail_under: {}           # e.g. {faithfulness: 0.8, context_recall: 0.7}

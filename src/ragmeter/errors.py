@@ -22,8 +22,9 @@
         ├── JudgeParseError           the reply is not the expected JSON even after one repair;
         │                             carries ``raw`` (the reply) and ``validation`` (what failed)
         ├── JudgeBudgetExceeded       ``max_cost`` reached: no new call is sent
-        ├── JudgeUnreachable          the first requests all failed to connect or authenticate:
-        │                             the judge stops and the run stops (CLI exit 3)
+        ├── JudgeUnreachable          the first requests all failed to connect or authenticate, or
+        │                             ``unreachable_after`` requests in a row got no reply (refused,
+        │                             timeout, 429): the judge stops and the run stops (CLI exit 3)
         └── JudgeDryRun               ``dry_run=True``: the call was counted, not sent
 
 Every message says what was expected, what was found, and what to do next.
@@ -189,9 +190,12 @@ class JudgeBudgetExceeded(JudgeError):
 
 
 class JudgeUnreachable(JudgeError):
-    """The judge's first few requests in a row failed to connect or to authenticate, before any
-    reply ever came back (wrong URL, server down, bad key): every further call raises this at once,
-    and the run stops (results computed so far are kept; ``ragmeter eval`` exits 3)."""
+    """The judge cannot be used: its first few requests in a row failed to connect or to
+    authenticate, before any reply ever came back (wrong URL, server down, bad key), or, whether or
+    not it answered before, ``unreachable_after`` requests in a row got no reply (refused or reset
+    connections, timeouts, HTTP 429; a server killed mid-run, hung or throttling forever). Every
+    further call raises this at once, and the run stops (results computed so far are kept;
+    ``ragmeter eval`` exits 3)."""
 
 
 class JudgeDryRun(JudgeError):

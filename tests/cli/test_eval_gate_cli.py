@@ -50,7 +50,7 @@ def test_gate_passes_and_fails(data, tmp_path):
 def test_config_file_drives_the_run(data, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "ragmeter.yaml").write_text(
-        "rag:\n  eval:\n    metrics: [mrr, 'recall@1']\n    output: ${OUT_DIR:-from-config}\n"
+        "rag:\n  eval:\n    metrics: [mrr, 'recall@1']\n    output: from-config\n"
         "    gate:\n      fail_under: {mrr: 0.9}\n")
     res = run("eval", data, "--no-report")
     assert res.exit_code == 1  # the file's threshold applies

@@ -116,7 +116,7 @@ def test_judge_dying_mid_check_writes_finished_metrics_and_exits_3(tmp_path, mon
     import ragmeter.judges.judge as judge_module
     from tests.judges.test_unreachable import _dying_server
 
-    monkeypatch.setattr(judge_module, "DOWN_AFTER_SECONDS", 1.0)
+    monkeypatch.setattr(judge_module, "FAILED_IN_A_ROW", 3)  # pauses 0.5 + 1 s, not 0.5 + ... + 8 s
     data = write_rows(tmp_path / "labelled.jsonl", labelled_rows())
     server = _dying_server(answers=12)  # answers the first metric's 12 calls, then dies
     try:

@@ -229,3 +229,16 @@ def test_credentials_in_the_url_are_never_shown_stored_or_quoted(server, tmp_pat
     with pytest.raises(EmbedderError, match="HTTP 500") as info:
         failing.embed(["x"])
     assert secret not in str(info.value) and "***@127.0.0.1" in str(info.value)
+
+
+def test_the_openai_key_goes_only_to_its_own_origin(server, monkeypatch):
+    # the judges' key rule (docs/judges.md, "Keys and secrets"): before, the key went to any URL
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-key-for-openai-only")
+    monkeypatch.setenv("MY_EMBED_KEY", "named-embed-key")
+    from_spec(f"openai:fake-embed@{server.url()}", cache=False).embed(["x"])
+    assert "sk-env-key-for-openai-only" not in server.headers[-1].get("Authorization", "")
+    from_spec(f"openai:fake-embed@{server.url()}", cache=False, api_key_env="MY_EMBED_KEY").embed(["y"])
+    assert server.headers[-1]["Authorization"] == "Bearer named-embed-key"
+    with pytest.raises(MissingBackendError, match="api_key_env"):
+        from_spec("openai:m@https://embeddings.example.com/v1")

@@ -380,7 +380,7 @@ def test_first_attempt_timeout_grows_from_the_slowest_reply_seen():
             return '{"score": 1, "reason": "ok"}'
 
         judge = Judge(FunctionBackend(slower), cache=False, timeout=0.2, max_retries=1, backoff=0.01,
-                      adaptive=adaptive)
+                      adaptive=adaptive, unreachable_after=10)  # 6 timeouts in a row: not the point here
 
         async def calls() -> list[object]:
             out: list[object] = []

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from ragmeter.cli import main
 from ragmeter.errors import JudgeConnectionError, JudgeUnreachable
 from ragmeter.judges import FunctionBackend, Judge
-from ragmeter.judges.judge import UNREACHABLE_AFTER
+from ragmeter.judges.judge import FAILED_IN_A_ROW, UNREACHABLE_AFTER
 
 from .fake_server import Reply
 
@@ -102,14 +102,18 @@ def test_library_judge_trips_then_raises_without_sending():
     assert len(calls) == UNREACHABLE_AFTER  # nothing more was sent
 
 
-def test_a_judge_that_worked_once_is_never_declared_unreachable():
-    backend, _calls = _backend(lambda n: '{"score": 1}' if n == 1 else JudgeConnectionError("Connection reset"))
-    judge = Judge(backend, cache=False, max_retries=0)
+def test_a_judge_that_worked_once_is_unreachable_after_the_run_level_budget_only():
+    # connection failures after a success: not the 3 of a judge never reached, but unreachable_after
+    backend, calls = _backend(lambda n: '{"score": 1}' if n == 1 else JudgeConnectionError("Connection reset"))
+    judge = Judge(backend, cache=False, max_retries=0, backoff=0.0001)  # each asyncio.run: a new loop
     assert asyncio.run(judge.judge("q", Verdict)).value.score == 1
-    for i in range(2 * UNREACHABLE_AFTER):
+    for i in range(FAILED_IN_A_ROW - 1):
         with pytest.raises(JudgeConnectionError):
             asyncio.run(judge.judge(f"q{i}", Verdict))
     assert judge.unreachable is None
+    with pytest.raises(JudgeUnreachable, match="it answered before"):
+        asyncio.run(judge.judge("last", Verdict))
+    assert len(calls) == FAILED_IN_A_ROW + 1
 
 
 # ---- a judge that answered and then died ---------------------------------------------
@@ -139,7 +143,7 @@ def test_judge_that_dies_mid_run_stops_with_finished_rows_kept(tmp_path, monkeyp
     # before: a judge reached once was retried for minutes (5 retries per sample, sample after sample)
     import ragmeter.judges.judge as judge_module
 
-    monkeypatch.setattr(judge_module, "DOWN_AFTER_SECONDS", 1.0)
+    monkeypatch.setattr(judge_module, "FAILED_IN_A_ROW", 3)  # pauses 0.5 + 1 s, not 0.5 + ... + 8 s
     server = _dying_server(answers=4)
     data = write_rows(tmp_path / "rows.jsonl", 40)
     out = tmp_path / "o"

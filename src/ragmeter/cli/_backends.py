@@ -42,12 +42,15 @@ def judge_config(cfg: EvalConfig, *, dry_run: bool = False, repeat: int = 1, key
         "tpm": cfg.rate_limits.tokens_per_minute,
         "cache": (cfg.cache.dir or True) if cfg.cache.enabled else False,
         "max_cost": cfg.max_cost,
+        "unreachable_after": cfg.unreachable_after,
         "prices": {m: (p.input, p.output) for m, p in cfg.prices.items()} or None,
         "dry_run": dry_run,
         "repeat": repeat,
     }
     if key_env:
         options["api_key"] = os.environ[key_env]
+    elif cfg.api_key_env:
+        options["api_key_env"] = cfg.api_key_env  # a key named for this judge (docs/judges.md)
     if base_url:
         options["base_url"] = base_url
     options.update({k: v for k, v in (extra or {}).items() if v is not None})

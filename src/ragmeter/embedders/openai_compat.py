@@ -3,9 +3,12 @@
 Spec: ``openai:MODEL`` or ``openai:MODEL@BASE_URL``, e.g.
 ``openai:text-embedding-3-small@http://127.0.0.1:8080/v1`` (a local llama.cpp / vLLM / TEI server).
 The base URL is, in order: the one in the spec, the ``base_url=`` argument, ``$OPENAI_BASE_URL``,
-``https://api.openai.com/v1``. The key is ``api_key=`` or ``$OPENAI_API_KEY``; a loopback URL
-(``localhost``, ``127.0.0.0/8``, ``::1``) works without one, any other URL without a key raises
-:class:`~ragmeter.errors.MissingBackendError` when the embedder is built, naming the variable.
+``https://api.openai.com/v1``. The key follows the judges' rule
+(:func:`ragmeter._plugins.api_key_for`): ``api_key=`` or the variable ``api_key_env=`` names goes
+to the URL given; ``$OPENAI_API_KEY`` only to ``https://api.openai.com`` or the origin of
+``$OPENAI_BASE_URL``. A local or private-network URL works without a key; any other URL without
+one raises :class:`~ragmeter.errors.MissingBackendError` when the embedder is built, saying how to
+name it.
 
 Requests use ``encoding_format="float"`` (which every compatible server supports) and one
 :class:`openai.AsyncOpenAI` client per event loop. SDK errors become :class:`EmbedderError` in one
@@ -19,7 +22,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from .._plugins import is_local_url
+from .._plugins import api_key_for, is_local_url, key_belongs
 from ..errors import MissingBackendError
 from ..masking import mask_secrets, mask_url, redact, url_secrets
 from .base import CacheOption, Embedder, EmbedderError
@@ -56,6 +59,19 @@ def map_openai_error(exc: Exception, base_url: str, model: str, secrets: Sequenc
     return EmbedderError(redact(mask_secrets(msg) or msg, secrets))
 
 
+def _no_key_message(url: str, api_key_env: str | None, own_origin: bool) -> str:
+    """Why the embedder has no key for ``url``, and what to do."""
+    if api_key_env:
+        return f"api_key_env: the environment variable {api_key_env} is not set (export {api_key_env}=...)"
+    if own_origin:
+        how = f"set the {KEY_ENV} environment variable (export {KEY_ENV}=sk-...) or name another with api_key_env=NAME"
+    else:
+        how = (f"{KEY_ENV} is sent only to https://api.openai.com and to the origin of ${BASE_URL_ENV}: "
+               "name this server's key with api_key_env=NAME or pass api_key=...")
+    return (f"the openai embedder for {url} needs an API key: {how}, or point it at a local server "
+            "(openai:MODEL@http://127.0.0.1:PORT/v1)")
+
+
 class OpenAIEmbedder(Embedder):
     """Embeddings from an OpenAI-compatible HTTP API (see the module docstring).
 
@@ -63,8 +79,8 @@ class OpenAIEmbedder(Embedder):
     ----------
     model:
         ``MODEL`` or ``MODEL@BASE_URL`` (the part after ``openai:`` in a spec).
-    base_url, api_key:
-        Override ``$OPENAI_BASE_URL`` / ``$OPENAI_API_KEY``.
+    base_url, api_key, api_key_env:
+        Override ``$OPENAI_BASE_URL``; the key, or the variable to read it from (module docs).
     dimensions:
         Ask the server for shorter vectors (text-embedding-3 models); part of the cache key.
     timeout, max_retries:
@@ -78,23 +94,17 @@ class OpenAIEmbedder(Embedder):
     concurrency = 4
 
     def __init__(self, model: str | None = None, *, base_url: str | None = None, api_key: str | None = None,
-                 dimensions: int | None = None, timeout: float = 60.0, max_retries: int = 2,
-                 batch_size: int | None = None, cache: CacheOption = True) -> None:
+                 api_key_env: str | None = None, dimensions: int | None = None, timeout: float = 60.0,
+                 max_retries: int = 2, batch_size: int | None = None, cache: CacheOption = True) -> None:
         name, _, spec_url = (model or "").partition("@")
         self.model = name or DEFAULT_MODEL
         url = (spec_url or base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")
         self._url = url  # the real URL, for the client only; shown, keyed and stored masked
         self.base_url = mask_url(url) or url
-        key = api_key or os.environ.get(KEY_ENV)
-        if not key:
-            if not is_local_url(url):
-                raise MissingBackendError(
-                    f"the openai embedder for {self.base_url} needs an API key: set the {KEY_ENV} "
-                    f"environment variable (export {KEY_ENV}=sk-...), or point it at a local server "
-                    "(openai:MODEL@http://127.0.0.1:PORT/v1)"
-                )
-            key = "not-needed"
-        self._api_key = key
+        key = api_key_for(url, api_key=api_key, api_key_env=api_key_env, env_var=KEY_ENV)
+        if key is None and (api_key_env or not is_local_url(url)):
+            raise MissingBackendError(_no_key_message(self.base_url, api_key_env, key_belongs(url)))
+        self._api_key = key or "not-needed"
         self._secrets = [key, *url_secrets(url)]
         self.dimensions = dimensions
         self.timeout = timeout

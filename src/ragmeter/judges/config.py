@@ -48,6 +48,7 @@ class JudgeConfig:
     max_tokens: int | None = None
     seed: int | None = None
     repair: bool | None = None
+    unreachable_after: int | None = None
     backend: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod

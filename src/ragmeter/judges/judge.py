@@ -53,13 +53,17 @@ logger = logging.getLogger("ragmeter.judges")
 #: Consecutive connection / authentication failures, before any request ever succeeded, after
 #: which the judge is declared unreachable and every further call raises JudgeUnreachable at once.
 UNREACHABLE_AFTER = 3
-#: After the judge has answered at least once (a server that dies mid-run): it is declared
-#: unreachable once this many connection / authentication failures came in a row (no reply of any
-#: kind in between) over at least :data:`DOWN_AFTER_SECONDS`. A shorter outage (a blip, a quick
-#: restart) is retried as before. Read when a Judge is built (``judge.down_after``,
-#: ``judge.down_after_seconds`` may be changed on an instance).
-DOWN_AFTER = 5
-DOWN_AFTER_SECONDS = 20.0
+#: The run-level budget, the default of ``Judge(unreachable_after=...)``: this many failed requests
+#: in a row (:func:`_no_reply`: refused or reset connections, timeouts, HTTP 429, rejected keys,
+#: wrong URLs), with no reply of another kind in between, declare the judge unreachable whether or
+#: not it answered before. Requests in flight together count once (a failure counts when its
+#: request was sent after the last counted one came back, and after the pause it started), so a
+#: burst of concurrent timeouts or 429s is one signal. After each counted failure that is not a
+#: timeout every request of the judge waits ``min(max_backoff, backoff * 2**(k-1))`` (k-th in a
+#: row; the server's ``Retry-After`` instead when it sent one): 0.5, 1, 2, 4, 8 s by default, so a
+#: dead server is declared after about 15 s and six waves of requests, and a restart shorter than
+#: that is ridden out.
+FAILED_IN_A_ROW = 6
 
 
 def _cannot_reach(error: JudgeError) -> bool:
@@ -67,6 +71,12 @@ def _cannot_reach(error: JudgeError) -> bool:
     or a wrong URL (404)."""
     return isinstance(error, JudgeConnectionError | JudgeAuthError) or (
         isinstance(error, JudgeBadRequest) and error.status_code == 404)
+
+
+def _no_reply(error: JudgeError) -> bool:
+    """A failure the run-level budget counts: no usable answer came (see :data:`FAILED_IN_A_ROW`);
+    any other error (HTTP 5xx, 400...) is a reply, and ends a streak."""
+    return _cannot_reach(error) or isinstance(error, JudgeTimeout | JudgeRateLimited)
 
 MessagesLike = str | Sequence[Message | dict[str, str]]
 
@@ -292,6 +302,16 @@ class Judge:
         Request defaults; each call may override them.
     repair:
         Send one repair request when a reply does not parse (default True).
+    unreachable_after:
+        The run-level budget (None: :data:`FAILED_IN_A_ROW`, 6, read when the judge is built):
+        after this many failed requests
+        in a row (refused or reset connections, timeouts, HTTP 429 after its ``Retry-After`` was
+        honoured, rejected keys, 404s) with no reply of another kind in between, requests in flight
+        together counted once, the judge is declared unreachable, whether or not it answered
+        before (after each counted failure but a timeout, all its requests wait 0.5, 1, 2, 4...
+        s): every later call raises :class:`~ragmeter.errors.JudgeUnreachable` at once and a
+        run stops (``ragmeter eval`` exits 3). A judge never reached stops sooner, after
+        :data:`UNREACHABLE_AFTER` connection / key failures.
     """
 
     def __init__(
@@ -316,8 +336,11 @@ class Judge:
         max_tokens: int = 1024,
         seed: int | None = None,
         repair: bool = True,
+        unreachable_after: int | None = None,
     ) -> None:
+        unreachable_after = FAILED_IN_A_ROW if unreachable_after is None else unreachable_after
         for name, value, low in (("concurrency", concurrency, 1), ("repeat", repeat, 1),
+                                 ("unreachable_after", unreachable_after, 1),
                                  ("max_retries", max_retries, 0), ("max_tokens", max_tokens, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise InvalidParameterError(f"{name}: expected an integer >= {low}, got {value!r}")
@@ -357,8 +380,9 @@ class Judge:
         self._spent = 0.0
         self._reached = False  # a request ever succeeded
         self._cannot_reach = 0  # consecutive connection/auth failures (no reply of any kind in between)
-        self._down_since: float | None = None  # when that streak began, once the judge had answered
-        self.down_after, self.down_after_seconds = DOWN_AFTER, DOWN_AFTER_SECONDS
+        self.unreachable_after = unreachable_after
+        self._failed = 0  # consecutive failed requests without a reply, those in flight together once
+        self._failed_at = -math.inf  # when the last counted one came back
         #: set once the judge is declared unreachable (see :data:`UNREACHABLE_AFTER`)
         self.unreachable: JudgeUnreachable | None = None
 
@@ -584,7 +608,9 @@ class Judge:
                     return AsyncLimiter(per_minute / 6, 10)
                 return AsyncLimiter(1, 60 / per_minute)
 
-            self._state = _LoopState(loop, None, asyncio.Lock(), limiter(self.rpm), limiter(self.tpm))
+            # a pause (Retry-After, a failing judge) is the judge's, not the loop's: a new loop keeps it
+            pause = self._state.pause_until if self._state is not None else 0.0
+            self._state = _LoopState(loop, None, asyncio.Lock(), limiter(self.rpm), limiter(self.tpm), pause)
         return self._state
 
     async def _limit(self, state: _LoopState) -> AdaptiveLimit:
@@ -646,6 +672,7 @@ class Judge:
                                                      self.timeout * 2 ** min(timeouts, 3)))
                            if self.adaptive else self.timeout)
                 sent = replace(request, timeout=slot.backstop(timeout))
+                sent_at = time.monotonic()
                 try:
                     completion = await slot.run(functools.partial(self.backend.complete, sent), timeout,
                                                 lambda c: c.usage)
@@ -659,13 +686,13 @@ class Judge:
                 except JudgeError as exc:
                     error = exc
                 else:
-                    self._reached, self._cannot_reach, self._down_since = True, 0, None
+                    self._reached, self._cannot_reach, self._failed, self._failed_at = True, 0, 0, -math.inf
                     self._account(tag, completion.usage)
                     return completion
                 slot.failed(timeout=isinstance(error, JudgeTimeout),
                             overloaded=isinstance(error, JudgeRateLimited) or error.status_code in (503, 529))
             self._stats.error(tag, type(error).__name__, final=False)
-            self._note_unreachable(error)
+            self._note_unreachable(error, sent_at, state)
             if not error.retryable or attempt >= self.max_retries:
                 raise error
             delay = self._delay(error, attempt)
@@ -677,31 +704,36 @@ class Judge:
                         attempt, delay)
             await asyncio.sleep(delay)
 
-    def _note_unreachable(self, error: JudgeError) -> None:
-        """Count a failed request; declare the judge unreachable, and raise, after
-        :data:`UNREACHABLE_AFTER` connection/auth failures in a row when no request ever succeeded,
-        or (a judge that answered before and then died) after ``down_after`` of them in a row
-        spanning at least ``down_after_seconds``. Any reply from the server (a success, a 5xx, a
-        timeout...) ends the streak."""
+    def _note_unreachable(self, error: JudgeError, sent_at: float, state: _LoopState) -> None:
+        """Count a failed request sent at ``sent_at``; declare the judge unreachable, and raise,
+        after :data:`UNREACHABLE_AFTER` connection/auth failures in a row when no request ever
+        succeeded, or after ``unreachable_after`` failed requests in a row without a reply
+        (:func:`_no_reply`; those in flight together counted once, each counted one but a
+        timeout pausing the judge's requests, see :data:`FAILED_IN_A_ROW`), whether or not it
+        answered before. Any other reply from the server (a success, a 5xx...) ends both streaks."""
         if self.unreachable is not None:
             return
-        if not _cannot_reach(error):
-            self._cannot_reach, self._down_since = 0, None
+        if not _no_reply(error):
+            self._cannot_reach = self._failed = 0
+            self._failed_at = -math.inf
             return
-        self._cannot_reach += 1
-        now = time.monotonic()
-        if self._reached:
-            if self._down_since is None:
-                self._down_since = now
-            down = now - self._down_since
-            if self._cannot_reach < self.down_after or down < self.down_after_seconds:
-                return
-            why = (f"it answered before, then {self._cannot_reach} requests in a row over {down:.0f} s failed; the "
-                   "rows finished before are kept")
-        elif self._cannot_reach < UNREACHABLE_AFTER:
-            return
-        else:
+        self._cannot_reach = self._cannot_reach + 1 if _cannot_reach(error) else 0
+        if sent_at >= self._failed_at:  # sent after the last counted failure came back (and its pause)
+            self._failed += 1
+            now = time.monotonic()
+            if not isinstance(error, JudgeTimeout):  # a timeout has waited already
+                pause = (min(self.max_backoff, self.backoff * 2 ** (self._failed - 1)) if error.retry_after is None
+                         else min(error.retry_after, self.max_retry_wait))  # the server said how long
+                state.pause_until = max(state.pause_until, now + pause)
+            self._failed_at = max(now, state.pause_until)
+        if not self._reached and self._cannot_reach >= UNREACHABLE_AFTER:
             why = f"{self._cannot_reach} requests in a row failed and none ever succeeded"
+        elif self._failed >= self.unreachable_after:
+            why = (f"{self._failed} requests in a row failed with no reply in between (unreachable_after="
+                   f"{self.unreachable_after})" + ("; it answered before: the rows finished before are kept"
+                                                    if self._reached else ""))
+        else:
+            return
         cause = " ".join(str(error).split())
         self.unreachable = JudgeUnreachable(
             f"judge {self.backend.name}:{self.backend.model} at {mask_url(self.backend.base_url) or '-'} is "
@@ -721,8 +753,9 @@ class Judge:
                 await self.backend.aclose()
 
     async def _wait_turn(self, state: _LoopState, request: ChatRequest) -> None:
-        pause = state.pause_until - time.monotonic()
-        if pause > 0:  # the server asked everyone to wait (429 with Retry-After)
+        # the server asked everyone to wait (429 with Retry-After), or the judge is failing (a
+        # pause after each counted failure, see FAILED_IN_A_ROW); a pause may grow meanwhile
+        while (pause := state.pause_until - time.monotonic()) > 0:
             await asyncio.sleep(pause)
         if state.rpm is not None:
             await state.rpm.acquire()

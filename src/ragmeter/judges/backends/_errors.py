@@ -130,7 +130,8 @@ def map_openai_error(exc: BaseException, *, backend: str, secrets: Iterable[str 
         if isinstance(exc, cls):
             target = judge_cls
             break
-    if target is JudgeTimeout and _dropped(exc):
+    cause = _connection_cause(exc) if target in (JudgeTimeout, JudgeConnectionError) else None
+    if cause is not None:  # the SDK's aiohttp transport reports a refused connection as a timeout
         target = JudgeConnectionError
     status: int | None = getattr(exc, "status_code", None)
     if not isinstance(status, int):
@@ -150,26 +151,42 @@ def map_openai_error(exc: BaseException, *, backend: str, secrets: Iterable[str 
     message = getattr(exc, "message", None) or str(exc) or type(exc).__name__
     where = f" (HTTP {status})" if status is not None else ""
     hint = _HINTS.get(target, "")
-    text = redact(f"{backend} judge: {type(exc).__name__}{where}: {message}{hint}", secrets)
+    what = f"{type(exc).__name__}{where}: {message}"
+    if cause is not None:
+        what = f"{_connection_words(cause)} ({type(cause).__name__}: {' '.join(str(cause).split())})"
+    text = redact(f"{backend} judge: {what}{hint}", secrets)
     if target is JudgeParseError:
         return JudgeParseError(text, raw="", validation="the reply was cut at the token limit")
     return target(text, retry_after=wait, status_code=status)
 
 
-def _dropped(exc: BaseException) -> bool:
-    """True when a "timeout" was really a dropped connection (the SDK's aiohttp transport reports
-    ``ServerDisconnectedError`` as a connect timeout)."""
+def _connection_cause(exc: BaseException) -> BaseException | None:
+    """The connection failure behind an SDK exception (``ConnectionRefusedError``, aiohttp's
+    ``ServerDisconnectedError``...), or None when there is none, or a real timeout comes first:
+    the SDK's aiohttp transport reports a refused or dropped connection as a connect timeout."""
     seen = 0
     cause = exc.__cause__ or exc.__context__
+    found: BaseException | None = None
     while cause is not None and seen < 10:
-        if isinstance(cause, TimeoutError):
-            return False
+        if isinstance(cause, TimeoutError) and found is None:
+            return None
         names = {c.__name__ for c in type(cause).__mro__}
-        if "ClientConnectionError" in names or isinstance(cause, ConnectionError):
-            return True
+        if isinstance(cause, ConnectionError) or "ClientConnectionError" in names:
+            found = cause  # the innermost one names the cause best (ConnectionRefusedError)
         cause = cause.__cause__ or cause.__context__
         seen += 1
-    return False
+    return found
+
+
+def _connection_words(cause: BaseException) -> str:
+    """``connection refused``, ``connection reset`` or ``connection failed``, after ``cause``."""
+    names = {c.__name__ for c in type(cause).__mro__}
+    if isinstance(cause, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(cause, ConnectionResetError | ConnectionAbortedError | BrokenPipeError) or (
+            "ServerDisconnectedError" in names):
+        return "connection reset (the server closed it without answering)"
+    return "connection failed"
 
 
 _HINTS: dict[type[JudgeError], str] = {

@@ -9,6 +9,7 @@ exceptions subclass the ``openai`` SDK's, so they are mapped by the same table.
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 from ...errors import JudgeAuthError, MissingBackendError
@@ -39,8 +40,11 @@ class LiteLLMBackend:
         A LiteLLM model string, ``provider/model``.
     base_url:
         Passed as ``api_base`` (a proxy or self-hosted endpoint).
-    api_key:
-        Passed as ``api_key``; default: LiteLLM reads the provider's environment variable.
+    api_key, api_key_env:
+        The key, or the environment variable to read it from, passed as ``api_key``. Default:
+        LiteLLM reads the provider's environment variable, which goes to the provider's own
+        endpoint only: with a ``base_url`` a key must be named (a local one needs none and gets
+        a placeholder), else :class:`~ragmeter.errors.JudgeAuthError` here.
     check_key:
         Check at construction that the provider's key is set (default True).
     extra_body:
@@ -57,12 +61,30 @@ class LiteLLMBackend:
     name = "litellm"
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
-                 check_key: bool = True, extra_body: dict[str, Any] | None = None, **extra: Any) -> None:
+                 api_key_env: str | None = None, check_key: bool = True, extra_body: dict[str, Any] | None = None,
+                 **extra: Any) -> None:
+        if api_key_env and not api_key:
+            api_key = os.environ.get(api_key_env)
+            if not api_key:
+                raise JudgeAuthError(f"api_key_env: the environment variable {api_key_env} is not set "
+                                     f"(export {api_key_env}=...)")
+        if base_url and not api_key:
+            # LiteLLM would send the provider's key from the environment to any api_base: a key
+            # goes to another server only when named (docs/judges.md, "Keys and secrets")
+            if not is_local_url(base_url):
+                raise JudgeAuthError(
+                    f"the litellm judge for {mask_url(base_url)} needs its key named: api_key_env=NAME "
+                    "(ragmeter.yaml `api_key_env: NAME`, or --judge-key-env NAME) or api_key=...; the "
+                    "provider's key in the environment goes only to the provider's own endpoint")
+            api_key, check_key = "no-key-needed", False  # a placeholder, never a secret
+        placeholder = api_key == "no-key-needed"
         self._litellm = _import_litellm()
         self.model = model
         self._url = base_url  # the real URL, for litellm only; shown and stored masked
         self.base_url = mask_url(base_url)
         self._secrets = url_secrets(base_url)
+        if api_key and not placeholder:
+            self._secrets.append(api_key)
         self.free = False
         self._api_key = api_key
         self._extra = extra
@@ -111,7 +133,7 @@ class LiteLLMBackend:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            raise map_openai_error(exc, backend=self.name, secrets=[self._api_key, *self._secrets]) from exc
+            raise map_openai_error(exc, backend=self.name, secrets=self._secrets) from exc
         choice = resp.choices[0]
         usage = getattr(resp, "usage", None)
         return Completion(

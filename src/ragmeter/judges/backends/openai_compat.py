@@ -43,7 +43,7 @@ import os
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from ..._plugins import is_local_url  # the one local-server rule, shared with the embedders
+from ..._plugins import BASE_URL_ENV, OPENAI_URL, api_key_for, is_local_url, key_belongs  # shared with the embedders
 from ...errors import JudgeAuthError, JudgeBadRequest, JudgeError, JudgeServerError
 from ...masking import mask_url, url_secrets
 from ..base import ChatRequest, Completion, Message, TokenLogprob, Usage
@@ -86,9 +86,13 @@ class OpenAIBackend:
         The model name the server knows (``gpt-4o-mini``, ``qwen2.5:7b``...).
     base_url:
         The server's ``/v1`` URL; default ``$OPENAI_BASE_URL``, else OpenAI's.
-    api_key:
-        Default ``$OPENAI_API_KEY``. Required unless ``base_url`` is a local address; a missing
-        key raises :class:`~ragmeter.errors.JudgeAuthError` here, before any run.
+    api_key, api_key_env:
+        The key, or the environment variable to read it from (``api_key_env="GROQ_API_KEY"``):
+        a key named so is sent to ``base_url`` whatever it is. Neither given: ``$OPENAI_API_KEY``,
+        sent only to its own origin, ``https://api.openai.com`` or that of ``$OPENAI_BASE_URL``
+        (:func:`ragmeter._plugins.api_key_for`). Any other server gets no key: a local or
+        private-network one needs none, a public one raises
+        :class:`~ragmeter.errors.JudgeAuthError` here, before any run, asking to name its key.
     structured_output:
         ``"auto"`` (negotiate, see module docs), or pin one of ``"json_schema"``,
         ``"json_object"``, ``"prompt"``.
@@ -99,7 +103,9 @@ class OpenAIBackend:
     name:
         The backend name recorded in stats and cache keys.
     key_env_var:
-        The environment variable the key is read from and named in errors.
+        The environment variable a key is looked up in when none is named (None: never).
+    needs_key:
+        False: a server that takes any key (Ollama): no key is looked up nor asked for.
     extra_body:
         Extra fields of every request body (server-specific sampling options, e.g.
         ``{"repeat_penalty": 1.0}`` for llama-cpp-python; see the module docs). Default: none.
@@ -111,13 +117,15 @@ class OpenAIBackend:
         *,
         base_url: str | None = None,
         api_key: str | None = None,
+        api_key_env: str | None = None,
         structured_output: str = "auto",
         organization: str | None = None,
         project: str | None = None,
         default_headers: dict[str, str] | None = None,
         free: bool = False,
         name: str = "openai",
-        key_env_var: str = "OPENAI_API_KEY",
+        key_env_var: str | None = "OPENAI_API_KEY",
+        needs_key: bool = True,
         extra_body: dict[str, Any] | None = None,
     ) -> None:
         if not model:
@@ -128,7 +136,7 @@ class OpenAIBackend:
             )
         self.name = name
         self.model = model
-        url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/")
+        url = (base_url or os.environ.get(BASE_URL_ENV) or OPENAI_URL).rstrip("/")
         #: the URL as shown and stored (stats, summary.json, cache key): credentials masked
         self.base_url: str | None = mask_url(url)
         self._secrets = url_secrets(url)
@@ -138,16 +146,17 @@ class OpenAIBackend:
         if basic is not None:
             default_headers = {**(default_headers or {}), "Authorization": basic}
             self._secrets.append(basic.partition(" ")[2])
-        key = api_key or os.environ.get(key_env_var) or ("url-credentials" if basic is not None else None)
-        if not key:
-            if not is_local_url(url):
-                raise JudgeAuthError(
-                    f"the {name} judge needs an API key for {self.base_url}: set {key_env_var} "
-                    f"(export {key_env_var}=...) or pass api_key=...; a local server such as "
-                    f"'{name}:{model}@http://127.0.0.1:8080/v1' needs none"
-                )
-            key = "no-key-needed"
-        self._api_key = key
+        key = api_key_for(url, api_key=api_key, api_key_env=api_key_env,
+                          env_var=key_env_var if needs_key else None)
+        if key is not None:
+            self._secrets.append(key)
+        elif api_key_env:
+            raise JudgeAuthError(f"api_key_env: the environment variable {api_key_env} is not set "
+                                 f"(export {api_key_env}=...)")
+        elif basic is None and needs_key and not is_local_url(url):
+            raise JudgeAuthError(_no_key_message(name, model, self.base_url, key_env_var))
+        # the SDK sends some key: a placeholder, never a secret, where none belongs to the server
+        self._api_key = key or ("url-credentials" if basic is not None else "no-key-needed")
         #: fields added to every request body (module docs)
         self.extra_body: dict[str, Any] = dict(extra_body or {})
         import openai  # imported here, not in the first (timed) call: the import takes ~0.5 s
@@ -299,7 +308,7 @@ class OpenAIBackend:
                 "/chat/completions", body=body, cast_to=object, options={"timeout": request.timeout}
             )
         except self._openai.OpenAIError as exc:
-            raise map_openai_error(exc, backend=self.name, secrets=[self._api_key, *self._secrets]) from exc
+            raise map_openai_error(exc, backend=self.name, secrets=self._secrets) from exc
         except ValueError as exc:  # a 200 whose body is not JSON
             raise JudgeServerError(f"{self.name} judge: the server's reply is not JSON: {exc}") from exc
         return _completion_from(resp, self.name)
@@ -365,6 +374,18 @@ def parse_logprobs(block: Any) -> tuple[TokenLogprob, ...] | None:
     return tuple(out)
 
 
+def _no_key_message(name: str, model: str, url: str | None, env_var: str | None) -> str:
+    """Why a public server gets no key (none set, or the one set belongs elsewhere), and what to do."""
+    if env_var and key_belongs(url or "") and not os.environ.get(env_var):
+        found = f"set {env_var} (export {env_var}=...) or name another variable"
+    else:
+        found = (f"{env_var} is sent only to {OPENAI_URL.removesuffix('/v1')} and to the origin of "
+                 f"${BASE_URL_ENV}; name this server's key" if env_var else "name its key")
+    return (f"the {name} judge needs an API key for {url}: {found} with api_key_env=NAME "
+            "(ragmeter.yaml `api_key_env: NAME`, or --judge-key-env NAME) or pass api_key=...; "
+            f"a local server such as '{name}:{model}@http://127.0.0.1:8080/v1' needs none")
+
+
 def _ollama(model: str, *, base_url: str | None = None, **options: Any) -> OpenAIBackend:
     if base_url is None:
         host = os.environ.get("OLLAMA_HOST")
@@ -373,7 +394,7 @@ def _ollama(model: str, *, base_url: str | None = None, **options: Any) -> OpenA
             base_url = host.rstrip("/") + "/v1"
         else:
             base_url = OLLAMA_URL
-    options.setdefault("api_key", "ollama")
+    options.setdefault("needs_key", False)  # Ollama takes any key; OPENAI_API_KEY is never sent to it
     options.setdefault("free", True)
     return OpenAIBackend(model, base_url=base_url, name="ollama", **options)
 
