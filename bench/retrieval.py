@@ -246,6 +246,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "ragmeter-bench")
     ap.add_argument("--only", nargs="*", default=None, help="systems to run (ragmeter pytrec_eval ranx)")
+    ap.add_argument("--forms", nargs="*", default=None, help="input forms to run (dict pandas pandas-cat arrow trec)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest is reported")
     ap.add_argument("--ranx-repeat", type=int, default=1, help="runs per ranx measurement (it is slow)")
     ap.add_argument("--set", dest="measure_set", choices=("five", "official"), default="five",
@@ -274,7 +275,8 @@ def main() -> None:
                 results[(system, form)] = info
     # repeats are interleaved (every system once, then again...) so load changes hit all alike
     todo = [(sf, args.ranx_repeat if sf[0] == "ranx" else args.repeat) for sf in RUNS
-            if (not args.only or sf[0] in args.only) and not (args.measure_set == "official" and sf[0] == "ranx")]
+            if (not args.only or sf[0] in args.only) and (not args.forms or sf[1] in args.forms)
+            and not (args.measure_set == "official" and sf[0] == "ranx")]
     runs: dict[tuple[str, str], list[dict[str, float]]] = {sf: [] for sf, _ in todo}
     for rep in range(max((n for _, n in todo), default=0)):
         for (system, form), n in todo:

@@ -209,7 +209,7 @@ class BertEmbedder(Embedder):
     backend = "bert"
     #: Texts per backend call: they are sorted by length and run through the encoder ``CHUNK`` at a time.
     default_batch_size = 256
-    CHUNK = 32
+    CHUNK = 64
 
     def __init__(self, model: str | None = None, *, batch_size: int | None = None, cache: CacheOption = True,
                  device: str | None = None) -> None:
