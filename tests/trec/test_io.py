@@ -62,6 +62,23 @@ def test_reads_trec_eval_quirks(tmp_path):
     assert run.name == "tagB"  # the tag of the last line, as trec_eval
 
 
+def test_spaces_tabs_and_trailing_blanks_read_as_the_line_parser_does(tmp_path):
+    plain, odd = tmp_path / "plain", tmp_path / "odd"
+    plain.write_text("1 Q0 d1 1 0.5 t\n1 Q0 d2 2 0.25 t\n2 Q0 d1 1 3 t\n")
+    odd.write_text("1\tQ0\td1\t1\t0.5\tt\n1 Q0 d2 2 0.25 t \n\n2  Q0 d1 1 3 t\n")
+    a, b = Run.from_file(plain), Run.from_file(odd)
+    assert a.to_dict() == b.to_dict() == {"1": {"d1": 0.5, "d2": 0.25}, "2": {"d1": 3.0}}
+
+
+def test_scores_are_read_exactly_as_python_reads_them(tmp_path):
+    texts = ["0.1", "1e-300", "2.2250738585072011e-308", "123456789012345678901234567890", "0.30000000000000004",
+             "-7.25e+02", "1.0000000000000002", "9007199254740993"]
+    path = tmp_path / "run"
+    path.write_text("".join(f"1 Q0 d{i} {i} {t} tag\n" for i, t in enumerate(texts)))
+    assert dict(zip(Run.from_file(path).docids.tolist(), Run.from_file(path).scores.tolist(), strict=True)) == {
+        f"d{i}": float(t) for i, t in enumerate(texts)}
+
+
 def test_ids_are_kept_as_text(tmp_path):
     path = tmp_path / "qrels"
     path.write_text("007 0 NA 1\n007 0 null 0\n")
@@ -77,6 +94,9 @@ def test_ids_are_kept_as_text(tmp_path):
         ("1 0 d1 1\n1 0 d2\n", 2, "rel", "expected 4 whitespace-separated fields"),
         ("1 0 d1 1 extra\n", 1, None, "got 5"),
         ("1 0 d1 nan\n", 1, "rel", "expected a number"),
+        # one space too many: the fields must not shift into place (4 fields with one empty)
+        ("1 0 d1 1\n1  d2 1\n", 2, "rel", "expected 4 whitespace-separated fields"),
+        ("1 0 d1 1\n 1 d2 1\n", 2, "rel", "expected 4 whitespace-separated fields"),
     ],
 )
 def test_bad_qrels_line(tmp_path, content, line, field, fragment):
@@ -96,6 +116,7 @@ def test_bad_qrels_line(tmp_path, content, line, field, fragment):
         ("1 Q0 d1 1 0.5 t\n1 Q0 d2 2 high t\n", 2, "score"),
         ("1 Q0 d1 1 0.5 t\n\n1 Q0 d2 2 0.4\n", 3, "tag"),
         ("1 Q0 d1\n", 1, "rank"),
+        ("1 Q0 d1 1 0.5 t\n1 Q0  d2 2 0.4\n", 2, "tag"),  # 5 fields, not 6 with an empty one
     ],
 )
 def test_bad_run_line(tmp_path, content, line, field):

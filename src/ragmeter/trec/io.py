@@ -22,9 +22,7 @@ into ``qids``, the distinct query ids in first-seen order), ``docids`` (object a
 
 from __future__ import annotations
 
-import csv
 import gzip
-import io
 import math
 import os
 from collections.abc import Callable, Mapping
@@ -34,6 +32,9 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pa_csv
 from numpy.typing import NDArray
 
 from ..errors import EmptyInputError, InputError, InvalidParameterError
@@ -296,8 +297,6 @@ def _is_arrow(obj: Any) -> bool:
 
 
 def _arrow_to_numpy(col: Any) -> Any:
-    import pyarrow as pa
-
     if pa.types.is_dictionary(col.type):
         col = col.combine_chunks() if hasattr(col, "combine_chunks") else col
         cats = pd.Index(np.asarray(col.dictionary.to_pylist(), dtype=object), dtype=object)
@@ -306,21 +305,40 @@ def _arrow_to_numpy(col: Any) -> Any:
 
 
 # ---- file parsing ---------------------------------------------------------------------------------
-def _fast_parse(data: bytes, names: tuple[str, ...], keep: tuple[str, ...], value: str) -> pd.DataFrame | None:
-    """Parse with pandas' C tokenizer; None when the file needs the careful line-by-line parser."""
-    if b"#" in data or b'"' in data or b"\r" in data:
+def _fast_parse(data: bytes, names: tuple[str, ...], value: str) -> dict[str, Any] | None:
+    """Parse with Arrow's CSV reader (one space between fields): ``{"qid": codes, "qids": distinct ids,
+    "docid": object array, value: float64 array, "tag": last tag}``; None when the file needs the careful
+    line-by-line parser (comments, quotes, carriage returns, tabs or repeated spaces, a missing or extra
+    field, a value that is not a number, bytes that are not UTF-8), which then reports the first bad line.
+
+    Every field is read and none may be empty, so a repeated space can never shift a line's fields."""
+    if not data or b"#" in data or b'"' in data or b"\r" in data:
         return None
     try:
-        df = pd.read_csv(
-            io.BytesIO(data), sep=r"\s+", header=None, names=list(names), usecols=list(keep),
-            dtype={"qid": object, "docid": object, "tag": object, value: np.float64}, na_filter=False,
-            quoting=csv.QUOTE_NONE, engine="c", skip_blank_lines=True,
+        table = pa_csv.read_csv(
+            pa.py_buffer(data),
+            read_options=pa_csv.ReadOptions(column_names=list(names)),
+            parse_options=pa_csv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False,
+                                              escape_char=False, newlines_in_values=False),
+            convert_options=pa_csv.ConvertOptions(
+                column_types={n: (pa.float64() if n == value else pa.string()) for n in names},
+                strings_can_be_null=False, quoted_strings_can_be_null=False),
         )
-    except Exception:  # any parser complaint: fall back to the exact line parser
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    if df[value].isna().any() or (names[-1] in keep and (df[names[-1]] == "").any()):
+    for n in names:
+        col = table.column(n)
+        if col.null_count or (n != value and len(col) and pc.min(pc.binary_length(col)).as_py() == 0):
+            return None
+    values = table.column(value).to_numpy()
+    if np.isnan(values).any():
         return None
-    return df
+    encoded = table.column("qid").combine_chunks().dictionary_encode()
+    codes = encoded.indices.to_numpy().astype(np.int64)
+    qids = np.asarray(encoded.dictionary.to_pylist(), dtype=object)
+    docids = table.column("docid").to_numpy(zero_copy_only=False)
+    tag = table.column("tag")[-1].as_py() if "tag" in names and len(table) else None
+    return {"qid": codes, "qids": qids, "docid": docids, value: values, "tag": tag}
 
 
 def _slow_parse(data: bytes, path: str, names: tuple[str, ...], value_field: str, exact: bool
@@ -366,28 +384,24 @@ def _slow_parse(data: bytes, path: str, names: tuple[str, ...], value_field: str
 def _parse_file(path: PathLike, names: tuple[str, ...], value: str, exact: bool
                 ) -> tuple[NDArray[np.int64], NDArray[Any], NDArray[Any], NDArray[np.float64], str | None]:
     data = _read_bytes(path)
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise InputError(f"expected UTF-8 text, got byte 0x{data[exc.start]:02x}", path=str(path),
-                         line=line) from None
-    keep = ("qid", "docid", value) + (("tag",) if "tag" in names else ())
-    df = _fast_parse(data, names, keep, value)
-    if df is not None and not np.isfinite(df[value].to_numpy(dtype=np.float64)).all():
-        df = None  # the line parser names the line of the first infinite value
+    fast = _fast_parse(data, names, value)
+    if fast is not None and not np.isfinite(fast[value]).all():
+        fast = None  # the line parser names the line of the first infinite value
     tag: str | None
-    if df is not None:
-        qcol = df["qid"].to_numpy(dtype=object)
-        dcol = df["docid"].to_numpy(dtype=object)
-        vcol = df[value].to_numpy(dtype=np.float64)
-        tag = str(df["tag"].iat[-1]) if "tag" in keep and len(df) else None
+    if fast is not None:
+        codes, uniques, dcol, vcol, tag = fast["qid"], fast["qids"], fast["docid"], fast[value], fast["tag"]
     else:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data[: exc.start].count(b"\n") + 1
+            raise InputError(f"expected UTF-8 text, got byte 0x{data[exc.start]:02x}", path=str(path),
+                             line=line) from None
         q, d, v, tag = _slow_parse(data, str(path), names, value, exact)
         qcol, dcol, vcol = np.asarray(q, dtype=object), np.asarray(d, dtype=object), np.asarray(v, dtype=np.float64)
+        codes, uniques = _factorize_grouped(qcol)
     if len(vcol) == 0:
         raise EmptyInputError("the file holds no lines; expected " + " ".join(names), path=str(path))
-    codes, uniques = _factorize_grouped(qcol)
     return codes, uniques, dcol, vcol, tag
 
 
