@@ -288,3 +288,12 @@ def test_the_apps_output_replaces_the_questions_answer_and_contexts():
     q = Sample.from_record({"id": "q1", "query": "q?", "answer": "old", "contexts": ["old context"], "reference": "r"})
     (s,) = answered([q], [AppCall({"answer": "new"}, None, 0.1, False)])  # an app that returned only a string
     assert (s.answer, s.has("contexts"), s.reference) == ("new", False, "r")
+
+
+def test_a_module_in_the_current_directory_is_importable(tmp_path, monkeypatch):
+    (tmp_path / "cwd_app_mod.py").write_text("def fn(question):\n    return 'yes', ['ctx']\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", ".", str(tmp_path))])
+    sys.modules.pop("cwd_app_mod", None)
+    app = resolve_app("cwd_app_mod:fn")
+    assert app.identity == "python:cwd_app_mod:fn"

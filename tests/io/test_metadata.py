@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from ragmeter import evaluate
+from ragmeter.cli import main
 from ragmeter.errors import InputError
 from ragmeter.io import read_samples, write_samples
 from ragmeter.io.adapters import as_samples
@@ -89,6 +91,13 @@ def test_validation_file_with_extra_keys_scores_the_same(tmp_path):
     assert [x["metrics"] for x in la] == [x["metrics"] for x in lb]
     assert lb[4]["metadata"]["category"] == "b"
     assert lb[4]["context_metadata"][1] == {"page": 1, "source": "src1", "title": "T1"}
+    # the same through `ragmeter eval` (its engine choice, the CLI's summary)
+    for name, path in (("ca", plain_path), ("cb", dressed_path)):
+        res = CliRunner().invoke(main, ["eval", str(path), *[a for m in metrics for a in ("-m", m)], "-o",
+                                        str(tmp_path / name), "--no-report", "-q"], catch_exceptions=False)
+        assert res.exit_code == 0, res.output
+    sa, sb = (json.loads((tmp_path / n / "summary.json").read_text())["metrics"] for n in ("ca", "cb"))
+    assert sa == sb and sa == json.loads((tmp_path / "a" / "summary.json").read_text())["metrics"]
 
 
 # ---- framework objects, tested against the real packages ------------------------------------------

@@ -31,6 +31,7 @@ import inspect
 import json
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -75,10 +76,13 @@ class PythonApp:
 
 
 def load_python_app(spec: str) -> PythonApp:
-    """The object ``pkg.module:name`` names (``name`` may be dotted: ``module:obj.attr``)."""
+    """The object ``pkg.module:name`` names (``name`` may be dotted: ``module:obj.attr``); the
+    current directory is on the import path."""
     module_name, _, attr = spec.partition(":")
     if not module_name or not attr:
         raise InvalidParameterError(f"APP: expected pkg.module:function or an http(s):// URL, got {spec!r}")
+    if os.getcwd() not in sys.path:  # a module in the current directory is importable (as for uvicorn)
+        sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
