@@ -65,12 +65,14 @@ class JudgeCounters:
         """The counters shown: the workers' when an engine reported them, else this process's judge's."""
         return self.reported if self.reported is not None else self.judge.stats()
 
-    def calls(self) -> tuple[int, int | None]:
-        """``(answered, planned)`` judge calls for the progress line: the calls that have ended
-        (``finished``) and the planned total when the counters carry one (``planned``), else None."""
+    def calls(self) -> tuple[int, int | None, int]:
+        """``(answered, planned, asked)`` judge calls for the progress line: the calls that have
+        ended (``finished``), the planned total when the counters carry one (``planned``, else None)
+        and the calls asked so far (``calls``)."""
         st = self.stats()
         planned = st.get("planned")
-        return int(st.get("finished", st.get("calls", 0))), int(planned) if planned is not None else None
+        asked = int(st.get("calls", 0))
+        return int(st.get("finished", asked)), int(planned) if planned is not None else None, asked
 
 
 def judge_status(stats: dict[str, Any]) -> str:
