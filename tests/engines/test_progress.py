@@ -167,14 +167,14 @@ def test_finish_lowers_an_overcounted_total() -> None:
 
 def _judged_run(width: int) -> tuple[Any, _Clock, list[int], list[str]]:
     """A judged run on a fake clock: 50 rows of 6 judge calls each (300 planned), a judge answering
-    each call in 1 s with 4 calls in flight (4 calls/s from t = 1 s: the run ends at t = 76 s); a
-    row finishes when its 6th call is answered."""
+    each call in 1 s with 4 calls in flight from t = 0 (4 calls/s from t = 1 s: the run ends at
+    t = 76 s); a row finishes when its 6th call is answered."""
     from rich.console import Console
 
     clock, answered = _Clock(), [0]
     log = io.StringIO()
     bar = RunProgress(Console(file=io.StringIO(), force_terminal=False, width=width), total=50, get_time=clock,
-                      interval=1.0, log=log, calls=lambda: (answered[0], 300),
+                      interval=1.0, log=log, calls=lambda: (answered[0], 300, min(300, answered[0] + 4)),
                       status=lambda: "judge: 300 calls, 0 cached, 0 errors, 91,000 tokens, $0.0123")
     return bar, clock, answered, []
 
@@ -222,3 +222,14 @@ def test_one_line_at_any_width_of_60_or_more_with_rows_calls_and_eta(width: int)
     buf = io.StringIO()
     Console(file=buf, width=width, force_terminal=False, color_system=None).print(bar.progress.get_renderable())
     assert len(buf.getvalue().rstrip("\n").splitlines()) == 1
+
+
+def test_time_before_the_first_judge_call_does_not_count() -> None:
+    from ragmeter.cli._progress import CallRate
+
+    # 20 s of loading (no call asked), then 2 calls/s: the rate is 2, not 40 calls / 40 s = 1
+    rate = CallRate(window=60)
+    for t in range(0, 41):
+        asked = 0 if t < 20 else 100
+        rate.observe(float(t), max(0, 2 * (t - 20)), asked)
+    assert rate.rate() == 2.0

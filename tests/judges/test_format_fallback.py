@@ -100,6 +100,6 @@ def test_cli_prints_the_fallback_on_the_judge_line(tmp_path: Path, fake_llm):
     res = CliRunner().invoke(main, ["eval", str(data), "-m", "faithfulness", "--judge", f"openai:m@{fake_llm.url}",
                                     "-o", str(tmp_path / "o"), "--no-report"], catch_exceptions=False)
     assert res.exit_code == 0, res.output
-    assert "1 format fallbacks (json_schema->json_object 1)" in res.output
+    assert "1 format fallbacks (json_schema->json_object 1)" in " ".join(res.output.split())  # wrapped at 80
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert summary["run"]["judge"]["format_fallbacks"] == 1

@@ -12,9 +12,11 @@ Rules:
 * **ETA.** The rows left over the rate: rich's recent rate (the last 30 s of updates), or the
   average since the start after the first update (an engine reporting 16,384-row batches).
 * **Judged runs** count the judge calls answered against the planned total (``calls``: a function
-  giving ``(answered, planned)``, planned None while unknown) and take the ETA from the observed
-  call rate (:class:`CallRate`: answered calls over the last :data:`RATE_WINDOW` seconds), which
-  moves while rows are still in flight; rows are counted as they finish. The judge's other
+  giving ``(answered, planned, asked)``, planned None while unknown, asked the calls sent or queued
+  so far) and take the ETA from the observed call rate (:class:`CallRate`: answered calls over the
+  last :data:`RATE_WINDOW` seconds, measured from when the judge got its first call, so the time
+  spent loading data and models before does not count), which moves while rows are still in
+  flight; rows are counted as they finish. The judge's other
   counters (cache hits, errors, tokens, cost) follow when the width allows.
 * **One line** at any width >= 60 columns (:meth:`RunProgress.line`): the parts that do not fit
   are left out, least useful first (the judge's counters, elapsed time, rates, the percentage);
@@ -118,13 +120,13 @@ def time_remaining(task: Task) -> float | None:
 
 
 class CallRate:
-    """Judge calls answered per second, from ``(time, answered)`` observations: the calls answered
-    over the time they took within the last ``window`` seconds (the first observation of the run,
-    made before any call was answered, counts until it falls out of the window). None until a call
-    has been answered.
+    """Judge calls answered per second, from ``(time, answered, asked)`` observations: the calls
+    answered over the time they took within the last ``window`` seconds. Observations before the
+    judge had any call (``asked`` 0) are not kept: the time before the first call (reading the data,
+    loading models) is not judge time. None until a call has been answered.
 
     >>> r = CallRate(window=60)
-    >>> r.observe(0.0, 0); r.observe(10.0, 20); r.observe(20.0, 40)
+    >>> r.observe(0.0, 0, 0); r.observe(5.0, 0, 8); r.observe(15.0, 20, 28); r.observe(25.0, 40, 48)
     >>> r.rate()
     2.0
     """
@@ -133,8 +135,11 @@ class CallRate:
         self.window = window
         self.points: deque[tuple[float, int]] = deque()
 
-    def observe(self, t: float, answered: int) -> None:
-        """Record that ``answered`` calls had been answered at time ``t``."""
+    def observe(self, t: float, answered: int, asked: int | None = None) -> None:
+        """Record that ``answered`` calls had been answered (of ``asked`` sent or queued; None: not
+        known, taken as ``answered``) at time ``t``."""
+        if not (asked if asked is not None else answered):
+            return  # the judge has no call yet
         if self.points and answered < self.points[-1][1]:  # a new count (another run): start again
             self.points.clear()
         self.points.append((t, answered))
@@ -187,16 +192,17 @@ class RunProgress:
     elsewhere, nothing with ``quiet``. Use as a context manager; :meth:`advance` is the engines'
     ``progress`` callback (called with the rows finished).
 
-    ``calls``: a function giving the judge calls ``(answered, planned)`` (planned None while
-    unknown), for a judged run; ``status``: a function giving the judge's other counters (shown
-    when the width allows). ``get_time`` is the clock (tests). ``extra`` is accepted for callers
-    that pass more columns, and ignored: the display is one line.
+    ``calls``: a function giving the judge calls ``(answered, planned, asked)`` (planned None while
+    unknown; ``(answered, planned)`` is accepted too), for a judged run; ``status``: a function
+    giving the judge's other counters (shown when the width allows). ``get_time`` is the clock
+    (tests). ``extra`` is accepted for callers that pass more columns, and ignored: the display is
+    one line.
     """
 
     def __init__(self, console: Console, *, total: int | None, quiet: bool = False,
                  extra: tuple[ProgressColumn, ...] = (), status: Callable[[], str] | None = None,
                  interval: float = LOG_INTERVAL, get_time: Callable[[], float] | None = None,
-                 log: IO[str] | None = None, calls: Callable[[], tuple[int, int | None]] | None = None) -> None:
+                 log: IO[str] | None = None, calls: Callable[[], tuple[int, ...]] | None = None) -> None:
         self.console = console
         self.live = not quiet and console.is_terminal
         self.log = None if quiet or self.live else (log or console.file)
@@ -208,7 +214,15 @@ class RunProgress:
         self.task = self.progress.add_task("eval", total=total)
         self._last_line = self.get_time()
         if calls is not None:
-            self.call_rate.observe(self.get_time(), calls()[0])
+            self._observe()
+
+    def _observe(self) -> tuple[int, int | None]:
+        """Read the judge's calls, record them in :attr:`call_rate`, return ``(answered, planned)``."""
+        assert self.calls is not None
+        got = self.calls()
+        answered, planned = got[0], got[1]
+        self.call_rate.observe(self.get_time(), answered, got[2] if len(got) > 2 else None)
+        return answered, planned
 
     def __enter__(self) -> RunProgress:
         self.progress.__enter__()
@@ -234,8 +248,7 @@ class RunProgress:
         """Seconds left: the calls left over the call rate when the planned calls are known and a
         call has been answered; else the rows left over the row rate (:func:`time_remaining`)."""
         if self.calls is not None:
-            answered, planned = self.calls()
-            self.call_rate.observe(self.get_time(), answered)
+            answered, planned = self._observe()
             rate = self.call_rate.rate()
             if planned is not None and rate:
                 return max(planned - answered, 0) / rate
@@ -254,7 +267,7 @@ class RunProgress:
         if task.total:
             parts.append((f"({task.percentage:.0f}%)", 3))
         if self.calls is not None:
-            answered, planned = self.calls()
+            answered, planned = self.calls()[:2]
             parts.append((f"judge {answered:,}" + (f"/{planned:,}" if planned is not None else "") + " calls", 8))
             rate = self.call_rate.rate()
             parts.append((f"{rate:,.1f} calls/s" if rate else "- calls/s", 4))

@@ -25,9 +25,7 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.progress import ProgressColumn, Task
 from rich.table import Table
-from rich.text import Text
 
 from ..backend_config import EmbedderConfig, JudgeConfig
 from ..engines.local import evaluate_file
@@ -48,22 +46,18 @@ SHOWN_BAD_ROWS = 3
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
-class JudgeColumn(ProgressColumn):
-    """Live judge counters: calls done, cache hits, errors, tokens and cost so far (read from
-    ``judge.stats()`` at every refresh, so the bar moves while a chunk is being judged)."""
+class JudgeCounters:
+    """Live judge counters for the progress line: calls answered of the planned total, cache hits,
+    errors, tokens and cost so far (read from ``judge.stats()`` at every refresh, so the line moves
+    while rows are being judged)."""
 
     def __init__(self, judge: Any) -> None:
-        super().__init__()
         self.judge = judge
         self.reported: dict[str, Any] | None = None  # set by an engine whose judges run elsewhere (ray)
 
     def report(self, stats: dict[str, Any]) -> None:
         """Show ``stats`` (the workers' counters) instead of this process's judge's."""
         self.reported = stats
-
-    def render(self, task: Task) -> Text:
-        """The judge's counters (:func:`judge_status`)."""
-        return Text(self.status(), style="progress.data.speed")
 
     def status(self) -> str:
         """The counters as one line (the plain progress line of a CI log uses it too)."""
@@ -73,12 +67,14 @@ class JudgeColumn(ProgressColumn):
         """The counters shown: the workers' when an engine reported them, else this process's judge's."""
         return self.reported if self.reported is not None else self.judge.stats()
 
-    def calls(self) -> tuple[int, int | None]:
-        """``(answered, planned)`` judge calls for the progress line: the calls that have ended
-        (``finished``) and the planned total when the counters carry one (``planned``), else None."""
+    def calls(self) -> tuple[int, int | None, int]:
+        """``(answered, planned, asked)`` judge calls for the progress line: the calls that have
+        ended (``finished``), the planned total when the counters carry one (``planned``, else None)
+        and the calls asked so far (``calls``)."""
         st = self.stats()
         planned = st.get("planned")
-        return int(st.get("finished", st.get("calls", 0))), int(planned) if planned is not None else None
+        asked = int(st.get("calls", 0))
+        return int(st.get("finished", asked)), int(planned) if planned is not None else None, asked
 
 
 def judge_status(stats: dict[str, Any]) -> str:
@@ -296,7 +292,7 @@ def eval_cmd(data: Path, **flags: Any) -> None:
     fmt = stdout_format(o.out_format, as_json=o.as_json, console=out)
     fields = {**cfg.fields, **parse_field_map(o.field_map)}
     samples = BadRowCounter(iter(()))  # the engine reads DATA and reports bad rows to samples.note
-    judge_column = JudgeColumn(judge) if judge is not None else None
+    judge_column = JudgeCounters(judge) if judge is not None else None
     # one line with rows, judge calls and ETA on a terminal; a line every 30 s at most in a log; nothing with -q
     progress = RunProgress(err, total=count_rows(data, o.fmt), quiet=o.quiet,
                            status=judge_column.status if judge_column is not None else None,

@@ -1,0 +1,91 @@
+"""How close is the progress line's ETA to the time that was actually left? A judged run against a
+loopback judge that answers every call in ``--latency`` seconds.
+
+    PYTHONPATH=src python bench/progress_eta.py               # 50 rows, 1 s per call
+    PYTHONPATH=src python bench/progress_eta.py --rows 50 --latency 1.0 --port 18601
+
+The judge is the rule-based fake OpenAI-compatible server of the tests (``tests/judges/fake_server.py``
+with ``tests/metrics/generation/rules.py``) on 127.0.0.1, so no network and no model are needed.
+The metric is ``faithfulness(mode=direct)``: one call per row, so the planned total is the row
+count. A thread samples :meth:`ragmeter.cli._progress.RunProgress.eta` every 0.1 s with the judge's
+own counters (``finished``); after the run, for the first sample taken with at least 20% (and 50%)
+of the calls answered, the ETA is compared with the time the run actually still took.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # tests.judges.fake_server, tests.metrics.generation.rules
+
+
+def main() -> None:
+    """Run the bench and print one JSON object with the ETA errors."""
+    from rich.console import Console
+    from tests.judges.fake_server import FakeLLMServer
+    from tests.metrics.generation.rules import judge_rule
+
+    import ragmeter
+    from ragmeter.cli._progress import RunProgress
+    from ragmeter.io import read_samples
+    from ragmeter.judges import from_spec
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=50)
+    ap.add_argument("--latency", type=float, default=1.0)
+    ap.add_argument("--port", type=int, default=0, help="the fake judge's port on 127.0.0.1 (0: any free one)")
+    ap.add_argument("--slots", type=int, default=None,
+                    help="requests the judge serves at once (like llama.cpp's slots; default: no limit)")
+    args = ap.parse_args()
+    data = ROOT / "src" / "ragmeter" / "data" / "validation" / "judge_validation.jsonl"
+    samples = list(read_samples(data))[: args.rows]
+    server = FakeLLMServer(judge_rule, latency=args.latency, port=args.port, slots=args.slots).start()
+    seen: list[tuple[float, int, float | None]] = []
+    try:
+        judge = from_spec(f"openai:fake-model@{server.url}", cache=False)
+        planned = len(samples)  # faithfulness(mode=direct): one call per row
+        progress = RunProgress(Console(file=io.StringIO()), total=len(samples), quiet=True,
+                               calls=lambda: (int(judge.stats().get("finished", 0)), planned,
+                                              int(judge.stats().get("calls", 0))))
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.is_set():
+                eta = progress.eta()
+                seen.append((time.monotonic(), int(judge.stats().get("finished", 0)), eta))
+                time.sleep(0.1)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        start = time.monotonic()
+        sampler.start()
+        ragmeter.evaluate(samples, ["faithfulness(mode=direct)"], judge=judge, progress=progress.advance)
+        end = time.monotonic()
+        done.set()
+        sampler.join()
+    finally:
+        server.stop()
+    out: dict[str, object] = {"rows": len(samples), "planned_calls": planned, "latency_s": args.latency,
+                              "slots": args.slots,
+                              "wall_s": round(end - start, 2)}
+    for share in (0.2, 0.5):
+        first = next(((t, a, eta) for t, a, eta in seen if a >= share * planned and eta is not None), None)
+        if first is None:
+            continue
+        t, answered, eta = first
+        left = end - t
+        out[f"at_{int(share * 100)}pct"] = {"answered": answered, "eta_s": round(eta, 2),
+                                            "actual_left_s": round(left, 2),
+                                            "relative_error": round((eta - left) / left, 3) if left > 0 else None}
+    out["timeline"] = [[round(t - start, 1), a] for t, a, _ in seen[::5]]
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
