@@ -8,10 +8,10 @@ lower-is-better metric is negated), judge calls per sample, requests sent (calls
 and the run's seconds. Wall time is meaningful only for a run whose calls were all requests (no
 cache hit); the table marks the others.
 
-``--derived`` adds, for every faithfulness result that holds per-claim supports in its details
-(``claims[].support``), the scores of the named combination rules recomputed from those details
-without another judge call (:data:`DERIVED`), so options that differ only in the offline
-combination are measured on the very same judge replies.
+``--derived`` adds, for every ``faithfulness(mode=sentences)`` result, the scores of its offline
+combination rules (``veto``) recomputed from its per-claim details without another judge call
+(:data:`DERIVED`), so options that differ only in the combination are measured on the very same
+judge replies.
 
 Usage::
 
@@ -40,24 +40,29 @@ DATA = bundled_path("faithfulness_by_kind.jsonl")
 KINDS = ("short", "summary", "dialogue")
 
 
-def _mean(xs: list[float]) -> float | None:
-    return sum(xs) / len(xs) if xs else None
-
-
-def _claim_rule(agg: Callable[[list[float]], float | None], key: str) -> Callable[[dict[str, Any]], float | None]:
+def _sentence_rule(veto: str) -> Callable[[dict[str, Any]], float | None]:
+    """faithfulness(mode=sentences)'s score recomputed from its details under another ``veto``."""
     def rule(details: dict[str, Any]) -> float | None:
-        claims = [c for c in details.get("claims", []) if c.get(key) is not None]
+        if "not_claims" not in details:
+            return None  # not a mode=sentences result
+        claims = details.get("claims", [])
         if not claims:
-            return None
-        return agg([float(c[key]) for c in claims])
+            return 1.0
+        out = []
+        for c in claims:
+            p = c["p_yes"] if c.get("p_yes") is not None else float(c["supported"])
+            vetoed = (veto != "none" and bool(c["numbers_missing"])) or (veto == "numbers_names"
+                                                                          and bool(c["names_missing"]))
+            out.append(0.0 if vetoed else p)
+        return sum(out) / len(out)
     return rule
 
 
-#: combination rules recomputed from a result's per-claim details (no judge call)
+#: mode=sentences' combination rules recomputed from a result's per-claim details (no judge call):
+#: the candidates C2-judge, C2-num, C2-numname of bench/results/faithfulness_by_kind.md
 DERIVED: dict[str, Callable[[dict[str, Any]], float | None]] = {
-    "judge_only_mean": _claim_rule(_mean, "p_yes"),
-    "judge_only_min": _claim_rule(lambda xs: min(xs) if xs else None, "p_yes"),
-    "combined_min": _claim_rule(lambda xs: min(xs) if xs else None, "support"),
+    "C2-judge": _sentence_rule("none"), "C2-num": _sentence_rule("numbers"),
+    "C2-numname": _sentence_rule("numbers_names"),
 }
 
 
