@@ -4,9 +4,10 @@ For an answer :math:`a` with check-worthy sentences :math:`C(a)` (:mod:`._checkw
 
 1. each claim :math:`c` gets its evidence window :math:`W(c)` (:mod:`._evidence`): the whole context
    when it is short, else the few context sentences most related to :math:`c`;
-2. one judge call per claim (prompt ``claim_supported``: the question, the window, then the claim
-   last, so every call of a sample shares its prefix and, with a short context, everything but the
-   claim), answered with one word, yes or no, scored
+2. one judge call per claim (prompt ``claim_supported``: the fixed instructions first, then the
+   question, the window, and the claim last, so every call shares the instructions, every call of a
+   sample shares the question too and, with a short context, everything but the claim: the judge
+   server reuses that prefix), answered with one word, yes or no, scored
    :math:`p(c) = P(\text{yes}) / (P(\text{yes}) + P(\text{no}))` (:func:`._verdict.word_verdict`;
    the hard word as 1/0 without log-probabilities);
 3. the offline checks of ``fact_consistency`` on the claim against the whole context: its numbers
