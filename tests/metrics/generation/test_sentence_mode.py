@@ -150,9 +150,10 @@ def test_three_rows_by_hand():
                                    "answer": "I love that bridge! Cyclists may ride across at any time."}),
             Sample.model_validate({"id": "r3", "query": q, "contexts": [CTX],
                                    "answer": "Oh, how lovely! Thanks for asking!"})]
-    recs = evaluate(rows, ["faithfulness(mode=sentences)", "hallucination_rate(mode=sentences)"], judge=judge,
-                    embedder=None).records
-    f = [r["metrics"]["faithfulness(mode=sentences)"] for r in recs]
+    names = ["faithfulness(mode=sentences,veto=numbers)", "hallucination_rate(mode=sentences,veto=numbers)",
+             "faithfulness(mode=sentences)"]
+    recs = evaluate(rows, names, judge=judge, embedder=None).records
+    f = [r["metrics"][names[0]] for r in recs]
     assert f[0]["score"] == pytest.approx((0.75 + 0.0) / 2)
     assert [c["veto"] for c in f[0]["details"]["claims"]] == [False, True]
     assert f[0]["details"]["claims"][1]["numbers_missing"] == ["124 metres"]
@@ -160,9 +161,11 @@ def test_three_rows_by_hand():
     assert f[1]["score"] == pytest.approx(0.2)
     assert [s["kind"] for s in f[1]["details"]["not_claims"]] == ["opinion"]
     assert f[2]["score"] == 1.0 and f[2]["details"]["claims"] == []
-    h_rate = recs[0]["metrics"]["hallucination_rate(mode=sentences)"]["score"]
+    h_rate = recs[0]["metrics"][names[1]]["score"]
     assert h_rate == pytest.approx(1 - 0.375)
-    assert len(seen) == 3  # one call per claim, none for r3, shared between the two metrics
+    # the default veto=none: the judge's P(yes) alone, (0.75 + 0.7) / 2
+    assert recs[0]["metrics"][names[2]]["score"] == pytest.approx(0.725)
+    assert len(seen) == 3  # one call per claim, none for r3, shared between the three metrics
     # the two calls of r1 share everything before the claim: the prompt prefix is byte-identical
     r1 = [m.messages[-1].content for m in seen if "124" in m.messages[-1].content or "May 2019." in
           m.messages[-1].content.split("<statement>")[1]]

@@ -41,10 +41,11 @@ from ._memo import shared
 from ._prompting import template
 from ._verdict import word_verdict
 
-VETO = Param("veto", str, "numbers", "mode=sentences: which offline check of the claim against the context "
-             "overrides the judge (support 0 when it fails): numbers (a number, with its unit, absent from the "
-             "context), numbers_names (a number or a name run), none (the judge's P(yes) alone)",
-             choices=("numbers", "numbers_names", "none"))
+VETO = Param("veto", str, "none", "mode=sentences: which offline check of the claim against the context "
+             "overrides the judge (support 0 when it fails): none (the default: the judge's P(yes) alone, chosen "
+             "on design rows by a rule written before the run, bench/results/faithfulness_by_kind.md), numbers "
+             "(a number, with its unit, absent from the context), numbers_names (a number or a name run)",
+             choices=("none", "numbers", "numbers_names"))
 WINDOWS = Param("windows", str, "lexical", "mode=sentences: how evidence windows are ranked: lexical (IDF-weighted "
                 "word overlap, no model) or hybrid (plus the embedding cosine; needs the run's embedder)",
                 choices=("lexical", "hybrid"))
