@@ -6,7 +6,9 @@ own) on the rows of the bundled ``faithfulness_by_kind.jsonl`` (``--split design
 ``labels.faithful`` with DeLong's 95% interval (:func:`ragmeter.stats.roc.auroc_interval`; a
 lower-is-better metric is negated), judge calls per sample, requests sent (calls less cache hits)
 and the run's seconds. Wall time is meaningful only for a run whose calls were all requests (no
-cache hit); the table marks the others.
+cache hit); the table marks the others. ``--cache-only`` sends nothing: a row whose replies are not
+all in the cache is a judge error (reported in ``errors``), so a run stopped part-way can be scored
+on the rows it finished.
 
 ``--derived`` adds, for every ``faithfulness(mode=sentences)`` result, the scores of its offline
 combination rules (``veto``) recomputed from its per-claim details without another judge call
@@ -85,6 +87,8 @@ def main() -> None:
     ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--cache", default=None, help="judge cache directory (default: ragmeter's)")
     ap.add_argument("--timeout", type=float, default=600.0)
+    ap.add_argument("--cache-only", action="store_true",
+                    help="send nothing: rows whose replies are not all in the cache are judge errors (dry run)")
     ap.add_argument("--derived", action="store_true", help="add the DERIVED rules from per-claim details")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
@@ -107,6 +111,8 @@ def main() -> None:
                 opts: dict[str, Any] = {"timeout": args.timeout, "temperature": 0.0}
                 if args.cache:
                     opts["cache"] = args.cache
+                if args.cache_only:
+                    opts["dry_run"] = True
                 judge = from_spec(args.judge, **opts)
             t0 = time.perf_counter()
             run = ragmeter.evaluate([samples[i] for i in idx], [name], judge=judge, embedder=None)
