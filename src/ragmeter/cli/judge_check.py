@@ -83,6 +83,11 @@ def _print(check: Any, out: Any) -> None:
         out.print("labels: " + "; ".join(f"{r['metric']}: {r['label']}" for r in check.metrics), highlight=False,
                   markup=False, soft_wrap=True)
     for r in check.metrics:
+        for kind, k in (r.get("by_kind") or {}).items():
+            auc = "n/a" if k["auroc"] is None else f"{k['auroc']:.3f} {_ci(k['auroc_ci'])}"
+            out.print(f"{r['metric']} on {kind}: AUROC {auc}, {k['n_pos']}/{k['n_neg']} rows: {k['verdict']}",
+                      highlight=False, markup=False, soft_wrap=True)
+    for r in check.metrics:
         if r["verdict"] != "usable":
             out.print(f"{r['metric']}: not usable: {'; '.join(r['reasons'])}", highlight=False, markup=False,
                       soft_wrap=True)

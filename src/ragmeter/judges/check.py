@@ -391,6 +391,33 @@ def metric_report(p: Pairs, judge_stats: dict[str, Any], seconds: float, thresho
     return report
 
 
+def by_kind(p: Pairs, kinds: Mapping[str, Any], thresholds: Thresholds,
+            confidence: float = 0.95) -> dict[str, dict[str, Any]]:
+    """Per kind of text (the rows' ``kind`` field, e.g. ``short``, ``summary``, ``dialogue``), the
+    AUROC of a row metric with its interval, the labelled rows on each side and the verdict's AUROC
+    conditions (``usable`` when the AUROC and the lower end of its interval meet ``thresholds``), so
+    a judge good on one kind is not trusted on another; {} when no row has a kind (or for a chunk metric)."""
+    from ..stats.roc import auroc_interval
+
+    if p.unit != "row":
+        return {}
+    groups: dict[str, tuple[list[float], list[float]]] = {}
+    for r in p.rows:
+        kind = kinds.get(str(r["id"]))
+        if kind is None:
+            continue
+        pos, neg = groups.setdefault(str(kind), ([], []))
+        (pos if r["label"] >= 0.5 else neg).append(r["score"])
+    out = {}
+    for kind, (pos, neg) in sorted(groups.items()):
+        iv = auroc_interval(pos, neg, confidence=confidence)
+        ok = (iv.estimate is not None and iv.estimate >= thresholds.min_auroc and iv.low is not None
+              and iv.low > thresholds.min_ci_low and min(len(pos), len(neg)) >= thresholds.min_per_class)
+        out[kind] = {"n_pos": len(pos), "n_neg": len(neg), "auroc": iv.estimate, "auroc_ci": iv.ci,
+                     "verdict": "usable" if ok else "not usable"}
+    return out
+
+
 @dataclass
 class JudgeCheck:
     """The result of :func:`judge_check`; :meth:`to_dict` is the JSON written by ``-o``.
@@ -517,6 +544,9 @@ def judge_check(judge: Any, *, metrics: Sequence[str] | None = None, data: str |
         pairs = labelled_pairs(name, run.records, labelled, rules.get(name))
         report = metric_report(pairs, run.run.get("judge") or {}, time.perf_counter() - t0, thresholds, confidence)
         report["data"] = Path(path).name
+        kinds = by_kind(pairs, {str(smp.id): smp.metadata.get("kind") for smp in samples}, thresholds, confidence)
+        if kinds:
+            report["by_kind"] = kinds
         reports.append(report)
         rows[name] = pairs.rows
         positions.update(position_profile(run.records, labelled))

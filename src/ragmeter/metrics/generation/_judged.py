@@ -13,6 +13,9 @@ module                   job
 ``_claim_steps``         ``verify`` (claim verdicts) with its reply model
 ``_chunk_steps``         ``rate_chunks`` (graded ratings or binary relevance) with its models
 ``_verdict``             probability-weighted verdicts and ratings, ``faithfulness(mode=direct)``
+``_checkworthy``         which answer sentences are claims to check (no model)
+``_evidence``            evidence windows: the context sentences most related to a claim (no model)
+``_sentence_steps``      ``faithfulness(mode=sentences)``: one word per claim, offline veto
 ``_base``                ``JudgedEvaluator`` and ``register_judged``
 one module per metric    the metric, and the reply models of prompts only it uses
 =======================  =======================================================================

@@ -63,7 +63,10 @@ TOP_LOGPROBS = 10
 
 MODE = Param("mode", str, "claims", "claims: decompose the answer into claims, then verify each in a second call "
              "(mean support); inline: one call lists the claims and verifies each as it goes (mean support); "
-             "direct: one yes/no question per answer, scored by P(yes)", choices=("claims", "inline", "direct"))
+             "direct: one yes/no question per answer, scored by P(yes); sentences: each check-worthy sentence of the "
+             "answer judged alone against its evidence window, one yes/no word per sentence scored by P(yes), "
+             "combined with the offline number/name checks (veto)",
+             choices=("claims", "inline", "direct", "sentences"))
 SCORING = Param("scoring", str, "auto", "auto: ask for log-probabilities and score verdicts by P(yes)/(P(yes)+P(no)) "
                 "and ratings by sum_k k P(k) / sum_k P(k) where the backend returns them, else the hard verdict or "
                 "rating; hard: hard verdicts and ratings only (no logprobs asked)", choices=("auto", "hard"))

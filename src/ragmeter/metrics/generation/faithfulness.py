@@ -35,6 +35,15 @@ from the verdict token's log-probabilities (:mod:`._verdict`), or 1/0 from the h
 the backend returns none (or with ``scoring=hard``); details hold ``verdict``, ``p_yes`` and
 ``scoring`` ("probability" or "hard"). Same edge cases for empty answer and no context; no claim
 list, so never undefined.
+
+``mode=sentences``: no decomposition call. The answer is cut into sentences offline; the sentences
+that are not claims (questions, greetings, opinions: :mod:`._checkworthy`) are listed in
+``not_claims``; each claim is judged alone, one yes/no word scored by P(yes), against its evidence
+window (:mod:`._evidence`), and the offline number/name checks can veto it (``veto``); the score is
+the mean support (:mod:`._sentence_steps`). Each claim's details hold its offsets in the answer, the
+context sentences most related to it with their offsets (``evidence``), what the judge read
+(``window``), P(yes), the offline checks and whether they vetoed. An answer with no check-worthy
+sentence scores 1.0. Calls: one per check-worthy sentence.
 """
 
 from __future__ import annotations
@@ -49,6 +58,7 @@ from ._answer_steps import NO_CLAIM_UNDEFINED, decompose
 from ._base import JUDGE_VALIDATION, STEPS, JudgedEvaluator, register_judged
 from ._claim_steps import check_inline, verify
 from ._grounding import grounded_mask, split_grounded
+from ._sentence_steps import VETO, WINDOWS, sentence_verdicts
 from ._verdict import MODE, SCORING, direct_verdict, scoring_of
 
 
@@ -144,6 +154,14 @@ async def support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcome
     if ev.params["mode"] == "direct":
         d = await direct_verdict(ev.judge, sample, "faithfulness", ev.params["scoring"])
         return SupportOutcome("direct", d["support"], d, verdict=d["verdict"], scoring=d["scoring"])
+    if ev.params["mode"] == "sentences":
+        sv = await sentence_verdicts(ev.judge, sample, "faithfulness", ev.params, ev.embedder)
+        scoring = scoring_of([c["p_yes"] is not None for c in sv.claims])
+        details = sv.details(scoring, ev.params["veto"])
+        if not sv.claims:
+            return SupportOutcome("no_checkworthy", 1.0, details)
+        return SupportOutcome("claims", sum(sv.supports) / len(sv.claims), details, scoring=scoring,
+                              supported=sum(c["supported"] and not c["veto"] for c in sv.claims), n=len(sv.claims))
     cv = await claim_verdicts(ev, sample)
     if cv is None:
         return SupportOutcome("no_context", 0.0)
@@ -159,7 +177,9 @@ async def support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcome
 
 #: the reasons shared word for word by faithfulness and hallucination_rate
 SHARED_REASONS = {"ungrounded": ALL_UNGROUNDED, "no_facts": "the judge states the answer makes no factual claim",
-                  "no_claim": NO_CLAIM_UNDEFINED}
+                  "no_claim": NO_CLAIM_UNDEFINED,
+                  "no_checkworthy": "no sentence of the answer is a claim to check (greetings, opinions, questions: "
+                                    "not_claims)"}
 
 
 class Faithfulness(JudgedEvaluator):
@@ -214,14 +234,16 @@ register_judged(
             "mode=direct: P(yes) / (P(yes) + P(no)) of one yes/no verdict "
             "(hard 1/0 without log-probabilities)",
     edge_cases=("empty answer -> 1.0", "no context -> 0.0",
+                "mode=sentences: no check-worthy sentence (only greetings, opinions, questions) -> 1.0",
                 "no claim and the judge states the answer makes no factual claim -> 1.0",
                 "no claim without that statement -> undefined",
                 "a verdict count other than the claim count -> JudgeParseError after one repair"),
     requires=("answer", "contexts"),
     calls="mode=claims: 2 (claims shared with answer_relevancy; verdicts shared with hallucination_rate); "
           "mode=inline: 1 (shared with hallucination_rate); "
-          "mode=direct: 1 (max_tokens 1, shared with hallucination_rate); 0 for empty answer or no context",
-    params=(STEPS, MODE, SCORING),
+          "mode=direct: 1 (max_tokens 1, shared with hallucination_rate); mode=sentences: 1 per check-worthy "
+          "sentence (max_tokens 1, shared with hallucination_rate); 0 for empty answer or no context",
+    params=(STEPS, MODE, SCORING, VETO, WINDOWS),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
     version="3",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,

@@ -25,6 +25,7 @@ from typing import Any
 from ...registry import LabelCheck
 from ...types import MetricResult, Sample
 from ._base import JUDGE_VALIDATION, STEPS, JudgedEvaluator, register_judged
+from ._sentence_steps import VETO, WINDOWS
 from ._verdict import MODE, SCORING
 from .faithfulness import SHARED_REASONS, SupportOutcome, hard_score, support_outcome
 
@@ -70,8 +71,9 @@ register_judged(
                 "no claim without that statement -> undefined",
                 "a verdict count other than the claim count -> JudgeParseError after one repair"),
     requires=("answer", "contexts"),
-    calls="0 extra when faithfulness (same mode) is evaluated too, else 2 (mode=inline or direct: 1)",
-    params=(STEPS, MODE, SCORING),
+    calls="0 extra when faithfulness (same mode) is evaluated too, else 2 (mode=inline or direct: 1; "
+          "mode=sentences: 1 per check-worthy sentence)",
+    params=(STEPS, MODE, SCORING, VETO, WINDOWS),
     higher_is_better=False,
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
     version="3",

@@ -1,0 +1,108 @@
+r"""Check-worthiness: which sentences of an answer make a factual claim to check (no model).
+
+A reply in a conversation mixes facts with greetings, feelings, opinions and questions back. "I love
+that film!" cannot be supported or contradicted by a context, so it is not a claim, and a reply made
+only of such sentences is not unfaithful. Each sentence of the answer (cut by
+:func:`answer_sentences`, with its ``[start, end)`` offsets in the answer) is classified by the first
+rule that applies; the reason is recorded:
+
+1. ``question``: it ends with ``?``.
+2. ``greeting``: once leading interjections are removed (*oh, ah, aw, wow, haha, ha, yay, ooh, well,
+   hmm, ugh*), it is empty, or it opens with a greeting, thanks, farewell or apology (*hi, hello,
+   hey, good morning, thanks, thank you, you're welcome, welcome back, bye, goodbye, see you, take
+   care, have a ..., sorry, congratulations, cheers*) and holds no number.
+3. ``opinion``: it holds no number and no name (the number and name rules of ``fact_consistency``)
+   and either opens with a first-person stance or feeling (*I*, *I'm*, *I've*, *I'd*, *me too*,
+   *my favourite*, *honestly*, *personally*, *you've got this*) or is at most
+   :data:`SHORT_REMARK_WORDS` words long and ends with ``!`` or holds an evaluative word
+   (:data:`EVALUATIVE`: *great, lovely, amazing, cool, fun, sad* ...).
+4. Otherwise the sentence is a ``claim``.
+
+A hedge does not rescue a claim: "probably around 90 minutes" has a number and is checked. Known
+limits: an opinion that carries a name or a number ("Tram 28 is lovely") is checked as a claim; a
+long first-person sentence with a fact and no number or name ("I think it's worth it, since the
+roads stay open") is not.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..lexical.fact_consistency import names, numbers
+
+#: a remark with no number or name of at most this many words that ends with "!" or holds an
+#: evaluative word is an opinion, not a claim
+SHORT_REMARK_WORDS = 12
+
+EVALUATIVE = frozenset("""great lovely love amazing awesome cool wonderful fantastic beautiful fun adorable exciting
+excited frustrating sad nice best favourite favorite worth interesting wild fascinating brilliant classic lucky glad
+happy sorry terrible awful delicious gorgeous incredible impressive cute scary funny boring perfect""".split())
+
+_SENT = re.compile(r"[^\n]+?(?:[.!?…]+(?=\s)|$)", re.MULTILINE)
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+_INTERJECTION = re.compile(r"^(?:(?:oh|ah|aw|aww|wow|haha|hah|ha|yay|ooh|well|hmm|ugh|okay|ok)\b[\s,!.]*)+",
+                           re.IGNORECASE)
+_GREETING = re.compile(r"^(?:hi|hello|hey|good (?:morning|afternoon|evening|night)|thanks|thank you|"
+                       r"you(?:'|’)?re welcome|welcome back|bye|goodbye|see you|take care|have a\b|sorry|"
+                       r"congratulations|congrats|cheers)\b", re.IGNORECASE)
+_STANCE = re.compile(r"^(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|me too|my favou?rite|honestly|personally|"
+                     r"you['’]ve got this)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of the answer: ``text`` is ``answer[start:end]``; ``kind`` is ``claim``,
+    ``question``, ``greeting`` or ``opinion``."""
+
+    text: str
+    start: int
+    end: int
+    kind: str
+
+    @property
+    def checkworthy(self) -> bool:
+        """Whether the sentence is a claim to check."""
+        return self.kind == "claim"
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON-ready sentence (for the result's details)."""
+        return {"text": self.text, "start": self.start, "end": self.end, "kind": self.kind}
+
+
+def answer_sentences(answer: str) -> list[tuple[str, int, int]]:
+    """The answer's sentences with offsets: cut after ``.``, ``!``, ``?`` or ``…`` (runs of them)
+    followed by whitespace, and at line breaks; a decimal point does not cut."""
+    out = []
+    for m in _SENT.finditer(answer):
+        raw = m.group(0)
+        body = raw.strip()
+        if body:
+            start = m.start() + len(raw) - len(raw.lstrip())
+            out.append((body, start, start + len(body)))
+    return out
+
+
+def classify(sentence: str) -> str:
+    """``claim``, ``question``, ``greeting`` or ``opinion`` by the module docstring's rules."""
+    s = sentence.strip()
+    if s.endswith("?"):
+        return "question"
+    rest = _INTERJECTION.sub("", s).strip(" ,!.")
+    has_number = bool(numbers(rest))
+    if not rest or (_GREETING.match(rest) and not has_number):
+        return "greeting"
+    if has_number or names(s):
+        return "claim"
+    if _STANCE.match(rest):
+        return "opinion"
+    words = [w.lower() for w in _WORD.findall(rest)]
+    if len(words) <= SHORT_REMARK_WORDS and (s.endswith("!") or any(w in EVALUATIVE for w in words)):
+        return "opinion"
+    return "claim"
+
+
+def split_claims(answer: str) -> list[Sentence]:
+    """Every sentence of ``answer`` with its offsets and :func:`classify` kind."""
+    return [Sentence(t, a, b, classify(t)) for t, a, b in answer_sentences(answer)]

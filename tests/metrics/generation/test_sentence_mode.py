@@ -1,0 +1,173 @@
+"""faithfulness(mode=sentences): evidence windows, check-worthiness and the combination rule.
+
+Expected values are worked out by hand in the comments (document sentences counted by eye, IDF sums
+written out, P(yes) from the token probabilities given here)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from ragmeter import Sample, evaluate
+from ragmeter.judges import Completion, FunctionBackend, Judge
+from ragmeter.judges.base import TokenLogprob
+from ragmeter.metrics.generation._checkworthy import classify, split_claims
+from ragmeter.metrics.generation._evidence import context_sentences, evidence_window, lexical_scores
+from ragmeter.metrics.generation._sentence_steps import combine
+
+# A long hand-made document (about 1,600 characters, 21 sentences): the ferry facts sit in the middle.
+DOC = (
+    "The island of Carrick lies eleven kilometres off the coast. About 2,400 people live there all year. "
+    "Farming and fishing were the main trades until the 1970s. Tourism is now the largest employer. "
+    "The island has one primary school and a small hospital.\n\n"
+    "Ferries leave Port Ellis every 90 minutes from 6:30 am. The crossing takes 40 minutes in calm weather. "
+    "Bicycles travel free, but cars must be booked in advance. In winter the first ferry leaves at 8 am. "
+    "The ferry company was founded in 1962 by a group of islanders.\n\n"
+    "A lighthouse on the northern cape was built in 1851 and automated in 1989. Visitors can climb its 120 "
+    "steps on summer afternoons. The island's only pub, the Anchor, dates from 1790 and serves food until 9 pm. "
+    "Local historians run a museum in the old schoolhouse, open from April to October, with displays on "
+    "shipwrecks, the herring trade and the island's Gaelic place names. Admission to the museum is free, "
+    "although donations are welcome, and guided walks leave from its door at 2 pm on Saturdays in summer. "
+    "The walks last about two hours and cover the harbour, the old kelp kilns and the chapel ruins.\n\n"
+    "The island council meets once a month in the community hall. Its seven members are elected every four "
+    "years. In recent meetings it has discussed a new pier, a broadband mast on the central hill and the cost "
+    "of school transport. Residents pay the same council tax as on the mainland, but the council receives an "
+    "extra grant for island services. A community trust bought the estate that covers most of the island "
+    "in 2005 and now manages its farms, houses and woodland on behalf of residents."
+)
+
+
+def test_context_sentences_keep_offsets():
+    spans = context_sentences(["A first one. A second, 18.5 km long.\nThird line", "Other."])
+    assert [(s.context, s.text) for s in spans] == [(0, "A first one."), (0, "A second, 18.5 km long."),
+                                                    (0, "Third line"), (1, "Other.")]
+    texts = ["A first one. A second, 18.5 km long.\nThird line", "Other."]
+    assert all(texts[s.context][s.start:s.end] == s.text for s in spans)
+
+
+def test_window_on_a_long_document_holds_the_sentence_that_states_the_claim():
+    assert len(DOC) > 1500
+    claim = "The crossing from Port Ellis takes about 40 minutes."
+    w = evidence_window(claim, [DOC])
+    assert not w.whole and len(w.spans) == 4
+    # hand-worked: "crossing", "40", "minutes" occur together only in sentence 7 ("The crossing takes 40
+    # minutes ..."); "Port Ellis" only in sentence 6; both must be in the window
+    assert "The crossing takes 40 minutes in calm weather." in [s.text for s in w.spans]
+    assert "Ferries leave Port Ellis every 90 minutes from 6:30 am." in [s.text for s in w.spans]
+    assert all(DOC[s.start:s.end] == s.text for s in w.spans)
+    assert [s.start for s in w.spans] == sorted(s.start for s in w.spans)  # document order
+    assert "The island has one primary school" not in w.text
+
+
+def test_window_for_a_claim_about_the_lighthouse():
+    w = evidence_window("The lighthouse was automated in 1989.", [DOC], k=1)
+    assert [s.text for s in w.spans] == ["A lighthouse on the northern cape was built in 1851 and automated in 1989."]
+
+
+def test_short_context_is_shown_whole():
+    ctx = ["Ferries leave every 90 minutes. The crossing takes 40 minutes."]
+    w = evidence_window("It takes 40 minutes.", ctx)
+    assert w.whole and w.text == ctx[0]
+
+
+def test_lexical_score_is_the_idf_weighted_overlap():
+    spans = context_sentences(["Cats purr. Cats sleep a lot. Dogs bark."])
+    # N = 3; df(cats) = 2, df(sleep) = 1; claim words {cats, sleep}
+    got = lexical_scores("Cats sleep.", spans)
+    assert got == pytest.approx([math.log(1 + 3 / 2), math.log(1 + 3 / 2) + math.log(1 + 3 / 1), 0.0])
+
+
+@pytest.mark.parametrize(("sentence", "kind"), [
+    ("I love that film!", "opinion"),
+    ("Oh, welcome back, that sounds like a great trip!", "greeting"),
+    ("Thanks for asking!", "greeting"),
+    ("Did you manage to get a seat?", "question"),
+    ("Such a sad story.", "opinion"),
+    ("I think that's a lovely idea!", "opinion"),
+    ("You've got this!", "opinion"),
+    ("Haha!", "greeting"),
+    ("Bye!", "greeting"),
+    ("It opened in 1890.", "claim"),
+    ("No.", "claim"),
+    ("I think it was built in 1889.", "claim"),  # a hedge does not rescue a claim with a number
+    ("Probably around 90 minutes.", "claim"),
+    ("They feel the cold, so a winter coat helps.", "claim"),
+    ("The dance was decoded by Karl von Frisch.", "claim"),
+    ("Sorry, the ferry to Carrick is cancelled today because of 3 m waves.", "claim"),
+])
+def test_check_worthiness_of_hand_labelled_sentences(sentence, kind):
+    assert classify(sentence) == kind
+
+
+def test_split_claims_offsets_and_kinds():
+    answer = "Hi there! Voyager 1 launched in 1977. Pretty amazing, right?"
+    got = split_claims(answer)
+    assert [(s.kind, answer[s.start:s.end]) for s in got] == [
+        ("greeting", "Hi there!"), ("claim", "Voyager 1 launched in 1977."), ("question", "Pretty amazing, right?")]
+
+
+def test_combine_rule():
+    none = {"numbers_missing": [], "names_missing": []}
+    num = {"numbers_missing": ["124 metres"], "names_missing": []}
+    name = {"numbers_missing": [], "names_missing": ["Aarhus"]}
+    assert combine(0.9, none, "numbers") == (0.9, False)
+    assert combine(0.9, num, "numbers") == (0.0, True)
+    assert combine(0.9, name, "numbers") == (0.9, False)
+    assert combine(0.9, name, "numbers_names") == (0.0, True)
+    assert combine(0.9, num, "none") == (0.9, False)
+
+
+# ---- the whole metric, by hand on three rows -------------------------------------------------------
+
+CTX = ("The Harrowgate footbridge opened on 14 May 2019. The steel span is 142 metres long. "
+       "Cyclists must dismount between 7 am and 7 pm.")
+
+
+def word(p_yes: float, p_no: float) -> Completion:
+    tok = TokenLogprob("yes" if p_yes >= p_no else "no", math.log(max(p_yes, p_no)),
+                       (("yes", math.log(p_yes)), ("no", math.log(p_no))))
+    return Completion(tok.token, logprobs=(tok,))
+
+
+def test_three_rows_by_hand():
+    replies = {"It opened in May 2019.": word(0.6, 0.2),        # P(yes) = 0.6 / 0.8 = 0.75
+               "It is 124 metres long.": word(0.7, 0.3),        # 0.7, but 124 is not in the context: veto -> 0
+               "Cyclists may ride across at any time.": word(0.1, 0.4)}  # 0.1 / 0.5 = 0.2
+    seen: list = []
+
+    async def h(request):
+        seen.append(request)
+        text = request.messages[-1].content
+        claim = text.split("<statement>\n", 1)[1].split("\n</statement>", 1)[0]
+        return replies[claim]
+
+    judge = Judge(FunctionBackend(h), cache=False)
+    q = "Tell me about the Harrowgate footbridge."
+    rows = [Sample.model_validate({"id": "r1", "query": q, "contexts": [CTX],
+                                   "answer": "It opened in May 2019. It is 124 metres long."}),
+            Sample.model_validate({"id": "r2", "query": q, "contexts": [CTX],
+                                   "answer": "I love that bridge! Cyclists may ride across at any time."}),
+            Sample.model_validate({"id": "r3", "query": q, "contexts": [CTX],
+                                   "answer": "Oh, how lovely! Thanks for asking!"})]
+    names = ["faithfulness(mode=sentences,veto=numbers)", "hallucination_rate(mode=sentences,veto=numbers)",
+             "faithfulness(mode=sentences)"]
+    recs = evaluate(rows, names, judge=judge, embedder=None).records
+    f = [r["metrics"][names[0]] for r in recs]
+    assert f[0]["score"] == pytest.approx((0.75 + 0.0) / 2)
+    assert [c["veto"] for c in f[0]["details"]["claims"]] == [False, True]
+    assert f[0]["details"]["claims"][1]["numbers_missing"] == ["124 metres"]
+    assert f[0]["details"]["claims"][1]["p_yes"] == pytest.approx(0.7)
+    assert f[1]["score"] == pytest.approx(0.2)
+    assert [s["kind"] for s in f[1]["details"]["not_claims"]] == ["opinion"]
+    assert f[2]["score"] == 1.0 and f[2]["details"]["claims"] == []
+    h_rate = recs[0]["metrics"][names[1]]["score"]
+    assert h_rate == pytest.approx(1 - 0.375)
+    # the default veto=none: the judge's P(yes) alone, (0.75 + 0.7) / 2
+    assert recs[0]["metrics"][names[2]]["score"] == pytest.approx(0.725)
+    assert len(seen) == 3  # one call per claim, none for r3, shared between the three metrics
+    # the two calls of r1 share everything before the claim: the prompt prefix is byte-identical
+    r1 = [m.messages[-1].content for m in seen if "124" in m.messages[-1].content or "May 2019." in
+          m.messages[-1].content.split("<statement>")[1]]
+    prefixes = {c.split("<statement>")[0] for c in r1}
+    assert len(r1) == 2 and len(prefixes) == 1
