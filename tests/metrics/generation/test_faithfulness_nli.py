@@ -272,7 +272,7 @@ def test_missing_torch_or_transformers_raises_with_the_install_command(tiny, mon
     path, _, _ = tiny
     monkeypatch.setitem(sys.modules, "transformers", None)
     with pytest.raises(MissingBackendError, match=r"transformers.*pip install torch==2\.13\.0 && "
-                                                  r"pip install -e \"\.\[embeddings\]\" \(in the ragmeter clone\)"):
+                                                  r"pip install -e \"\.\[st\]\" \(in the ragmeter clone\)"):
         get_evaluator(name(path))
 
 
