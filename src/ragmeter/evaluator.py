@@ -11,14 +11,18 @@ is recorded as that sample's error for that metric: a failure is never a 0 and n
 from __future__ import annotations
 
 import asyncio
+import itertools
+import os
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .contract import AsyncBatchEvaluator, BatchEvaluator, Evaluator
-from .errors import InputError, InvalidParameterError, error_info
-from .io._fields import FieldPresence, absent_result, missing_field
+from .engines.driver import RunState, run_samples
+from .errors import InputError, InvalidParameterError
+from .io._fields import absent_result, missing_field
+from .io._records import DEFAULT_MAX_TEXT_CHARS
 from .io.adapters import as_samples, keep_inputs
 from .registry import default_metric_names, get_evaluator, skipped_metrics
 from .results import RunResult, RunWriter
@@ -126,18 +130,6 @@ def plan(metrics: Sequence[str] | None, head: Iterable[Sample | InputError] = ()
         if (check := on_record(judge, names)) is not None:
             info["judge_check"] = check
     return Plan(evs, info)
-
-
-def chunks_of(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    """``items`` cut into lists of ``size`` (the last one shorter): how every engine chunks rows."""
-    chunk: list[Any] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 async def score_chunk(
@@ -261,6 +253,35 @@ def _done(r: MetricResult | None) -> MetricResult:
     return r
 
 
+class LocalExecutor:
+    """Scores chunks in this process's event loop (:func:`_score_stream`), one chunk at a time."""
+
+    ahead = 0
+
+    def __init__(self, evaluators: Sequence[Evaluator], judge: Any = None) -> None:
+        self.evaluators, self.judge = list(evaluators), judge
+        self._before = _judge_stats(judge)  # a judge reused across runs: report this run's counts only
+
+    def submit(self, samples: list[Sample], before_wait: Callable[[], None]) -> AsyncIterator[dict[str, MetricResult]]:
+        """Each sample's results, in input order, as they finish."""
+
+        async def rows() -> AsyncIterator[dict[str, MetricResult]]:
+            async for _i, res in _score_stream(self.evaluators, samples, before_wait=before_wait):
+                yield res
+
+        return rows()
+
+    def judge_stats(self) -> dict[str, Any] | None:
+        """This run's judge counters (the judge's counters less those it had at the start)."""
+        from .judges._stats import stats_delta
+
+        now = _judge_stats(self.judge)
+        return stats_delta(now, self._before) if now is not None else None
+
+    def cancel(self, scored: Any) -> None:
+        """Nothing runs ahead here."""
+
+
 async def aevaluate(
     samples: Any,
     metrics: Sequence[str] | None = None,
@@ -272,10 +293,15 @@ async def aevaluate(
     chunk_size: int = 2048,
     progress: Callable[[int], None] | None = None,
     run_info: dict[str, Any] | None = None,
+    on_error: str = "raise",
+    field_map: dict[str, str] | None = None,
+    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
+    on_bad_row: Callable[[InputError], None] | None = None,
 ) -> RunResult:
     """Async twin of :func:`evaluate`."""
     inputs: list[Sample | None] | None = [] if keep_records else None  # for to_pandas(inputs=True)
-    iterator = keep_inputs(as_samples(samples), inputs)
+    iterator = keep_inputs(as_samples(samples, on_error=on_error, field_map=field_map,  # type: ignore[arg-type]
+                                      max_text_chars=max_text_chars), inputs)
     head: list[Sample | InputError] = []
     if metrics is None:
         # peek at the first rows to see which fields the data has
@@ -284,86 +310,19 @@ async def aevaluate(
             if len(head) >= chunk_size:
                 break
     run = plan(metrics, head, judge=judge, embedder=embedder, run_info=run_info)
-    evaluators, names, info = run.evaluators, run.names, run.info
-    writer = RunWriter(names, out_dir=out_dir, keep_records=keep_records)
-    t0 = time.perf_counter()
-    judge_before = _judge_stats(judge)  # a judge reused across runs: report this run's counts only
-
-    def all_items() -> Iterator[Sample | InputError]:
-        yield from head
-        yield from iterator
-
-    input_errors = 0
-    presence = FieldPresence()
-    try:
-        for chunk in chunks_of(all_items(), chunk_size):
-            good = [s for s in chunk if isinstance(s, Sample)]
-            stream = _score_stream(evaluators, good, before_wait=writer.flush)
-            for item in chunk:
-                if isinstance(item, Sample):
-                    _, res = await anext(stream)
-                    presence.note_sample(item)
-                    presence.note(res)
-                    writer.add(item.id, res)
-                else:
-                    input_errors += 1
-                    writer.add(bad_row_id(item), {n: MetricResult.from_error(n, ev.version, item)
-                                                  for n, ev in zip(names, evaluators, strict=True)})
-                if progress is not None:
-                    progress(1)  # per finished sample: a slow judged run moves from its first sample
-            await stream.aclose()
-            writer.flush()
-            if getattr(judge, "unreachable", None) is not None:
-                raise judge.unreachable  # stop the run: no later sample can be judged (rows so far kept)
-    except BaseException as exc:
-        # never lose what was computed: close results.jsonl and write a summary marked incomplete
-        info["aborted"] = error_info(exc)
-        _finish_run(info, t0, judge, input_errors, judge_before, presence)
-        writer.finish(info)
-        raise
+    state = RunState(run.names, run.versions, run.info,
+                     RunWriter(run.names, out_dir=out_dir, keep_records=keep_records),
+                     progress=progress, on_bad_row=on_bad_row)
+    executor = LocalExecutor(run.evaluators, judge)
+    result = await run_samples(itertools.chain(head, iterator), executor, state, chunk_size=chunk_size)
     await _aclose_judge(judge)
-    _finish_run(info, t0, judge, input_errors, judge_before, presence)
-    result = writer.finish(info)
     result.inputs = inputs
-    presence.check()
+    state.presence.check(path=os.fspath(samples) if isinstance(samples, str | os.PathLike) else None)
     return result
-
-
-def bad_row_id(item: InputError) -> str:
-    """The id under which a bad row is recorded (``path:line``)."""
-    return f"{item.path or 'row'}:{item.line}" if item.line is not None else str(item.path)
 
 
 def _judge_stats(judge: Any) -> dict[str, Any] | None:
     return judge.stats() if judge is not None and callable(getattr(judge, "stats", None)) else None
-
-
-def _finish_run(info: dict[str, Any], t0: float, judge: Any, input_errors: int,
-                before: dict[str, Any] | None, presence: FieldPresence | None = None) -> None:
-    from .judges._stats import stats_delta
-
-    now = _judge_stats(judge)
-    finish_info(info, t0=t0, input_errors=input_errors, presence=presence,
-                judge_stats=stats_delta(now, before) if now is not None else None)
-
-
-def finish_info(info: dict[str, Any], *, t0: float, input_errors: int, presence: FieldPresence | None,
-                judge_stats: dict[str, Any] | None) -> None:
-    """Complete a plan's run info at the end of a run, the same way on every engine: ``seconds``
-    since ``t0``, ``input_errors`` (bad rows recorded), ``input_checks`` (fields absent, when any;
-    per metric in the plan's order, so engines that see rows in another order agree)
-    and ``judge`` (this run's judge counters, when a judge was used)."""
-    info["seconds"] = round(time.perf_counter() - t0, 3)
-    info["input_errors"] = input_errors
-    checks = presence.run_info() if presence is not None else {}
-    if checks:  # per-metric entries in the plan's metric order, whichever row found them first
-        order = list(info.get("metrics") or {})
-        for key, value in checks.items():
-            if isinstance(value, dict) and set(value) <= set(order):
-                checks[key] = {m: value[m] for m in order if m in value}
-        info["input_checks"] = checks
-    if judge_stats is not None:  # this run's calls, cache hits, retries, errors by type, tokens, cost
-        info["judge"] = judge_stats
 
 
 async def _aclose_judge(judge: Any) -> None:
@@ -382,6 +341,10 @@ def evaluate(
     chunk_size: int = 2048,
     progress: Callable[[int], None] | None = None,
     run_info: dict[str, Any] | None = None,
+    on_error: str = "raise",
+    field_map: dict[str, str] | None = None,
+    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
+    on_bad_row: Callable[[InputError], None] | None = None,
 ) -> RunResult:
     """Evaluate ``samples`` on ``metrics`` and return a :class:`~ragmeter.results.RunResult`.
 
@@ -400,6 +363,9 @@ def evaluate(
         data's fields and the given backends allow.
     progress:
         Called with 1 as each sample (or bad row) is finished and recorded, in input order.
+    on_error, field_map, max_text_chars:
+        How rows are read (:func:`ragmeter.io.as_samples`): ``on_error="skip"`` records a bad row as
+        an errored sample (``on_bad_row`` sees its InputError) instead of stopping the run.
     embedder:
         An embedder, a spec (``"st:all-MiniLM-L6-v2"``), None for none, or ``"auto"`` (default):
         the offline MiniLM model when it is installed and ``metrics`` is None or names a metric that
@@ -425,6 +391,10 @@ def evaluate(
         chunk_size=chunk_size,
         progress=progress,
         run_info=run_info,
+        on_error=on_error,
+        field_map=field_map,
+        max_text_chars=max_text_chars,
+        on_bad_row=on_bad_row,
     )
     try:
         asyncio.get_running_loop()

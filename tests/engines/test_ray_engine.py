@@ -166,8 +166,8 @@ def test_cli_engine_ray_writes_what_the_local_engine_writes(ray_cluster, tmp_pat
 
 def test_cli_engine_ray_stops_on_an_unreachable_judge_keeping_the_rows_done(ray_cluster, tmp_path):
     # before: each chunk's judge on the workers found the server down anew and the driver went on
-    # through every chunk; now the first chunk whose judge declared itself unreachable stops the
-    # run (exit 3, one line with the masked URL), its rows written, the rest cancelled
+    # through every chunk; now the first row whose judge declared itself unreachable stops the
+    # run (exit 3, one line with the masked URL), the rows before it written, the rest cancelled
     import socket
 
     from click.testing import CliRunner
@@ -189,7 +189,8 @@ def test_cli_engine_ray_stops_on_an_unreachable_judge_keeping_the_rows_done(ray_
     [line] = [ln for ln in res.output.splitlines() if "unreachable" in ln]
     assert f"http://***@127.0.0.1:{port}/v1" in line
     done = _lines(out)
-    assert 512 <= len(done) < 2600  # stopped early (chunks of 512 rows); what was written stays
+    assert 1 <= len(done) < 512  # stopped in the first chunk, at the row that declared it
+    assert done[-1]["metrics"]["faithfulness"]["error"]["type"] == "JudgeUnreachable"
     assert [r["id"] for r in done] == [f"r{i}" for i in range(len(done))]
     assert all(r["metrics"]["mrr"]["score"] == 1.0 for r in done)
     assert all(r["metrics"]["faithfulness"]["error"]["type"] in ("JudgeConnectionError", "JudgeUnreachable")

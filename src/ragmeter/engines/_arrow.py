@@ -339,7 +339,7 @@ def _contexts(ctx: Any, max_text_chars: int | None) -> _Contexts:
     ids = pc.cast(flat.field("id"), pa.string())
     id_valid = _np_bool(ids.is_valid()) & ~ctx_null
     names = {flat.type.field(i).name for i in range(flat.type.num_fields)}
-    if "text" in names:
+    if "text" in names and not pa.types.is_null(flat.type.field("text").type):  # null type: every text null
         text = flat.field("text")
         text_valid = _np_bool(text.is_valid())
         text_len = _np_num(pc.utf8_length(text)).astype(np.int64)

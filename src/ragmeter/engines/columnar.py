@@ -39,7 +39,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -48,10 +47,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._arrowbuf import take_rows
-from ..errors import InputError, InvalidParameterError
-from ..evaluator import Plan, bad_row_id, finish_info, plan, score_chunk
+from ..errors import EmptyInputError, InputError, InvalidParameterError
+from ..evaluator import Plan, plan, score_chunk
 from ..io import read_samples
-from ..io._fields import FieldPresence, absent_result, missing_field
+from ..io._fields import absent_result, missing_field
 from ..io._records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_columns, check_field_map
 from ..io.readers import arrow_records
 from ..metrics.retrieval._batch import RankedList
@@ -62,6 +61,8 @@ from ..results import PatternColumn, RunResult, RunWriter
 from ..types import MetricResult, Sample
 from ._arrow import BatchScores, Columns, Pattern, resolve_columns, score_batch
 from ._ids import HashedIds, block_ids
+from .driver import RunState, bad_row_id
+from .driver import run as run_units
 
 #: Rows per Parquet record batch read by the fast path.
 BATCH_ROWS = 65536
@@ -168,47 +169,66 @@ class ColumnarSink:
     """The driver's side of a columnar run: ids (and the duplicate check), the Sample path for the
     rows the fast path cannot take, counts, progress, and the one :class:`RunWriter`."""
 
-    def __init__(self, run: Plan, writer: RunWriter, conv: RowConverter, cols: Columns, *, on_error: str,
-                 on_bad_row: Callable[[InputError], None] | None = None,
-                 progress: Callable[[int], None] | None = None) -> None:
-        self.run, self.writer, self.conv, self.cols = run, writer, conv, cols
+    def __init__(self, run: Plan, state: RunState, conv: RowConverter, cols: Columns, *, on_error: str) -> None:
+        self.run, self.state, self.conv, self.cols = run, state, conv, cols
+        self.writer, self.presence = state.writer, state.presence
         self.evaluators: list[RetrievalEvaluator] = run.evaluators  # type: ignore[assignment]
-        self.on_error, self.on_bad_row, self.progress = on_error, on_bad_row, progress
-        self.presence = FieldPresence()
+        self.on_error = on_error
         self.fast_rows = 0
-        self.bad_rows = 0
         self._results = [functools.partial(pattern_result, ev) for ev in self.evaluators]
+        self._bad_at = 0
 
-    def write(self, rows: Any, scores: BatchScores) -> None:
+    async def write(self, rows: Any, scores: BatchScores) -> None:
         """Write one batch's rows, in order (``rows``: :class:`ArrowRows` or alike); the fast rows
-        from ``scores.lines`` when the batch was formatted where it was scored, else formatted here."""
+        from ``scores.lines`` when the batch was formatted where it was scored, else formatted here.
+        A bad row with ``on_error="raise"`` raises after the rows before it are written."""
         fast_before = ~scores.slow
         forced = getattr(rows, "forced_slow", None)  # rows the reader could not hand to the kernels
         slow = scores.slow | forced if forced is not None else scores.slow.copy()
-        row_ids, items = self._ids(rows, slow)
+        try:
+            row_ids, items = self._ids(rows, slow)
+        except InputError:
+            await self._write_before(rows, self._bad_at)
+            raise
         kept = ~slow[fast_before]  # a fast row whose id was seen before now takes the Sample path
         n_fast = int(kept.sum())
         none_rows = np.flatnonzero(fast_before)[kept][scores.rel_none[kept]] if n_fast else np.zeros(0, np.int64)
         # the fast rows' absent-field counts are noted where the first of them stands among the
         # Sample path's rows: summary.json lists fields in the order the Sample path first meets them
         bulk = {ev.name: {no_labels_field(ev): len(none_rows)} for ev in self.evaluators}
-        others = self._others(items, int(none_rows[0]) if len(none_rows) else rows.num_rows,
-                              functools.partial(self.presence.note_bulk, n_fast, bulk))
+        others = await self._others(items, int(none_rows[0]) if len(none_rows) else rows.num_rows,
+                                    functools.partial(self.presence.note_bulk, n_fast, bulk))
         self.fast_rows += n_fast
         if scores.lines is not None:
             lines = scores.lines if n_fast == scores.lines.count else scores.lines.take(kept)
             self.writer.add_lines(row_ids, lines, others)
         else:
             self.writer.add_columns(row_ids, pattern_columns(self.evaluators, self._results, scores, kept), others)
-        if self.progress is not None:
-            self.progress(rows.num_rows)
+        engine = self.run.info.setdefault("engine", {"name": "local", "path": "columnar"})
+        if isinstance(engine, dict):
+            engine["columnar_rows"] = self.fast_rows
+        if self.state.progress is not None:
+            self.state.progress(rows.num_rows)
 
-    def _others(self, items: dict[int, Sample | InputError], bulk_at: int,
+    async def _write_before(self, rows: Any, k: int) -> None:
+        """Write rows ``0 .. k`` of a block whose row ``k`` is bad (``on_error="raise"``): the
+        Sample path scores them (their ids passed the duplicate check already), as it scores every
+        row before a bad one."""
+        conv = RowConverter(self.conv.path, self.conv.field_map, unit=self.conv.unit,
+                            max_text_chars=self.conv.max_text_chars)
+        records = rows.records(list(range(k)))
+        samples = [conv.convert(rec, rows.position(i), rows.where(i)) for i, rec in enumerate(records)]
+        good = [s for s in samples if isinstance(s, Sample)]
+        scored = await score_chunk(self.evaluators, good) if good else {}
+        for j, sample in enumerate(good):
+            self.state.add_sample(sample, {m: scored[m][j] for m in self.run.names})
+
+    async def _others(self, items: dict[int, Sample | InputError], bulk_at: int,
                 note_bulk: Callable[[], None]) -> dict[int, dict[str, MetricResult]]:
         """The results of the rows on the Sample path (bad rows recorded as errors), by row;
         ``note_bulk`` notes the fast rows' counts before the first row after ``bulk_at``."""
         good = [(i, it) for i, it in items.items() if isinstance(it, Sample)]
-        scored = asyncio.run(score_chunk(self.evaluators, [s for _, s in good])) if good else {}
+        scored = await score_chunk(self.evaluators, [s for _, s in good]) if good else {}
         names = self.run.names
         others: dict[int, dict[str, MetricResult]] = {}
         k = 0
@@ -224,9 +244,9 @@ class ColumnarSink:
                 self.presence.note_sample(item)
                 self.presence.note(res)
             else:
-                self.bad_rows += 1
-                if self.on_bad_row is not None:
-                    self.on_bad_row(item)
+                self.state.bad_rows += 1
+                if self.state.on_bad_row is not None:
+                    self.state.on_bad_row(item)
                 res = {ev.name: MetricResult.from_error(ev.name, ev.version, item) for ev in self.evaluators}
             others[i] = res
         if pending is not None:
@@ -275,6 +295,7 @@ class ColumnarSink:
                                                                                          rows.where(i))
                 if isinstance(item, InputError):
                     if self.on_error == "raise":
+                        self._bad_at = i
                         raise item
                     row_ids[i] = bad_row_id(item)
                 else:
@@ -285,17 +306,6 @@ class ColumnarSink:
                 seen[row_ids[i]] = positions[i]
                 here.add(row_ids[i])
         return row_ids, items
-
-    def finish(self, t0: float, *, path: str | None, keys: Sequence[str] | None) -> RunResult:
-        """Complete the run info, write ``summary.json``, check absent fields; the result."""
-        info = self.run.info
-        engine = info.setdefault("engine", {"name": "local", "path": "columnar"})
-        if isinstance(engine, dict):
-            engine["columnar_rows"] = self.fast_rows
-        finish_info(info, t0=t0, input_errors=self.bad_rows, presence=self.presence, judge_stats=None)
-        result = self.writer.finish(info)
-        self.presence.check(path=path, keys=list(keys) if keys is not None else None)
-        return result
 
 
 # ---- the run ------------------------------------------------------------------------------------
@@ -365,27 +375,37 @@ def evaluate_columnar(
     source = _source(format, spath, fmap, batch_rows)
     conv = RowConverter(spath, fmap, unit=source.unit, max_text_chars=max_text_chars,
                         seen=HashedIds())  # type: ignore[arg-type]  # the dict's get / set, exact
-    writer = RunWriter(run.names, out_dir=out_dir, keep_records=False)
-    sink: ColumnarSink | None = None
-    t0 = time.perf_counter()
-    for rows in source.blocks():
-        if sink is None:
+    state = RunState(run.names, run.versions, run.info, RunWriter(run.names, out_dir=out_dir, keep_records=False),
+                     progress=progress, on_bad_row=on_bad_row)
+    sinks: list[ColumnarSink] = []
+
+    def submit(rows: Any) -> BatchScores:
+        if not sinks:
             assert source.columns is not None
             source.columns.max_text_chars = max_text_chars
-            sink = ColumnarSink(run, writer, conv, source.columns, on_error=on_error, on_bad_row=on_bad_row,
-                                progress=progress)
+            sinks.append(ColumnarSink(run, state, conv, source.columns, on_error=on_error))
             if source.keys is None:
-                note_keys(sink, rows)
+                note_keys(sinks[0], rows)
         if rows.batch is None:
-            scores = BatchScores(np.ones(rows.num_rows, dtype=bool), {}, {}, {}, np.zeros(0, dtype=bool))
-        else:
-            scores = score_batch(rows.batch, sink.cols, revs)
-        sink.write(rows, scores)
-    if sink is None:
-        from ..errors import EmptyInputError
+            return BatchScores(np.ones(rows.num_rows, dtype=bool), {}, {}, {}, np.zeros(0, dtype=bool))
+        return score_batch(rows.batch, sinks[0].cols, revs)
 
-        raise EmptyInputError(f"the file holds no samples: expected at least one {source.unit}", path=spath)
-    return sink.finish(t0, path=spath, keys=source.keys)
+    async def write(rows: Any, scores: BatchScores) -> None:
+        await sinks[0].write(rows, scores)
+
+    result = asyncio.run(run_units(not_empty(source.blocks(), source.unit, spath), submit, write, state=state))
+    state.presence.check(path=spath, keys=source.keys)
+    return result
+
+
+def not_empty(blocks: Iterator[Any], unit: str, spath: str) -> Iterator[Any]:
+    """``blocks``; an EmptyInputError after them when there was none."""
+    seen = False
+    for block in blocks:
+        seen = True
+        yield block
+    if not seen:
+        raise EmptyInputError(f"the file holds no samples: expected at least one {unit}", path=spath)
 
 
 def _source(fmt: str, spath: str, fmap: dict[str, str], batch_rows: int) -> Source:
