@@ -59,7 +59,11 @@ class BatchEvaluator(Protocol):
 
 @runtime_checkable
 class AsyncBatchEvaluator(Protocol):
-    """Scores a whole chunk asynchronously (a score that depends on the chunk, e.g. a batch baseline)."""
+    """Scores a whole chunk asynchronously (a score that depends on the chunk, e.g. a batch baseline).
+    ``whole_chunk`` says whether it must (else the chunk scorer scores its samples one by one, so
+    each is written as soon as it is done)."""
+
+    whole_chunk: bool
 
     async def aevaluate_batch(self, samples: Sequence[Sample]) -> list[MetricResult]:
         """One result per sample of ``samples``, in order."""

@@ -146,7 +146,7 @@ async def score_chunk(
 
 async def _score_stream(
     evaluators: Sequence[Evaluator], samples: Sequence[Sample],
-    before_wait: Callable[[], None] | None = None,
+    before_wait: Callable[[], None] | None = None, window: int | None = None,
 ) -> AsyncIterator[tuple[int, dict[str, MetricResult]]]:
     """Score ``samples`` and yield ``(index, {metric: result})`` in input order, each sample as soon
     as it and every sample before it are done (``before_wait`` runs before waiting on one that is
@@ -155,8 +155,11 @@ async def _score_stream(
     A sample that lacks a field a metric needs gets the undefined result naming the field
     (:mod:`ragmeter.io._fields`); the metric never sees it. Vectorised ``evaluate_batch``
     evaluators run first over the chunk; then every metric x sample is awaited together so a
-    judge's concurrency is kept busy (sample by sample in task order); evaluators with
-    ``aevaluate_batch`` (a score that depends on the whole chunk) take the chunk.
+    judge's concurrency is kept busy (sample by sample in task order), at most ``window`` samples
+    at once (None: all): when one finishes the next starts, so a started sample's later calls (a
+    second stage) queue before new samples' first calls and samples finish, and are written, as
+    the run goes; evaluators whose score depends on the whole chunk
+    (:class:`~ragmeter.contract.AsyncBatchEvaluator` with ``whole_chunk``) take the chunk.
     """
     n = len(samples)
     out: dict[str, list[MetricResult | None]] = {ev.name: [None] * n for ev in evaluators}
@@ -182,15 +185,27 @@ async def _score_stream(
         for ev, r in zip(evs, await asyncio.gather(*(one(samples[i], ev) for ev in evs)), strict=True):
             out[ev.name][i] = r
 
-    single = [ev for ev in pending if not isinstance(ev, AsyncBatchEvaluator)]
-    batched = [ev for ev in pending if isinstance(ev, AsyncBatchEvaluator)]
+    batched = [ev for ev in pending if isinstance(ev, AsyncBatchEvaluator) and ev.whole_chunk]
+    single = [ev for ev in pending if ev not in batched]
     wanted = {ev.name: set(todo[ev.name]) for ev in single}
     whole_tasks = [asyncio.ensure_future(whole(ev, todo[ev.name])) for ev in batched]
     by_sample: dict[int, asyncio.Future[None]] = {}
-    for i in range(n):  # created in sample order: the judge's concurrency slots go to early samples first
-        evs = [ev for ev in single if i in wanted[ev.name]]
-        if evs:
-            by_sample[i] = asyncio.ensure_future(per_sample(i, evs))
+    limit = n if window is None else max(1, window)
+    started, running = 0, 0
+
+    def launch(_done: Any = None) -> None:  # in sample order: the judge's slots go to early samples first
+        nonlocal started, running
+        if _done is not None:
+            running -= 1
+        while started < n and running < limit:
+            i, started = started, started + 1
+            evs = [ev for ev in single if i in wanted[ev.name]]
+            if evs:
+                running += 1
+                by_sample[i] = asyncio.ensure_future(per_sample(i, evs))
+                by_sample[i].add_done_callback(launch)
+
+    launch()
 
     async def ready(task: asyncio.Future[None]) -> None:
         if not task.done() and before_wait is not None:
@@ -201,6 +216,8 @@ async def _score_stream(
         for task in whole_tasks:
             await ready(task)
         for i in range(n):
+            if i >= started:
+                launch()
             if i in by_sample:
                 await ready(by_sample[i])
             yield i, {ev.name: _done(out[ev.name][i]) for ev in evaluators}
@@ -260,13 +277,16 @@ class LocalExecutor:
 
     def __init__(self, evaluators: Sequence[Evaluator], judge: Any = None) -> None:
         self.evaluators, self.judge = list(evaluators), judge
+        #: samples in flight: the judge's concurrency (a sample finishes before many more start)
+        self.window: int | None = getattr(judge, "concurrency", None) if judge is not None else None
         self._before = _judge_stats(judge)  # a judge reused across runs: report this run's counts only
 
     def submit(self, samples: list[Sample], before_wait: Callable[[], None]) -> AsyncIterator[dict[str, MetricResult]]:
         """Each sample's results, in input order, as they finish."""
 
         async def rows() -> AsyncIterator[dict[str, MetricResult]]:
-            async for _i, res in _score_stream(self.evaluators, samples, before_wait=before_wait):
+            async for _i, res in _score_stream(self.evaluators, samples, before_wait=before_wait,
+                                               window=self.window):
                 yield res
 
         return rows()
