@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .metrics.retrieval._batch import RelevanceBatch
+    from .metrics.retrieval.relevance import Relevance
     from .registry import MetricSpec
     from .types import MetricResult, Sample
 
@@ -71,11 +72,16 @@ class AsyncBatchEvaluator(Protocol):
 
 
 @runtime_checkable
-class KernelEvaluator(Protocol):
+class KernelEvaluator(Evaluator, Protocol):
     """A retrieval metric with a vectorised kernel over a relevance batch (the columnar engine)."""
 
     rel_level: float
 
     def kernel_scores(self, batch: RelevanceBatch) -> np.ndarray:
         """One float per row of ``batch``: the score, NaN where the metric is undefined."""
+        ...
+
+    def result_of(self, rel: Relevance | None, value: float, cannot: str | None = None) -> MetricResult:
+        """The result of a row whose relevance is ``rel`` and kernel value ``value``, worded as
+        the ``Sample`` path words it."""
         ...

@@ -21,9 +21,9 @@ from numpy.typing import NDArray
 from .._arrowbuf import factorize
 from .._arrowbuf import np_bool as _np_bool
 from .._arrowbuf import np_num as _np_num
+from ..contract import KernelEvaluator
 from ..io._records import DEFAULT_MAX_TEXT_CHARS, EVALUABLE_FIELDS, canonical
 from ..metrics.retrieval._batch import RelevanceBatch
-from ..metrics.retrieval.base import RetrievalEvaluator
 from ..metrics.retrieval.relevance import SPACED_LABEL
 from ..results import Lines
 from ..types import MAX_STORED_ITEMS
@@ -471,7 +471,7 @@ class BatchScores:
     lines: Lines | None = None
 
 
-def score_batch(batch: Any, cols: Columns, evaluators: list[RetrievalEvaluator]) -> BatchScores:
+def score_batch(batch: Any, cols: Columns, evaluators: list[KernelEvaluator]) -> BatchScores:
     """Route, score and pattern one record batch (no ids, no output: see :class:`BatchScores`)."""
     levels = sorted({ev.rel_level for ev in evaluators})
     x, rels, slow = route(batch, cols, levels)

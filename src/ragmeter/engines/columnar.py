@@ -31,7 +31,7 @@ and result patterns (pure: the Ray engine runs it on its workers); :class:`Colum
 the rows their ids (duplicate check), scores the rows the fast path cannot take on the ``Sample``
 path, and hands everything to the one :class:`~ragmeter.results.RunWriter`
 (:meth:`~ragmeter.results.RunWriter.add_columns`), whose text for a pattern comes from
-:meth:`RetrievalEvaluator.result_of`, the function the ``Sample`` path words its results with.
+:meth:`KernelEvaluator.result_of`, the function the ``Sample`` path words its results with.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._arrowbuf import take_rows
+from ..contract import KernelEvaluator
 from ..errors import EmptyInputError, InputError, InvalidParameterError
 from ..evaluator import Plan, plan, score_chunk
 from ..io import read_samples
@@ -54,7 +55,6 @@ from ..io._fields import absent_result, missing_field
 from ..io._records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_columns, check_field_map
 from ..io.readers import arrow_records
 from ..metrics.retrieval._batch import RankedList
-from ..metrics.retrieval.base import RetrievalEvaluator
 from ..metrics.retrieval.relevance import Relevance
 from ..registry import get_evaluator
 from ..results import PatternColumn, RunResult, RunWriter
@@ -68,24 +68,31 @@ from .driver import run as run_units
 BATCH_ROWS = 65536
 
 
-def columnar_supported(metrics: Sequence[str] | None) -> bool:
-    """True when every metric in ``metrics`` is a retrieval metric (what the fast path computes)."""
+def kernel_evaluators(metrics: Sequence[str] | None) -> list[KernelEvaluator] | None:
+    """The evaluators of ``metrics``, built once, when every one offers a vectorised kernel
+    (:class:`~ragmeter.contract.KernelEvaluator`: what the fast path computes); else None."""
     if not metrics:
-        return False
+        return None
     try:
-        return all(isinstance(get_evaluator(m), RetrievalEvaluator) for m in metrics)
+        evaluators = [get_evaluator(m) for m in metrics]
     except Exception:  # an unknown or judged metric: the ordinary path raises the right error
-        return False
+        return None
+    return evaluators if all(isinstance(ev, KernelEvaluator) for ev in evaluators) else None  # type: ignore[return-value]
 
 
-def retrieval_evaluators(metrics: Sequence[str]) -> list[RetrievalEvaluator]:
-    """The evaluators of ``metrics``; InvalidParameterError when one is not a retrieval metric."""
-    evaluators = [get_evaluator(m) for m in metrics]
-    if not all(isinstance(ev, RetrievalEvaluator) for ev in evaluators):
+def columnar_supported(metrics: Sequence[str] | None) -> bool:
+    """True when every metric in ``metrics`` has a kernel (:func:`kernel_evaluators`)."""
+    return kernel_evaluators(metrics) is not None
+
+
+def retrieval_evaluators(metrics: Sequence[str]) -> list[KernelEvaluator]:
+    """The evaluators of ``metrics``; InvalidParameterError when one has no kernel."""
+    evaluators = kernel_evaluators(metrics)
+    if evaluators is None:
         raise InvalidParameterError(
             f"metrics: expected retrieval metrics only for the columnar path, got {list(metrics)}; "
             "use ragmeter.evaluate for the others")
-    return evaluators  # type: ignore[return-value]
+    return evaluators
 
 
 # ---- a pattern's result: the Sample path's own wording ---------------------------------------------
@@ -93,7 +100,7 @@ def retrieval_evaluators(metrics: Sequence[str]) -> list[RetrievalEvaluator]:
 _NO_LABELS: list[Sample] = []
 
 
-def no_labels_field(ev: RetrievalEvaluator) -> str:
+def no_labels_field(ev: KernelEvaluator) -> str:
     """The field :func:`~ragmeter.io._fields.missing_field` names for a row with contexts but neither
     ``relevant`` nor ``reference`` (what the Sample path finds absent there)."""
     if not _NO_LABELS:
@@ -103,9 +110,9 @@ def no_labels_field(ev: RetrievalEvaluator) -> str:
     return field
 
 
-def pattern_result(ev: RetrievalEvaluator, key: Pattern, value: float) -> MetricResult:
+def pattern_result(ev: KernelEvaluator, key: Pattern, value: float) -> MetricResult:
     """The result ``ev`` gives a fast row of pattern ``key`` whose kernel value is ``value``: the
-    field-absence result when it has no labels, else :meth:`RetrievalEvaluator.result_of` on the
+    field-absence result when it has no labels, else :meth:`KernelEvaluator.result_of` on the
     pattern's relevance (labels matched by id at the relevant ranks)."""
     length, ranks, num_rel, none = key
     if none:
@@ -117,7 +124,7 @@ def pattern_result(ev: RetrievalEvaluator, key: Pattern, value: float) -> Metric
     return ev.result_of(relevance, value)
 
 
-def pattern_columns(evaluators: Sequence[RetrievalEvaluator],
+def pattern_columns(evaluators: Sequence[KernelEvaluator],
                     results: Sequence[Callable[[Pattern, float], MetricResult]], scores: BatchScores,
                     kept: NDArray[np.bool_]) -> list[PatternColumn]:
     """The :class:`~ragmeter.results.PatternColumn` of each metric over the fast rows of ``scores``
@@ -172,7 +179,7 @@ class ColumnarSink:
     def __init__(self, run: Plan, state: RunState, conv: RowConverter, cols: Columns, *, on_error: str) -> None:
         self.run, self.state, self.conv, self.cols = run, state, conv, cols
         self.writer, self.presence = state.writer, state.presence
-        self.evaluators: list[RetrievalEvaluator] = run.evaluators  # type: ignore[assignment]
+        self.evaluators: list[KernelEvaluator] = run.evaluators  # type: ignore[assignment]
         self.on_error = on_error
         self.fast_rows = 0
         self._results = [functools.partial(pattern_result, ev) for ev in self.evaluators]
@@ -362,12 +369,14 @@ def evaluate_columnar(
     on_bad_row: Callable[[InputError], None] | None = None,
     run_info: dict[str, Any] | None = None,
     max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
+    evaluators: Sequence[KernelEvaluator] | None = None,
 ) -> RunResult:
     """Evaluate retrieval ``metrics`` over the ``format`` file ``path`` (``parquet``, ``jsonl`` or
     ``csv``) on the columnar path: the files and :class:`~ragmeter.results.RunResult` of
     :func:`ragmeter.evaluate` over :func:`~ragmeter.io.read_samples` (``keep_records=False``).
-    ``on_bad_row`` is called with each bad row's InputError (``on_error="skip"``)."""
-    revs = retrieval_evaluators(metrics)
+    ``on_bad_row`` is called with each bad row's InputError (``on_error="skip"``); ``evaluators``
+    are the metrics' evaluators when built already (:func:`kernel_evaluators`)."""
+    revs = list(evaluators) if evaluators is not None else retrieval_evaluators(metrics)
     run = plan(metrics, evaluators=revs, run_info=run_info)
     read_samples(path, on_error=on_error, field_map=field_map, format=format)  # type: ignore[arg-type]  # file-level checks
     spath = os.fspath(path)

@@ -387,7 +387,9 @@ class RayExecutor:
     async def _rows(self, k: int, ref: Any, before_wait: Callable[[], None]) -> AsyncIterator[dict[str, MetricResult]]:
         before_wait()
         records, stats = await ref
-        self._stats[k] = stats
+        prev = self._stats.get(k)
+        if prev is None or (stats or {}).get("calls", 0) >= prev.get("calls", 0):
+            self._stats[k] = stats  # the actor's latest counters (its chunks may finish out of order)
         for rec in records:
             yield {m: MetricResult.model_validate({"name": m, **rec[m]}) for m in self.names}
 
