@@ -15,15 +15,15 @@ How it runs:
    :func:`ragmeter.io.read_samples`; a JSONL URI with ``ray.data.read_json``. Each row goes through
    the reader's own :class:`~ragmeter.io._records.RowConverter`, so ids (a missing id is the row
    number), duplicate-id and validation errors are exactly those of the local engine.
-2. **Scoring.** Good samples are cut into chunks of ``batch_size`` and sent to Ray tasks, at most
-   ``num_workers`` running at once. A task builds its evaluators, and the judge from its
-   :class:`~ragmeter.backend_config.JudgeConfig` (judge objects hold connections, so they are never
-   shipped), then scores the chunk with
-   :func:`ragmeter.evaluator.score_chunk`, exactly as the local engine does: retrieval metrics
-   vectorised over the chunk, every judged metric x sample of the chunk awaited together under the
-   judge's own bounded ``concurrency`` (per task, so the cluster's bound is workers x concurrency).
-   A task whose worker dies is retried by Ray (``max_retries``); a chunk's results are taken once,
-   whichever attempt produced them.
+2. **Scoring.** Good samples are cut into chunks of ``batch_size`` and handed round a pool of
+   ``num_workers`` :class:`ScoringActor` s, two chunks queued per actor. Each actor builds its
+   evaluators, and the judge from its :class:`~ragmeter.backend_config.JudgeConfig` (judge
+   objects hold connections, so they are never shipped), once for the whole run: the judge's
+   adaptive concurrency, learnt timeout and cache connection carry from chunk to chunk. An actor
+   scores a chunk with :func:`ragmeter.evaluator.score_chunk`, exactly as the local engine does
+   (the judge's ``concurrency`` is per actor, so the cluster's bound is workers x concurrency).
+   The driver is :func:`ragmeter.engines.driver.run_samples`, the local engine's: rows are
+   written in input order, and the abort rules are the same.
    Retrieval metrics only over a local Parquet file (:mod:`ragmeter.engines._ray_columnar`): each
    task reads a row group or a slice of the file (or gets a record batch the driver read), runs the columnar
    kernels on it and formats its rows' ``results.jsonl`` lines, returning the lines as bytes with
