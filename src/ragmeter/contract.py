@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from .metrics.retrieval import RelevanceBatch
+    from .metrics.retrieval.relevance import Relevance
     from .registry import MetricSpec
     from .types import MetricResult, Sample
 
@@ -59,7 +60,11 @@ class BatchEvaluator(Protocol):
 
 @runtime_checkable
 class AsyncBatchEvaluator(Protocol):
-    """Scores a whole chunk asynchronously (a score that depends on the chunk, e.g. a batch baseline)."""
+    """Scores a whole chunk asynchronously (a score that depends on the chunk, e.g. a batch baseline).
+    ``whole_chunk`` says whether it must (else the chunk scorer scores its samples one by one, so
+    each is written as soon as it is done)."""
+
+    whole_chunk: bool
 
     async def aevaluate_batch(self, samples: Sequence[Sample]) -> list[MetricResult]:
         """One result per sample of ``samples``, in order."""
@@ -67,11 +72,16 @@ class AsyncBatchEvaluator(Protocol):
 
 
 @runtime_checkable
-class KernelEvaluator(Protocol):
+class KernelEvaluator(Evaluator, Protocol):
     """A retrieval metric with a vectorised kernel over a relevance batch (the columnar engine)."""
 
     rel_level: float
 
     def kernel_scores(self, batch: RelevanceBatch) -> np.ndarray:
         """One float per row of ``batch``: the score, NaN where the metric is undefined."""
+        ...
+
+    def result_of(self, rel: Relevance | None, value: float, cannot: str | None = None) -> MetricResult:
+        """The result of a row whose relevance is ``rel`` and kernel value ``value``, worded as
+        the ``Sample`` path words it."""
         ...

@@ -11,16 +11,20 @@ is recorded as that sample's error for that metric: a failure is never a 0 and n
 from __future__ import annotations
 
 import asyncio
+import itertools
+import os
 import time
 import warnings
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .contract import AsyncBatchEvaluator, BatchEvaluator, Evaluator
-from .errors import InputError, InvalidParameterError, error_info
+from .engines.driver import RunState, run_samples
+from .errors import InputError, InvalidParameterError
 from .io.adapters import as_samples, keep_inputs
-from .io.fields import FieldPresence, absent_result, field_hints, missing_field
+from .io.fields import absent_result, field_hints, missing_field
+from .io.records import DEFAULT_MAX_TEXT_CHARS
 from .judges import resolve as resolve_judge
 from .registry import default_metric_names, get_evaluator, skipped_metrics
 from .results import RunResult, RunWriter
@@ -135,18 +139,6 @@ def plan(metrics: Sequence[str] | None, head: Iterable[Sample | InputError] = ()
     return Plan(evs, info)
 
 
-def chunks_of(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    """``items`` cut into lists of ``size`` (the last one shorter): how every engine chunks rows."""
-    chunk: list[Any] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 async def score_chunk(
     evaluators: Sequence[Evaluator], samples: Sequence[Sample]
 ) -> dict[str, list[MetricResult]]:
@@ -161,7 +153,7 @@ async def score_chunk(
 
 async def _score_stream(
     evaluators: Sequence[Evaluator], samples: Sequence[Sample],
-    before_wait: Callable[[], None] | None = None,
+    before_wait: Callable[[], None] | None = None, window: int | None = None,
 ) -> AsyncIterator[tuple[int, dict[str, MetricResult]]]:
     """Score ``samples`` and yield ``(index, {metric: result})`` in input order, each sample as soon
     as it and every sample before it are done (``before_wait`` runs before waiting on one that is
@@ -170,8 +162,11 @@ async def _score_stream(
     A sample that lacks a field a metric needs gets the undefined result naming the field
     (:mod:`ragmeter.io.fields`); the metric never sees it. Vectorised ``evaluate_batch``
     evaluators run first over the chunk; then every metric x sample is awaited together so a
-    judge's concurrency is kept busy (sample by sample in task order); evaluators with
-    ``aevaluate_batch`` (a score that depends on the whole chunk) take the chunk.
+    judge's concurrency is kept busy (sample by sample in task order), at most ``window`` samples
+    at once (None: all): when one finishes the next starts, so a started sample's later calls (a
+    second stage) queue before new samples' first calls and samples finish, and are written, as
+    the run goes; evaluators whose score depends on the whole chunk
+    (:class:`~ragmeter.contract.AsyncBatchEvaluator` with ``whole_chunk``) take the chunk.
     """
     n = len(samples)
     out: dict[str, list[MetricResult | None]] = {ev.name: [None] * n for ev in evaluators}
@@ -197,15 +192,27 @@ async def _score_stream(
         for ev, r in zip(evs, await asyncio.gather(*(one(samples[i], ev) for ev in evs)), strict=True):
             out[ev.name][i] = r
 
-    single = [ev for ev in pending if not isinstance(ev, AsyncBatchEvaluator)]
-    batched = [ev for ev in pending if isinstance(ev, AsyncBatchEvaluator)]
+    batched = [ev for ev in pending if isinstance(ev, AsyncBatchEvaluator) and ev.whole_chunk]
+    single = [ev for ev in pending if ev not in batched]
     wanted = {ev.name: set(todo[ev.name]) for ev in single}
     whole_tasks = [asyncio.ensure_future(whole(ev, todo[ev.name])) for ev in batched]
     by_sample: dict[int, asyncio.Future[None]] = {}
-    for i in range(n):  # created in sample order: the judge's concurrency slots go to early samples first
-        evs = [ev for ev in single if i in wanted[ev.name]]
-        if evs:
-            by_sample[i] = asyncio.ensure_future(per_sample(i, evs))
+    limit = n if window is None else max(1, window)
+    started, running = 0, 0
+
+    def launch(_done: Any = None) -> None:  # in sample order: the judge's slots go to early samples first
+        nonlocal started, running
+        if _done is not None:
+            running -= 1
+        while started < n and running < limit:
+            i, started = started, started + 1
+            evs = [ev for ev in single if i in wanted[ev.name]]
+            if evs:
+                running += 1
+                by_sample[i] = asyncio.ensure_future(per_sample(i, evs))
+                by_sample[i].add_done_callback(launch)
+
+    launch()
 
     async def ready(task: asyncio.Future[None]) -> None:
         if not task.done() and before_wait is not None:
@@ -216,6 +223,8 @@ async def _score_stream(
         for task in whole_tasks:
             await ready(task)
         for i in range(n):
+            if i >= started:
+                launch()
             if i in by_sample:
                 await ready(by_sample[i])
             yield i, {ev.name: _done(out[ev.name][i]) for ev in evaluators}
@@ -268,6 +277,38 @@ def _done(r: MetricResult | None) -> MetricResult:
     return r
 
 
+class LocalExecutor:
+    """Scores chunks in this process's event loop (:func:`_score_stream`), one chunk at a time."""
+
+    ahead = 0
+
+    def __init__(self, evaluators: Sequence[Evaluator], judge: Any = None) -> None:
+        self.evaluators, self.judge = list(evaluators), judge
+        #: samples in flight: the judge's concurrency (a sample finishes before many more start)
+        self.window: int | None = getattr(judge, "concurrency", None) if judge is not None else None
+        self._before = _judge_stats(judge)  # a judge reused across runs: report this run's counts only
+
+    def submit(self, samples: list[Sample], before_wait: Callable[[], None]) -> AsyncIterator[dict[str, MetricResult]]:
+        """Each sample's results, in input order, as they finish."""
+
+        async def rows() -> AsyncIterator[dict[str, MetricResult]]:
+            async for _i, res in _score_stream(self.evaluators, samples, before_wait=before_wait,
+                                               window=self.window):
+                yield res
+
+        return rows()
+
+    def judge_stats(self) -> dict[str, Any] | None:
+        """This run's judge counters (the judge's counters less those it had at the start)."""
+        from .judges.counters import stats_delta
+
+        now = _judge_stats(self.judge)
+        return stats_delta(now, self._before) if now is not None else None
+
+    def cancel(self, scored: Any) -> None:
+        """Nothing runs ahead here."""
+
+
 async def aevaluate(
     samples: Any,
     metrics: Sequence[str] | None = None,
@@ -279,11 +320,16 @@ async def aevaluate(
     chunk_size: int = 2048,
     progress: Callable[[int], None] | None = None,
     run_info: dict[str, Any] | None = None,
+    on_error: str = "raise",
+    field_map: dict[str, str] | None = None,
+    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
+    on_bad_row: Callable[[InputError], None] | None = None,
 ) -> RunResult:
     """Async twin of :func:`evaluate`."""
     judge = resolve_judge(judge)
     inputs: list[Sample | None] | None = [] if keep_records else None  # for to_pandas(inputs=True)
-    iterator = keep_inputs(as_samples(samples), inputs)
+    iterator = keep_inputs(as_samples(samples, on_error=on_error, field_map=field_map,  # type: ignore[arg-type]
+                                      max_text_chars=max_text_chars), inputs)
     head: list[Sample | InputError] = []
     if metrics is None:
         # peek at the first rows to see which fields the data has
@@ -292,86 +338,19 @@ async def aevaluate(
             if len(head) >= chunk_size:
                 break
     run = plan(metrics, head, judge=judge, embedder=embedder, run_info=run_info)
-    evaluators, names, info = run.evaluators, run.names, run.info
-    writer = RunWriter(names, out_dir=out_dir, keep_records=keep_records)
-    t0 = time.perf_counter()
-    judge_before = _judge_stats(judge)  # a judge reused across runs: report this run's counts only
-
-    def all_items() -> Iterator[Sample | InputError]:
-        yield from head
-        yield from iterator
-
-    input_errors = 0
-    presence = FieldPresence()
-    try:
-        for chunk in chunks_of(all_items(), chunk_size):
-            good = [s for s in chunk if isinstance(s, Sample)]
-            stream = _score_stream(evaluators, good, before_wait=writer.flush)
-            for item in chunk:
-                if isinstance(item, Sample):
-                    _, res = await anext(stream)
-                    presence.note_sample(item)
-                    presence.note(res)
-                    writer.add(item.id, res, item.input_metadata())
-                else:
-                    input_errors += 1
-                    writer.add(bad_row_id(item), {n: MetricResult.from_error(n, ev.version, item)
-                                                  for n, ev in zip(names, evaluators, strict=True)})
-                if progress is not None:
-                    progress(1)  # per finished sample: a slow judged run moves from its first sample
-            await stream.aclose()
-            writer.flush()
-            if getattr(judge, "unreachable", None) is not None:
-                raise judge.unreachable  # stop the run: no later sample can be judged (rows so far kept)
-    except BaseException as exc:
-        # never lose what was computed: close results.jsonl and write a summary marked incomplete
-        info["aborted"] = error_info(exc)
-        _finish_run(info, t0, judge, input_errors, judge_before, presence)
-        writer.finish(info)
-        raise
+    state = RunState(run.names, run.versions, run.info,
+                     RunWriter(run.names, out_dir=out_dir, keep_records=keep_records),
+                     progress=progress, on_bad_row=on_bad_row)
+    executor = LocalExecutor(run.evaluators, judge)
+    result = await run_samples(itertools.chain(head, iterator), executor, state, chunk_size=chunk_size)
     await _aclose_judge(judge)
-    _finish_run(info, t0, judge, input_errors, judge_before, presence)
-    result = writer.finish(info)
     result.inputs = inputs
-    presence.check()
+    state.presence.check(path=os.fspath(samples) if isinstance(samples, str | os.PathLike) else None)
     return result
-
-
-def bad_row_id(item: InputError) -> str:
-    """The id under which a bad row is recorded (``path:line``)."""
-    return f"{item.path or 'row'}:{item.line}" if item.line is not None else str(item.path)
 
 
 def _judge_stats(judge: Any) -> dict[str, Any] | None:
     return judge.stats() if judge is not None and callable(getattr(judge, "stats", None)) else None
-
-
-def _finish_run(info: dict[str, Any], t0: float, judge: Any, input_errors: int,
-                before: dict[str, Any] | None, presence: FieldPresence | None = None) -> None:
-    from .judges.counters import stats_delta
-
-    now = _judge_stats(judge)
-    finish_info(info, t0=t0, input_errors=input_errors, presence=presence,
-                judge_stats=stats_delta(now, before) if now is not None else None)
-
-
-def finish_info(info: dict[str, Any], *, t0: float, input_errors: int, presence: FieldPresence | None,
-                judge_stats: dict[str, Any] | None) -> None:
-    """Complete a plan's run info at the end of a run, the same way on every engine: ``seconds``
-    since ``t0``, ``input_errors`` (bad rows recorded), ``input_checks`` (fields absent, when any;
-    per metric in the plan's order, so engines that see rows in another order agree)
-    and ``judge`` (this run's judge counters, when a judge was used)."""
-    info["seconds"] = round(time.perf_counter() - t0, 3)
-    info["input_errors"] = input_errors
-    checks = presence.run_info() if presence is not None else {}
-    if checks:  # per-metric entries in the plan's metric order, whichever row found them first
-        order = list(info.get("metrics") or {})
-        for key, value in checks.items():
-            if isinstance(value, dict) and set(value) <= set(order):
-                checks[key] = {m: value[m] for m in order if m in value}
-        info["input_checks"] = checks
-    if judge_stats is not None:  # this run's calls, cache hits, retries, errors by type, tokens, cost
-        info["judge"] = judge_stats
 
 
 async def _aclose_judge(judge: Any) -> None:
@@ -390,6 +369,10 @@ def evaluate(
     chunk_size: int = 2048,
     progress: Callable[[int], None] | None = None,
     run_info: dict[str, Any] | None = None,
+    on_error: str = "raise",
+    field_map: dict[str, str] | None = None,
+    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
+    on_bad_row: Callable[[InputError], None] | None = None,
 ) -> RunResult:
     """Evaluate ``samples`` on ``metrics`` and return a :class:`~ragmeter.results.RunResult`.
 
@@ -412,6 +395,9 @@ def evaluate(
         A :class:`~ragmeter.judges.Judge`, a spec (``"openai:gpt-4o-mini"``,
         :func:`ragmeter.judges.from_spec`), a :class:`~ragmeter.backend_config.JudgeConfig`, or
         None (no judged metric).
+    on_error, field_map, max_text_chars:
+        How rows are read (:func:`ragmeter.io.as_samples`): ``on_error="skip"`` records a bad row as
+        an errored sample (``on_bad_row`` sees its InputError) instead of stopping the run.
     embedder:
         An embedder, a spec (``"st:all-MiniLM-L6-v2"``), None for none, or ``"auto"`` (default):
         the offline MiniLM model when it is installed and ``metrics`` is None or names a metric that
@@ -437,6 +423,10 @@ def evaluate(
         chunk_size=chunk_size,
         progress=progress,
         run_info=run_info,
+        on_error=on_error,
+        field_map=field_map,
+        max_text_chars=max_text_chars,
+        on_bad_row=on_bad_row,
     )
     try:
         asyncio.get_running_loop()

@@ -227,3 +227,27 @@ def test_cli_takes_the_fast_path_for_parquet_and_retrieval_metrics(tmp_path):
     evaluate(read_samples(tmp_path / "d.parquet", on_error="skip"), ["mrr", "ndcg@5"],
              out_dir=str(tmp_path / "slow"), keep_records=False)
     _assert_same_files(tmp_path)
+
+
+def test_the_columnar_path_builds_each_evaluator_once_and_takes_it_by_its_kernel(tmp_path, monkeypatch):
+    # before: evaluate_file built every evaluator twice (once to decide the path, once to run it)
+    # and took only subclasses of RetrievalEvaluator
+    import json as _json
+
+    from ragmeter.contract import KernelEvaluator
+    from ragmeter.engines import columnar as columnar_module
+    from ragmeter.engines.local import evaluate_file
+
+    built: list[str] = []
+    real = columnar_module.get_evaluator
+
+    def counting(name, **kw):  # type: ignore[no-untyped-def]
+        built.append(name)
+        return real(name, **kw)
+
+    monkeypatch.setattr(columnar_module, "get_evaluator", counting)
+    path = tmp_path / "d.jsonl"
+    path.write_text(_json.dumps({"id": "a", "contexts": [{"id": "x"}, {"id": "y"}], "relevant": ["y"]}) + "\n")
+    run = evaluate_file(path, ["mrr", "ndcg@3"], out_dir=tmp_path / "o")
+    assert built == ["mrr", "ndcg@3"] and run.scores["mrr"].tolist() == [0.5]
+    assert all(isinstance(ev, KernelEvaluator) for ev in columnar_module.kernel_evaluators(["mrr"]) or [None])

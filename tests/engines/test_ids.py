@@ -4,6 +4,7 @@ worker function runs in this process; the driver's sink takes its results as Ray
 
 from __future__ import annotations
 
+import asyncio
 import random
 from pathlib import Path
 from typing import Any
@@ -111,6 +112,7 @@ def _ray_sink_run(path: Path, metrics: list[str], out: Path, rows: int, collide:
     worker's function here (what the task returns, as Ray hands it back); every hash 7 with
     ``collide``."""
     from ragmeter.engines import _ray_columnar, columnar
+    from ragmeter.engines.driver import RunState
     from ragmeter.evaluator import plan
     from ragmeter.io.records import DEFAULT_MAX_TEXT_CHARS, RowConverter
     from ragmeter.results import RunWriter
@@ -118,14 +120,16 @@ def _ray_sink_run(path: Path, metrics: list[str], out: Path, rows: int, collide:
     run = plan(metrics, evaluators=columnar.retrieval_evaluators(metrics))
     pf, cols, map_cols = columnar._open(str(path), {}, DEFAULT_MAX_TEXT_CHARS)
     conv = RowConverter(str(path), {}, unit="row", max_text_chars=DEFAULT_MAX_TEXT_CHARS, seen=HashedIds())
-    sink = _ray_columnar._RaySink(run, RunWriter(run.names, out_dir=out, keep_records=False), conv, cols,
-                                  on_error="skip")
+    state = RunState(run.names, run.versions, run.info, RunWriter(run.names, out_dir=out, keep_records=False))
+    sink = _ray_columnar._RaySink(run, state, conv, cols, on_error="skip")
     for row0, batch in columnar._record_batches(pf, rows, str(path)):
         result = _ray_columnar.score_batch_on_worker(batch, cols, metrics, [], row0)
         if collide:
             result.hashes = np.full(len(result.hashes), 7, dtype=np.uint64)
-        sink.write(columnar.ArrowRows(batch, row0, map_cols), result)
-    return sink.finish(0.0, path=str(path), keys=pf.schema_arrow.names)
+        asyncio.run(sink.write(columnar.ArrowRows(batch, row0, map_cols), result))
+    result = state.finish(None)
+    state.presence.check(path=str(path), keys=pf.schema_arrow.names)
+    return result
 
 
 @pytest.mark.parametrize("collide", [False, True])

@@ -56,13 +56,13 @@ def test_columnar_engines_report_every_batch(tmp_path: Path) -> None:
     assert count_rows(jsonl) == sum(calls)
 
 
-def test_ray_engine_reports_every_chunk(ray_cluster, tmp_path: Path) -> None:
+def test_ray_engine_reports_every_row(ray_cluster, tmp_path: Path) -> None:
     ray_engine = pytest.importorskip("ragmeter.engines.ray_engine")
     jsonl, parquet = _data(tmp_path)
     calls: list[int] = []
     ray_engine.evaluate_ray(jsonl, METRICS, out_dir=tmp_path / "r1", on_error="skip", batch_size=100,
                             progress=calls.append)
-    assert calls == [100] * 5 + [1]
+    assert calls == [1] * 501  # each row as it is written, bad rows too
     assert count_rows(jsonl) == sum(calls)
     calls = []
     run = ray_engine.evaluate_ray(parquet, METRICS, out_dir=tmp_path / "r2", progress=calls.append)

@@ -166,8 +166,8 @@ def test_cli_engine_ray_writes_what_the_local_engine_writes(ray_cluster, tmp_pat
 
 def test_cli_engine_ray_stops_on_an_unreachable_judge_keeping_the_rows_done(ray_cluster, tmp_path):
     # before: each chunk's judge on the workers found the server down anew and the driver went on
-    # through every chunk; now the first chunk whose judge declared itself unreachable stops the
-    # run (exit 3, one line with the masked URL), its rows written, the rest cancelled
+    # through every chunk; now the first row whose judge declared itself unreachable stops the
+    # run (exit 3, one line with the masked URL), the rows before it written, the rest cancelled
     import socket
 
     from click.testing import CliRunner
@@ -189,7 +189,8 @@ def test_cli_engine_ray_stops_on_an_unreachable_judge_keeping_the_rows_done(ray_
     [line] = [ln for ln in res.output.splitlines() if "unreachable" in ln]
     assert f"http://***@127.0.0.1:{port}/v1" in line
     done = _lines(out)
-    assert 512 <= len(done) < 2600  # stopped early (chunks of 512 rows); what was written stays
+    assert 1 <= len(done) < 512  # stopped in the first chunk, at the row that declared it
+    assert done[-1]["metrics"]["faithfulness"]["error"]["type"] == "JudgeUnreachable"
     assert [r["id"] for r in done] == [f"r{i}" for i in range(len(done))]
     assert all(r["metrics"]["mrr"]["score"] == 1.0 for r in done)
     assert all(r["metrics"]["faithfulness"]["error"]["type"] in ("JudgeConnectionError", "JudgeUnreachable")
@@ -268,3 +269,28 @@ def test_an_unreadable_row_group_fails_as_the_local_engine_words_it(ray_cluster,
     assert str(path) in str(ray.value) and "cannot read the Parquet file after row 240" in str(ray.value)
     assert ray.value.line == local.value.line == 241
     assert str(ray.value).split(": ")[:2] == str(local.value).split(": ")[:2]
+
+
+def test_judged_run_on_a_one_slot_server_keeps_one_adaptive_limit_per_actor(ray_cluster, tmp_path):
+    # before: every 512-row task built its judge anew, so adaptive concurrency started again (and
+    # probed the server again) on every chunk and the learnt timeout was forgotten
+    from ragmeter.backend_config import JudgeConfig
+    from tests.judges.fake_server import FakeLLMServer
+
+    class CountingServer(FakeLLMServer):
+        probes = 0
+
+        async def _props(self, request):  # type: ignore[no-untyped-def]
+            type(self).probes += 1  # a judge's adaptive limit asks once, when it is built
+            return await super()._props(request)
+
+    rows = _rows(16)
+    with CountingServer(judge_rule, latency=0.05, slots=1, props=True) as server:
+        run = ray_engine.evaluate_ray(rows, ["faithfulness"], batch_size=4, num_workers=1, out_dir=tmp_path / "o",
+                                      judge_config=JudgeConfig(f"openai:fake-model@{server.url}", cache=False,
+                                                               timeout=10.0))
+        abandoned = server.abandoned
+    assert CountingServer.probes == 1  # four chunks, one actor, one judge and one limit for the run
+    judge = run.run["judge"]
+    assert judge["errors"] == {} and judge["attempt_errors"] == {} and abandoned == 0  # no timeout
+    assert run.summary()["faithfulness"]["n"] == 16 and run.summary()["faithfulness"]["errors"] == 0

@@ -55,9 +55,12 @@ def test_server_down_stops_fast_with_cause_and_masked_url(tmp_path):
     assert f"http://***@127.0.0.1:{port}/v1" in lines[0] and "JudgeConnectionError" in lines[0]
     assert "hunter22" not in res.output
     assert elapsed < 8, elapsed
-    # the rows computed are kept: mrr scored on every row of the chunk, the judge metric errored
+    # the run stops at the row whose call declared the judge unreachable: that row and every row
+    # before it are kept (mrr scored, the judge metric errored), no later row
     rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
-    assert len(rows) == 20 and all(r["metrics"]["mrr"]["score"] == 1.0 for r in rows)
+    assert 1 <= len(rows) < 20 and all(r["metrics"]["mrr"]["score"] == 1.0 for r in rows)
+    assert [r["id"] for r in rows] == [f"r{i}" for i in range(len(rows))]
+    assert rows[-1]["metrics"]["faithfulness"]["error"]["type"] == "JudgeUnreachable"
     assert {r["metrics"]["faithfulness"]["error"]["type"] for r in rows} <= {"JudgeConnectionError",
                                                                              "JudgeUnreachable"}
     summary = json.loads((out / "summary.json").read_text())
@@ -160,9 +163,10 @@ def test_judge_that_dies_mid_run_stops_with_finished_rows_kept(tmp_path, monkeyp
     assert "answered before" in line and "JudgeConnectionError" in line
     assert elapsed < 15, elapsed
     rows = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
-    assert len(rows) == 40 and all(r["metrics"]["mrr"]["score"] == 1.0 for r in rows)
+    assert len(rows) < 40 and all(r["metrics"]["mrr"]["score"] == 1.0 for r in rows)
     scored = [r for r in rows if r["metrics"]["faithfulness(mode=direct)"]["score"] == 1.0]
     assert len(scored) >= 3  # the rows judged before the server died are kept
+    assert rows[-1]["metrics"]["faithfulness(mode=direct)"]["error"]["type"] == "JudgeUnreachable"
     summary = json.loads((out / "summary.json").read_text())
     assert summary["run"]["aborted"]["type"] == "JudgeUnreachable"
 

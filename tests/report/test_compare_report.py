@@ -96,7 +96,7 @@ def test_baseline_texts_added_only_where_they_differ():
                            {"id": "b", "a": "y", "c": [["c1", "t1", None]]},
                            {"id": "c", "a": "z", "c": []}]}
     base = {"a": {"a": "x", "c": [["c1", "t1", None]]}, "b": {"a": "other", "c": [["c9", "t9", float("nan")]]}}
-    add_baseline_texts(payload, base, max_text_chars=None)
+    add_baseline_texts(payload, base, clip_chars=None)
     a, b, c = payload["samples"]
     assert a.get("bsame") is True and "bc" not in a and "ba" not in a
     assert b["bc"] == [["c9", "t9", None]] and b["ba"] == "other"  # NaN score made JSON-safe

@@ -8,7 +8,7 @@ import click
 
 from ..errors import InvalidParameterError
 from ..gate import parse_threshold
-from ..report import DEFAULT_MAX_SAMPLES, DEFAULT_MAX_TEXT_CHARS, write_report
+from ..report import DEFAULT_MAX_SAMPLES, DISPLAY_CLIP_CHARS, write_report
 from ._app import main
 
 
@@ -21,7 +21,7 @@ from ._app import main
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path),
               default=Path("report.html"), show_default=True, help="The HTML file to write.")
 @click.option("--title", default=None, help="The page title.")
-@click.option("--max-text-chars", type=click.IntRange(min=0), default=DEFAULT_MAX_TEXT_CHARS, show_default=True,
+@click.option("--max-text-chars", type=click.IntRange(min=0), default=DISPLAY_CLIP_CHARS, show_default=True,
               help="Cut longer texts in the page (0: never cut).")
 @click.option("--diagnose/--no-diagnose", default=True, show_default=True,
               help="Run `ragmeter diagnose` on the run and head the report with its findings; with "
@@ -47,7 +47,7 @@ def report_cmd(runs: tuple[Path, ...], data: Path | None, output: Path, title: s
     except InvalidParameterError as exc:
         raise click.BadParameter(str(exc), param_hint="--fail-under") from None
     out = write_report(candidate, output, data=data, baseline=baseline, title=title,
-                       max_text_chars=max_text_chars or None, diagnose=diagnose, fail_under=gate or None,
+                       clip_chars=max_text_chars or None, diagnose=diagnose, fail_under=gate or None,
                        max_samples=max_samples)
     size = out.stat().st_size
     click.echo(f"wrote {out} ({size / 1e6:.1f} MB)" if size >= 1e6 else f"wrote {out} ({size / 1e3:.0f} kB)")

@@ -21,9 +21,9 @@ from numpy.typing import NDArray
 from .._arrowbuf import factorize
 from .._arrowbuf import np_bool as _np_bool
 from .._arrowbuf import np_num as _np_num
+from ..contract import KernelEvaluator
 from ..io.records import DEFAULT_MAX_TEXT_CHARS, EVALUABLE_FIELDS, canonical
 from ..metrics.retrieval import RelevanceBatch
-from ..metrics.retrieval.base import RetrievalEvaluator
 from ..metrics.retrieval.relevance import SPACED_LABEL
 from ..results import Lines
 from ..types import CANONICAL_FIELDS, CONTEXT_FIELDS, MAX_STORED_ITEMS
@@ -345,7 +345,7 @@ def _contexts(ctx: Any, max_text_chars: int | None) -> _Contexts:
     ids = pc.cast(flat.field("id"), pa.string())
     id_valid = _np_bool(ids.is_valid()) & ~ctx_null
     names = {flat.type.field(i).name for i in range(flat.type.num_fields)}
-    if "text" in names:
+    if "text" in names and not pa.types.is_null(flat.type.field("text").type):  # null type: every text null
         text = flat.field("text")
         text_valid = _np_bool(text.is_valid())
         text_len = _np_num(pc.utf8_length(text)).astype(np.int64)
@@ -479,7 +479,7 @@ class BatchScores:
     lines: Lines | None = None
 
 
-def score_batch(batch: Any, cols: Columns, evaluators: list[RetrievalEvaluator]) -> BatchScores:
+def score_batch(batch: Any, cols: Columns, evaluators: list[KernelEvaluator]) -> BatchScores:
     """Route, score and pattern one record batch (no ids, no output: see :class:`BatchScores`)."""
     levels = sorted({ev.rel_level for ev in evaluators})
     x, rels, slow = route(batch, cols, levels)

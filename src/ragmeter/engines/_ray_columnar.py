@@ -19,10 +19,9 @@ rows all took the fast path and whose ids are new.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
 import os
-import time
-from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 from ..evaluator import plan
 from ..results import RunResult, RunWriter
 from .columnar import ColumnarSink, unreadable
+from .driver import RunState
+from .driver import run as run_units
 
 if TYPE_CHECKING:
     from .ray_engine import _Options
@@ -171,22 +172,22 @@ def evaluate_columnar(ray: Any, spath: str, metrics: list[str], opts: _Options) 
     pf, cols, map_cols = _open(spath, fmap, opts.max_text_chars)
     conv = RowConverter(spath, fmap, unit="row", max_text_chars=opts.max_text_chars,
                         seen=HashedIds())  # type: ignore[arg-type]  # the dict's get / set, exact
-    sink = _RaySink(run, RunWriter(run.names, out_dir=opts.out_dir, keep_records=opts.keep_records), conv,
-                        cols, on_error=opts.on_error, on_bad_row=opts.on_bad_row, progress=opts.progress)
-    t0 = time.perf_counter()
-    pending: deque[tuple[Any, Any]] = deque()
+    state = RunState(run.names, run.versions, run.info,
+                     RunWriter(run.names, out_dir=opts.out_dir, keep_records=opts.keep_records),
+                     progress=opts.progress, on_bad_row=opts.on_bad_row)
+    sink = _RaySink(run, state, conv, cols, on_error=opts.on_error)
     units, workers = _read_units(ray, opts, pf, spath, cols, list(run.names), map_cols)
-    for unit in units:
-        pending.append(unit)
-        while len(pending) > workers * 2:  # every worker busy, one unit behind each
-            for rows, result in _take(ray, *pending.popleft()):
-                sink.write(rows, result)
-    while pending:
-        for rows, result in _take(ray, *pending.popleft()):
-            sink.write(rows, result)
     run.info["engine"] = {"name": "ray", "workers": workers, "batch_size": COLUMNAR_BATCH_ROWS,
                           "path": "columnar"}
-    return sink.finish(t0, path=spath, keys=pf.schema_arrow.names)
+
+    async def write(rows: Any, ref: Any) -> None:
+        for part, result in await _take(rows, ref):
+            await sink.write(part, result)
+
+    result = asyncio.run(run_units(units, lambda unit: unit, lambda unit, _: write(*unit), state=state,
+                                   ahead=workers * 2, cancel=lambda unit: ray.cancel(unit[1])))
+    state.presence.check(path=spath, keys=pf.schema_arrow.names)
+    return result
 
 
 #: Largest row group a worker reads whole (and keeps while it scores its slices); a larger one
@@ -296,12 +297,12 @@ class _SliceRows:
         return arrow_records(take_rows(self.full(), rows)) if rows else []
 
 
-def _take(ray: Any, rows: Any, ref: Any) -> list[tuple[Any, Any]]:
+async def _take(rows: Any, ref: Any) -> list[tuple[Any, Any]]:
     """``(rows, SliceResult)`` per slice of a unit (:func:`_read_units`); a task that failed reading
     its rows fails as the driver reading them does (an InputError naming the row), any other
     failure as it is."""
     try:
-        got = ray.get(ref)
+        got = await ref
     except Exception:
         first = rows[0] if isinstance(rows, list) else rows
         if isinstance(first, _SliceRows):
@@ -316,14 +317,14 @@ class _RaySink(ColumnarSink):
 
     _slice: SliceResult
 
-    def write(self, rows: Any, scores: Any) -> None:
+    async def write(self, rows: Any, scores: Any) -> None:
         """Write one task's rows, in order (``scores``: its :class:`SliceResult`, whose lines are
         joined here to their ids)."""
         self._slice = scores
         batch = scores.scores
         if scores.grouped is not None:
             batch.lines = self.writer.formatter.join(scores.fast_ids(), scores.grouped, DRIVER_JOIN_ROWS)
-        super().write(rows, batch)
+        await super().write(rows, batch)
 
     def _block_ids(self, rows: Any, positions: Any) -> tuple[list[str], Any]:
         """The ids and hashes the worker computed for these rows."""

@@ -31,7 +31,7 @@ and result patterns (pure: the Ray engine runs it on its workers); :class:`Colum
 the rows their ids (duplicate check), scores the rows the fast path cannot take on the ``Sample``
 path, and hands everything to the one :class:`~ragmeter.results.RunWriter`
 (:meth:`~ragmeter.results.RunWriter.add_columns`), whose text for a pattern comes from
-:meth:`RetrievalEvaluator.result_of`, the function the ``Sample`` path words its results with.
+:meth:`KernelEvaluator.result_of`, the function the ``Sample`` path words its results with.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
-import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -48,43 +47,52 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._arrowbuf import take_rows
-from ..errors import InputError, InvalidParameterError
-from ..evaluator import Plan, bad_row_id, finish_info, plan, score_chunk
+from ..contract import KernelEvaluator
+from ..errors import EmptyInputError, InputError, InvalidParameterError
+from ..evaluator import Plan, plan, score_chunk
 from ..io import read_samples
-from ..io.fields import FieldPresence, absent_result, missing_field
+from ..io.fields import absent_result, missing_field
 from ..io.readers import arrow_records
 from ..io.records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_columns, check_field_map
 from ..metrics.retrieval import RankedList
-from ..metrics.retrieval.base import RetrievalEvaluator
 from ..metrics.retrieval.relevance import Relevance
 from ..registry import get_evaluator
 from ..results import PatternColumn, RunResult, RunWriter
 from ..types import MetricResult, Sample
 from ._arrow import BatchScores, Columns, Pattern, resolve_columns, score_batch
 from ._ids import HashedIds, block_ids
+from .driver import RunState, bad_row_id
+from .driver import run as run_units
 
 #: Rows per Parquet record batch read by the fast path.
 BATCH_ROWS = 65536
 
 
-def columnar_supported(metrics: Sequence[str] | None) -> bool:
-    """True when every metric in ``metrics`` is a retrieval metric (what the fast path computes)."""
+def kernel_evaluators(metrics: Sequence[str] | None) -> list[KernelEvaluator] | None:
+    """The evaluators of ``metrics``, built once, when every one offers a vectorised kernel
+    (:class:`~ragmeter.contract.KernelEvaluator`: what the fast path computes); else None."""
     if not metrics:
-        return False
+        return None
     try:
-        return all(isinstance(get_evaluator(m), RetrievalEvaluator) for m in metrics)
+        evaluators = [get_evaluator(m) for m in metrics]
     except Exception:  # an unknown or judged metric: the ordinary path raises the right error
-        return False
+        return None
+    return evaluators if all(isinstance(ev, KernelEvaluator) for ev in evaluators) else None  # type: ignore[return-value]
 
 
-def retrieval_evaluators(metrics: Sequence[str]) -> list[RetrievalEvaluator]:
-    """The evaluators of ``metrics``; InvalidParameterError when one is not a retrieval metric."""
-    evaluators = [get_evaluator(m) for m in metrics]
-    if not all(isinstance(ev, RetrievalEvaluator) for ev in evaluators):
+def columnar_supported(metrics: Sequence[str] | None) -> bool:
+    """True when every metric in ``metrics`` has a kernel (:func:`kernel_evaluators`)."""
+    return kernel_evaluators(metrics) is not None
+
+
+def retrieval_evaluators(metrics: Sequence[str]) -> list[KernelEvaluator]:
+    """The evaluators of ``metrics``; InvalidParameterError when one has no kernel."""
+    evaluators = kernel_evaluators(metrics)
+    if evaluators is None:
         raise InvalidParameterError(
             f"metrics: expected retrieval metrics only for the columnar path, got {list(metrics)}; "
             "use ragmeter.evaluate for the others")
-    return evaluators  # type: ignore[return-value]
+    return evaluators
 
 
 # ---- a pattern's result: the Sample path's own wording ---------------------------------------------
@@ -92,7 +100,7 @@ def retrieval_evaluators(metrics: Sequence[str]) -> list[RetrievalEvaluator]:
 _NO_LABELS: list[Sample] = []
 
 
-def no_labels_field(ev: RetrievalEvaluator) -> str:
+def no_labels_field(ev: KernelEvaluator) -> str:
     """The field :func:`~ragmeter.io.fields.missing_field` names for a row with contexts but neither
     ``relevant`` nor ``reference`` (what the Sample path finds absent there)."""
     if not _NO_LABELS:
@@ -102,9 +110,9 @@ def no_labels_field(ev: RetrievalEvaluator) -> str:
     return field
 
 
-def pattern_result(ev: RetrievalEvaluator, key: Pattern, value: float) -> MetricResult:
+def pattern_result(ev: KernelEvaluator, key: Pattern, value: float) -> MetricResult:
     """The result ``ev`` gives a fast row of pattern ``key`` whose kernel value is ``value``: the
-    field-absence result when it has no labels, else :meth:`RetrievalEvaluator.result_of` on the
+    field-absence result when it has no labels, else :meth:`KernelEvaluator.result_of` on the
     pattern's relevance (labels matched by id at the relevant ranks)."""
     length, ranks, num_rel, none = key
     if none:
@@ -116,7 +124,7 @@ def pattern_result(ev: RetrievalEvaluator, key: Pattern, value: float) -> Metric
     return ev.result_of(relevance, value)
 
 
-def pattern_columns(evaluators: Sequence[RetrievalEvaluator],
+def pattern_columns(evaluators: Sequence[KernelEvaluator],
                     results: Sequence[Callable[[Pattern, float], MetricResult]], scores: BatchScores,
                     kept: NDArray[np.bool_]) -> list[PatternColumn]:
     """The :class:`~ragmeter.results.PatternColumn` of each metric over the fast rows of ``scores``
@@ -168,32 +176,35 @@ class ColumnarSink:
     """The driver's side of a columnar run: ids (and the duplicate check), the Sample path for the
     rows the fast path cannot take, counts, progress, and the one :class:`RunWriter`."""
 
-    def __init__(self, run: Plan, writer: RunWriter, conv: RowConverter, cols: Columns, *, on_error: str,
-                 on_bad_row: Callable[[InputError], None] | None = None,
-                 progress: Callable[[int], None] | None = None) -> None:
-        self.run, self.writer, self.conv, self.cols = run, writer, conv, cols
-        self.evaluators: list[RetrievalEvaluator] = run.evaluators  # type: ignore[assignment]
-        self.on_error, self.on_bad_row, self.progress = on_error, on_bad_row, progress
-        self.presence = FieldPresence()
+    def __init__(self, run: Plan, state: RunState, conv: RowConverter, cols: Columns, *, on_error: str) -> None:
+        self.run, self.state, self.conv, self.cols = run, state, conv, cols
+        self.writer, self.presence = state.writer, state.presence
+        self.evaluators: list[KernelEvaluator] = run.evaluators  # type: ignore[assignment]
+        self.on_error = on_error
         self.fast_rows = 0
-        self.bad_rows = 0
         self._results = [functools.partial(pattern_result, ev) for ev in self.evaluators]
+        self._bad_at = 0
 
-    def write(self, rows: Any, scores: BatchScores) -> None:
+    async def write(self, rows: Any, scores: BatchScores) -> None:
         """Write one batch's rows, in order (``rows``: :class:`ArrowRows` or alike); the fast rows
-        from ``scores.lines`` when the batch was formatted where it was scored, else formatted here."""
+        from ``scores.lines`` when the batch was formatted where it was scored, else formatted here.
+        A bad row with ``on_error="raise"`` raises after the rows before it are written."""
         fast_before = ~scores.slow
         forced = getattr(rows, "forced_slow", None)  # rows the reader could not hand to the kernels
         slow = scores.slow | forced if forced is not None else scores.slow.copy()
-        row_ids, items = self._ids(rows, slow)
+        try:
+            row_ids, items = self._ids(rows, slow)
+        except InputError:
+            await self._write_before(rows, self._bad_at)
+            raise
         kept = ~slow[fast_before]  # a fast row whose id was seen before now takes the Sample path
         n_fast = int(kept.sum())
         none_rows = np.flatnonzero(fast_before)[kept][scores.rel_none[kept]] if n_fast else np.zeros(0, np.int64)
         # the fast rows' absent-field counts are noted where the first of them stands among the
         # Sample path's rows: summary.json lists fields in the order the Sample path first meets them
         bulk = {ev.name: {no_labels_field(ev): len(none_rows)} for ev in self.evaluators}
-        others = self._others(items, int(none_rows[0]) if len(none_rows) else rows.num_rows,
-                              functools.partial(self.presence.note_bulk, n_fast, bulk))
+        others = await self._others(items, int(none_rows[0]) if len(none_rows) else rows.num_rows,
+                                    functools.partial(self.presence.note_bulk, n_fast, bulk))
         self.fast_rows += n_fast
         inputs = {i: item.input_metadata() for i, item in items.items() if isinstance(item, Sample)}
         if scores.lines is not None:
@@ -202,15 +213,31 @@ class ColumnarSink:
         else:
             self.writer.add_columns(row_ids, pattern_columns(self.evaluators, self._results, scores, kept), others,
                                     inputs)
-        if self.progress is not None:
-            self.progress(rows.num_rows)
+        engine = self.run.info.setdefault("engine", {"name": "local", "path": "columnar"})
+        if isinstance(engine, dict):
+            engine["columnar_rows"] = self.fast_rows
+        if self.state.progress is not None:
+            self.state.progress(rows.num_rows)
 
-    def _others(self, items: dict[int, Sample | InputError], bulk_at: int,
+    async def _write_before(self, rows: Any, k: int) -> None:
+        """Write rows ``0 .. k`` of a block whose row ``k`` is bad (``on_error="raise"``): the
+        Sample path scores them (their ids passed the duplicate check already), as it scores every
+        row before a bad one."""
+        conv = RowConverter(self.conv.path, self.conv.field_map, unit=self.conv.unit,
+                            max_text_chars=self.conv.max_text_chars)
+        records = rows.records(list(range(k)))
+        samples = [conv.convert(rec, rows.position(i), rows.where(i)) for i, rec in enumerate(records)]
+        good = [s for s in samples if isinstance(s, Sample)]
+        scored = await score_chunk(self.evaluators, good) if good else {}
+        for j, sample in enumerate(good):
+            self.state.add_sample(sample, {m: scored[m][j] for m in self.run.names})
+
+    async def _others(self, items: dict[int, Sample | InputError], bulk_at: int,
                 note_bulk: Callable[[], None]) -> dict[int, dict[str, MetricResult]]:
         """The results of the rows on the Sample path (bad rows recorded as errors), by row;
         ``note_bulk`` notes the fast rows' counts before the first row after ``bulk_at``."""
         good = [(i, it) for i, it in items.items() if isinstance(it, Sample)]
-        scored = asyncio.run(score_chunk(self.evaluators, [s for _, s in good])) if good else {}
+        scored = await score_chunk(self.evaluators, [s for _, s in good]) if good else {}
         names = self.run.names
         others: dict[int, dict[str, MetricResult]] = {}
         k = 0
@@ -226,9 +253,9 @@ class ColumnarSink:
                 self.presence.note_sample(item)
                 self.presence.note(res)
             else:
-                self.bad_rows += 1
-                if self.on_bad_row is not None:
-                    self.on_bad_row(item)
+                self.state.bad_rows += 1
+                if self.state.on_bad_row is not None:
+                    self.state.on_bad_row(item)
                 res = {ev.name: MetricResult.from_error(ev.name, ev.version, item) for ev in self.evaluators}
             others[i] = res
         if pending is not None:
@@ -277,6 +304,7 @@ class ColumnarSink:
                                                                                          rows.where(i))
                 if isinstance(item, InputError):
                     if self.on_error == "raise":
+                        self._bad_at = i
                         raise item
                     row_ids[i] = bad_row_id(item)
                 else:
@@ -287,17 +315,6 @@ class ColumnarSink:
                 seen[row_ids[i]] = positions[i]
                 here.add(row_ids[i])
         return row_ids, items
-
-    def finish(self, t0: float, *, path: str | None, keys: Sequence[str] | None) -> RunResult:
-        """Complete the run info, write ``summary.json``, check absent fields; the result."""
-        info = self.run.info
-        engine = info.setdefault("engine", {"name": "local", "path": "columnar"})
-        if isinstance(engine, dict):
-            engine["columnar_rows"] = self.fast_rows
-        finish_info(info, t0=t0, input_errors=self.bad_rows, presence=self.presence, judge_stats=None)
-        result = self.writer.finish(info)
-        self.presence.check(path=path, keys=list(keys) if keys is not None else None)
-        return result
 
 
 # ---- the run ------------------------------------------------------------------------------------
@@ -354,12 +371,14 @@ def evaluate_columnar(
     on_bad_row: Callable[[InputError], None] | None = None,
     run_info: dict[str, Any] | None = None,
     max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
+    evaluators: Sequence[KernelEvaluator] | None = None,
 ) -> RunResult:
     """Evaluate retrieval ``metrics`` over the ``format`` file ``path`` (``parquet``, ``jsonl`` or
     ``csv``) on the columnar path: the files and :class:`~ragmeter.results.RunResult` of
     :func:`ragmeter.evaluate` over :func:`~ragmeter.io.read_samples` (``keep_records=False``).
-    ``on_bad_row`` is called with each bad row's InputError (``on_error="skip"``)."""
-    revs = retrieval_evaluators(metrics)
+    ``on_bad_row`` is called with each bad row's InputError (``on_error="skip"``); ``evaluators``
+    are the metrics' evaluators when built already (:func:`kernel_evaluators`)."""
+    revs = list(evaluators) if evaluators is not None else retrieval_evaluators(metrics)
     run = plan(metrics, evaluators=revs, run_info=run_info)
     read_samples(path, on_error=on_error, field_map=field_map, format=format)  # type: ignore[arg-type]  # file-level checks
     spath = os.fspath(path)
@@ -367,27 +386,37 @@ def evaluate_columnar(
     source = _source(format, spath, fmap, batch_rows)
     conv = RowConverter(spath, fmap, unit=source.unit, max_text_chars=max_text_chars,
                         seen=HashedIds())  # type: ignore[arg-type]  # the dict's get / set, exact
-    writer = RunWriter(run.names, out_dir=out_dir, keep_records=False)
-    sink: ColumnarSink | None = None
-    t0 = time.perf_counter()
-    for rows in source.blocks():
-        if sink is None:
+    state = RunState(run.names, run.versions, run.info, RunWriter(run.names, out_dir=out_dir, keep_records=False),
+                     progress=progress, on_bad_row=on_bad_row)
+    sinks: list[ColumnarSink] = []
+
+    def submit(rows: Any) -> BatchScores:
+        if not sinks:
             assert source.columns is not None
             source.columns.max_text_chars = max_text_chars
-            sink = ColumnarSink(run, writer, conv, source.columns, on_error=on_error, on_bad_row=on_bad_row,
-                                progress=progress)
+            sinks.append(ColumnarSink(run, state, conv, source.columns, on_error=on_error))
             if source.keys is None:
-                note_keys(sink, rows)
+                note_keys(sinks[0], rows)
         if rows.batch is None:
-            scores = BatchScores(np.ones(rows.num_rows, dtype=bool), {}, {}, {}, np.zeros(0, dtype=bool))
-        else:
-            scores = score_batch(rows.batch, sink.cols, revs)
-        sink.write(rows, scores)
-    if sink is None:
-        from ..errors import EmptyInputError
+            return BatchScores(np.ones(rows.num_rows, dtype=bool), {}, {}, {}, np.zeros(0, dtype=bool))
+        return score_batch(rows.batch, sinks[0].cols, revs)
 
-        raise EmptyInputError(f"the file holds no samples: expected at least one {source.unit}", path=spath)
-    return sink.finish(t0, path=spath, keys=source.keys)
+    async def write(rows: Any, scores: BatchScores) -> None:
+        await sinks[0].write(rows, scores)
+
+    result = asyncio.run(run_units(not_empty(source.blocks(), source.unit, spath), submit, write, state=state))
+    state.presence.check(path=spath, keys=source.keys)
+    return result
+
+
+def not_empty(blocks: Iterator[Any], unit: str, spath: str) -> Iterator[Any]:
+    """``blocks``; an EmptyInputError after them when there was none."""
+    seen = False
+    for block in blocks:
+        seen = True
+        yield block
+    if not seen:
+        raise EmptyInputError(f"the file holds no samples: expected at least one {unit}", path=spath)
 
 
 def _source(fmt: str, spath: str, fmap: dict[str, str], batch_rows: int) -> Source:

@@ -25,16 +25,20 @@ from ..io.records import DEFAULT_MAX_TEXT_CHARS
 from ..results import RunResult
 from ..types import Sample
 from . import ENGINES
-from .columnar import columnar_supported, evaluate_columnar
+from .columnar import columnar_supported, evaluate_columnar, kernel_evaluators
+
+
+def _columnar_format(path: str | os.PathLike[str], format: str | None) -> bool:
+    """True for a file the columnar path reads (Parquet, JSONL, CSV)."""
+    try:
+        return detect_format(path, format) in ("parquet", "jsonl", "csv")
+    except (InputError, InvalidParameterError):
+        return False
 
 
 def uses_columnar(path: str | os.PathLike[str], metrics: Sequence[str] | None, format: str | None = None) -> bool:
     """True when the local engine takes the columnar fast path for this file and these metrics."""
-    try:
-        fmt = detect_format(path, format)
-    except (InputError, InvalidParameterError):
-        return False
-    return fmt in ("parquet", "jsonl", "csv") and columnar_supported(metrics)
+    return _columnar_format(path, format) and columnar_supported(metrics)
 
 
 def evaluate_file(
@@ -76,11 +80,12 @@ def evaluate_file(
                             address=address, on_error=on_error, field_map=field_map, format=format,
                             keep_records=False, progress=progress, on_bad_row=on_bad_row,
                             on_judge_stats=on_judge_stats, run_info=run_info, max_text_chars=max_text_chars)
-    if uses_columnar(path, metrics, format):
+    kernels = kernel_evaluators(metrics) if _columnar_format(path, format) else None
+    if kernels is not None:
         assert metrics is not None
         return evaluate_columnar(path, list(metrics), format=detect_format(path, format), out_dir=out_dir,
                                  on_error=on_error, field_map=field_map, progress=progress, on_bad_row=on_bad_row,
-                                 max_text_chars=max_text_chars,
+                                 max_text_chars=max_text_chars, evaluators=kernels,
                                  run_info={**(run_info or {}), "engine": {"name": "local", "path": "columnar"}})
 
     if judge is None and judge_config is not None:

@@ -15,15 +15,15 @@ How it runs:
    :func:`ragmeter.io.read_samples`; a JSONL URI with ``ray.data.read_json``. Each row goes through
    the reader's own :class:`~ragmeter.io.records.RowConverter`, so ids (a missing id is the row
    number), duplicate-id and validation errors are exactly those of the local engine.
-2. **Scoring.** Good samples are cut into chunks of ``batch_size`` and sent to Ray tasks, at most
-   ``num_workers`` running at once. A task builds its evaluators, and the judge from its
-   :class:`~ragmeter.backend_config.JudgeConfig` (judge objects hold connections, so they are never
-   shipped), then scores the chunk with
-   :func:`ragmeter.evaluator.score_chunk`, exactly as the local engine does: retrieval metrics
-   vectorised over the chunk, every judged metric x sample of the chunk awaited together under the
-   judge's own bounded ``concurrency`` (per task, so the cluster's bound is workers x concurrency).
-   A task whose worker dies is retried by Ray (``max_retries``); a chunk's results are taken once,
-   whichever attempt produced them.
+2. **Scoring.** Good samples are cut into chunks of ``batch_size`` and handed round a pool of
+   ``num_workers`` :class:`ScoringActor` s, two chunks queued per actor. Each actor builds its
+   evaluators, and the judge from its :class:`~ragmeter.backend_config.JudgeConfig` (judge
+   objects hold connections, so they are never shipped), once for the whole run: the judge's
+   adaptive concurrency, learnt timeout and cache connection carry from chunk to chunk. An actor
+   scores a chunk with :func:`ragmeter.evaluator.score_chunk`, exactly as the local engine does
+   (the judge's ``concurrency`` is per actor, so the cluster's bound is workers x concurrency).
+   The driver is :func:`ragmeter.engines.driver.run_samples`, the local engine's: rows are
+   written in input order, and the abort rules are the same.
    Retrieval metrics only over a local Parquet file (:mod:`ragmeter.engines._ray_columnar`): each
    task reads a row group or a slice of the file (or gets a record batch the driver read), runs the columnar
    kernels on it and formats its rows' ``results.jsonl`` lines, returning the lines as bytes with
@@ -50,20 +50,19 @@ import importlib
 import itertools
 import json
 import os
-import time
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ..backend_config import EmbedderConfig, JudgeConfig
-from ..errors import InputError, InvalidParameterError, JudgeUnreachable, MissingBackendError, error_info
-from ..evaluator import Plan, bad_row_id, chunks_of, finish_info, plan
-from ..io.fields import FieldPresence
+from ..errors import InputError, InvalidParameterError, MissingBackendError
+from ..evaluator import plan, score_chunk
+from ..io import as_samples
 from ..io.records import DEFAULT_MAX_TEXT_CHARS
 from ..registry import get_evaluator
 from ..results import RunResult, RunWriter, _json_default
 from ..types import MetricResult, Sample
+from .driver import RunState, run_samples
 
 INSTALL_HINT = 'pip install -e ".[ray]" (in the ragmeter clone)'
 #: Samples per Ray task.
@@ -91,47 +90,46 @@ def require_ray() -> Any:
 # ---- worker side --------------------------------------------------------------------------------
 
 
-def score_chunk_on_worker(
-    samples: list[Sample],
-    metrics: list[str],
-    judge_config: JudgeConfig | None,
-    embedder_config: EmbedderConfig | None,
-    metric_modules: Sequence[str],
-) -> tuple[list[dict[str, dict[str, Any]]], dict[str, Any] | None, str | None]:
-    """Score ``samples`` on ``metrics`` in this process (what each Ray task runs).
+class ScoringActor:
+    """A Ray actor that scores chunks for the whole run with one judge and one embedder, built here
+    once from their configs (judge objects hold connections, so they are never shipped): its
+    adaptive concurrency, learnt timeout and cache connection carry from one chunk to the next. An
+    async actor: every chunk runs on the actor's one event loop, where the judge's state lives."""
 
-    Returns one ``{metric: results.jsonl record}`` per sample, in order, the judge's stats, and the
-    judge's :class:`~ragmeter.errors.JudgeUnreachable` message when it declared itself unreachable
-    (the driver then stops the run, as the local engine does), else None.
-    """
-    from ..evaluator import score_chunk
-    from ..judges.counters import stats_delta
+    def __init__(self, metrics: list[str], judge_config: JudgeConfig | None, embedder_config: EmbedderConfig | None,
+                 metric_modules: Sequence[str]) -> None:
+        for module in metric_modules:
+            importlib.import_module(module)  # plugin metrics register on import
+        self.judge = judge_config.build() if judge_config is not None else None
+        self.embedder = embedder_config.build() if embedder_config is not None else None
+        self.evaluators = [get_evaluator(m, judge=self.judge, embedder=self.embedder) for m in metrics]
+        self.judges_built = 0 if self.judge is None else 1
+        self._before = self.judge.stats() if self.judge is not None else None
 
-    for module in metric_modules:
-        importlib.import_module(module)  # plugin metrics register on import
-    judge = judge_config.build() if judge_config is not None else None
-    embedder = embedder_config.build() if embedder_config is not None else None
-    evaluators = [get_evaluator(m, judge=judge, embedder=embedder) for m in metrics]
+    async def score(self, samples: list[Sample]) -> tuple[list[dict[str, dict[str, Any]]], dict[str, Any] | None]:
+        """One ``{metric: results.jsonl record}`` per sample, in order, and the judge's counters
+        since the actor started (the driver sums the actors' latest)."""
+        scored = await score_chunk(self.evaluators, samples)
+        records = [{ev.name: scored[ev.name][i].to_record() for ev in self.evaluators} for i in range(len(samples))]
+        return records, self.stats()
 
-    async def run() -> dict[str, list[MetricResult]]:
-        try:
-            return await score_chunk(evaluators, samples)
-        finally:
-            if judge is not None:
-                await judge.aclose()
+    def stats(self) -> dict[str, Any] | None:
+        """The judge's counters of this run (None without a judge), as the local engine counts a
+        run (``stats_delta``), so the driver's sum has its shape."""
+        from ..judges.counters import stats_delta
 
-    before = judge.stats() if judge is not None else None
-    try:
-        scored = asyncio.run(run())
-        # counted as the local engine counts a run (stats_delta), so the driver's sum has its shape
-        stats = stats_delta(judge.stats(), before) if judge is not None else None
-    finally:
-        if judge is not None:
-            judge.close()
-    names = [ev.name for ev in evaluators]
-    records = [{m: scored[m][i].to_record() for m in names} for i in range(len(samples))]
-    unreachable = getattr(judge, "unreachable", None)
-    return records, stats, None if unreachable is None else str(unreachable)
+        return stats_delta(self.judge.stats(), self._before) if self.judge is not None else None
+
+    def builds(self) -> int:
+        """Judges this actor built: 1 for the whole run (0 without a judge)."""
+        return self.judges_built
+
+    async def close(self) -> dict[str, Any] | None:
+        """Close the judge's connections; its final counters."""
+        stats = self.stats()
+        if self.judge is not None:
+            await self.judge.aclose()
+        return stats
 
 
 # ---- driver side --------------------------------------------------------------------------------
@@ -209,11 +207,7 @@ def read_items(ray: Any, data: str | os.PathLike[str] | Iterable[Any], *, on_err
         return read_samples(spath, on_error=on_error, field_map=field_map, format=format,  # type: ignore[arg-type]
                             max_text_chars=max_text_chars)
 
-    def normalise() -> Iterator[Sample | InputError]:
-        for i, s in enumerate(data):  # type: ignore[union-attr]
-            yield Sample.from_record(s, default_id=str(i + 1)) if isinstance(s, dict) else s
-
-    return normalise()
+    return as_samples(data, on_error=on_error, field_map=field_map, max_text_chars=max_text_chars)  # type: ignore[arg-type]
 
 
 def _merge_stats(total: dict[str, Any] | None, part: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -361,10 +355,75 @@ class _Options:
                                       retry_exceptions=False), workers
 
 
+class RayExecutor:
+    """Scores chunks on a pool of :class:`ScoringActor` s (one per worker, chunks handed round
+    the pool); ``ahead`` keeps every actor busy with one chunk queued behind it."""
+
+    def __init__(self, ray: Any, opts: _Options, metrics: list[str], judge_config: JudgeConfig | None,
+                 embedder_config: EmbedderConfig | None) -> None:
+        cpus = float(ray.cluster_resources().get("CPU", 1.0))
+        self.workers = opts.num_workers or max(1, int(cpus))
+        # half a share each: actors live for the whole run, and Ray Data's read tasks need CPUs too
+        actor = ray.remote(ScoringActor).options(num_cpus=max(cpus / self.workers / 2, 0.01),
+                                                 max_restarts=opts.max_retries, max_task_retries=opts.max_retries)
+        self.ray = ray
+        self.actors = [actor.remote(metrics, judge_config, embedder_config, opts.metric_modules)
+                       for _ in range(self.workers)]
+        self.ahead = self.workers * 2
+        self._turn = 0
+        self._stats: dict[int, dict[str, Any] | None] = {}
+        self._refs: dict[int, Any] = {}
+        self.names = metrics
+
+    def submit(self, samples: list[Sample], before_wait: Callable[[], None]) -> AsyncIterator[dict[str, MetricResult]]:
+        """Send ``samples`` to the next actor; the iterator yields their results once it answers."""
+        k = self._turn % len(self.actors)
+        self._turn += 1
+        ref = self.actors[k].score.remote(samples)
+        rows = self._rows(k, ref, before_wait)
+        self._refs[id(rows)] = ref
+        return rows
+
+    async def _rows(self, k: int, ref: Any, before_wait: Callable[[], None]) -> AsyncIterator[dict[str, MetricResult]]:
+        before_wait()
+        records, stats = await ref
+        prev = self._stats.get(k)
+        if prev is None or (stats or {}).get("calls", 0) >= prev.get("calls", 0):
+            self._stats[k] = stats  # the actor's latest counters (its chunks may finish out of order)
+        for rec in records:
+            yield {m: MetricResult.model_validate({"name": m, **rec[m]}) for m in self.names}
+
+    def judge_stats(self) -> dict[str, Any] | None:
+        """The actors' latest counters, summed."""
+        total: dict[str, Any] | None = None
+        for stats in self._stats.values():
+            total = _merge_stats(total, stats)
+        return total
+
+    def cancel(self, scored: Any) -> None:
+        """Cancel the chunk's actor task (a stopped run), without waiting for it."""
+        ref = self._refs.pop(id(scored), None)
+        if ref is not None:
+            with contextlib.suppress(Exception):
+                self.ray.cancel(ref)
+
+    def builds(self) -> list[int]:
+        """Judges built per actor (:meth:`ScoringActor.builds`)."""
+        return list(self.ray.get([a.builds.remote() for a in self.actors]))
+
+    def close(self) -> None:
+        """Close the actors' judges and end the actors."""
+        with contextlib.suppress(Exception):
+            self.ray.get([a.close.remote() for a in self.actors], timeout=30)
+        for a in self.actors:
+            with contextlib.suppress(Exception):
+                self.ray.kill(a)
+
+
 def _evaluate_samples(ray: Any, data: Any, metrics: Sequence[str] | None, opts: _Options,
                       judge_config: JudgeConfig | None, embedder_config: EmbedderConfig | None) -> RunResult:
-    """The Sample path: chunks of samples scored by :func:`score_chunk_on_worker` tasks, their
-    results written by the driver's :class:`_Driver`, in input order."""
+    """The Sample path: :func:`~ragmeter.engines.driver.run_samples` with chunks of ``batch_size``
+    scored by a :class:`RayExecutor`, written by the driver in input order."""
     # the driver's judge / embedder only decide default metrics and validate names: never called
     driver_judge = replace(judge_config, cache=False).build() if judge_config is not None else None
     driver_embedder = embedder_config.build() if embedder_config is not None else None
@@ -378,37 +437,17 @@ def _evaluate_samples(ray: Any, data: Any, metrics: Sequence[str] | None, opts: 
     finally:
         if driver_judge is not None:
             driver_judge.close()
-    remote, workers = opts.remote(ray, score_chunk_on_worker)
-    driver = _Driver(ray, run, RunWriter(run.names, out_dir=opts.out_dir, keep_records=opts.keep_records),
-                     opts.progress, opts.on_bad_row, opts.on_judge_stats)
-    t0 = time.perf_counter()
-    run.info["engine"] = {"name": "ray", "workers": workers, "batch_size": opts.batch_size}
+    executor = RayExecutor(ray, opts, run.names, judge_config, embedder_config)
+    run.info["engine"] = {"name": "ray", "workers": executor.workers, "batch_size": opts.batch_size}
+    state = RunState(run.names, run.versions, run.info,
+                     RunWriter(run.names, out_dir=opts.out_dir, keep_records=opts.keep_records),
+                     progress=opts.progress, on_bad_row=opts.on_bad_row, on_judge_stats=opts.on_judge_stats)
     try:
-        for chunk in chunks_of(itertools.chain(head, items), opts.batch_size):
-            good = [s for s in chunk if isinstance(s, Sample)]
-            driver.submit(chunk, remote.remote(good, run.names, judge_config, embedder_config,
-                                               opts.metric_modules) if good else None, workers * 2)
-        while driver.pending:
-            driver.drain_one()
-    except BaseException as exc:
-        # as the local engine: the rows written so far stay, summary.json says why the run stopped.
-        # Chunks already sent are valid work (a bad row is found while the next chunk is read):
-        # written first, unless the judge is unreachable (they cannot be judged) or on Ctrl-C
-        if not isinstance(exc, JudgeUnreachable | KeyboardInterrupt):
-            with contextlib.suppress(Exception):
-                while driver.pending:
-                    driver.drain_one()
-        driver.cancel_pending()
-        run.info["aborted"] = error_info(exc)
-        finish_info(run.info, t0=t0, input_errors=driver.bad_rows, presence=driver.presence,
-                    judge_stats=driver.judge_stats)
-        driver.writer.finish(run.info)
-        raise
-    finish_info(run.info, t0=t0, input_errors=driver.bad_rows, presence=driver.presence,
-                judge_stats=driver.judge_stats)
-    result = driver.writer.finish(run.info)
-    driver.presence.check(path=None if _is_uri(str(data)) or not isinstance(data, str | os.PathLike)
-                          else os.fspath(data))
+        result = asyncio.run(run_samples(itertools.chain(head, items), executor, state, chunk_size=opts.batch_size))
+    finally:
+        executor.close()
+    state.presence.check(path=None if _is_uri(str(data)) or not isinstance(data, str | os.PathLike)
+                         else os.fspath(data))
     return result
 
 
@@ -422,62 +461,3 @@ def _configs(judge_config: JudgeConfig | None, embedder_config: EmbedderConfig |
     if embedder_config is None and embedder_spec:
         embedder_config = EmbedderConfig(embedder_spec, dict(embedder_options or {}))
     return (judge_config.with_cache_dir() if judge_config is not None else None), embedder_config
-
-
-class _Driver:
-    """The driver's side of a Ray run: takes each chunk's results back, in input order, into the
-    one :class:`~ragmeter.results.RunWriter`, and keeps the counts ``summary.json`` records."""
-
-    def __init__(self, ray: Any, run: Plan, writer: RunWriter, progress: Callable[[int], None] | None,
-                 on_bad_row: Callable[[InputError], None] | None,
-                 on_judge_stats: Callable[[dict[str, Any]], None] | None) -> None:
-        self.ray, self.run, self.writer = ray, run, writer
-        self.progress, self.on_bad_row, self.on_judge_stats = progress, on_bad_row, on_judge_stats
-        self.pending: deque[tuple[list[Sample | InputError], Any]] = deque()
-        self.presence = FieldPresence()
-        self.judge_stats: dict[str, Any] | None = None
-        self.bad_rows = 0
-
-    def submit(self, chunk: list[Sample | InputError], ref: Any, queued: int) -> None:
-        """Queue ``chunk`` (scored by the task ``ref``, None when it has no good sample); write
-        finished chunks while more than ``queued`` wait (every worker busy, one chunk behind each)."""
-        self.pending.append((chunk, ref))
-        while len(self.pending) > queued:
-            self.drain_one()
-
-    def cancel_pending(self) -> None:
-        """Cancel the chunks still queued or running (a stopped run), without waiting for them."""
-        while self.pending:
-            _, ref = self.pending.popleft()
-            if ref is not None:
-                with contextlib.suppress(Exception):
-                    self.ray.cancel(ref, force=True)
-
-    def drain_one(self) -> None:
-        """Wait for the oldest chunk and write its rows; raise the judge's
-        :class:`~ragmeter.errors.JudgeUnreachable` after writing a chunk whose judge declared itself
-        unreachable (no later chunk can be judged)."""
-        chunk, ref = self.pending.popleft()
-        records, stats, unreachable = self.ray.get(ref) if ref is not None else ([], None, None)
-        self.judge_stats = _merge_stats(self.judge_stats, stats)
-        names, versions = self.run.names, self.run.versions
-        gi = 0
-        for item in chunk:
-            if isinstance(item, Sample):
-                rec = records[gi]
-                gi += 1
-                res = {m: MetricResult.model_validate({"name": m, **rec[m]}) for m in names}
-                self.presence.note_sample(item)
-                self.presence.note(res)
-                self.writer.add(item.id, res, item.input_metadata())
-            else:
-                self.bad_rows += 1
-                if self.on_bad_row is not None:
-                    self.on_bad_row(item)
-                self.writer.add(bad_row_id(item), {m: MetricResult.from_error(m, versions[m], item) for m in names})
-        if self.progress is not None:
-            self.progress(len(chunk))
-        if self.on_judge_stats is not None and self.judge_stats is not None:
-            self.on_judge_stats(self.judge_stats)
-        if unreachable is not None:
-            raise JudgeUnreachable(unreachable)

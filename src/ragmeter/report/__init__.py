@@ -21,7 +21,7 @@ from ..stats.diagnose import diagnose as diagnose_run
 from ._compare import add_baseline_texts, baseline_texts, comparison_section
 from ._data import (
     DEFAULT_MAX_SAMPLES,
-    DEFAULT_MAX_TEXT_CHARS,
+    DISPLAY_CLIP_CHARS,
     Run,
     build_payload,
     find_data_path,
@@ -39,7 +39,7 @@ from ._html import (
 )
 from ._slices import render_slices
 
-__all__ = ["DEFAULT_MAX_SAMPLES", "DEFAULT_MAX_TEXT_CHARS", "build_report", "load_run", "write_report"]
+__all__ = ["DEFAULT_MAX_SAMPLES", "DISPLAY_CLIP_CHARS", "build_report", "load_run", "write_report"]
 
 
 def _diagnosis(run: Run, compute: bool, gate: dict[str, float], base: Run | None = None) -> Any:
@@ -107,7 +107,7 @@ def build_report(
     baseline: str | os.PathLike[str] | None = None,
     *,
     title: str | None = None,
-    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
+    clip_chars: int | None = DISPLAY_CLIP_CHARS,
     diagnose: bool = True,
     fail_under: dict[str, float] | None = None,
     max_samples: int = DEFAULT_MAX_SAMPLES,
@@ -130,7 +130,7 @@ def build_report(
     else:
         found = sum(1 for sid in wanted if sid in texts)
         data_note = f"{data_path} ({found:,} of the {len(wanted):,} samples shown found)"
-    payload = build_payload(run, texts, baseline=base, max_text_chars=max_text_chars, selection=selection)
+    payload = build_payload(run, texts, baseline=base, clip_chars=clip_chars, selection=selection)
     comparison_html = ""
     if base is not None:
         metrics = [m for m in run.metrics if m in base.metrics]
@@ -142,7 +142,7 @@ def build_report(
         index_of = {str(e["id"]): k for k, e in enumerate(payload["samples"])}  # position in the page's samples
         comparison_html = comparison_section(base, run, metrics, index_of)
         add_baseline_texts(payload, baseline_texts(base, {s["id"] for s in payload["samples"]}),
-                           max_text_chars=max_text_chars)
+                           clip_chars=clip_chars)
     dataset = run.info.get("dataset") or (data_path.name if data_path is not None else run.path.name)
     if title:
         page_title = title
@@ -173,7 +173,7 @@ def write_report(
     baseline: str | os.PathLike[str] | None = None,
     *,
     title: str | None = None,
-    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
+    clip_chars: int | None = DISPLAY_CLIP_CHARS,
     diagnose: bool = True,
     fail_under: dict[str, float] | None = None,
     max_samples: int = DEFAULT_MAX_SAMPLES,
@@ -194,7 +194,7 @@ def write_report(
         A second run directory: the report then compares ``run_dir`` (candidate) against it.
     title:
         The page title (default from the run directory's name).
-    max_text_chars:
+    clip_chars:
         Longer texts are cut in the page, with a marker (None or 0: never cut).
     diagnose:
         Run :func:`ragmeter.stats.diagnose` on the run and head the report with its findings (the
@@ -212,7 +212,7 @@ def write_report(
     -------
     The path written.
     """
-    html_text = build_report(run_dir, data, baseline, title=title, max_text_chars=max_text_chars,
+    html_text = build_report(run_dir, data, baseline, title=title, clip_chars=clip_chars,
                              diagnose=diagnose, fail_under=fail_under, max_samples=max_samples)
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -217,7 +217,7 @@ def baseline_texts(base: Run, ids: set[str]) -> dict[str, dict[str, Any]] | None
 
 
 def add_baseline_texts(payload: dict[str, Any], base_texts: dict[str, dict[str, Any]] | None, *,
-                       max_text_chars: int | None) -> dict[str, Any]:
+                       clip_chars: int | None) -> dict[str, Any]:
     """Add the baseline's contexts and answer to the embedded samples (``payload`` is changed and returned).
 
     Per sample: ``bc`` the baseline's contexts (``[[id, text, score], ...]``) when they differ from
@@ -230,12 +230,12 @@ def add_baseline_texts(payload: dict[str, Any], base_texts: dict[str, dict[str, 
         t = (base_texts or {}).get(entry["id"])
         if t is None:
             continue
-        ctx = sanitize([[cid, clip_text(text, max_text_chars), score] for cid, text, score in t["c"]])
+        ctx = sanitize([[cid, clip_text(text, clip_chars), score] for cid, text, score in t["c"]])
         if ctx == entry.get("c"):
             entry["bsame"] = True
         else:
             entry["bc"] = ctx
-        answer = clip_text(t["a"], max_text_chars)
+        answer = clip_text(t["a"], clip_chars)
         if answer != entry.get("a"):
             entry["ba"] = answer
     return payload

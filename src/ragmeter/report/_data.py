@@ -28,7 +28,7 @@ from ..stats.compare import compare
 DATA_PATH_KEYS = ("data", "data_path", "input", "input_path", "dataset_path", "dataset")
 
 #: Texts longer than this are cut in the page (with a marker saying how long they were).
-DEFAULT_MAX_TEXT_CHARS = 4000
+DISPLAY_CLIP_CHARS = 4000
 
 
 #: Status codes of :attr:`Run.status` (as :mod:`ragmeter.results` writes them).
@@ -467,7 +467,7 @@ def sanitize(obj: Any) -> Any:
 
 
 def build_payload(run: Run, texts: dict[str, dict[str, Any]] | None, *, baseline: Run | None = None,
-                  max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
+                  clip_chars: int | None = DISPLAY_CLIP_CHARS,
                   selection: Sequence[tuple[int, list[str]]] | None = None,
                   max_bytes: int | None = DEFAULT_MAX_BYTES) -> dict[str, Any]:
     """The JSON the page's script renders the sample table from.
@@ -498,7 +498,7 @@ def build_payload(run: Run, texts: dict[str, dict[str, Any]] | None, *, baseline
         rec = records.get(pos)
         if rec is None:
             continue
-        entry = _sample_entry(rec, metrics, texts, max_text_chars)
+        entry = _sample_entry(rec, metrics, texts, clip_chars)
         entry["i"] = pos
         if why:
             entry["w"] = why
@@ -517,16 +517,16 @@ def build_payload(run: Run, texts: dict[str, dict[str, Any]] | None, *, baseline
 
 
 def _sample_entry(rec: dict[str, Any], metrics: Sequence[str], texts: dict[str, dict[str, Any]] | None,
-                  max_text_chars: int | None) -> dict[str, Any]:
+                  clip_chars: int | None) -> dict[str, Any]:
     """One sample of the payload (see :func:`build_payload`), without the baseline scores."""
     sid = str(rec.get("id"))
     entry: dict[str, Any] = {"id": sid}
     t = (texts or {}).get(sid)
     if t is not None:
-        entry["q"] = clip_text(t.get("q"), max_text_chars)
-        entry["a"] = clip_text(t.get("a"), max_text_chars)
-        entry["r"] = clip_text(t.get("r"), max_text_chars)
-        entry["c"] = [[cid, clip_text(ctext, max_text_chars), _clean_number(cscore)]
+        entry["q"] = clip_text(t.get("q"), clip_chars)
+        entry["a"] = clip_text(t.get("a"), clip_chars)
+        entry["r"] = clip_text(t.get("r"), clip_chars)
+        entry["c"] = [[cid, clip_text(ctext, clip_chars), _clean_number(cscore)]
                       for cid, ctext, cscore in t.get("c", [])]
     details_list: list[Any] = []
     mres: dict[str, Any] = {}
@@ -546,7 +546,7 @@ def _sample_entry(rec: dict[str, Any], metrics: Sequence[str], texts: dict[str, 
                 details_list.append(sanitize(details))
         err = sanitize(r["error"]) if r.get("error") else None
         any_error = any_error or bool(err)
-        mres[m] = {"s": _clean_number(r.get("score")), "t": clip_text(r.get("reason") or "", max_text_chars),
+        mres[m] = {"s": _clean_number(r.get("score")), "t": clip_text(r.get("reason") or "", clip_chars),
                    "e": err, "d": di}
     entry["m"] = mres
     if rec.get("metadata"):  # the row's keys ragmeter does not read, as results.jsonl keeps them

@@ -109,6 +109,11 @@ class AnswerRelevancy(JudgedEvaluator):
             raise MissingBackendError(f"metric {self.name!r} compares embeddings: pass embedder=... in Python or "
                                       "--embedder SPEC on the command line (e.g. --embedder st:all-MiniLM-L6-v2)")
 
+    @property
+    def whole_chunk(self) -> bool:
+        """True with ``normalize=baseline`` (the chunk is the baseline's population)."""
+        return bool(self.params["normalize"] == "baseline")
+
     async def aevaluate(self, sample: Sample) -> MetricResult:
         """Score ``sample`` alone (with ``normalize=baseline`` a single row has no baseline: undefined).
         A judge error propagates, as from every judged metric."""
