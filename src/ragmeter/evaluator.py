@@ -11,6 +11,7 @@ is recorded as that sample's error for that metric: a failure is never a 0 and n
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import itertools
 import os
 import time
@@ -358,6 +359,25 @@ async def _aclose_judge(judge: Any) -> None:
         await judge.aclose()  # its HTTP connections belong to this event loop
 
 
+def _in_event_loop() -> bool:
+    """Whether this thread runs an event loop (Jupyter). The probe's RuntimeError is handled here,
+    so an error of the run that follows chains to nothing."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _run_sync(make: Callable[[], Any]) -> Any:
+    """Run the coroutine ``make()`` returns to completion: here, or inside a running event loop
+    (Jupyter) in a worker thread with its own loop."""
+    if not _in_event_loop():
+        return asyncio.run(make())
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(make())).result()
+
+
 def evaluate(
     samples: Any,
     metrics: Sequence[str] | None = None,
@@ -428,19 +448,7 @@ def evaluate(
         max_text_chars=max_text_chars,
         on_bad_row=on_bad_row,
     )
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        in_loop = False  # the run starts outside the except block: its errors chain to nothing
-    else:
-        in_loop = True
-    if not in_loop:
-        result = asyncio.run(aevaluate(samples, metrics, **coro_args))
-    else:
-        import concurrent.futures
-
-        with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            result = pool.submit(lambda: asyncio.run(aevaluate(samples, metrics, **coro_args))).result()
+    result = _run_sync(lambda: aevaluate(samples, metrics, **coro_args))
     for hint in result.run.get("field_hints", ()):  # a field the data seems to give under another name
         warnings.warn(hint, UserWarning, stacklevel=2)
     return result
