@@ -201,6 +201,41 @@ def _block(body: bytes, starts: NDArray[np.int64], ends: NDArray[np.int64], numb
     return _Block(data, offsets, numbers[rows].tolist())
 
 
+#: Bracket steps per byte: +1 for ``{`` and ``[``, -1 for ``}`` and ``]``.
+_BRACKET_STEP = np.zeros(256, dtype=np.int8)
+_BRACKET_STEP[[ord("{"), ord("[")]] = 1
+_BRACKET_STEP[[ord("}"), ord("]")]] = -1
+#: The deepest bracket nesting a line may have for Arrow's JSON parser to read its block (pyarrow
+#: 26 crashes the process on a line nested 20,000 deep; the line reader names such a line).
+MAX_ARROW_DEPTH = 1000
+
+
+def arrow_safe(data: bytes, offsets: NDArray[np.int64]) -> bool:
+    r"""Whether Arrow's JSON parser may read the block ``data`` (lines starting at ``offsets[:-1]``):
+    every line starts with ``{`` (pyarrow crashes on a first line such as ``null``, read with the
+    empty schema it gives) and no line nests brackets deeper than :data:`MAX_ARROW_DEPTH`. Brackets
+    inside strings count too, so the check errs toward the line reader, which is exact.
+
+    >>> import numpy as np
+    >>> arrow_safe(b'{"a": [1]}\n{"b": 2}\n', np.array([0, 11, 20]))
+    True
+    >>> arrow_safe(b'null\n', np.array([0, 5]))
+    False
+    >>> arrow_safe(b'{"a": ' + b'[' * 1001 + b']' * 1001 + b'}\n', np.array([0, 2010]))
+    False
+    """
+    arr = np.frombuffer(data, dtype=np.uint8)
+    starts = offsets[:-1]
+    if len(starts) == 0 or not (arr[starts] == ord("{")).all():
+        return False
+    steps = _BRACKET_STEP[arr]
+    if np.count_nonzero(steps > 0) <= MAX_ARROW_DEPTH:
+        return True
+    depth = np.cumsum(steps, dtype=np.int32)
+    base = np.where(starts > 0, depth[np.maximum(starts - 1, 0)], 0)
+    return bool((np.maximum.reduceat(depth, starts) - base).max() <= MAX_ARROW_DEPTH)
+
+
 class _BlockReader:
     """Turns blocks of lines into :class:`JsonRows` (see the module docstring for the two parsers)."""
 
@@ -220,7 +255,7 @@ class _BlockReader:
             keys = [str(k) for k in first] if isinstance(first, dict) else []
             self.schema = _schema(self.fmap, keys)
             self.fields = {canonical(self.fmap.get(k, k)): k for k in self.schema.names}
-        if not _SURROGATE.search(data):
+        if not _SURROGATE.search(data) and arrow_safe(data, block.offsets):
             try:
                 table = pj.read_json(
                     pa.BufferReader(data), read_options=pj.ReadOptions(use_threads=False, block_size=len(data) + 1),

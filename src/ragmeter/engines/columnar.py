@@ -52,7 +52,7 @@ from ..errors import EmptyInputError, InputError, InvalidParameterError
 from ..evaluator import Plan, plan, score_chunk
 from ..io import read_samples
 from ..io.fields import absent_result, missing_field
-from ..io.readers import arrow_records
+from ..io.readers import arrow_records, open_parquet
 from ..io.records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_columns, check_field_map
 from ..metrics.retrieval import RankedList
 from ..metrics.retrieval.relevance import Relevance
@@ -463,9 +463,8 @@ class ParquetSource:
 def _open(spath: str, fmap: dict[str, str], max_text_chars: int | None) -> tuple[Any, Columns, list[str]]:
     """The Parquet file, its columns resolved for the fast path, and its map-typed columns."""
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
-    pf = pq.ParquetFile(spath)
+    pf = open_parquet(spath)
     check_columns(list(pf.schema_arrow.names), fmap, path=spath)
     cols = resolve_columns(pf.schema_arrow, fmap)
     cols.max_text_chars = max_text_chars

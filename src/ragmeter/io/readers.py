@@ -368,15 +368,23 @@ def raise_csv_field_limit() -> None:
         csv.field_size_limit(limit)
 
 
-def _parquet_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
+def open_parquet(path: str) -> Any:
+    """``pyarrow.parquet.ParquetFile(path)``; a file that is not Parquet (or cannot be read) is an
+    :class:`~ragmeter.errors.InputError` naming it, never an internal error."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        pf = pq.ParquetFile(path)
+        return pq.ParquetFile(path)
     except (pa.ArrowException, OSError) as exc:
         raise InputError(f"cannot read the Parquet file: {exc}; expected an Apache Parquet file",
                          path=path) from exc
+
+
+def _parquet_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
+    import pyarrow as pa
+
+    pf = open_parquet(path)
     schema = pf.schema_arrow
     check_columns(list(schema.names), fmap, path=path)
     row = 0
