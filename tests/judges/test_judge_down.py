@@ -53,7 +53,11 @@ def check_stopped(res, out: Path, url: str, cause: str, rows: int) -> dict:
     assert len(lines) == 1, res.output
     assert url in lines[0] and cause in lines[0] and "ollama:m" in lines[0], lines[0]
     written = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
-    assert len(written) == rows and all(r["metrics"]["mrr"]["score"] == 1.0 for r in written)
+    # the rows up to the first that recorded the judge unreachable are kept, in input order; later
+    # rows are not written (the run driver's rule, the same on every engine)
+    assert 1 <= len(written) <= rows
+    assert [r["id"] for r in written] == [f"r{i}" for i in range(len(written))]
+    assert all(r["metrics"]["mrr"]["score"] == 1.0 for r in written)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["run"]["aborted"]["type"] == "JudgeUnreachable"
     return summary

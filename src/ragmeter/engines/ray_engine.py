@@ -210,6 +210,11 @@ def read_items(ray: Any, data: str | os.PathLike[str] | Iterable[Any], *, on_err
     return as_samples(data, on_error=on_error, field_map=field_map, max_text_chars=max_text_chars)  # type: ignore[arg-type]
 
 
+def _progress(stats: dict[str, Any] | None) -> tuple[int, int]:
+    """How far a snapshot of one judge's counters is: (calls asked, calls finished); both only grow."""
+    return (int((stats or {}).get("calls", 0)), int((stats or {}).get("finished", 0))) if stats else (-1, -1)
+
+
 def _merge_stats(total: dict[str, Any] | None, part: dict[str, Any] | None) -> dict[str, Any] | None:
     """Add the numbers of ``part`` into ``total`` (recursively; other values: the first one seen)."""
     if part is None:
@@ -387,9 +392,10 @@ class RayExecutor:
     async def _rows(self, k: int, ref: Any, before_wait: Callable[[], None]) -> AsyncIterator[dict[str, MetricResult]]:
         before_wait()
         records, stats = await ref
-        prev = self._stats.get(k)
-        if prev is None or (stats or {}).get("calls", 0) >= prev.get("calls", 0):
-            self._stats[k] = stats  # the actor's latest counters (its chunks may finish out of order)
+        if _progress(stats) >= _progress(self._stats.get(k)):
+            # the actor's latest counters: its chunks run together and may finish out of order, so a
+            # snapshot taken while another chunk's calls were in flight (fewer finished) never wins
+            self._stats[k] = stats
         for rec in records:
             yield {m: MetricResult.model_validate({"name": m, **rec[m]}) for m in self.names}
 
