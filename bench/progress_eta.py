@@ -6,10 +6,11 @@ loopback judge that answers every call in ``--latency`` seconds.
 
 The judge is the rule-based fake OpenAI-compatible server of the tests (``tests/judges/fake_server.py``
 with ``tests/metrics/generation/rules.py``) on 127.0.0.1, so no network and no model are needed.
-The metric is ``faithfulness(mode=direct)``: one call per row, so the planned total is the row
-count. A thread samples :meth:`ragmeter.cli._progress.RunProgress.eta` every 0.1 s with the judge's
-own counters (``finished``); after the run, for the first sample taken with at least 20% (and 50%)
-of the calls answered, the ETA is compared with the time the run actually still took.
+The metric is ``faithfulness(mode=direct)``: one call per row. The planned total is the run's own
+plan (the run driver counts each chunk's calls before its first call), read as ``ragmeter eval``
+reads it (:class:`ragmeter.cli.eval_cmd.JudgeCounters`). A thread samples
+:meth:`ragmeter.cli._progress.RunProgress.eta` every 0.1 s; after the run, for the first sample
+taken with at least 20% (and 50%) of the calls answered, the ETA is compared with the time the run actually still took.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ def main() -> None:
 
     import ragmeter
     from ragmeter.cli._progress import RunProgress
+    from ragmeter.cli.eval_cmd import JudgeCounters
     from ragmeter.io import read_samples
     from ragmeter.judges import from_spec
 
@@ -50,10 +52,8 @@ def main() -> None:
     seen: list[tuple[float, int, float | None]] = []
     try:
         judge = from_spec(f"openai:fake-model@{server.url}", cache=False)
-        planned = len(samples)  # faithfulness(mode=direct): one call per row
-        progress = RunProgress(Console(file=io.StringIO()), total=len(samples), quiet=True,
-                               calls=lambda: (int(judge.stats().get("finished", 0)), planned,
-                                              int(judge.stats().get("calls", 0))))
+        counters = JudgeCounters(judge, len(samples))
+        progress = RunProgress(Console(file=io.StringIO()), total=len(samples), quiet=True, calls=counters.calls)
         done = threading.Event()
 
         def sample() -> None:
@@ -71,7 +71,9 @@ def main() -> None:
         sampler.join()
     finally:
         server.stop()
-    out: dict[str, object] = {"rows": len(samples), "planned_calls": planned, "latency_s": args.latency,
+    planned = int(judge.stats()["planned"])
+    out: dict[str, object] = {"rows": len(samples), "planned_calls": planned, "calls": judge.stats()["calls"],
+                              "latency_s": args.latency,
                               "slots": args.slots,
                               "wall_s": round(end - start, 2)}
     for share in (0.2, 0.5):

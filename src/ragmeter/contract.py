@@ -12,6 +12,8 @@ protocol              method                                     used by
                                                                  the whole chunk (answer_relevancy)
 :class:`KernelEvaluator`  ``kernel_scores(batch)``               the columnar engine: one score per row of
                                                                  a ``RelevanceBatch``, NaN when undefined
+:class:`PlansCalls`   ``planned_calls(sample)``                  the run driver: the judge calls a run will
+                                                                 make, known before the first one
 ====================  =========================================  ==========================================
 
 The capabilities are found with ``isinstance(ev, BatchEvaluator)`` (the protocols are
@@ -20,7 +22,8 @@ The capabilities are found with ``isinstance(ev, BatchEvaluator)`` (the protocol
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -84,4 +87,26 @@ class KernelEvaluator(Evaluator, Protocol):
     def result_of(self, rel: Relevance | None, value: float, cannot: str | None = None) -> MetricResult:
         """The result of a row whose relevance is ``rel`` and kernel value ``value``, worded as
         the ``Sample`` path words it."""
+        ...
+
+
+@dataclass(frozen=True)
+class PlannedStep:
+    """Judge calls one step of scoring a sample will make. ``key`` names the step and its content
+    the way the step is shared: two metrics that share a step on a sample (faithfulness and
+    hallucination_rate share the claim verdicts) plan it under the same key, so it is counted
+    once. ``exact`` is False when the count depends on the judge's replies (a second call made
+    only when the first found claims): the count is then the most likely one."""
+
+    key: Hashable
+    calls: int = 1
+    exact: bool = True
+
+
+@runtime_checkable
+class PlansCalls(Protocol):
+    """An evaluator that knows, before calling the judge, which judge calls a sample will cost."""
+
+    def planned_calls(self, sample: Sample) -> list[PlannedStep]:
+        """The steps scoring ``sample`` makes judge calls for (none: no call)."""
         ...

@@ -341,7 +341,8 @@ async def aevaluate(
     run = plan(metrics, head, judge=judge, embedder=embedder, run_info=run_info)
     state = RunState(run.names, run.versions, run.info,
                      RunWriter(run.names, out_dir=out_dir, keep_records=keep_records),
-                     progress=progress, on_bad_row=on_bad_row)
+                     progress=progress, on_bad_row=on_bad_row, evaluators=run.evaluators,
+                     on_plan=getattr(judge, "expect", None))
     executor = LocalExecutor(run.evaluators, judge)
     result = await run_samples(itertools.chain(head, iterator), executor, state, chunk_size=chunk_size)
     await _aclose_judge(judge)

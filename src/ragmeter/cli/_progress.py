@@ -12,12 +12,15 @@ Rules:
 * **ETA.** The rows left over the rate: rich's recent rate (the last 30 s of updates), or the
   average since the start after the first update (an engine reporting 16,384-row batches).
 * **Judged runs** count the judge calls answered against the planned total (``calls``: a function
-  giving ``(answered, planned, asked)``, planned None while unknown, asked the calls sent or queued
-  so far) and take the ETA from the observed call rate (:class:`CallRate`: answered calls over the
-  last :data:`RATE_WINDOW` seconds, measured from when the judge got its first call, so the time
-  spent loading data and models before does not count), which moves while rows are still in
-  flight; rows are counted as they finish. The judge's other
-  counters (cache hits, errors, tokens, cost) follow when the width allows.
+  giving ``(answered, planned, asked, exact)``, planned None while unknown, asked the calls sent or
+  queued so far, exact False for an estimate, shown ``~``). The run driver plans the calls of each
+  chunk before its first call (:class:`~ragmeter.engines.driver.CallPlan`), cached calls included,
+  so the line shows ``judge 10/50 calls`` and an ETA from the first answered calls on. The ETA
+  is the calls left over the observed call rate (:class:`CallRate`: answered calls over the last
+  :data:`RATE_WINDOW` seconds, measured from when the judge got its first call, so the time spent
+  loading data and models before does not count), which moves while rows are still in flight;
+  rows are counted as they finish. The judge's other counters (cache hits, errors, tokens,
+  cost) follow when the width allows.
 * **One line** at any width >= 60 columns (:meth:`RunProgress.line`): the parts that do not fit
   are left out, least useful first (the judge's counters, elapsed time, rates, the percentage);
   rows, calls and the ETA stay.
@@ -192,8 +195,8 @@ class RunProgress:
     elsewhere, nothing with ``quiet``. Use as a context manager; :meth:`advance` is the engines'
     ``progress`` callback (called with the rows finished).
 
-    ``calls``: a function giving the judge calls ``(answered, planned, asked)`` (planned None while
-    unknown; ``(answered, planned)`` is accepted too), for a judged run; ``status``: a function
+    ``calls``: a function giving the judge calls ``(answered, planned, asked, exact)`` (planned
+    None while unknown; the first two or three are accepted too), for a judged run; ``status``: a function
     giving the judge's other counters (shown when the width allows). ``get_time`` is the clock
     (tests). ``extra`` is accepted for callers that pass more columns, and ignored: the display is
     one line.
@@ -267,8 +270,11 @@ class RunProgress:
         if task.total:
             parts.append((f"({task.percentage:.0f}%)", 3))
         if self.calls is not None:
-            answered, planned = self.calls()[:2]
-            parts.append((f"judge {answered:,}" + (f"/{planned:,}" if planned is not None else "") + " calls", 8))
+            got = self.calls()
+            answered, planned = got[:2]
+            about = "~" if len(got) > 3 and not got[3] else ""
+            parts.append((f"judge {answered:,}" + (f"/{about}{planned:,}" if planned is not None else "") + " calls",
+                          8))
             rate = self.call_rate.rate()
             parts.append((f"{rate:,.1f} calls/s" if rate else "- calls/s", 4))
         rate = speed(task)

@@ -49,10 +49,11 @@ STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 class JudgeCounters:
     """Live judge counters for the progress line: calls answered of the planned total, cache hits,
     errors, tokens and cost so far (read from ``judge.stats()`` at every refresh, so the line moves
-    while rows are being judged)."""
+    while rows are being judged). ``rows``: the data's row count, when known, to scale a plan made
+    for the rows read so far to the whole run."""
 
-    def __init__(self, judge: Any) -> None:
-        self.judge = judge
+    def __init__(self, judge: Any, rows: int | None = None) -> None:
+        self.judge, self.rows = judge, rows
         self.reported: dict[str, Any] | None = None  # set by an engine whose judges run elsewhere (ray)
 
     def report(self, stats: dict[str, Any]) -> None:
@@ -67,14 +68,22 @@ class JudgeCounters:
         """The counters shown: the workers' when an engine reported them, else this process's judge's."""
         return self.reported if self.reported is not None else self.judge.stats()
 
-    def calls(self) -> tuple[int, int | None, int]:
-        """``(answered, planned, asked)`` judge calls for the progress line: the calls that have
-        ended (``finished``), the planned total when the counters carry one (``planned``, else None)
-        and the calls asked so far (``calls``)."""
+    def calls(self) -> tuple[int, int | None, int, bool]:
+        """``(answered, planned, asked, exact)`` judge calls for the progress line: the calls that
+        have ended (``finished``), the planned total, the calls asked so far (``calls``) and whether
+        the total is exact. The total is the run's plan (``planned``, None without one), scaled to
+        :attr:`rows` when planned for fewer rows (an estimate), and never below the calls asked
+        (a plan that depends on the judge's replies is refined as they come). Cached calls count."""
         st = self.stats()
-        planned = st.get("planned")
         asked = int(st.get("calls", 0))
-        return int(st.get("finished", asked)), int(planned) if planned is not None else None, asked
+        answered = int(st.get("finished", asked))
+        if st.get("planned") is None:
+            return answered, None, asked, False
+        planned, planned_rows = int(st["planned"]), int(st.get("planned_rows") or 0)
+        exact = bool(st.get("planned_exact"))
+        if self.rows is not None and 0 < planned_rows < self.rows:
+            planned, exact = round(planned * self.rows / planned_rows), False
+        return answered, max(planned, asked), asked, exact and asked <= planned
 
 
 def judge_status(stats: dict[str, Any]) -> str:
@@ -292,9 +301,10 @@ def eval_cmd(data: Path, **flags: Any) -> None:
     fmt = stdout_format(o.out_format, as_json=o.as_json, console=out)
     fields = {**cfg.fields, **parse_field_map(o.field_map)}
     samples = BadRowCounter(iter(()))  # the engine reads DATA and reports bad rows to samples.note
-    judge_column = JudgeCounters(judge) if judge is not None else None
+    rows = count_rows(data, o.fmt)
+    judge_column = JudgeCounters(judge, rows) if judge is not None else None
     # one line with rows, judge calls and ETA on a terminal; a line every 30 s at most in a log; nothing with -q
-    progress = RunProgress(err, total=count_rows(data, o.fmt), quiet=o.quiet,
+    progress = RunProgress(err, total=rows, quiet=o.quiet,
                            status=judge_column.status if judge_column is not None else None,
                            calls=judge_column.calls if judge_column is not None else None)
     metrics, skipped = _with_gated(data, cfg, fields, o.fmt, judge=jconf, embedder=econf)

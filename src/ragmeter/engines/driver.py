@@ -17,7 +17,9 @@ engine follows, because only this function holds them:
 
 :class:`RunState` is the writing side: the one :class:`~ragmeter.results.RunWriter`, the bad-row
 count, the field-presence notes (:class:`~ragmeter.io.fields.FieldPresence`) and the progress
-callbacks. Executors of samples (:class:`SampleExecutor`) yield each sample's results in input
+callbacks, and the run's :class:`CallPlan` (the judge calls planned for the rows read so far,
+counted from each chunk's samples before the chunk goes to its executor, so the total is known
+before the first judge call). Executors of samples (:class:`SampleExecutor`) yield each sample's results in input
 order; :func:`sample_units` / :func:`write_samples` are the Sample path's ``units`` and ``write``.
 """
 
@@ -25,9 +27,11 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from ..contract import PlansCalls
 from ..errors import InputError, JudgeUnreachable, error_info
 from ..io.fields import FieldPresence
 from ..results import RunResult, RunWriter
@@ -60,12 +64,43 @@ class SampleExecutor(Protocol):
         ...
 
 
+#: The judge-counter keys of a :class:`CallPlan`: calls planned, rows they are planned for, exact.
+PLAN_KEYS = ("planned", "planned_rows", "planned_exact")
+
+
+@dataclass
+class CallPlan:
+    """The judge calls a run plans (:class:`~ragmeter.contract.PlansCalls`), for the ``rows`` read so
+    far: per sample the union of its metrics' steps (a step two metrics share counts once), summed.
+    ``exact`` is False when a count depends on the judge's replies, or a judged metric plans no
+    steps (it then counts none). Cached calls are counted: the plan is made without the cache."""
+
+    calls: int = 0
+    rows: int = 0
+    exact: bool = True
+
+    def add(self, evaluators: Sequence[Any], samples: Sequence[Sample]) -> None:
+        """Count the calls of ``samples`` under ``evaluators``."""
+        planners = [ev for ev in evaluators if isinstance(ev, PlansCalls)]
+        if any(ev.spec.needs_judge and not isinstance(ev, PlansCalls) for ev in evaluators):
+            self.exact = False
+        for sample in samples:
+            steps = {s.key: s for ev in planners for s in ev.planned_calls(sample)}
+            self.calls += sum(s.calls for s in steps.values())
+            self.exact = self.exact and all(s.exact for s in steps.values())
+        self.rows += len(samples)
+
+    def as_stats(self) -> dict[str, Any]:
+        """The plan as judge counters (:data:`PLAN_KEYS`)."""
+        return dict(zip(PLAN_KEYS, (self.calls, self.rows, self.exact), strict=True))
+
+
 def finish_info(info: dict[str, Any], *, t0: float, input_errors: int, presence: FieldPresence | None,
                 judge_stats: dict[str, Any] | None) -> None:
     """Complete a plan's run info at the end of a run, the same way on every engine: ``seconds``
     since ``t0``, ``input_errors`` (bad rows recorded), ``input_checks`` (fields absent, when any;
     per metric in the plan's order, so engines that see rows in another order agree)
-    and ``judge`` (this run's judge counters, when a judge was used)."""
+    and ``judge`` (this run's judge counters, when a judge was used; the planned calls left out)."""
     info["seconds"] = round(time.perf_counter() - t0, 3)
     info["input_errors"] = input_errors
     checks = presence.run_info() if presence is not None else {}
@@ -76,7 +111,9 @@ def finish_info(info: dict[str, Any], *, t0: float, input_errors: int, presence:
                 checks[key] = {m: value[m] for m in order if m in value}
         info["input_checks"] = checks
     if judge_stats is not None:  # this run's calls, cache hits, retries, errors by type, tokens, cost
-        info["judge"] = judge_stats
+        # the plan is for the progress line, not a result: an aborted run's plan depends on how far
+        # each engine had read ahead
+        info["judge"] = {k: v for k, v in judge_stats.items() if k not in PLAN_KEYS}
 
 
 def bad_row_id(item: InputError) -> str:
@@ -89,12 +126,25 @@ class RunState:
 
     def __init__(self, names: list[str], versions: dict[str, str], info: dict[str, Any], writer: RunWriter, *,
                  progress: Progress | None = None, on_bad_row: Callable[[InputError], None] | None = None,
-                 on_judge_stats: Callable[[dict[str, Any]], None] | None = None) -> None:
+                 on_judge_stats: Callable[[dict[str, Any]], None] | None = None,
+                 evaluators: Sequence[Any] = (), on_plan: Callable[[dict[str, Any]], None] | None = None) -> None:
         self.names, self.versions, self.info, self.writer = names, versions, info, writer
         self.progress, self.on_bad_row, self.on_judge_stats = progress, on_bad_row, on_judge_stats
+        #: the judged evaluators whose calls are planned; ``on_plan`` gets the plan as it grows
+        self.evaluators = [ev for ev in evaluators if ev.spec.needs_judge]
+        self.on_plan = on_plan
+        self.plan = CallPlan() if self.evaluators else None
         self.presence = FieldPresence()
         self.bad_rows = 0
         self.t0 = time.perf_counter()
+
+    def plan_chunk(self, samples: Sequence[Sample]) -> None:
+        """Count the judge calls ``samples`` will make (before they are scored)."""
+        if self.plan is None:
+            return
+        self.plan.add(self.evaluators, samples)
+        if self.on_plan is not None:
+            self.on_plan(self.plan.as_stats())
 
     def add_sample(self, sample: Sample, results: dict[str, MetricResult]) -> None:
         """Write one sample's results; raise JudgeUnreachable after a row whose judge said so."""
@@ -146,6 +196,7 @@ async def run(units: Iterable[U], submit: Callable[[U], S], write: Callable[[U, 
     try:
         for unit in _until_error(units, failed):
             pending.append((unit, submit(unit)))
+            _report(state, judge_stats)  # the calls planned for this unit, before its first call
             while len(pending) > ahead:
                 await write(*pending.popleft())
                 _report(state, judge_stats)
@@ -163,8 +214,13 @@ async def run(units: Iterable[U], submit: Callable[[U], S], write: Callable[[U, 
 
 
 def _report(state: RunState, judge_stats: Callable[[], dict[str, Any] | None]) -> None:
-    if state.on_judge_stats is not None and (stats := judge_stats()) is not None:
-        state.on_judge_stats(stats)
+    """The executor's judge counters with the plan, to ``on_judge_stats`` (an engine whose judges
+    run elsewhere)."""
+    if state.on_judge_stats is None:
+        return
+    stats = judge_stats()
+    if stats is not None or state.plan is not None:
+        state.on_judge_stats({**(stats or {}), **(state.plan.as_stats() if state.plan is not None else {})})
 
 
 def sample_units(items: Iterable[Sample | InputError], size: int) -> Iterator[list[Sample | InputError]]:
@@ -188,6 +244,7 @@ def submit_samples(executor: SampleExecutor, state: RunState) -> Callable[[list[
 
     def submit(chunk: list[Sample | InputError]) -> Any:
         good = [s for s in chunk if isinstance(s, Sample)]
+        state.plan_chunk(good)
         return executor.submit(good, state.writer.flush) if good else None
 
     return submit

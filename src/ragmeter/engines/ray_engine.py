@@ -447,7 +447,8 @@ def _evaluate_samples(ray: Any, data: Any, metrics: Sequence[str] | None, opts: 
     run.info["engine"] = {"name": "ray", "workers": executor.workers, "batch_size": opts.batch_size}
     state = RunState(run.names, run.versions, run.info,
                      RunWriter(run.names, out_dir=opts.out_dir, keep_records=opts.keep_records),
-                     progress=opts.progress, on_bad_row=opts.on_bad_row, on_judge_stats=opts.on_judge_stats)
+                     progress=opts.progress, on_bad_row=opts.on_bad_row, on_judge_stats=opts.on_judge_stats,
+                     evaluators=run.evaluators)
     try:
         result = asyncio.run(run_samples(itertools.chain(head, items), executor, state, chunk_size=opts.batch_size))
     finally:

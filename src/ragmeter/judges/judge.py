@@ -375,6 +375,7 @@ class Judge:
         else:
             self.cache = ResponseCache(cache)
         self._stats = Stats()
+        self._plan: dict[str, Any] = {}
         self._state: _LoopState | None = None
         self._learned: AdaptiveLimit | None = None
         self._spent = 0.0
@@ -460,6 +461,11 @@ class Judge:
         finally:
             self._stats.bump(tag, "finished")
 
+    def expect(self, plan: dict[str, Any]) -> None:
+        """Take the run's plan of judge calls (``planned``, ``planned_rows``, ``planned_exact``;
+        :class:`~ragmeter.engines.driver.CallPlan`), shown by :meth:`stats` until the next plan."""
+        self._plan = dict(plan)
+
     def stats(self) -> dict[str, Any]:
         """Counters so far: ``calls`` (judgements asked), ``finished`` (those that have ended: answered,
         failed or cancelled; ``calls - finished`` are waiting or in flight), ``cache_hits``/``cache_misses`` (lookups),
@@ -469,8 +475,9 @@ class Judge:
         request fields sent, e.g. ``{"repeat_penalty": 1.0}``), ``errors``
         (final failures by type), ``attempt_errors`` (every failed request by type),
         ``prompt_tokens``/``completion_tokens`` (spent, cache hits excluded), ``cost`` (USD, None
-        when the price is unknown), dry-run counts, and the same per tag in ``by_tag``."""
-        out: dict[str, Any] = {**self.describe(), **self._stats.total.as_dict()}
+        when the price is unknown), dry-run counts, the same per tag in ``by_tag``, and the run's
+        plan (:meth:`expect`) when it has one."""
+        out: dict[str, Any] = {**self.describe(), **self._stats.total.as_dict(), **self._plan}
         out["format_fallbacks"] = int(getattr(self.backend, "format_fallbacks", 0))
         out["format_fallback_paths"] = dict(getattr(self.backend, "format_fallback_paths", None) or {})
         out["extra_body"] = dict(getattr(self.backend, "extra_body", None) or {})

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, Field
 
+from ...contract import PlannedStep
 from ...types import Sample
 from ._memo import shared
 from ._prompting import template
@@ -58,6 +59,11 @@ async def analyse_answer(judge: Any, sample: Sample, tag: str) -> AnswerAnalysis
         return r.value
 
     return await shared(judge, t.cache_version, (sample.query, sample.answer), run)
+
+
+def decompose_step(sample: Sample, steps: str) -> PlannedStep:
+    """The call :func:`decompose` makes (keyed as it is shared: the analysis with ``steps="shared"``)."""
+    return PlannedStep(("analyse_answer" if steps == "shared" else "decompose_answer", sample.query, sample.answer))
 
 
 async def decompose(judge: Any, sample: Sample, tag: str, steps: str) -> tuple[list[str], bool]:

@@ -15,6 +15,7 @@ from collections.abc import Awaitable
 from contextvars import ContextVar
 from typing import Any
 
+from ...contract import PlannedStep
 from ...errors import InvalidParameterError
 from ...names import MetricName
 from ...registry import LabelCheck, MetricSpec, Param, register
@@ -89,6 +90,11 @@ class JudgedEvaluator:
     async def ascore(self, sample: Sample) -> MetricResult:  # pragma: no cover - abstract
         """Score one sample."""
         raise NotImplementedError
+
+    def planned_calls(self, sample: Sample) -> list[PlannedStep]:
+        """The judge calls scoring ``sample`` will make (:class:`~ragmeter.contract.PlansCalls`):
+        one, an estimate, unless the metric plans its own steps."""
+        return [PlannedStep((self.name, sample.id, sample.query, sample.answer), 1, exact=False)]
 
     async def aevaluate(self, sample: Sample) -> MetricResult:
         """Score ``sample`` (judge calls are awaited, never blocking the loop)."""

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ...contract import PlannedStep
 from ...types import Sample
 from ._base import SCALE
 from ._memo import shared
@@ -113,6 +114,17 @@ class ChunkRating:
             out["hard_rating"] = self.hard_rating
             out |= self.weighted.details() if self.weighted else {}
         return out | {"scoring": self.scoring}
+
+
+def chunk_steps(sample: Sample, scale: str, scoring: str, decision: str) -> list[PlannedStep]:
+    """The calls :func:`rate_chunks` makes for ``sample`` (none without contexts): one per distinct
+    chunk text with the one-word decision, else one for every chunk (keyed as they are shared)."""
+    if not sample.contexts:
+        return []
+    if scale == "binary" and decision == "direct":
+        return [PlannedStep(("chunk_relevant_direct", scoring, sample.query, text))
+                for text in dict.fromkeys(sample.context_texts)]
+    return [PlannedStep(("rate_chunks", scale, scoring, sample.query, tuple(sample.context_texts)))]
 
 
 async def rate_chunks(judge: Any, sample: Sample, tag: str, scale: str = "binary",

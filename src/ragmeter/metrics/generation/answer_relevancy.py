@@ -60,11 +60,12 @@ from typing import Any
 import numpy as np
 from pydantic import AliasChoices, BaseModel, Field
 
+from ...contract import PlannedStep
 from ...errors import InvalidParameterError, MissingBackendError
 from ...registry import LabelCheck, Param
 from ...types import MetricResult, Sample
 from ..embedding.semantic_similarity import MIN_BASELINE_ROWS, baseline_mean, normalise, same_text_key
-from ._answer_steps import analyse_answer
+from ._answer_steps import analyse_answer, decompose_step
 from ._base import DECISION, JUDGE_VALIDATION, SCALE, STEPS, JudgedEvaluator, check_decision, noted, register_judged
 from ._memo import shared
 from ._prompting import template
@@ -172,6 +173,17 @@ class AnswerRelevancy(JudgedEvaluator):
                     "score": n, "reason": f"{r.reason}: {r.score:.3f}, {n:.3f} against the batch baseline {b:.3f}",
                     "details": {**r.details, **base, "normalized": n}}))
         return out
+
+    def planned_calls(self, sample: Sample) -> list[PlannedStep]:
+        """None for an empty answer; the judge's decision or rating; or the generated questions
+        (the shared answer analysis with ``steps=shared``)."""
+        if not (sample.answer or "").strip():
+            return []
+        if self.params["method"] == "judge" or self.embedder is None:
+            return [PlannedStep(("answer_relevancy", self.name, sample.query, sample.answer))]
+        if self.params["steps"] == "shared":
+            return [decompose_step(sample, "shared")]
+        return [PlannedStep(("generate_questions", sample.answer))]
 
     async def ascore(self, sample: Sample) -> MetricResult:
         """Score one sample (raw cosine; see :meth:`aevaluate_batch` for the normalised score)."""

@@ -36,10 +36,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...contract import PlannedStep
 from ...registry import LabelCheck
 from ...types import MetricResult, Sample
 from ._base import DECISION, JUDGE_VALIDATION, JudgedEvaluator, check_decision, register_judged
-from ._chunk_steps import CHUNK_SCALE, CHUNK_SCORING, rate_chunks
+from ._chunk_steps import CHUNK_SCALE, CHUNK_SCORING, chunk_steps, rate_chunks
 from ._verdict import HARD_FALLBACK, scoring_of
 
 
@@ -49,6 +50,10 @@ class ContextRelevancy(JudgedEvaluator):
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         check_decision(self.name, self.params, self.params["scale"] == "binary")
+
+    def planned_calls(self, sample: Sample) -> list[PlannedStep]:
+        """The chunk decisions or ratings (:func:`._chunk_steps.chunk_steps`)."""
+        return chunk_steps(sample, self.params["scale"], self.params["scoring"], self.params["decision"])
 
     async def ascore(self, sample: Sample) -> MetricResult:
         """Score one sample."""

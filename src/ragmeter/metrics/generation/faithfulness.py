@@ -52,10 +52,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...contract import PlannedStep
 from ...registry import LabelCheck
 from ...types import MetricResult, Sample
-from ._answer_steps import NO_CLAIM_UNDEFINED, decompose
+from ._answer_steps import NO_CLAIM_UNDEFINED, decompose, decompose_step
 from ._base import JUDGE_VALIDATION, STEPS, JudgedEvaluator, register_judged
+from ._checkworthy import split_claims
 from ._claim_steps import check_inline, verify
 from ._grounding import grounded_mask, split_grounded
 from ._sentence_steps import VETO, WINDOWS, sentence_verdicts
@@ -144,6 +146,21 @@ class SupportOutcome:
     n: int = 0
 
 
+def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
+    """The calls :func:`support_outcome` makes, keyed as faithfulness and hallucination_rate share
+    them: none for an empty answer or no context; the direct verdict; one per check-worthy
+    sentence; the inline call; or the claims and, when the judge finds any (not exact), their verdicts."""
+    if not (sample.answer or "").strip() or not any(t.strip() for t in sample.context_texts):
+        return []
+    scoring, content = ev.params["scoring"], (sample.query, sample.answer, tuple(sample.context_texts))
+    if ev.params["mode"] == "sentences":
+        claims = dict.fromkeys(s.text for s in split_claims(sample.answer or "") if s.checkworthy)
+        return [PlannedStep(("sentence", scoring, sample.query, c)) for c in claims]
+    if ev.params["mode"] in ("direct", "inline"):
+        return [PlannedStep((ev.params["mode"], scoring, *content))]
+    return [decompose_step(sample, ev.params["steps"]), PlannedStep(("verify_claims", scoring, *content), exact=False)]
+
+
 async def support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcome:
     """The :class:`SupportOutcome` of ``sample`` under ``ev``'s ``mode``, ``steps`` and ``scoring``
     (the direct verdict and the claim steps are shared calls, so both metrics cost one set)."""
@@ -184,6 +201,10 @@ SHARED_REASONS = {"ungrounded": ALL_UNGROUNDED, "no_facts": "the judge states th
 
 class Faithfulness(JudgedEvaluator):
     """See the module docstring."""
+
+    def planned_calls(self, sample: Sample) -> list[PlannedStep]:
+        """The calls of :func:`support_outcome` (:func:`support_steps`)."""
+        return support_steps(self, sample)
 
     async def ascore(self, sample: Sample) -> MetricResult:
         """Score one sample."""

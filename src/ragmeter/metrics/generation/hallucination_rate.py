@@ -22,16 +22,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...contract import PlannedStep
 from ...registry import LabelCheck
 from ...types import MetricResult, Sample
 from ._base import JUDGE_VALIDATION, STEPS, JudgedEvaluator, register_judged
 from ._sentence_steps import VETO, WINDOWS
 from ._verdict import MODE, SCORING
-from .faithfulness import SHARED_REASONS, SupportOutcome, hard_score, support_outcome
+from .faithfulness import SHARED_REASONS, SupportOutcome, hard_score, support_outcome, support_steps
 
 
 class HallucinationRate(JudgedEvaluator):
     """See the module docstring."""
+
+    def planned_calls(self, sample: Sample) -> list[PlannedStep]:
+        """faithfulness's calls, shared with it (:func:`.faithfulness.support_steps`)."""
+        return support_steps(self, sample)
 
     async def ascore(self, sample: Sample) -> MetricResult:
         """Score one sample: 1 - faithfulness's support (:func:`.faithfulness.support_outcome`)."""

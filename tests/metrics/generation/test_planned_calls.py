@@ -1,0 +1,82 @@
+"""The judge calls a run plans before its first call (``CallPlan``, from each metric's
+``planned_calls``) against the calls the loopback server then receives.
+
+Hand counts, for the samples below (3 distinct chunks each; row 3 has an empty answer, row 4 no
+context): faithfulness 2 calls on rows 1-2 (claims, then their verdicts) and none on rows 3-4;
+answer_relevancy one call on every row with an answer (1, 2, 4); context_relevancy one call per
+chunk on rows 1-3.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ragmeter import Sample, evaluate
+from ragmeter.engines.driver import CallPlan
+from ragmeter.registry import get_evaluator
+
+from .rules import judge_rule
+from .test_judged_metrics import CTX, BagOfWordsEmbedder
+
+
+def rows() -> list[Sample]:
+    ctx = [[f"{c} Row {i}." for c in CTX] for i in range(4)]
+    return [
+        Sample(id="1", query="What is the capital of France?", answer="Paris is the capital of France.",
+               contexts=ctx[0], relevant=[ctx[0][0]]),
+        Sample(id="2", query="Which country is Paris in?", answer="Paris is in France. France is in Europe.",
+               contexts=ctx[1]),
+        Sample(id="3", query="What is cheese made from?", answer="", contexts=ctx[2]),
+        Sample(id="4", query="Where is France?", answer="France is in Europe.", contexts=[]),
+    ]
+
+
+#: metrics -> (planned calls counted by hand, exact)
+CASES = {
+    ("faithfulness",): (4, False),
+    ("faithfulness(mode=direct)",): (2, True),
+    ("faithfulness", "hallucination_rate"): (4, False),
+    ("answer_relevancy",): (3, True),
+    ("context_relevancy",): (9, True),
+    ("context_relevancy", "context_precision_llm"): (9, True),
+    ("context_relevancy(scale=graded)",): (3, True),
+    ("faithfulness", "answer_relevancy(method=questions)"): (4 + 1, False),
+    ("faithfulness(steps=separate)", "answer_relevancy(method=questions,steps=separate)"): (4 + 3, False),
+    ("faithfulness", "answer_relevancy", "context_relevancy", "context_recall"): (4 + 3 + 9, False),
+}
+
+
+@pytest.fixture
+def judge(fake_llm, make_judge):
+    fake_llm.rule = judge_rule
+    return make_judge()
+
+
+@pytest.mark.parametrize("metrics", list(CASES), ids=[", ".join(m) for m in CASES])
+def test_planned_calls_are_the_calls_made(judge, fake_llm, metrics):
+    planned, exact = CASES[metrics]
+    evaluate(rows(), list(metrics), judge=judge, embedder=BagOfWordsEmbedder())
+    stats = judge.stats()
+    assert (stats["planned"], stats["planned_rows"], stats["planned_exact"]) == (planned, 4, exact)
+    assert len(fake_llm.log) == planned  # what the server received
+
+
+def test_a_plan_that_depends_on_the_reply_is_an_estimate(make_judge):
+    # the verdict call is made only when the judge lists claims: planned, not exact
+    plan = CallPlan()
+    plan.add([get_evaluator("faithfulness", judge=make_judge())], rows()[:1])
+    assert (plan.calls, plan.rows, plan.exact) == (2, 1, False)
+
+
+def test_a_judged_metric_without_steps_makes_the_plan_inexact(make_judge):
+    ev = get_evaluator("correctness", judge=make_judge())
+    plan = CallPlan()
+    plan.add([ev], rows())
+    # one call per row, an estimate (correctness plans no steps of its own)
+    assert (plan.calls, plan.exact) == (4, False)
+
+
+def test_summary_keeps_no_plan(judge):
+    run = evaluate(rows()[:1], ["faithfulness(mode=direct)"], judge=judge)
+    assert judge.stats()["planned"] == 1
+    assert not {"planned", "planned_rows", "planned_exact"} & set(run.run["judge"])
