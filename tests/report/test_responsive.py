@@ -57,6 +57,7 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     tmp = tmp_path_factory.mktemp("responsive")
     judged, data = write_rich_run(tmp / "judged")
     base, _ = write_rich_run(tmp / "base", shift=0.1)
+    third, _ = write_rich_run(tmp / "third", shift=0.2)
     single = _offline_run(tmp / "single", 40)
     big = _offline_run(tmp / "big", 20_000)
     empty = _offline_run(tmp / "empty", 0)
@@ -67,13 +68,14 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                                                                              "semantic_similarity": 0.95}),
         "20k rows": write_report(big, tmp / "big.html"),
         "two-run comparison": write_report(judged, tmp / "compare.html", data=data, baseline=base),
+        "three-run comparison": write_report(judged, tmp / "compare3.html", data=data, compare_with=[base, third]),
         "empty run": write_report(empty, tmp / "empty.html"),
     }
 
 
 @pytest.mark.parametrize("width", [390, 1280], ids=["phone", "desktop"])
 @pytest.mark.parametrize("kind", ["single run", "judged run", "failing gate", "20k rows", "two-run comparison",
-                                  "empty run"])
+                                  "three-run comparison", "empty run"])
 def test_no_sideways_scroll_and_no_tiny_text(browser: Any, reports: dict[str, Path], kind: str, width: int) -> None:
     context = browser.new_context(viewport={"width": width, "height": 900})
     try:

@@ -1,4 +1,4 @@
-"""``ragmeter report``: the self-contained HTML report of a run, or of two runs compared."""
+"""``ragmeter report``: the self-contained HTML report of a run, or of two or more runs compared."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from ._app import main
 
 
 @main.command("report")
-@click.argument("runs", nargs=-1, required=True, metavar="[BASELINE] RUN",
+@click.argument("runs", nargs=-1, required=True, metavar="[BASELINE ...] RUN",
                 type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--data", "data", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
               help="The data file the run was made from (queries, answers, contexts, references). "
@@ -37,17 +37,17 @@ def report_cmd(runs: tuple[Path, ...], data: Path | None, output: Path, title: s
     """Write a self-contained HTML report of RUN (an OUTDIR of `ragmeter eval -o`).
 
     With two run directories, BASELINE RUN, the report shows RUN with its difference from
-    BASELINE. The file needs no network: open it in any browser. See docs/report.md.
+    BASELINE. With three or more, it compares them all: each run's mean with its interval, the
+    best run per metric, and paired Holm-adjusted tests between every two runs. The file needs no
+    network: open it in any browser. See docs/report.md.
     """
-    if len(runs) > 2:
-        raise click.UsageError(f"expected one run directory, or two to compare (baseline candidate), got {len(runs)}")
-    baseline, candidate = (runs[0], runs[1]) if len(runs) == 2 else (None, runs[0])
+    baseline, candidate = (runs[0], runs[1]) if len(runs) == 2 else (None, runs[-1])
     try:
         gate = dict(parse_threshold(t) for t in fail_under)
     except InvalidParameterError as exc:
         raise click.BadParameter(str(exc), param_hint="--fail-under") from None
     out = write_report(candidate, output, data=data, baseline=baseline, title=title,
                        clip_chars=max_text_chars or None, diagnose=diagnose, fail_under=gate or None,
-                       max_samples=max_samples)
+                       max_samples=max_samples, compare_with=runs[:-1] if len(runs) > 2 else ())
     size = out.stat().st_size
     click.echo(f"wrote {out} ({size / 1e6:.1f} MB)" if size >= 1e6 else f"wrote {out} ({size / 1e3:.0f} kB)")

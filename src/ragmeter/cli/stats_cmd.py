@@ -105,7 +105,7 @@ def _run_columns(path: Path) -> Any:
 @click.option("--latex", "latex_path", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
               default=None, help="Also write the runs x metrics table as LaTeX here (- for stdout).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Two runs: also write the HTML comparison report here (as `ragmeter report RUN_A RUN_B`).")
+              help="Also write the HTML comparison report here (as `ragmeter report RUN_A RUN_B ...`).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Write the report to this file instead of stdout.")
 @click.option("--format", "fmt", type=click.Choice(COMPARE_FORMATS), default=None,
@@ -124,8 +124,6 @@ def compare_cmd(runs: tuple[Path, ...], metrics: tuple[str, ...], test: str, con
     """
     if len(runs) < 2:
         raise click.UsageError(f"expected at least two run directories to compare, got {len(runs)}")
-    if html_path is not None and len(runs) != 2:
-        raise click.UsageError(f"--html: expected two run directories (baseline, run), got {len(runs)}")
     columns = [_run_columns(p) for p in runs]
     result = stats.compare_many(columns, labels=[str(p) for p in runs], metrics=list(metrics) or None, test=test,
                                 confidence=confidence, alpha=alpha, correction="none" if no_correction else "holm",
@@ -141,7 +139,8 @@ def compare_cmd(runs: tuple[Path, ...], metrics: tuple[str, ...], test: str, con
     if html_path is not None:
         from ..report import write_report
 
-        write_report(runs[1], html_path, baseline=runs[0])
+        write_report(runs[-1], html_path, baseline=runs[0] if len(runs) == 2 else None,
+                     compare_with=runs[:-1] if len(runs) > 2 else ())
         click.echo(f"wrote {html_path}", err=True)
 
 

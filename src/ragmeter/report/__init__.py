@@ -1,4 +1,4 @@
-"""The self-contained HTML report of a run, or of two runs compared (``ragmeter report``).
+"""The self-contained HTML report of a run, or of two or more runs compared (``ragmeter report``).
 
 >>> from ragmeter.report import write_report
 >>> write_report("runs/new", "report.html", data="qa.jsonl", baseline="runs/old")  # doctest: +SKIP
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from ._html import (
     render_run_info,
     render_samples_note,
 )
+from ._multi import multi_section
 from ._slices import render_slices
 
 __all__ = ["DEFAULT_MAX_SAMPLES", "DISPLAY_CLIP_CHARS", "build_report", "load_run", "write_report"]
@@ -101,6 +103,13 @@ def _label(run: Run, other: Run) -> str:
     return run.path.resolve().name
 
 
+def _labels(runs: Sequence[Run]) -> list[str]:
+    """Each run directory's name, with its parent's where two runs' directories have the same name."""
+    names = [r.path.resolve().name for r in runs]
+    return [f"{r.path.resolve().parent.name}/{n}" if names.count(n) > 1 else n
+            for r, n in zip(runs, names, strict=True)]
+
+
 def build_report(
     run_dir: str | os.PathLike[str],
     data: str | os.PathLike[str] | None = None,
@@ -111,6 +120,7 @@ def build_report(
     diagnose: bool = True,
     fail_under: dict[str, float] | None = None,
     max_samples: int = DEFAULT_MAX_SAMPLES,
+    compare_with: Sequence[str | os.PathLike[str]] = (),
 ) -> str:
     """The report of the run in ``run_dir`` as one HTML string (see :func:`write_report`)."""
     if isinstance(max_samples, bool) or not isinstance(max_samples, int) or max_samples < 1:
@@ -132,6 +142,12 @@ def build_report(
         data_note = f"{data_path} ({found:,} of the {len(wanted):,} samples shown found)"
     payload = build_payload(run, texts, baseline=base, clip_chars=clip_chars, selection=selection)
     comparison_html = ""
+    others = [load_run(p) for p in compare_with]
+    if others:
+        if base is not None:
+            raise InvalidParameterError("compare_with: give the other runs there, or one baseline, not both")
+        runs = [*others, run]
+        comparison_html = multi_section(runs, _labels(runs))
     if base is not None:
         metrics = [m for m in run.metrics if m in base.metrics]
         if not metrics:
@@ -146,6 +162,8 @@ def build_report(
     dataset = run.info.get("dataset") or (data_path.name if data_path is not None else run.path.name)
     if title:
         page_title = title
+    elif others:
+        page_title = "ragmeter: " + " vs ".join(_labels([*others, run]))
     elif base is not None:
         page_title = f"ragmeter: {_label(base, run)} vs {_label(run, base)}"
     else:
@@ -177,6 +195,7 @@ def write_report(
     diagnose: bool = True,
     fail_under: dict[str, float] | None = None,
     max_samples: int = DEFAULT_MAX_SAMPLES,
+    compare_with: Sequence[str | os.PathLike[str]] = (),
 ) -> Path:
     """Write the self-contained HTML report of the run in ``run_dir`` to ``out_path``.
 
@@ -203,6 +222,11 @@ def write_report(
     fail_under:
         The gate thresholds ``{metric: threshold}`` to mark on the metric cards (pass / fail).
         Default: those the run info records (``ragmeter eval --fail-under``), if any.
+    compare_with:
+        Other run directories: the report then compares all the runs, these first and ``run_dir``
+        last (each run's mean with its interval, the best run, and paired Holm-adjusted tests
+        between every two runs, :mod:`ragmeter.report._multi`); the cards and samples are
+        ``run_dir``'s. Not with ``baseline``.
     max_samples:
         A run with more samples embeds this many of them (:func:`~ragmeter.report._data.select_samples`:
         the worst and best per metric, the errored and failing ones, a seeded random sample) and
@@ -213,7 +237,8 @@ def write_report(
     The path written.
     """
     html_text = build_report(run_dir, data, baseline, title=title, clip_chars=clip_chars,
-                             diagnose=diagnose, fail_under=fail_under, max_samples=max_samples)
+                             diagnose=diagnose, fail_under=fail_under, max_samples=max_samples,
+                             compare_with=compare_with)
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(html_text, encoding="utf-8")
