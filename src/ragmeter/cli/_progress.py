@@ -78,10 +78,10 @@ def count_rows(path: str | os.PathLike[str], format: str | None = None) -> int |
     Parquet from its metadata, JSONL from its lines, CSV from its lines less the header; None for a
     gzip-compressed file, a JSON array, or a file that cannot be read (the run then reports that)."""
     from ..errors import RagmeterError
-    from ..io import detect_format
+    from ..io.readers import input_format
 
     try:
-        fmt = detect_format(path, format)
+        fmt = input_format(path, format)
         with open(path, "rb") as fh:
             if fh.read(2) == _GZIP_MAGIC:
                 return None
