@@ -13,7 +13,9 @@ APP                                        called as
 ``invoke``                                 **params})`` (or ``invoke`` in a thread)
 ``pkg.module:obj`` with ``aquery`` /       a LlamaIndex query engine: ``obj.aquery(question)``
 ``query``
-``http://...`` / ``https://...``           POST of a JSON body template (:class:`HttpApp`)
+``http://...`` / ``https://...``           POST of a JSON body template (:class:`HttpApp`); HTTP 429 /
+                                           5xx and connection errors are
+                                           :class:`~ragmeter.errors.AppUnavailable` (retried)
 =========================================  ==========================================================
 
 What the app returns (:func:`app_output`): a mapping with an answer (``answer``, ``response``,
@@ -36,7 +38,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..errors import AppError, InvalidParameterError
+from ..errors import AppError, AppUnavailable, InvalidParameterError
 
 ANSWER_KEYS = ("answer", "response", "output", "result", "text")
 CONTEXT_KEYS = ("contexts", "context", "source_documents", "documents", "source_nodes", "retrieved_contexts")
@@ -143,6 +145,18 @@ def json_path(obj: Any, path: str) -> Any:
 DEFAULT_BODY = '{"question": "{question}"}'
 
 
+def retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header given in seconds (None otherwise: an HTTP date, or none).
+
+    >>> retry_after("2"), retry_after(None), retry_after("Wed, 21 Oct 2015 07:28:00 GMT")
+    (2.0, None, None)
+    """
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
 @dataclass
 class HttpApp:
     """An HTTP endpoint: POST ``body`` (a JSON template, :func:`fill_template` with the question and
@@ -180,10 +194,16 @@ class HttpApp:
         if self._session is None:
             self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout))
         payload = fill_template(self._template, {**params, "question": question})
-        async with self._session.post(self.url, json=payload, headers=self._header_values) as resp:
-            text = await resp.text()
-            if resp.status >= 400:
-                raise AppError(f"HTTP {resp.status} from {self.url}: {text[:300]}")
+        try:
+            async with self._session.post(self.url, json=payload, headers=self._header_values) as resp:
+                text = await resp.text()
+                if resp.status == 429 or resp.status >= 500:  # transient: retried (ragmeter.app.calls)
+                    raise AppUnavailable(f"HTTP {resp.status} from {self.url}: {text[:300]}",
+                                         retry_after=retry_after(resp.headers.get("Retry-After")))
+                if resp.status >= 400:
+                    raise AppError(f"HTTP {resp.status} from {self.url}: {text[:300]}")
+        except aiohttp.ClientConnectionError as exc:  # refused, reset, dropped mid-reply
+            raise AppUnavailable(f"cannot reach {self.url}: {type(exc).__name__}: {exc}") from exc
         try:
             reply = json.loads(text)
         except json.JSONDecodeError as exc:
