@@ -22,7 +22,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import AppError, AppUnavailable, InvalidParameterError
+from ..errors import AppError, InvalidParameterError
 from .targets import AppTarget
 
 DEFAULT_RETRIES = 3
@@ -117,4 +117,4 @@ class AppTally:
                 f"{self.errors:,} error{'' if self.errors == 1 else 's'}")
 
 
-__all__ = ["DEFAULT_RETRIES", "AppTally", "AppUnavailable", "Attempted", "RetryPolicy", "call_app", "retryable"]
+__all__ = ["DEFAULT_RETRIES", "AppTally", "Attempted", "RetryPolicy", "call_app", "retryable"]

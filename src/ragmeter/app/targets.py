@@ -13,6 +13,9 @@ APP                                        called as
 ``invoke``                                 **params})`` (or ``invoke`` in a thread)
 ``pkg.module:obj`` with ``aquery`` /       a LlamaIndex query engine: ``obj.aquery(question)``
 ``query``
+``pkg.module:pipeline``                    a Haystack ``Pipeline``: ``pipeline.run(...)`` in a thread,
+                                           the question on its ``query`` / ``question``
+                                           inputs (:mod:`ragmeter.app.haystack_app`)
 ``http://...`` / ``https://...``           POST of a JSON body template (:class:`HttpApp`); HTTP 429 /
                                            5xx and connection errors are
                                            :class:`~ragmeter.errors.AppUnavailable` (retried)
@@ -39,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import AppError, AppUnavailable, InvalidParameterError
+from .haystack_app import HaystackApp, is_pipeline
 
 ANSWER_KEYS = ("answer", "response", "output", "result", "text")
 CONTEXT_KEYS = ("contexts", "context", "source_documents", "documents", "source_nodes", "retrieved_contexts")
@@ -77,7 +81,7 @@ class PythonApp:
         return await result if inspect.isawaitable(result) else result
 
 
-def load_python_app(spec: str) -> PythonApp:
+def load_python_app(spec: str) -> PythonApp | HaystackApp:
     """The object ``pkg.module:name`` names (``name`` may be dotted: ``module:obj.attr``); the
     current directory is on the import path."""
     module_name, _, attr = spec.partition(":")
@@ -95,9 +99,11 @@ def load_python_app(spec: str) -> PythonApp:
         if not hasattr(obj, part):
             raise InvalidParameterError(f"APP {spec!r}: module {module_name!r} has no {attr!r}")
         obj = getattr(obj, part)
+    if is_pipeline(obj):
+        return HaystackApp(spec, obj)
     if not callable(obj) and not hasattr(obj, "ainvoke") and not hasattr(obj, "aquery"):
-        raise InvalidParameterError(f"APP {spec!r}: expected a callable, a LangChain Runnable or a LlamaIndex "
-                                    f"query engine, got {type(obj).__name__}")
+        raise InvalidParameterError(f"APP {spec!r}: expected a callable, a LangChain Runnable, a LlamaIndex "
+                                    f"query engine or a Haystack Pipeline, got {type(obj).__name__}")
     return PythonApp(spec, obj)
 
 
@@ -223,7 +229,7 @@ class HttpApp:
             self._session = None
 
 
-def resolve_app(spec: str, **http: Any) -> PythonApp | HttpApp:
+def resolve_app(spec: str, **http: Any) -> PythonApp | HaystackApp | HttpApp:
     """The app ``spec`` names: an ``http(s)://`` URL (``http`` options as :class:`HttpApp` takes
     them) or ``pkg.module:function``."""
     if spec.startswith(("http://", "https://")):

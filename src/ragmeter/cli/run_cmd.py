@@ -81,7 +81,8 @@ def run_cmd(app: str, questions: Path, **o: Any) -> None:
 
     APP is pkg.module:function (sync or async; called as function(question, **params) and
     returning a mapping with answer and contexts, or an (answer, contexts) pair), a LangChain
-    Runnable or LlamaIndex query engine addressed the same way, or an http(s):// endpoint. The
+    Runnable, LlamaIndex query engine or Haystack Pipeline addressed the same way, or an http(s)://
+    endpoint. The
     app's outputs go to OUTDIR/app_outputs.jsonl (re-score them with `ragmeter eval`), the results
     to OUTDIR (one subdirectory per --param combination, then their comparison).
     """
