@@ -9,7 +9,9 @@
     ├── InputError                    bad input data: names the file, the line or row, the field
     │   ├── EmptyInputError           a data file with no rows
     │   └── AppError                  the app under test (``ragmeter run``) raised, timed out or returned
-    │                                 what ragmeter cannot read: recorded as that question's error
+    │       │                         what ragmeter cannot read: recorded as that question's error
+    │       └── AppUnavailable        a transient failure (HTTP 429 / 5xx, connection refused or dropped,
+    │                                 no reply in time): retried with backoff, then recorded
     ├── EmbedderError                 an embedding backend call failed (HTTP error, bad response);
     │                                 recorded on the affected samples
     └── JudgeError                    a judge call that failed (recorded on the sample, never raised mid-run)
@@ -103,6 +105,21 @@ class AppError(InputError):
     """The app under test (``ragmeter run``) failed on one question: it raised, timed out, answered
     with an HTTP error or returned no answer and contexts ragmeter can read. Recorded as that
     sample's error on every metric (``path`` is the question's id), never a crash of the run."""
+
+    retryable: bool = False
+
+
+class AppUnavailable(AppError):
+    """A transient failure of the app under test: HTTP 429 or 5xx, a connection refused or
+    dropped, no reply within the timeout. ``ragmeter run`` retries the call with backoff
+    (``retry_after`` seconds when the server said how long); a Python app may raise it to ask
+    for a retry."""
+
+    retryable = True
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kw: Any) -> None:
+        super().__init__(message, **kw)
+        self.retry_after = retry_after
 
 
 class EmptyInputError(InputError):

@@ -193,7 +193,7 @@ def test_http_app_on_loopback(tmp_path, http_app, monkeypatch):
         "run", http_app, "--questions", str(q), "-m", "token_f1", "-o", str(out), "--no-report",
         "--body", '{"input": {"q": "{question}", "k": "{top_k}", "note": "k={top_k}"}}', "--param", "top_k=1,3",
         "--answer-path", "data.text", "--contexts-path", "data.docs", "--header", "X-Key=MY_APP_KEY",
-        "--no-cache"], catch_exceptions=False)
+        "--no-cache", "--retries", "0"], catch_exceptions=False)  # retries: tests/app/test_app_retries.py
     assert res.exit_code == 0, res.output
     bodies = [s["body"]["input"] for s in _Handler.seen]
     assert {"q": "Tell me about paris number 0", "k": 3, "note": "k=3"} in bodies  # a number stays a number

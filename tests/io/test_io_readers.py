@@ -196,7 +196,7 @@ def test_format_override_and_detection(tmp_path):
     assert detect_format("b.ndjson") == "jsonl"
     assert detect_format("b.csv.gz") == "csv"
     assert detect_format("x", "parquet") == "parquet"
-    with pytest.raises(InvalidParameterError, match="expected one of jsonl, json, csv, parquet, got 'xml'"):
+    with pytest.raises(InvalidParameterError, match="expected one of jsonl, json, csv, parquet, otel, got 'xml'"):
         detect_format("x", "xml")
 
 

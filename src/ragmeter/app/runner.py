@@ -1,19 +1,21 @@
 """``ragmeter run``: call the user's app on every question, cache its outputs, evaluate them.
 
 :func:`collect` calls an :class:`~ragmeter.app.targets.AppTarget` on each question, at most
-``concurrency`` calls at a time, each within ``timeout`` seconds. Every output is cached as soon
-as it arrives, keyed by (question, app identity, parameters) in the content-addressed SQLite
-store the judge uses (:class:`~ragmeter.judges.cache.ResponseCache`, file
-``app-cache.sqlite3``): a run killed with ``kill -9`` and started again calls the app only for
-the questions it had not finished, and a run with other metrics calls it not at all. A call that
-raises or times out is an :class:`~ragmeter.errors.AppError` on that question (an errored sample
-on every metric), never a crash; failures are not cached.
+``concurrency`` calls at a time, each within ``timeout`` seconds, a transient failure (HTTP 429 /
+5xx, a dropped connection, a timeout) retried with backoff as the judge's calls are
+(:mod:`ragmeter.app.calls`). Every output is cached as soon as it arrives, keyed by (question,
+app identity, parameters) in the content-addressed SQLite store the judge uses
+(:class:`~ragmeter.judges.cache.ResponseCache`, file ``app-cache.sqlite3``): a run killed with
+``kill -9`` and started again calls the app only for the questions it had not finished, and a run
+with other metrics calls it not at all. A call that raises, or still fails after its retries, is
+an :class:`~ragmeter.errors.AppError` on that question (an errored sample on every metric), never
+a crash; failures are not cached.
 
 :func:`run_app` then writes the outputs as an ordinary ragmeter input file (``app_outputs.jsonl``:
 the questions' fields with the app's ``answer`` and ``contexts``, re-scorable by ``ragmeter eval``
 without the app) and evaluates them; ``summary.json``'s ``run.app`` records the app, the
-parameters, the calls made / served from the cache, the errors and the per-call latency (p50, p95,
-max, over the calls made). :func:`run_experiment` does so for every combination of parameter
+parameters, the calls made / served from the cache, the retries, the errors and the per-call
+latency (p50, p95, max, over the calls made). :func:`run_experiment` does so for every combination of parameter
 values and compares the runs (:func:`~ragmeter.stats.compare_many`).
 """
 
@@ -41,6 +43,7 @@ from ..judges.cache import CacheEntry, ResponseCache, cache_key, canonical_json
 from ..results import RunResult
 from ..stats import MultiComparison, compare, compare_many, holm
 from ..types import Context, Sample
+from .calls import RetryPolicy, call_app, error_message
 from .targets import AppTarget, app_output
 
 APP_CACHE_FILE = "app-cache.sqlite3"
@@ -52,12 +55,14 @@ DEFAULT_TIMEOUT = 120.0
 @dataclass
 class AppCall:
     """One question's call: the output (``{"answer", "contexts"}``, plain JSON) or the error, the
-    latency in seconds (None when served from the cache) and whether it came from the cache."""
+    latency in seconds (None when served from the cache; with retries, from the first attempt to
+    the last reply), whether it came from the cache, and the retries it took."""
 
     output: dict[str, Any] | None
     error: AppError | None
     latency: float | None
     cached: bool
+    retries: int = 0
 
 
 class AppCache:
@@ -102,12 +107,15 @@ def plain_output(raw: Any) -> dict[str, Any]:
 
 async def collect(app: AppTarget, questions: Sequence[Sample], params: dict[str, Any], *,
                   cache: AppCache | None, concurrency: int = DEFAULT_CONCURRENCY, timeout: float = DEFAULT_TIMEOUT,
-                  progress: Callable[[int], None] | None = None) -> list[AppCall]:
+                  retry: RetryPolicy | None = None,
+                  progress: Callable[[AppCall], None] | None = None) -> list[AppCall]:
     """Call ``app`` on each question (its ``query``) with ``params``: the :class:`AppCall` per
-    question, in order (see the module docstring)."""
+    question, in order (see the module docstring; retries as ``retry`` says,
+    :mod:`ragmeter.app.calls`). ``progress`` sees each question's call as it ends."""
     if concurrency < 1:
         raise InvalidParameterError(f"concurrency: expected at least 1, got {concurrency}")
     gate = asyncio.Semaphore(concurrency)
+    policy = retry if retry is not None else RetryPolicy()
 
     async def one(s: Sample) -> AppCall:
         key = AppCache.key(s.query, app.identity, params) if cache is not None else ""
@@ -115,22 +123,25 @@ async def collect(app: AppTarget, questions: Sequence[Sample], params: dict[str,
         if hit is not None:
             call = AppCall(hit, None, None, True)
         else:
-            async with gate:
-                t0 = time.perf_counter()
-                try:
-                    raw = await asyncio.wait_for(app.call(s.query, dict(params)), timeout)
-                    output = plain_output(raw)
-                except TimeoutError:
-                    call = AppCall(None, AppError(f"no reply within {timeout:g} s", path=s.id), timeout, False)
-                except Exception as exc:  # whatever the user's app raises is that row's error
-                    message = exc.message if isinstance(exc, AppError) else f"{type(exc).__name__}: {exc}"
-                    call = AppCall(None, AppError(message, path=s.id), time.perf_counter() - t0, False)
-                else:
-                    call = AppCall(output, None, time.perf_counter() - t0, False)
-                    if cache is not None:
-                        await cache.put(key, output, app.identity)
+            t0 = time.perf_counter()
+            got = await call_app(app, s.query, params, timeout=timeout, gate=gate, retry=policy)
+            output = None
+            try:
+                output = plain_output(got.raw) if got.error is None else None
+            except AppError as exc:
+                got.error = exc
+            latency = time.perf_counter() - t0
+            if got.error is not None or output is None:
+                message = error_message(got.error, timeout) if got.error is not None else "no output"
+                if got.retries:
+                    message += f" (after {got.retries} retr{'y' if got.retries == 1 else 'ies'})"
+                call = AppCall(None, AppError(message, path=s.id), latency, False, got.retries)
+            else:
+                call = AppCall(output, None, latency, False, got.retries)
+                if cache is not None:
+                    await cache.put(key, output, app.identity)
         if progress is not None:
-            progress(1)
+            progress(call)
         return call
 
     try:
@@ -142,7 +153,7 @@ async def collect(app: AppTarget, questions: Sequence[Sample], params: dict[str,
 
 
 def app_info(spec: str, params: dict[str, Any], calls: Sequence[AppCall]) -> dict[str, Any]:
-    """``summary.json``'s ``run.app``: the app, the parameters, calls made / cached, errors by type
+    """``summary.json``'s ``run.app``: the app, the parameters, calls made / cached, retries, errors by type
     and the latency of the calls made (seconds: p50, p95, max; None when every output was cached)."""
     made = [c.latency for c in calls if not c.cached and c.latency is not None]
     lat = np.asarray(made, dtype=np.float64)
@@ -153,7 +164,8 @@ def app_info(spec: str, params: dict[str, Any], calls: Sequence[AppCall]) -> dic
     latency = None if not lat.size else {"p50": float(np.percentile(lat, 50)), "p95": float(np.percentile(lat, 95)),
                                         "max": float(lat.max()), "n": int(lat.size)}
     return {"app": spec, "params": params, "questions": len(calls), "calls": sum(not c.cached for c in calls),
-            "cached": sum(c.cached for c in calls), "errors": sum(c.error is not None for c in calls),
+            "cached": sum(c.cached for c in calls), "retries": sum(c.retries for c in calls),
+            "errors": sum(c.error is not None for c in calls),
             "error_kinds": errors, "latency_s": latency}
 
 
@@ -184,12 +196,13 @@ def read_questions(questions: Any, field_map: dict[str, str] | None = None) -> l
 def run_app(app: AppTarget, spec: str, questions: Sequence[Sample], metrics: Sequence[str] | None, *,
             out_dir: str | os.PathLike[str], params: dict[str, Any] | None = None, judge: Any = None,
             embedder: Any = "auto", cache: AppCache | None = None, concurrency: int = DEFAULT_CONCURRENCY,
-            timeout: float = DEFAULT_TIMEOUT, progress: Callable[[int], None] | None = None) -> RunResult:
+            timeout: float = DEFAULT_TIMEOUT, retry: RetryPolicy | None = None,
+            progress: Callable[[AppCall], None] | None = None) -> RunResult:
     """Call ``app`` on ``questions`` with ``params``, write ``app_outputs.jsonl`` and evaluate
     ``metrics`` into ``out_dir`` (see the module docstring). ``spec`` names the app in the summary."""
     params = dict(params or {})
     calls = asyncio.run(collect(app, questions, params, cache=cache, concurrency=concurrency, timeout=timeout,
-                                progress=progress))
+                                retry=retry, progress=progress))
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     items = answered(questions, calls)

@@ -13,7 +13,12 @@ APP                                        called as
 ``invoke``                                 **params})`` (or ``invoke`` in a thread)
 ``pkg.module:obj`` with ``aquery`` /       a LlamaIndex query engine: ``obj.aquery(question)``
 ``query``
-``http://...`` / ``https://...``           POST of a JSON body template (:class:`HttpApp`)
+``pkg.module:pipeline``                    a Haystack ``Pipeline``: ``pipeline.run(...)`` in a thread,
+                                           the question on its ``query`` / ``question``
+                                           inputs (:mod:`ragmeter.app.haystack_app`)
+``http://...`` / ``https://...``           POST of a JSON body template (:class:`HttpApp`); HTTP 429 /
+                                           5xx and connection errors are
+                                           :class:`~ragmeter.errors.AppUnavailable` (retried)
 =========================================  ==========================================================
 
 What the app returns (:func:`app_output`): a mapping with an answer (``answer``, ``response``,
@@ -36,7 +41,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..errors import AppError, InvalidParameterError
+from ..errors import AppError, AppUnavailable, InvalidParameterError
+from .haystack_app import HaystackApp, is_pipeline
 
 ANSWER_KEYS = ("answer", "response", "output", "result", "text")
 CONTEXT_KEYS = ("contexts", "context", "source_documents", "documents", "source_nodes", "retrieved_contexts")
@@ -75,7 +81,7 @@ class PythonApp:
         return await result if inspect.isawaitable(result) else result
 
 
-def load_python_app(spec: str) -> PythonApp:
+def load_python_app(spec: str) -> PythonApp | HaystackApp:
     """The object ``pkg.module:name`` names (``name`` may be dotted: ``module:obj.attr``); the
     current directory is on the import path."""
     module_name, _, attr = spec.partition(":")
@@ -93,9 +99,11 @@ def load_python_app(spec: str) -> PythonApp:
         if not hasattr(obj, part):
             raise InvalidParameterError(f"APP {spec!r}: module {module_name!r} has no {attr!r}")
         obj = getattr(obj, part)
+    if is_pipeline(obj):
+        return HaystackApp(spec, obj)
     if not callable(obj) and not hasattr(obj, "ainvoke") and not hasattr(obj, "aquery"):
-        raise InvalidParameterError(f"APP {spec!r}: expected a callable, a LangChain Runnable or a LlamaIndex "
-                                    f"query engine, got {type(obj).__name__}")
+        raise InvalidParameterError(f"APP {spec!r}: expected a callable, a LangChain Runnable, a LlamaIndex "
+                                    f"query engine or a Haystack Pipeline, got {type(obj).__name__}")
     return PythonApp(spec, obj)
 
 
@@ -143,6 +151,18 @@ def json_path(obj: Any, path: str) -> Any:
 DEFAULT_BODY = '{"question": "{question}"}'
 
 
+def retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header given in seconds (None otherwise: an HTTP date, or none).
+
+    >>> retry_after("2"), retry_after(None), retry_after("Wed, 21 Oct 2015 07:28:00 GMT")
+    (2.0, None, None)
+    """
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None
+
+
 @dataclass
 class HttpApp:
     """An HTTP endpoint: POST ``body`` (a JSON template, :func:`fill_template` with the question and
@@ -180,10 +200,16 @@ class HttpApp:
         if self._session is None:
             self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout))
         payload = fill_template(self._template, {**params, "question": question})
-        async with self._session.post(self.url, json=payload, headers=self._header_values) as resp:
-            text = await resp.text()
-            if resp.status >= 400:
-                raise AppError(f"HTTP {resp.status} from {self.url}: {text[:300]}")
+        try:
+            async with self._session.post(self.url, json=payload, headers=self._header_values) as resp:
+                text = await resp.text()
+                if resp.status == 429 or resp.status >= 500:  # transient: retried (ragmeter.app.calls)
+                    raise AppUnavailable(f"HTTP {resp.status} from {self.url}: {text[:300]}",
+                                         retry_after=retry_after(resp.headers.get("Retry-After")))
+                if resp.status >= 400:
+                    raise AppError(f"HTTP {resp.status} from {self.url}: {text[:300]}")
+        except aiohttp.ClientConnectionError as exc:  # refused, reset, dropped mid-reply
+            raise AppUnavailable(f"cannot reach {self.url}: {type(exc).__name__}: {exc}") from exc
         try:
             reply = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -203,7 +229,7 @@ class HttpApp:
             self._session = None
 
 
-def resolve_app(spec: str, **http: Any) -> PythonApp | HttpApp:
+def resolve_app(spec: str, **http: Any) -> PythonApp | HaystackApp | HttpApp:
     """The app ``spec`` names: an ``http(s)://`` URL (``http`` options as :class:`HttpApp` takes
     them) or ``pkg.module:function``."""
     if spec.startswith(("http://", "https://")):

@@ -81,10 +81,10 @@ def count_rows(path: str | os.PathLike[str], format: str | None = None) -> int |
     Parquet from its metadata, JSONL from its lines, CSV from its lines less the header; None for a
     gzip-compressed file, a JSON array, or a file that cannot be read (the run then reports that)."""
     from ..errors import RagmeterError
-    from ..io import detect_format
+    from ..io.readers import input_format
 
     try:
-        fmt = detect_format(path, format)
+        fmt = input_format(path, format)
         with open(path, "rb") as fh:
             if fh.read(2) == _GZIP_MAGIC:
                 return None
@@ -199,14 +199,16 @@ class RunProgress:
     None while unknown; the first two or three are accepted too), for a judged run; ``status``: a function
     giving the judge's other counters (shown when the width allows). ``get_time`` is the clock
     (tests). ``extra`` is accepted for callers that pass more columns, and ignored: the display is
-    one line.
+    one line. ``label`` and ``unit`` word the line (``evaluating: 12/50 rows``).
     """
 
     def __init__(self, console: Console, *, total: int | None, quiet: bool = False,
                  extra: tuple[ProgressColumn, ...] = (), status: Callable[[], str] | None = None,
                  interval: float = LOG_INTERVAL, get_time: Callable[[], float] | None = None,
-                 log: IO[str] | None = None, calls: Callable[[], tuple[int, ...]] | None = None) -> None:
+                 log: IO[str] | None = None, calls: Callable[[], tuple[int, ...]] | None = None,
+                 label: str = "evaluating", unit: str = "rows") -> None:
         self.console = console
+        self.label, self.unit = label, unit
         self.live = not quiet and console.is_terminal
         self.log = None if quiet or self.live else (log or console.file)
         self.status, self.interval, self.calls = status, interval, calls
@@ -264,7 +266,7 @@ class RunProgress:
         2 rows/s, elapsed 0:00:58, ETA 0:03:05, judge: ...``."""
         task = self.progress.tasks[0]
         eta = self.eta()
-        done = f"evaluating: {task.completed:,.0f}" + (f"/{task.total:,.0f} rows" if task.total else " rows")
+        done = f"{self.label}: {task.completed:,.0f}" + (f"/{task.total:,.0f}" if task.total else "") + f" {self.unit}"
         # (text, priority): the lower the priority, the sooner a part is left out to fit
         parts: list[tuple[str, int]] = [(done, 9)]
         if task.total:
@@ -278,7 +280,7 @@ class RunProgress:
             rate = self.call_rate.rate()
             parts.append((f"{rate:,.1f} calls/s" if rate else "- calls/s", 4))
         rate = speed(task)
-        parts.append((f"{rate:,.0f} rows/s" if rate else "- rows/s", 2))
+        parts.append((f"{rate:,.0f} {self.unit}/s" if rate else f"- {self.unit}/s", 2))
         parts.append((f"elapsed {_clock(task.elapsed)}", 1))
         if task.total or eta is not None:
             parts.append((f"ETA {_clock(eta)}", 7))

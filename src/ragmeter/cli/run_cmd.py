@@ -15,11 +15,13 @@ from rich.console import Console
 from rich.table import Table
 
 from ..app import AppCache, read_questions, resolve_app, run_experiment
-from ..app.runner import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, OUTPUTS_FILE, parse_param
+from ..app.calls import DEFAULT_RETRIES, AppTally, RetryPolicy
+from ..app.runner import DEFAULT_CONCURRENCY, DEFAULT_TIMEOUT, OUTPUTS_FILE, AppCall, combinations, parse_param
 from ..errors import InvalidParameterError
 from ..results import RunResult
 from ._app import main
 from ._output import print_fitted
+from ._progress import RunProgress
 from ._slices import SLICE_HELP, add_slices, print_slices
 from .eval_cmd import parse_field_map, summary_table
 
@@ -40,8 +42,8 @@ def _latency_line(run: RunResult) -> str:
     lat = app.get("latency_s")
     lat_text = "no call made (every output cached)" if not lat else (
         f"latency p50 {lat['p50']:.3f} s, p95 {lat['p95']:.3f} s, max {lat['max']:.3f} s")
-    return (f"app: {app.get('calls', 0)} call(s), {app.get('cached', 0)} cached, {app.get('errors', 0)} error(s); "
-            + lat_text)
+    return (f"app: {app.get('calls', 0)} call(s), {app.get('cached', 0)} cached, {app.get('retries', 0)} "
+            f"retries, {app.get('errors', 0)} error(s); " + lat_text)
 
 
 @main.command("run")
@@ -58,6 +60,9 @@ def _latency_line(run: RunResult) -> str:
 @click.option("--concurrency", type=click.IntRange(min=1), default=DEFAULT_CONCURRENCY, show_default=True,
               help="App calls at a time.")
 @click.option("--timeout", type=float, default=DEFAULT_TIMEOUT, show_default=True, help="Seconds per app call.")
+@click.option("--retries", type=click.IntRange(min=0), default=DEFAULT_RETRIES, show_default=True,
+              help="Retries of a call that failed transiently (HTTP 429 / 5xx, connection error, timeout; a "
+              "Python app: AppUnavailable, ConnectionError, TimeoutError), with backoff.")
 @click.option("--body", default=None, help='HTTP app: the JSON body template, e.g. \'{"q": "{question}", '
               '"k": "{top_k}"}\' [{"question": "{question}"}].')
 @click.option("--answer-path", default=None, help="HTTP app: dot path of the answer in the reply [answer].")
@@ -76,7 +81,8 @@ def run_cmd(app: str, questions: Path, **o: Any) -> None:
 
     APP is pkg.module:function (sync or async; called as function(question, **params) and
     returning a mapping with answer and contexts, or an (answer, contexts) pair), a LangChain
-    Runnable or LlamaIndex query engine addressed the same way, or an http(s):// endpoint. The
+    Runnable, LlamaIndex query engine or Haystack Pipeline addressed the same way, or an http(s)://
+    endpoint. The
     app's outputs go to OUTDIR/app_outputs.jsonl (re-score them with `ragmeter eval`), the results
     to OUTDIR (one subdirectory per --param combination, then their comparison).
     """
@@ -88,8 +94,17 @@ def run_cmd(app: str, questions: Path, **o: Any) -> None:
     judge = _judge(o) if o["judge_spec"] else None
     cache = None if o["no_cache"] else AppCache(o["cache_dir"])
     out = Console()
-    exp = run_experiment(target, app, qs, list(o["metrics"]) or None, out_dir=o["out_dir"], grid=grid, judge=judge,
-                         cache=cache, concurrency=o["concurrency"], timeout=o["timeout"])
+    tally = AppTally()
+    with RunProgress(Console(stderr=True), total=len(qs) * len(combinations(grid)), quiet=o["quiet"],
+                     label="calling the app", unit="questions", status=tally.text) as bar:
+
+        def progress(call: AppCall) -> None:
+            tally.add(call.cached, call.retries, call.error is not None)
+            bar.advance(1)
+
+        exp = run_experiment(target, app, qs, list(o["metrics"]) or None, out_dir=o["out_dir"], grid=grid,
+                             judge=judge, cache=cache, concurrency=o["concurrency"], timeout=o["timeout"],
+                             retry=RetryPolicy(max_retries=o["retries"]), progress=progress)
     for label, run, d in zip(exp.labels, exp.runs, exp.dirs, strict=True):
         add_slices(run, d, o["slices"], d / OUTPUTS_FILE, None)
         if o["report"]:

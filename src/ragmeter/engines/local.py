@@ -20,7 +20,7 @@ from ..backend_config import EmbedderConfig, JudgeConfig
 from ..errors import InputError, InvalidParameterError
 from ..evaluator import evaluate
 from ..io import read_samples
-from ..io.readers import detect_format
+from ..io.readers import detect_format, input_format
 from ..io.records import DEFAULT_MAX_TEXT_CHARS
 from ..results import RunResult
 from ..types import Sample
@@ -31,7 +31,7 @@ from .columnar import columnar_supported, evaluate_columnar, kernel_evaluators
 def _columnar_format(path: str | os.PathLike[str], format: str | None) -> bool:
     """True for a file the columnar path reads (Parquet, JSONL, CSV)."""
     try:
-        return detect_format(path, format) in ("parquet", "jsonl", "csv")
+        return input_format(path, format) in ("parquet", "jsonl", "csv")
     except (InputError, InvalidParameterError):
         return False
 

@@ -24,10 +24,11 @@ from typing import IO, Any, Literal
 
 from ..errors import EmptyInputError, InputError, InvalidParameterError
 from ..types import Sample
+from .otel import looks_like_spans, trace_rows
 from .records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_columns, check_field_map
 
-Format = Literal["jsonl", "json", "csv", "parquet"]
-FORMATS: tuple[str, ...] = ("jsonl", "json", "csv", "parquet")
+Format = Literal["jsonl", "json", "csv", "parquet", "otel"]
+FORMATS: tuple[str, ...] = ("jsonl", "json", "csv", "parquet", "otel")
 _SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv",
              ".parquet": "parquet", ".pq": "parquet"}
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -115,6 +116,15 @@ def detect_format(path: str | os.PathLike[str], format: str | None = None) -> st
     return detected
 
 
+def input_format(path: str | os.PathLike[str], format: str | None = None) -> str:
+    """The format :func:`read_samples` reads ``path`` in: :func:`detect_format`, except that a
+    ``.json`` / ``.jsonl`` file of OpenTelemetry spans is ``otel`` (:mod:`ragmeter.io.otel`)."""
+    fmt = detect_format(path, format)
+    if format is None and fmt in ("json", "jsonl") and os.path.isfile(path) and looks_like_spans(os.fspath(path)):
+        return "otel"
+    return fmt
+
+
 def read_samples(
     path: str | os.PathLike[str],
     *,
@@ -138,7 +148,9 @@ def read_samples(
         Your column name -> ragmeter field (``{"question_text": "query"}``). RAGAS names
         (``user_input``, ``response``, ``retrieved_contexts``, ...) need no mapping.
     format:
-        ``"jsonl"``, ``"json"``, ``"csv"`` or ``"parquet"``; default: from the extension.
+        ``"jsonl"``, ``"json"``, ``"csv"``, ``"parquet"`` or ``"otel"`` (OpenTelemetry traces, one
+        sample per trace: :mod:`ragmeter.io.otel`); default: from the extension, and ``"otel"``
+        for a ``.json`` / ``.jsonl`` file whose first record is a span.
     max_text_chars:
         A row whose query, answer, reference or a context text is longer than this (characters)
         is a bad row (default 1,000,000; None or 0: no limit): what a run computes and stores
@@ -168,7 +180,7 @@ def read_samples(
         raise InvalidParameterError(f"on_error: expected 'raise' or 'skip', got {on_error!r}")
     fmap = check_field_map(field_map)
     spath = os.fspath(path)
-    fmt = detect_format(spath, format)
+    fmt = input_format(spath, format)
     _check_readable(spath)
     if os.path.getsize(spath) == 0:
         raise EmptyInputError("the file is empty: expected at least one sample", path=spath)
@@ -189,10 +201,11 @@ def _check_readable(path: str) -> None:
 
 def _iterate(path: str, fmt: str, fmap: dict[str, str], on_error: str,
              max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS) -> Iterator[Sample | InputError]:
-    unit = "line" if fmt == "jsonl" else "row"
+    unit = "line" if fmt in ("jsonl", "otel") else "row"
     conv = RowConverter(path, fmap, unit=unit, max_text_chars=max_text_chars)
     rows: Iterator[Row] = {
         "jsonl": _jsonl_rows, "json": _json_rows, "csv": _csv_rows, "parquet": _parquet_rows,
+        "otel": lambda p, _: trace_rows(p),
     }[fmt](path, fmap)
     count = 0
     for pos, record, where in rows:
