@@ -171,3 +171,29 @@ def test_three_rows_by_hand():
           m.messages[-1].content.split("<statement>")[1]]
     prefixes = {c.split("<statement>")[0] for c in r1}
     assert len(r1) == 2 and len(prefixes) == 1
+
+
+# ---- sentence cutting: abbreviations and bare yes/no replies ------------------------------------------
+
+@pytest.mark.parametrize(("text", "sentences"), [
+    ("The metro runs from 6 a.m. until 1 a.m. every day.", ["The metro runs from 6 a.m. until 1 a.m. every day."]),
+    ("It opens at 9 a.m. The museum closes at 5 p.m.", ["It opens at 9 a.m.", "The museum closes at 5 p.m."]),
+    ("Dr. Okafor won. She beat St. Clair 2-1.", ["Dr. Okafor won.", "She beat St. Clair 2-1."]),
+    ("Written by J. K. Rowling in 1997. Then came more.", ["Written by J. K. Rowling in 1997.", "Then came more."]),
+    ("Fruit, e.g. apples, keeps. It is 18.5 km away!\nNew line", ["Fruit, e.g. apples, keeps.", "It is 18.5 km away!",
+                                                                 "New line"]),
+])
+def test_sentences_are_not_cut_after_abbreviations(text, sentences):
+    got = context_sentences([text])
+    assert [s.text for s in got] == sentences
+    assert all(text[s.start:s.end] == s.text for s in got)
+    assert [text[s.start:s.end] for s in split_claims(text)] == sentences
+
+
+def test_a_bare_yes_or_no_is_one_claim_with_the_sentence_after_it():
+    answer = "No. Lake Victoria covers 59,947 km². Hope that helps!"
+    got = split_claims(answer)
+    assert [(s.kind, s.text) for s in got] == [("claim", "No. Lake Victoria covers 59,947 km²."),
+                                               ("opinion", "Hope that helps!")]
+    assert answer[got[0].start:got[0].end] == got[0].text
+    assert [(s.kind, s.text) for s in split_claims("Yes.")] == [("claim", "Yes.")]

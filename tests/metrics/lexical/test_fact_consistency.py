@@ -61,6 +61,14 @@ def test_names_rule():
     assert name_checks == [("John Adams", False)]  # "Jefferson" opens the sentence: not checked
 
 
+def test_a_possessive_name_is_found_in_the_contexts():
+    # "Moon's" is the name "Moon" with the possessive 's, folded as the contexts' words are
+    got = check_facts("Its pull on the Moon's orbit is weak.", ["The Moon orbits Earth every 27 days."])
+    assert [(c["text"], c["passed"]) for c in got["checks"] if c["kind"] == "name"] == [("Moon's", True)]
+    got = check_facts("Its pull on the Moon's orbit is weak.", ["Mars has two moons."])
+    assert [(c["text"], c["passed"]) for c in got["checks"] if c["kind"] == "name"] == [("Moon's", False)]
+
+
 def test_negation_rule():
     ctx = ["The list.sort() method sorts the list in place and is guaranteed to be stable: equal items keep order."]
     got = check_facts("list.sort() sorts the list in place and is not stable.", ctx)

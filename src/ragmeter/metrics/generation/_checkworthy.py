@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..lexical.fact_consistency import names, numbers
+from ._sentences import sentence_spans
 
 #: a remark with no number or name of at most this many words that ends with "!" or holds an
 #: evaluative word is an opinion, not a claim
@@ -40,7 +41,7 @@ EVALUATIVE = frozenset("""great lovely love amazing awesome cool wonderful fanta
 excited frustrating sad nice best favourite favorite worth interesting wild fascinating brilliant classic lucky glad
 happy sorry terrible awful delicious gorgeous incredible impressive cute scary funny boring perfect""".split())
 
-_SENT = re.compile(r"[^\n]+?(?:[.!?…]+(?=\s)|$)", re.MULTILINE)
+_BARE_REPLY = re.compile(r"(?:yes|no|yeah|yep|nope)\W*", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 _INTERJECTION = re.compile(r"^(?:(?:oh|ah|aw|aww|wow|haha|hah|ha|yay|ooh|well|hmm|ugh|okay|ok)\b[\s,!.]*)+",
                            re.IGNORECASE)
@@ -72,16 +73,8 @@ class Sentence:
 
 
 def answer_sentences(answer: str) -> list[tuple[str, int, int]]:
-    """The answer's sentences with offsets: cut after ``.``, ``!``, ``?`` or ``…`` (runs of them)
-    followed by whitespace, and at line breaks; a decimal point does not cut."""
-    out = []
-    for m in _SENT.finditer(answer):
-        raw = m.group(0)
-        body = raw.strip()
-        if body:
-            start = m.start() + len(raw) - len(raw.lstrip())
-            out.append((body, start, start + len(body)))
-    return out
+    """The answer's sentences with offsets (:func:`._sentences.sentence_spans`)."""
+    return [(answer[a:b], a, b) for a, b in sentence_spans(answer)]
 
 
 def classify(sentence: str) -> str:
@@ -104,5 +97,16 @@ def classify(sentence: str) -> str:
 
 
 def split_claims(answer: str) -> list[Sentence]:
-    """Every sentence of ``answer`` with its offsets and :func:`classify` kind."""
-    return [Sentence(t, a, b, classify(t)) for t, a, b in answer_sentences(answer)]
+    """Every sentence of ``answer`` with its offsets and :func:`classify` kind; a bare "Yes." or
+    "No." is joined to the sentence after it (one claim: the reply's verdict and what it rests on)."""
+    parts = answer_sentences(answer)
+    joined: list[tuple[int, int]] = []
+    i = 0
+    while i < len(parts):
+        _t, a, b = parts[i]
+        if _BARE_REPLY.fullmatch(parts[i][0]) and i + 1 < len(parts):
+            b = parts[i + 1][2]
+            i += 1
+        joined.append((a, b))
+        i += 1
+    return [Sentence(answer[a:b], a, b, classify(answer[a:b])) for a, b in joined]

@@ -3,9 +3,10 @@ r"""Evidence windows: the few context sentences most related to a claim, with ch
 A small judge that reads a 3,000-character article for every claim loses the claim in the text and
 spends most of its time reading. :func:`evidence_window` gives it a short, focused excerpt instead:
 
-1. The contexts are cut into sentences (:func:`context_sentences`): at ``.``, ``!``, ``?`` or ``…``
-   followed by whitespace, and at line breaks; a decimal point (``18.5``) does not cut. Each sentence
-   keeps its context index and its ``[start, end)`` character offsets in that context's text.
+1. The contexts are cut into sentences (:func:`context_sentences`, the rule of :mod:`._sentences`:
+   at line breaks and after ``.``, ``!``, ``?`` or ``…`` followed by whitespace, not after a decimal
+   point or an abbreviation such as "a.m."). Each sentence keeps its context index and its
+   ``[start, end)`` character offsets in that context's text.
 2. Each sentence :math:`s` is scored against the claim :math:`c` by the IDF-weighted overlap of
    their content words (case-folded word tokens minus function words, with the plural/verb suffix
    folding of :mod:`._grounding`; digits are words, so "142" matches "142"):
@@ -29,20 +30,18 @@ Both constants were fixed before measuring (bench/results/faithfulness_by_kind.m
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..lexical.lexical_faithfulness import content_tokens
 from ._grounding import _stem
+from ._sentences import sentence_spans
 
 #: how many context sentences a window holds when the contexts are long
 WINDOW_SENTENCES = 4
 #: joined contexts up to this many characters are shown whole
 WHOLE_CONTEXT_CHARS = 1500
-
-_SENTENCE = re.compile(r"[^\n]+?(?:[.!?…](?=\s)|$)", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -82,16 +81,7 @@ class Window:
 
 def context_sentences(contexts: Sequence[str]) -> list[Span]:
     """Every sentence of every context with its offsets (rule 1 of the module docstring)."""
-    spans: list[Span] = []
-    for i, text in enumerate(contexts):
-        for m in _SENTENCE.finditer(text):
-            raw = m.group(0)
-            lead = len(raw) - len(raw.lstrip())
-            body = raw.strip()
-            if body:
-                start = m.start() + lead
-                spans.append(Span(i, start, start + len(body), body))
-    return spans
+    return [Span(i, a, b, text[a:b]) for i, text in enumerate(contexts) for a, b in sentence_spans(text)]
 
 
 def _words(text: str) -> set[str]:

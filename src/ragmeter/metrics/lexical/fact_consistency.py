@@ -26,7 +26,8 @@ numbers 9 and 1991: dates are checked through their numbers and their month name
 **Names.** Maximal runs of capitalised tokens (or tokens with an inner capital or a digit
 mixed with letters: *iOS*, *NaCl*, *X2*) that are not stop words. The first token of a sentence
 is not a name (the capital marks the sentence). A run passes when every one of its tokens occurs
-in the contexts (case-insensitive).
+in the contexts (case-insensitive, contractions and the possessive *'s* folded on both sides:
+*Moon's* passes on a context that says *Moon*).
 
 **Negation.** For each answer clause (a sentence cut at ``;`` and ``:``, the scope of a
 negation), the context clause sharing the most of its content tokens (the first on ties); when
@@ -165,7 +166,7 @@ def check_facts(answer: str, contexts: list[str]) -> dict[str, Any]:
         checks.append({"kind": "number", "text": written, "passed": ok})
     for sentence in split_sentences(answer):
         for run in names(sentence):
-            ok = all(t in vocab for t in _TOKEN.findall(run.casefold()))
+            ok = all(t in vocab for t in _TOKEN.findall(_plain(run).casefold()))
             checks.append({"kind": "name", "text": run, "passed": ok})
     ctx_sentences = [(s, set(_content(s))) for c in contexts for s in clauses(c)]
     for sentence in clauses(answer):
@@ -216,6 +217,7 @@ register_lexical(
     "fact_consistency",
     score_sample,
     role="answer",
+    version="2",
     summary="Numbers (with units), names and negations of the answer checked against the contexts, "
             "times the share of its content words found there (no model).",
     formula="score = F * P; F = passed checks / checks (1 when none), one check per number, per "
