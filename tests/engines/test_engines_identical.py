@@ -48,7 +48,8 @@ def _assert_same(a: Path, b: Path) -> None:
 
 
 def _local(data: Path, metrics: list[str] | None, out: Path, **kw: Any) -> Any:
-    return evaluate(read_samples(data, **kw), metrics, out_dir=str(out), keep_records=False, embedder=None)
+    return evaluate(read_samples(data, **kw), metrics, out_dir=str(out), keep_records=False, embedder=None,
+                    engine="local")
 
 
 def _to_parquet(rows: list[dict[str, Any]], path: Path, group_rows: int | None = None) -> Path:
@@ -74,7 +75,7 @@ def test_bundled_examples_identical_on_three_engines(ray_cluster, tmp_path: Path
     rows = [json.loads(line) for line in src.read_text(encoding="utf-8").splitlines() if line.strip()]
     parquet = _to_parquet(rows, tmp_path / "rag.parquet")
     local = _local(src, RETRIEVAL, tmp_path / "local")
-    columnar = evaluate(parquet, RETRIEVAL, out_dir=tmp_path / "columnar")
+    columnar = evaluate(parquet, RETRIEVAL, out_dir=tmp_path / "columnar", engine="local")
     ray = evaluate(src, RETRIEVAL, engine="ray", out_dir=tmp_path / "ray", chunk_size=7)
     ray_pq = evaluate(parquet, RETRIEVAL, engine="ray", out_dir=tmp_path / "ray_pq", chunk_size=7)
     _assert_same(tmp_path / "local", tmp_path / "columnar")
@@ -89,7 +90,7 @@ def test_bundled_examples_default_metrics_identical_local_and_ray(ray_cluster, t
     for name in ("rag_samples.jsonl", "rag_samples_ragas.csv"):
         src = ROOT / "examples" / name
         local = _local(src, None, tmp_path / f"local-{name}")
-        ray = evaluate(src, None, engine="ray", out_dir=tmp_path / f"ray-{name}", chunk_size=8)
+        ray = evaluate(src, None, engine="ray", embedder=None, out_dir=tmp_path / f"ray-{name}", chunk_size=8)
         _assert_same(tmp_path / f"local-{name}", tmp_path / f"ray-{name}")
         assert local.ids == ray.ids and len(local.scores) >= 5
 
@@ -139,7 +140,7 @@ def test_generated_100k_rows_identical_local_and_columnar(tmp_path: Path) -> Non
     jsonl, parquet = _write(rows, tmp_path, "gen")
     metrics = ["mrr", "ndcg@10", "recall@5", "map", "precision@3"]
     local = _local(jsonl, metrics, tmp_path / "local")
-    columnar = evaluate(parquet, metrics, out_dir=tmp_path / "columnar")
+    columnar = evaluate(parquet, metrics, out_dir=tmp_path / "columnar", engine="local")
     _assert_same(tmp_path / "local", tmp_path / "columnar")
     assert local.ids[:4] == ["q0", "q1", "q2", "4"] and len(columnar) == 100_000
     assert columnar.run["engine"]["columnar_rows"] == 100_000  # every row took the vectorised path
@@ -151,7 +152,7 @@ def test_generated_100k_rows_identical_on_ray(ray_cluster, tmp_path: Path) -> No
     rows = _generated(100_000, seed=7)
     _, parquet = _write(rows, tmp_path, "gen")
     metrics = ["mrr", "ndcg@10", "recall@5", "map(rel_level=2)"]
-    columnar = evaluate(parquet, metrics, out_dir=tmp_path / "columnar")
+    columnar = evaluate(parquet, metrics, out_dir=tmp_path / "columnar", engine="local")
     t0 = time.perf_counter()
     run = evaluate(parquet, metrics, engine="ray", out_dir=tmp_path / "ray", num_workers=2, keep_records=False)
     print(f"ray: {len(run) / (time.perf_counter() - t0):,.0f} rows/s")
@@ -170,7 +171,8 @@ def test_judged_run_identical_and_judge_counters_match(ray_cluster, fake_llm, tm
     config = JudgeConfig(f"openai:fake-model@{fake_llm.url}", cache=False, timeout=5.0, concurrency=4)
     metrics = ["context_relevancy", "mrr"]
     judge = config.build()
-    local = evaluate(read_samples(src), metrics, judge=judge, out_dir=str(tmp_path / "local"), keep_records=False)
+    local = evaluate(read_samples(src), metrics, judge=judge, out_dir=str(tmp_path / "local"), keep_records=False,
+                     engine="local")
     judge.close()
     served = len(fake_llm.log)
     seen: list[dict[str, Any]] = []
@@ -202,7 +204,7 @@ def test_ray_columnar_with_odd_rows_and_duplicate_ids_identical(ray_cluster, tmp
     path = _to_parquet(rows, tmp_path / "odd.parquet", None if read == "one group" else 100)  # 1 group or 6
     metrics = ["mrr", "ndcg@10", "recall@5", "map(rel_level=2)"]
     local = _local(path, metrics, tmp_path / "local", on_error="skip")
-    columnar = evaluate(path, metrics, out_dir=tmp_path / "columnar", on_error="skip")
+    columnar = evaluate(path, metrics, out_dir=tmp_path / "columnar", on_error="skip", engine="local")
     from ragmeter.engines import _ray_columnar
 
     monkeypatch.setattr(_ray_columnar, "COLUMNAR_BATCH_ROWS", 50)

@@ -63,10 +63,10 @@ def test_relevant_absent_from_every_row_is_an_input_error_on_both_paths(tmp_path
     path = tmp_path / "d.parquet"
     pq.write_table(table, path)
     with pytest.raises(InputError, match="did you mean 'qrels'\\? use --map qrels=relevant"):
-        evaluate(path, ["recall"], out_dir=tmp_path / "fast")
+        evaluate(path, ["recall"], out_dir=tmp_path / "fast", engine="local")
 
     with pytest.raises(InputError, match="did you mean 'qrels'"):
-        evaluate(path, ["recall", "token_f1"], out_dir=tmp_path / "o")  # not columnar: the Sample path
+        evaluate(path, ["recall", "token_f1"], out_dir=tmp_path / "o", engine="local")  # not columnar: the Sample path
     assert len(_lines(tmp_path)) == 2
 
 
@@ -96,7 +96,7 @@ def test_ray_engine_applies_the_same_rules(ray_cluster, tmp_path):
     data = tmp_path / "d.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     run = evaluate(data, ["mrr", "recall"], engine="ray", out_dir=tmp_path / "ray", chunk_size=2)
-    evaluate(read_samples(data), ["mrr", "recall"], out_dir=str(tmp_path / "local"), keep_records=False)
+    evaluate(read_samples(data), ["mrr", "recall"], out_dir=str(tmp_path / "local"), keep_records=False, engine="local")
     assert (tmp_path / "ray" / "results.jsonl").read_text() == (tmp_path / "local" / "results.jsonl").read_text()
     assert run.status["mrr"].tolist() == [0, 1, 0, 1]
     assert run.run["input_checks"]["unmatchable_labels"] == 1
@@ -158,8 +158,9 @@ def test_extra_keys_are_metadata_on_both_paths_in_every_format(tmp_path):
             w.writerow([r["id"], json.dumps(r["contexts"]), json.dumps(r["relevant"]), r.get("category") or ""])
     for fmt in ("parquet", "jsonl", "csv"):
         src = tmp_path / f"d.{fmt}"
-        fast = evaluate(src, ["mrr", "ndcg@5"], format=fmt, out_dir=tmp_path / f"{fmt}-fast")
-        evaluate(read_samples(src), ["mrr", "ndcg@5"], out_dir=str(tmp_path / f"{fmt}-slow"), keep_records=False)
+        fast = evaluate(src, ["mrr", "ndcg@5"], format=fmt, out_dir=tmp_path / f"{fmt}-fast", engine="local")
+        evaluate(read_samples(src), ["mrr", "ndcg@5"], out_dir=str(tmp_path / f"{fmt}-slow"), keep_records=False,
+                 engine="local")
         a = (tmp_path / f"{fmt}-fast" / "results.jsonl").read_text(encoding="utf-8")
         b = (tmp_path / f"{fmt}-slow" / "results.jsonl").read_text(encoding="utf-8")
         assert a == b, fmt

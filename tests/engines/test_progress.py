@@ -38,7 +38,7 @@ def test_local_engine_reports_every_sample(tmp_path: Path) -> None:
     jsonl, _ = _data(tmp_path)
     calls: list[int] = []
     evaluate(read_samples(jsonl, on_error="skip"), METRICS, out_dir=str(tmp_path / "o"), progress=calls.append,
-             keep_records=False)
+             keep_records=False, engine="local")
     assert calls == [1] * 501
     assert count_rows(jsonl) == 501  # the bar's total: what the engine reports, exactly
 
@@ -50,7 +50,7 @@ def test_columnar_engines_report_every_batch(tmp_path: Path) -> None:
     assert calls == [128, 128, 128, 116]
     assert count_rows(parquet) == 500  # from the file's metadata
     calls = []
-    run = evaluate(jsonl, METRICS, out_dir=tmp_path / "jl", on_error="skip", progress=calls.append)
+    run = evaluate(jsonl, METRICS, out_dir=tmp_path / "jl", on_error="skip", progress=calls.append, engine="local")
     assert run.run["engine"]["path"] == "columnar" and sum(calls) == 501 and len(calls) >= 1
     assert count_rows(jsonl) == sum(calls)
 

@@ -55,7 +55,7 @@ def test_retrieval_metrics_equal_local_with_bad_rows(ray_cluster, tmp_path):
     data = _write_jsonl(tmp_path / "d.jsonl", _rows(),
                         {5: "{not json", 17: json.dumps({"id": "q3", "contexts": []})})  # bad + duplicate id
     local = evaluate(read_samples(data, on_error="skip"), RETRIEVAL, out_dir=str(tmp_path / "local"),
-                     keep_records=False)
+                     keep_records=False, engine="local")
     bad: list[str] = []
     run = evaluate(data, RETRIEVAL, engine="ray", out_dir=tmp_path / "ray", on_error="skip", chunk_size=7,
                                   on_bad_row=lambda e: bad.append(str(e)))
@@ -74,7 +74,7 @@ def test_retrieval_metrics_equal_local_with_bad_rows(ray_cluster, tmp_path):
 def test_rows_without_ids_are_numbered_from_1_as_evaluate_numbers_them(ray_cluster, tmp_path):
     rows = [{"contexts": [{"id": "a"}, {"id": "b"}], "relevant": ["b"]}, {"contexts": [{"id": "b"}], "relevant": ["b"]}]
     run = evaluate(rows, ["mrr"], engine="ray", chunk_size=1)
-    assert run.ids == ["1", "2"] == evaluate(rows, ["mrr"]).ids
+    assert run.ids == ["1", "2"] == evaluate(rows, ["mrr"], engine="local").ids
 
 
 def test_parquet_read_with_ray_data(ray_cluster, tmp_path):
@@ -88,7 +88,8 @@ def test_parquet_read_with_ray_data(ray_cluster, tmp_path):
     run = evaluate(path, ["mrr", "recall"], engine="ray", out_dir=tmp_path / "ray", chunk_size=2)
     assert run.ids == ["1", "2", "3"]  # no id column: the row number, as the local reader gives
     assert run.scores["mrr"].tolist() == [0.5, 0.0, 0.0]
-    local = evaluate(read_samples(path), ["mrr", "recall"], out_dir=str(tmp_path / "local"), keep_records=False)
+    local = evaluate(read_samples(path), ["mrr", "recall"], out_dir=str(tmp_path / "local"), keep_records=False,
+                     engine="local")
     assert (tmp_path / "ray" / "results.jsonl").read_text() == (tmp_path / "local" / "results.jsonl").read_text()
     assert local.ids == run.ids
 
@@ -100,7 +101,8 @@ def test_judged_metric_equal_local_from_the_same_cache(ray_cluster, fake_llm, ju
     data = _write_jsonl(tmp_path / "d.jsonl", rows)
     metrics = ["context_relevancy(scale=graded)", "faithfulness", "mrr"]  # graded: one call, a 0-10 rating per chunk
     judge = make_judge(cache=True)
-    local = evaluate(read_samples(data), metrics, judge=judge, out_dir=str(tmp_path / "local"), keep_records=False)
+    local = evaluate(read_samples(data), metrics, judge=judge, out_dir=str(tmp_path / "local"), keep_records=False,
+                     engine="local")
     served = len(fake_llm.log)
     assert served > 0 and local.status["context_relevancy(scale=graded)"].tolist().count(0) == len(rows)
     run = evaluate(data, metrics, engine="ray",
@@ -232,7 +234,7 @@ def test_jsonl_uri_read_with_ray_data(ray_cluster, tmp_path):
     run = evaluate(data.as_uri(), ["mrr"], engine="ray", out_dir=tmp_path / "ray", chunk_size=4)
     assert run.ids == [f"u{i}" for i in range(9)]
     assert run.scores["mrr"].tolist() == [1.0, 0.5, 1 / 3] * 3  # label d(i%3) sits at rank i%3+1
-    local = evaluate(read_samples(data), ["mrr"], out_dir=str(tmp_path / "local"), keep_records=False)
+    local = evaluate(read_samples(data), ["mrr"], out_dir=str(tmp_path / "local"), keep_records=False, engine="local")
     assert local.ids == run.ids
     assert (tmp_path / "ray" / "results.jsonl").read_text() == (tmp_path / "local" / "results.jsonl").read_text()
 
@@ -261,7 +263,7 @@ def test_an_unreadable_row_group_fails_as_the_local_engine_words_it(ray_cluster,
     path = _to_parquet([dict(r) for r in _generated(600, seed=5)], tmp_path / "bad.parquet", 120)
     _corrupt_group(path, 2)
     with pytest.raises(InputError) as local:
-        evaluate(path, RETRIEVAL, out_dir=tmp_path / "local")
+        evaluate(path, RETRIEVAL, out_dir=tmp_path / "local", engine="local")
     if not share_files:
         monkeypatch.setattr(_ray_columnar, "_workers_share_files", lambda ray: False)
     with pytest.raises(InputError) as ray:
