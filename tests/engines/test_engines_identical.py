@@ -212,8 +212,8 @@ def test_ray_columnar_with_odd_rows_and_duplicate_ids_identical(ray_cluster, tmp
     if read == "driver":
         monkeypatch.setattr(_ray_columnar, "_workers_share_files", lambda ray: False)
     submitted: list[str] = []
-    remote = ray_engine._Options.remote
-    monkeypatch.setattr(ray_engine._Options, "remote",
+    remote = ray_engine.RayOptions.remote
+    monkeypatch.setattr(ray_engine.RayOptions, "remote",
                         lambda self, ray, fn: (submitted.append(fn.__name__), remote(self, ray, fn))[1])
     calls: list[int] = []
     bad: list[str] = []
