@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+
+import ragmeter
 
 
 def _run(tmp_path, body: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "test_rag.py").write_text(textwrap.dedent(body))
+    # the plugin of the ragmeter under test, whichever copy the interpreter has installed
+    src = str(Path(ragmeter.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)}
     return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tmp_path)],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120, env=env)
 
 
 ROWS = """
@@ -88,3 +95,26 @@ def test_rag(ragmeter_eval, monkeypatch):
     assert run.status["semantic_similarity"].tolist() == [0, 0]
 """)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_fixture_takes_a_path_and_a_dataframe_as_ragmeter_evaluate_does(tmp_path):
+    """The fixture hands its data to ``ragmeter.evaluate``: a JSONL path and a DataFrame are rows,
+    not a string's characters or a frame's column names."""
+    import json
+
+    lines = [{"id": "good", "query": "q", "contexts": [{"id": "d1"}], "relevant": ["d1"]},
+             {"id": "late", "query": "q", "contexts": [{"id": "x"}, {"id": "y"}, {"id": "d1"}], "relevant": ["d1"]}]
+    (tmp_path / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    proc = _run(tmp_path, ROWS + """
+import pandas as pd
+
+def test_path(ragmeter_eval):
+    run = ragmeter_eval("rows.jsonl", metrics=["mrr"], fail_under={"mrr": 0.6})
+    assert run.ids == ["good", "late"] and abs(run.summary()["mrr"]["mean"] - (1 + 1/3) / 2) < 1e-12
+
+def test_dataframe(ragmeter_eval):
+    run = ragmeter_eval(pd.DataFrame(ROWS), metrics=["mrr"], fail_under={"mrr": 0.6})
+    assert run.ids == ["good", "late"] and abs(run.summary()["mrr"]["mean"] - (1 + 1/3) / 2) < 1e-12
+""")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "2 passed" in proc.stdout

@@ -25,7 +25,8 @@ _LAZY: dict[str, str] = {
     "cases": ".cases",
     "Evaluator": ".evaluator",
     "aevaluate": ".evaluator",
-    "evaluate": ".evaluator",
+    "evaluate": ".engines.entry",
+    "ReadOptions": ".io",
     "read_samples": ".io",
     "write_samples": ".io",
     "passage_recall_score": ".metrics.generation.passage_recall_math",
@@ -52,6 +53,7 @@ __all__ = [
     "MetricResult",
     "MissingBackendError",
     "RagmeterError",
+    "ReadOptions",
     "RunResult",
     "Sample",
     "UnknownMetricError",
@@ -72,6 +74,7 @@ __all__ = [
 
 if TYPE_CHECKING:
     from .cases import assert_case, cases
+    from .engines.entry import evaluate
     from .errors import (
         EmptyInputError,
         InputError,
@@ -81,8 +84,8 @@ if TYPE_CHECKING:
         RagmeterError,
         UnknownMetricError,
     )
-    from .evaluator import Evaluator, aevaluate, evaluate
-    from .io import read_samples, write_samples
+    from .evaluator import Evaluator, aevaluate
+    from .io import ReadOptions, read_samples, write_samples
     from .metrics.generation.passage_recall_math import passage_recall_score
     from .names import MetricName, parse_name
     from .registry import canonical_name, get_evaluator, list_metrics

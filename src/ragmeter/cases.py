@@ -21,8 +21,8 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .engines.entry import evaluate
 from .errors import InvalidParameterError
-from .evaluator import evaluate
 from .io import read_samples
 from .registry import canonical_name, resolve_name
 from .types import Sample
@@ -91,7 +91,7 @@ def assert_case(case: Sample | Mapping[str, Any], fail_under: Mapping[str, float
         raise InvalidParameterError("assert_case: expected at least one METRIC: THRESHOLD in fail_under, got none")
     wanted = {canonical_name(m): float(t) for m, t in fail_under.items()}
     names = list(dict.fromkeys([*(canonical_name(m) for m in (metrics or ())), *wanted]))
-    run = evaluate([case], names, judge=judge, embedder=embedder)
+    run = evaluate([case], names, engine="local", judge=judge, embedder=embedder)
     records = run.records or []
     results = {canonical_name(m): r for m, r in records[0]["metrics"].items()} if records else {}
     directions = {m: bool(resolve_name(m)[0].higher_is_better) for m in wanted}

@@ -1,4 +1,5 @@
-"""The evaluator contract and the batch entry point :func:`evaluate`.
+"""The evaluator contract and the local engine: :func:`plan`, :func:`score_chunk`, :class:`LocalExecutor`,
+:func:`aevaluate` (the public entry is :func:`ragmeter.evaluate`, in :mod:`ragmeter.engines.entry`).
 
 An :class:`Evaluator` scores one metric on one sample (``evaluate`` / async ``aevaluate``).
 Evaluators that can work on many samples at once (the vectorised retrieval metrics) also offer
@@ -15,7 +16,6 @@ import concurrent.futures
 import itertools
 import os
 import time
-import warnings
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,13 +25,14 @@ from .engines.driver import RunState, run_samples
 from .errors import InputError, InvalidParameterError
 from .io.adapters import as_samples, keep_inputs
 from .io.fields import absent_result, field_hints, missing_field
+from .io.options import ReadOptions, read_options
 from .io.records import DEFAULT_MAX_TEXT_CHARS
 from .judges import resolve as resolve_judge
 from .registry import default_metric_names, get_evaluator, skipped_metrics
 from .results import RunResult, RunWriter
 from .types import MetricResult, Sample
 
-__all__ = ["BatchContext", "Evaluator", "aevaluate", "evaluate"]
+__all__ = ["BatchContext", "Evaluator", "aevaluate", "run_local"]
 
 
 class BatchContext:
@@ -316,21 +317,27 @@ async def aevaluate(
     *,
     judge: Any = None,
     embedder: Any = None,
-    out_dir: str | None = None,
+    out_dir: str | os.PathLike[str] | None = None,
     keep_records: bool = True,
     chunk_size: int = 2048,
     progress: Callable[[int], None] | None = None,
     run_info: dict[str, Any] | None = None,
     on_error: str = "raise",
     field_map: dict[str, str] | None = None,
+    format: str | None = None,
     max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
+    read: ReadOptions | None = None,
     on_bad_row: Callable[[InputError], None] | None = None,
 ) -> RunResult:
-    """Async twin of :func:`evaluate`."""
+    """The async twin of :func:`ragmeter.evaluate` on the local engine, for code already in an event
+    loop: ``samples`` is anything :func:`ragmeter.io.as_samples` reads, every sample is scored on
+    this loop (the ``Sample`` path; no columnar fast path, no engine choice), and ``embedder`` is
+    an object, a spec or None (no ``"auto"``). The other parameters are :func:`ragmeter.evaluate`'s.
+    """
+    opts = read_options(read, on_error=on_error, field_map=field_map, format=format, max_text_chars=max_text_chars)
     judge = resolve_judge(judge)
     inputs: list[Sample | None] | None = [] if keep_records else None  # for to_pandas(inputs=True)
-    iterator = keep_inputs(as_samples(samples, on_error=on_error, field_map=field_map,  # type: ignore[arg-type]
-                                      max_text_chars=max_text_chars), inputs)
+    iterator = keep_inputs(as_samples(samples, read=opts), inputs)
     head: list[Sample | InputError] = []
     if metrics is None:
         # peek at the first rows to see which fields the data has
@@ -340,7 +347,8 @@ async def aevaluate(
                 break
     run = plan(metrics, head, judge=judge, embedder=embedder, run_info=run_info)
     state = RunState(run.names, run.versions, run.info,
-                     RunWriter(run.names, out_dir=out_dir, keep_records=keep_records),
+                     RunWriter(run.names, out_dir=os.fspath(out_dir) if out_dir is not None else None,
+                               keep_records=keep_records),
                      progress=progress, on_bad_row=on_bad_row, evaluators=run.evaluators,
                      on_plan=getattr(judge, "expect", None))
     executor = LocalExecutor(run.evaluators, judge)
@@ -379,77 +387,8 @@ def _run_sync(make: Callable[[], Any]) -> Any:
         return pool.submit(lambda: asyncio.run(make())).result()
 
 
-def evaluate(
-    samples: Any,
-    metrics: Sequence[str] | None = None,
-    *,
-    judge: Any = None,
-    embedder: Any = "auto",
-    out_dir: str | None = None,
-    keep_records: bool = True,
-    chunk_size: int = 2048,
-    progress: Callable[[int], None] | None = None,
-    run_info: dict[str, Any] | None = None,
-    on_error: str = "raise",
-    field_map: dict[str, str] | None = None,
-    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
-    on_bad_row: Callable[[InputError], None] | None = None,
-) -> RunResult:
-    """Evaluate ``samples`` on ``metrics`` and return a :class:`~ragmeter.results.RunResult`.
-
-    Parameters
-    ----------
-    samples:
-        The data as you hold it (:func:`ragmeter.io.as_samples`): a path, a dict, a list of dicts
-        or :class:`~ragmeter.types.Sample` objects, a pandas DataFrame, a Hugging Face
-        ``Dataset``, RAGAS ``EvaluationDataset`` / ``SingleTurnSample`` or DeepEval
-        ``LLMTestCase`` objects. Rows follow the files' rules (a row without ``id`` gets its
-        1-based position; a bad row raises an InputError naming the row and the field). An
-        :class:`~ragmeter.errors.InputError` item (from a reader with ``on_error="skip"``) is
-        recorded as an errored sample.
-    metrics:
-        Metric names such as ``["ndcg@5", "mrr"]``; None picks every default metric that the
-        data's fields and the given backends allow.
-    progress:
-        Called with 1 as each sample (or bad row) is finished and recorded, in input order.
-    judge:
-        A :class:`~ragmeter.judges.Judge`, a spec (``"openai:gpt-4o-mini"``,
-        :func:`ragmeter.judges.from_spec`), a :class:`~ragmeter.backend_config.JudgeConfig`, or
-        None (no judged metric).
-    on_error, field_map, max_text_chars:
-        How rows are read (:func:`ragmeter.io.as_samples`): ``on_error="skip"`` records a bad row as
-        an errored sample (``on_bad_row`` sees its InputError) instead of stopping the run.
-    embedder:
-        An embedder, a spec (``"st:all-MiniLM-L6-v2"``), None for none, or ``"auto"`` (default):
-        the offline MiniLM model when it is installed and ``metrics`` is None or names a metric that
-        needs one (:func:`ragmeter.embedders.wants_default`, the rule ``ragmeter eval`` follows too).
-    out_dir:
-        When given, ``results.jsonl`` is streamed there as chunks finish and ``summary.json``
-        written at the end, so memory stays bounded whatever the input size.
-    keep_records:
-        Keep every per-sample :class:`~ragmeter.types.MetricResult` and the input samples in
-        memory (``RunResult.to_pandas(inputs=True)``); the score table is always kept.
-
-    Works in plain scripts and inside a running event loop (Jupyter): there the evaluation runs
-    in a worker thread with its own loop.
-    """
-
-    from .embedders import resolve as resolve_embedder
-
-    coro_args = dict(
-        judge=judge,
-        embedder=resolve_embedder(embedder, metrics),
-        out_dir=out_dir,
-        keep_records=keep_records,
-        chunk_size=chunk_size,
-        progress=progress,
-        run_info=run_info,
-        on_error=on_error,
-        field_map=field_map,
-        max_text_chars=max_text_chars,
-        on_bad_row=on_bad_row,
-    )
-    result = _run_sync(lambda: aevaluate(samples, metrics, **coro_args))
-    for hint in result.run.get("field_hints", ()):  # a field the data seems to give under another name
-        warnings.warn(hint, UserWarning, stacklevel=2)
-    return result
+def run_local(samples: Any, metrics: Sequence[str] | None, *, read: ReadOptions, **options: Any) -> RunResult:
+    """:func:`aevaluate` run to completion (the local engine's ``Sample`` path of
+    :func:`ragmeter.evaluate`): here, or inside a running event loop (Jupyter) in a worker thread
+    with its own loop."""
+    return _run_sync(lambda: aevaluate(samples, metrics, read=read, **options))  # type: ignore[no-any-return]

@@ -3,8 +3,10 @@
 Installed with ragmeter (entry point ``pytest11``); a test writes::
 
     def test_rag(ragmeter_eval):
-        ragmeter_eval(samples, metrics=["faithfulness", "context_recall"],
+        ragmeter_eval("tests/data/rag.jsonl", metrics=["faithfulness", "context_recall"],
                       fail_under={"faithfulness": 0.8})
+
+(the data as :func:`ragmeter.evaluate` takes it: a path, a DataFrame, a list of dicts...)
 
 or calls :func:`assert_scores` directly. The judge and the embedder come from ``ragmeter.yaml``
 (in the working directory) or from the environment variables ``RAGMETER_JUDGE`` and
@@ -16,7 +18,7 @@ Judged results are cached across test runs by the judge cache, so a re-run costs
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -41,7 +43,7 @@ def _worst(run: RunResult, metric: str, count: int) -> list[str]:
 
 
 def assert_scores(
-    samples: Iterable[Any],
+    data: Any,
     metrics: Sequence[str] | None = None,
     fail_under: dict[str, float] | None = None,
     *,
@@ -50,8 +52,14 @@ def assert_scores(
     statistic: str = "mean",
     max_error_rate: float = 0.0,
     worst: int = 5,
+    **options: Any,
 ) -> RunResult:
-    """Evaluate ``samples`` and raise ``AssertionError`` when a threshold is missed.
+    """Evaluate ``data`` with :func:`ragmeter.evaluate` and raise ``AssertionError`` when a threshold
+    is missed.
+
+    ``data`` is anything :func:`ragmeter.evaluate` takes (a path, a pandas DataFrame, a list of
+    dicts or samples, a Hugging Face Dataset, RAGAS / DeepEval objects); ``options`` go to it as
+    they are (``field_map``, ``on_error``, ``engine``...).
 
     The message names each failed check and lists the ``worst`` lowest-scoring samples of each
     failing metric with their reasons. Errored samples above ``max_error_rate`` (default: none
@@ -60,13 +68,13 @@ def assert_scores(
     ``judge`` and ``embedder`` are :func:`ragmeter.evaluate`'s, with the same defaults (no judge;
     ``embedder="auto"``, the offline MiniLM model when installed and needed; None for none).
     """
-    from .evaluator import evaluate
+    from .engines.entry import evaluate
     from .gate import check_gate
 
     thresholds = dict(fail_under or {})
     if metrics is None and thresholds:
         metrics = list(thresholds)
-    run = evaluate(list(samples), metrics, judge=judge, embedder=embedder)
+    run = evaluate(data, metrics, judge=judge, embedder=embedder, **options)
     result = check_gate(run.summary(), thresholds, on=statistic, max_error_rate=max_error_rate)
     if result.passed:
         return run
@@ -102,19 +110,20 @@ def _backends_from_config() -> tuple[Any, Any]:
 
 @pytest.fixture
 def ragmeter_eval() -> Callable[..., RunResult]:
-    """A callable ``(samples, metrics=None, fail_under=None, **kw) -> RunResult`` that asserts thresholds.
+    """A callable ``(data, metrics=None, fail_under=None, **kw) -> RunResult`` that asserts thresholds
+    (:func:`assert_scores`: ``data`` as :func:`ragmeter.evaluate` takes it).
 
     Backends are read once per test from ``ragmeter.yaml`` / ``RAGMETER_JUDGE`` /
     ``RAGMETER_EMBEDDER`` and only when a spec is configured.
     """
     backends: list[Any] = []
 
-    def run(samples: Iterable[Any], metrics: Sequence[str] | None = None,
+    def run(data: Any, metrics: Sequence[str] | None = None,
             fail_under: dict[str, float] | None = None, **kwargs: Any) -> RunResult:
         if not backends:
             backends.extend(_backends_from_config())
         kwargs.setdefault("judge", backends[0])
         kwargs.setdefault("embedder", backends[1])
-        return assert_scores(samples, metrics, fail_under, **kwargs)
+        return assert_scores(data, metrics, fail_under, **kwargs)
 
     return run

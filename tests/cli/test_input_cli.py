@@ -85,7 +85,7 @@ def test_an_internal_error_is_exit_4_never_1(tmp_path, monkeypatch):
     def broken(*a, **k):
         raise KeyError("boom")
 
-    monkeypatch.setattr(eval_cmd, "evaluate_file", broken)
+    monkeypatch.setattr(eval_cmd, "evaluate", broken)
     data = _jsonl(tmp_path / "d.jsonl", [{"id": "a", "contexts": [{"id": "x"}], "relevant": ["x"]}])
     res = _run(str(data), "-m", "mrr", "-o", str(tmp_path / "o"), "--no-report")
     assert res.exit_code == 4
@@ -109,7 +109,7 @@ def test_ctrl_c_is_exit_130_never_the_gate_code(tmp_path, monkeypatch):
     def interrupted(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(eval_cmd, "evaluate_file", interrupted)
+    monkeypatch.setattr(eval_cmd, "evaluate", interrupted)
     data = _jsonl(tmp_path / "d.jsonl", [{"id": "a", "contexts": [{"id": "x"}], "relevant": ["x"]}])
     res = _run(str(data), "-m", "mrr", "-o", str(tmp_path / "o"), "--no-report")
     assert res.exit_code == 130 and "interrupted" in res.output

@@ -12,9 +12,9 @@ import pytest
 
 from ragmeter import evaluate
 from ragmeter.engines._arrow import IdLabels, id_relevance
-from ragmeter.engines.columnar import columnar_supported, evaluate_parquet
+from ragmeter.engines.columnar import columnar_supported, run_columnar
 from ragmeter.errors import InputError, InvalidParameterError
-from ragmeter.io import read_samples
+from ragmeter.io import ReadOptions, read_samples
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -28,8 +28,8 @@ def _both(tmp_path: Path, table, metrics=METRICS, on_error="raise", batch_rows=6
     path = tmp_path / "d.parquet"
     pq.write_table(table, path)
     bad_fast: list[InputError] = []
-    fast = evaluate_parquet(path, metrics, out_dir=tmp_path / "fast", batch_rows=batch_rows, on_error=on_error,
-                            on_bad_row=bad_fast.append, **kw)
+    fast = run_columnar(path, metrics, read=ReadOptions(on_error=on_error, **kw), out_dir=tmp_path / "fast",
+                        batch_rows=batch_rows, on_bad_row=bad_fast.append)
     slow = evaluate(read_samples(path, on_error=on_error, **kw), metrics, out_dir=str(tmp_path / "slow"),
                     keep_records=False)
     return fast, slow, bad_fast
@@ -134,7 +134,7 @@ def test_bad_row_raises_like_the_reader(tmp_path):
                       "relevant": pa.array([["x"], ["x"]])})
     pq.write_table(table, tmp_path / "d.parquet")
     with pytest.raises(InputError, match="duplicate sample id 'a'"):
-        evaluate_parquet(tmp_path / "d.parquet", ["mrr"], out_dir=tmp_path / "o")
+        evaluate(tmp_path / "d.parquet", ["mrr"], out_dir=tmp_path / "o")
 
 
 @pytest.mark.parametrize("dense", [True, False, None])
@@ -208,7 +208,7 @@ def test_only_retrieval_metrics_take_the_fast_path(tmp_path):
     assert not columnar_supported(["mrr", "faithfulness"]) and not columnar_supported(None)
     assert not columnar_supported(["no_such_metric"])
     with pytest.raises(InvalidParameterError):
-        evaluate_parquet(tmp_path / "x.parquet", ["rouge_l"], out_dir=tmp_path / "o")
+        run_columnar(tmp_path / "x.parquet", ["rouge_l"], read=ReadOptions(), out_dir=tmp_path / "o")
 
 
 def test_cli_takes_the_fast_path_for_parquet_and_retrieval_metrics(tmp_path):
@@ -236,7 +236,6 @@ def test_the_columnar_path_builds_each_evaluator_once_and_takes_it_by_its_kernel
 
     from ragmeter.contract import KernelEvaluator
     from ragmeter.engines import columnar as columnar_module
-    from ragmeter.engines.local import evaluate_file
 
     built: list[str] = []
     real = columnar_module.get_evaluator
@@ -248,6 +247,6 @@ def test_the_columnar_path_builds_each_evaluator_once_and_takes_it_by_its_kernel
     monkeypatch.setattr(columnar_module, "get_evaluator", counting)
     path = tmp_path / "d.jsonl"
     path.write_text(_json.dumps({"id": "a", "contexts": [{"id": "x"}, {"id": "y"}], "relevant": ["y"]}) + "\n")
-    run = evaluate_file(path, ["mrr", "ndcg@3"], out_dir=tmp_path / "o")
+    run = evaluate(path, ["mrr", "ndcg@3"], out_dir=tmp_path / "o")
     assert built == ["mrr", "ndcg@3"] and run.scores["mrr"].tolist() == [0.5]
     assert all(isinstance(ev, KernelEvaluator) for ev in columnar_module.kernel_evaluators(["mrr"]) or [None])

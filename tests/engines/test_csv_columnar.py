@@ -1,6 +1,6 @@
 """Retrieval-only CSV takes the columnar path with the output of the Sample path, byte for byte.
 
-Every test compares the columnar run (``evaluate_columnar(..., format="csv")``, what ``ragmeter
+Every test compares the columnar run (``evaluate(..., format="csv")``, what ``ragmeter
 eval`` runs) with :func:`ragmeter.evaluate` over :func:`ragmeter.io.read_samples` on the same file:
 Arrow's reading for plain blocks, the reader's rules for blocks Arrow refuses, the rest of the
 file by the reader where quoting is not plain, and every row the kernels cannot take on the
@@ -20,8 +20,6 @@ import pytest
 
 from ragmeter import evaluate
 from ragmeter.engines import _csv
-from ragmeter.engines.columnar import evaluate_columnar
-from ragmeter.engines.local import evaluate_file
 from ragmeter.errors import InputError
 from ragmeter.io import read_samples
 from tests.engines.test_engines_identical import _assert_same, _generated
@@ -36,7 +34,7 @@ def _check(tmp: Path, src: Path, metrics: list[str] = METRICS, **kw: Any) -> Any
     local = evaluate(read_samples(src, on_error="skip", **kw), metrics, out_dir=str(tmp / f"{src.name}-local"),
                      keep_records=False)
     bad: list[InputError] = []
-    run = evaluate_columnar(src, metrics, format="csv", out_dir=tmp / f"{src.name}-col", on_error="skip",
+    run = evaluate(src, metrics, format="csv", out_dir=tmp / f"{src.name}-col", on_error="skip",
                             on_bad_row=bad.append, **kw)
     _assert_same(tmp / f"{src.name}-local", tmp / f"{src.name}-col")
     assert run.ids == local.ids
@@ -193,14 +191,14 @@ def test_missing_columns_and_other_columns(tmp_path: Path) -> None:
     src = tmp_path / "norel.csv"  # no relevant column: every row undefined -> the run's error
     src.write_text(_csv_text(rows, cols=("id", "contexts")), encoding="utf-8")
     with pytest.raises(InputError) as fast:
-        evaluate_columnar(src, METRICS, format="csv", out_dir=tmp_path / "o1")
+        evaluate(src, METRICS, format="csv", out_dir=tmp_path / "o1")
     with pytest.raises(InputError) as slow:
         evaluate(read_samples(src), METRICS, out_dir=str(tmp_path / "o2"))
     assert fast.value.field == slow.value.field == "relevant"
     src = tmp_path / "docs.csv"  # contexts under another name: the message says which, and --map
     src.write_text(_csv_text(rows, cols=("id", "docs", "relevant")), encoding="utf-8")
     with pytest.raises(InputError) as fast:
-        evaluate_columnar(src, METRICS, format="csv", out_dir=tmp_path / "o3", on_error="skip")
+        evaluate(src, METRICS, format="csv", out_dir=tmp_path / "o3", on_error="skip")
     with pytest.raises(InputError) as slow:
         evaluate(read_samples(src, on_error="skip"), METRICS, out_dir=str(tmp_path / "o4"))
     assert fast.value.message == slow.value.message and "--map docs=contexts" in fast.value.message
@@ -230,14 +228,14 @@ def test_gzip_bom_and_cli_path(tmp_path: Path) -> None:
     src = tmp_path / "d.csv.gz"
     src.write_bytes(gzip.compress(text.encode("utf-8")))
     _check(tmp_path, src)
-    run = evaluate_file(src, METRICS, out_dir=tmp_path / "cli")
+    run = evaluate(src, METRICS, out_dir=tmp_path / "cli")
     assert run.run["engine"]["path"] == "columnar" and run.run["engine"]["columnar_rows"] == 500
 
 
 def test_bad_row_raises_with_file_row_and_field(tmp_path: Path) -> None:
     src = _nasty_file(tmp_path, "bad.csv", ['b1,q,"[{""id"": d1}]","[""d1""]"'])
     with pytest.raises(InputError) as fast:
-        evaluate_file(src, METRICS, out_dir=tmp_path / "o")
+        evaluate(src, METRICS, out_dir=tmp_path / "o")
     with pytest.raises(InputError) as slow:
         list(read_samples(src))
     assert str(fast.value) == str(slow.value)

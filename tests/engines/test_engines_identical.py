@@ -17,7 +17,6 @@ import numpy as np
 import pytest
 
 from ragmeter import evaluate
-from ragmeter.engines.columnar import evaluate_parquet
 from ragmeter.io import read_samples
 from ragmeter.registry import list_metrics, resolve_name
 
@@ -49,7 +48,8 @@ def _assert_same(a: Path, b: Path) -> None:
 
 
 def _local(data: Path, metrics: list[str] | None, out: Path, **kw: Any) -> Any:
-    return evaluate(read_samples(data, **kw), metrics, out_dir=str(out), keep_records=False, embedder=None)
+    return evaluate(read_samples(data, **kw), metrics, out_dir=str(out), keep_records=False, embedder=None,
+                    engine="local")
 
 
 def _to_parquet(rows: list[dict[str, Any]], path: Path, group_rows: int | None = None) -> Path:
@@ -75,9 +75,9 @@ def test_bundled_examples_identical_on_three_engines(ray_cluster, tmp_path: Path
     rows = [json.loads(line) for line in src.read_text(encoding="utf-8").splitlines() if line.strip()]
     parquet = _to_parquet(rows, tmp_path / "rag.parquet")
     local = _local(src, RETRIEVAL, tmp_path / "local")
-    columnar = evaluate_parquet(parquet, RETRIEVAL, out_dir=tmp_path / "columnar")
-    ray = ray_engine.evaluate_ray(src, RETRIEVAL, out_dir=tmp_path / "ray", batch_size=7)
-    ray_pq = ray_engine.evaluate_ray(parquet, RETRIEVAL, out_dir=tmp_path / "ray_pq", batch_size=7)
+    columnar = evaluate(parquet, RETRIEVAL, out_dir=tmp_path / "columnar", engine="local")
+    ray = evaluate(src, RETRIEVAL, engine="ray", out_dir=tmp_path / "ray", chunk_size=7)
+    ray_pq = evaluate(parquet, RETRIEVAL, engine="ray", out_dir=tmp_path / "ray_pq", chunk_size=7)
     _assert_same(tmp_path / "local", tmp_path / "columnar")
     _assert_same(tmp_path / "local", tmp_path / "ray")
     _assert_same(tmp_path / "local", tmp_path / "ray_pq")
@@ -90,7 +90,7 @@ def test_bundled_examples_default_metrics_identical_local_and_ray(ray_cluster, t
     for name in ("rag_samples.jsonl", "rag_samples_ragas.csv"):
         src = ROOT / "examples" / name
         local = _local(src, None, tmp_path / f"local-{name}")
-        ray = ray_engine.evaluate_ray(src, None, out_dir=tmp_path / f"ray-{name}", batch_size=8)
+        ray = evaluate(src, None, engine="ray", embedder=None, out_dir=tmp_path / f"ray-{name}", chunk_size=8)
         _assert_same(tmp_path / f"local-{name}", tmp_path / f"ray-{name}")
         assert local.ids == ray.ids and len(local.scores) >= 5
 
@@ -140,7 +140,7 @@ def test_generated_100k_rows_identical_local_and_columnar(tmp_path: Path) -> Non
     jsonl, parquet = _write(rows, tmp_path, "gen")
     metrics = ["mrr", "ndcg@10", "recall@5", "map", "precision@3"]
     local = _local(jsonl, metrics, tmp_path / "local")
-    columnar = evaluate_parquet(parquet, metrics, out_dir=tmp_path / "columnar")
+    columnar = evaluate(parquet, metrics, out_dir=tmp_path / "columnar", engine="local")
     _assert_same(tmp_path / "local", tmp_path / "columnar")
     assert local.ids[:4] == ["q0", "q1", "q2", "4"] and len(columnar) == 100_000
     assert columnar.run["engine"]["columnar_rows"] == 100_000  # every row took the vectorised path
@@ -152,9 +152,9 @@ def test_generated_100k_rows_identical_on_ray(ray_cluster, tmp_path: Path) -> No
     rows = _generated(100_000, seed=7)
     _, parquet = _write(rows, tmp_path, "gen")
     metrics = ["mrr", "ndcg@10", "recall@5", "map(rel_level=2)"]
-    columnar = evaluate_parquet(parquet, metrics, out_dir=tmp_path / "columnar")
+    columnar = evaluate(parquet, metrics, out_dir=tmp_path / "columnar", engine="local")
     t0 = time.perf_counter()
-    run = ray_engine.evaluate_ray(parquet, metrics, out_dir=tmp_path / "ray", num_workers=2, keep_records=False)
+    run = evaluate(parquet, metrics, engine="ray", out_dir=tmp_path / "ray", num_workers=2, keep_records=False)
     print(f"ray: {len(run) / (time.perf_counter() - t0):,.0f} rows/s")
     _assert_same(tmp_path / "columnar", tmp_path / "ray")
     assert run.ids == columnar.ids and run.ids[3] == "4"
@@ -171,11 +171,12 @@ def test_judged_run_identical_and_judge_counters_match(ray_cluster, fake_llm, tm
     config = JudgeConfig(f"openai:fake-model@{fake_llm.url}", cache=False, timeout=5.0, concurrency=4)
     metrics = ["context_relevancy", "mrr"]
     judge = config.build()
-    local = evaluate(read_samples(src), metrics, judge=judge, out_dir=str(tmp_path / "local"), keep_records=False)
+    local = evaluate(read_samples(src), metrics, judge=judge, out_dir=str(tmp_path / "local"), keep_records=False,
+                     engine="local")
     judge.close()
     served = len(fake_llm.log)
     seen: list[dict[str, Any]] = []
-    ray = ray_engine.evaluate_ray(src, metrics, judge_config=config, out_dir=tmp_path / "ray", batch_size=6,
+    ray = evaluate(src, metrics, engine="ray", judge=config, out_dir=tmp_path / "ray", chunk_size=6,
                                   on_judge_stats=seen.append)
     assert len(fake_llm.log) == 2 * served > 0  # no cache: Ray's workers asked the server again
     _assert_same(tmp_path / "local", tmp_path / "ray")  # the judge counters in summary.json included
@@ -203,7 +204,7 @@ def test_ray_columnar_with_odd_rows_and_duplicate_ids_identical(ray_cluster, tmp
     path = _to_parquet(rows, tmp_path / "odd.parquet", None if read == "one group" else 100)  # 1 group or 6
     metrics = ["mrr", "ndcg@10", "recall@5", "map(rel_level=2)"]
     local = _local(path, metrics, tmp_path / "local", on_error="skip")
-    columnar = evaluate_parquet(path, metrics, out_dir=tmp_path / "columnar", on_error="skip")
+    columnar = evaluate(path, metrics, out_dir=tmp_path / "columnar", on_error="skip", engine="local")
     from ragmeter.engines import _ray_columnar
 
     monkeypatch.setattr(_ray_columnar, "COLUMNAR_BATCH_ROWS", 50)
@@ -211,12 +212,12 @@ def test_ray_columnar_with_odd_rows_and_duplicate_ids_identical(ray_cluster, tmp
     if read == "driver":
         monkeypatch.setattr(_ray_columnar, "_workers_share_files", lambda ray: False)
     submitted: list[str] = []
-    remote = ray_engine._Options.remote
-    monkeypatch.setattr(ray_engine._Options, "remote",
+    remote = ray_engine.RayOptions.remote
+    monkeypatch.setattr(ray_engine.RayOptions, "remote",
                         lambda self, ray, fn: (submitted.append(fn.__name__), remote(self, ray, fn))[1])
     calls: list[int] = []
     bad: list[str] = []
-    run = ray_engine.evaluate_ray(path, metrics, out_dir=tmp_path / "ray", on_error="skip", num_workers=2,
+    run = evaluate(path, metrics, engine="ray", out_dir=tmp_path / "ray", on_error="skip", num_workers=2,
                                   progress=calls.append, on_bad_row=lambda e: bad.append(str(e)))
     _assert_same(tmp_path / "local", tmp_path / "ray")
     assert run.ids == local.ids == columnar.ids and run.ids[120] == f"{path}:121" and run.ids[3] == "4"

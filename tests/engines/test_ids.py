@@ -114,14 +114,16 @@ def _ray_sink_run(path: Path, metrics: list[str], out: Path, rows: int, collide:
     from ragmeter.engines import _ray_columnar, columnar
     from ragmeter.engines.driver import RunState
     from ragmeter.evaluator import plan
-    from ragmeter.io.records import DEFAULT_MAX_TEXT_CHARS, RowConverter
+    from ragmeter.io import ReadOptions
+    from ragmeter.io.records import RowConverter
     from ragmeter.results import RunWriter
 
     run = plan(metrics, evaluators=columnar.retrieval_evaluators(metrics))
-    pf, cols, map_cols = columnar._open(str(path), {}, DEFAULT_MAX_TEXT_CHARS)
-    conv = RowConverter(str(path), {}, unit="row", max_text_chars=DEFAULT_MAX_TEXT_CHARS, seen=HashedIds())
+    read = ReadOptions(on_error="skip")
+    pf, cols, map_cols = columnar.open_columns(str(path), read)
+    conv = RowConverter(str(path), read, unit="row", seen=HashedIds())
     state = RunState(run.names, run.versions, run.info, RunWriter(run.names, out_dir=out, keep_records=False))
-    sink = _ray_columnar._RaySink(run, state, conv, cols, on_error="skip")
+    sink = _ray_columnar._RaySink(run, state, conv, cols)
     for row0, batch in columnar._record_batches(pf, rows, str(path)):
         result = _ray_columnar.score_batch_on_worker(batch, cols, metrics, [], row0)
         if collide:
@@ -137,7 +139,7 @@ def test_ray_driver_writes_what_the_columnar_engine_writes(tmp_path: Path, monke
                                                          collide: bool) -> None:
     # duplicates across slices, within a slice, of a Sample-path row, rows without ids: with every
     # hash equal the check falls back to comparing ids and must decide each row the same way
-    from ragmeter.engines.columnar import evaluate_parquet
+    from ragmeter import evaluate
 
     if collide:
         monkeypatch.setattr(_ids, "hash_id", lambda sid: 7)
@@ -153,7 +155,7 @@ def test_ray_driver_writes_what_the_columnar_engine_writes(tmp_path: Path, monke
     path = tmp_path / "d.parquet"
     pq.write_table(pa.Table.from_pylist(rows), path)
     metrics = ["mrr", "ndcg@3"]
-    expected = evaluate_parquet(path, metrics, out_dir=tmp_path / "columnar", on_error="skip")
+    expected = evaluate(path, metrics, out_dir=tmp_path / "columnar", on_error="skip")
     got = _ray_sink_run(path, metrics, tmp_path / "ray", 50, collide)
     assert (tmp_path / "ray" / "results.jsonl").read_bytes() == (tmp_path / "columnar" / "results.jsonl").read_bytes()
     assert got.ids == expected.ids and got.ids[90] == "91" and got.ids[120] == f"{path}:121"

@@ -10,7 +10,6 @@ import json
 import pytest
 
 from ragmeter import evaluate
-from ragmeter.engines.columnar import evaluate_columnar, evaluate_parquet
 from ragmeter.errors import InputError
 from ragmeter.io import read_samples
 from ragmeter.types import MAX_STORED_ITEMS
@@ -64,11 +63,10 @@ def test_relevant_absent_from_every_row_is_an_input_error_on_both_paths(tmp_path
     path = tmp_path / "d.parquet"
     pq.write_table(table, path)
     with pytest.raises(InputError, match="did you mean 'qrels'\\? use --map qrels=relevant"):
-        evaluate_parquet(path, ["recall"], out_dir=tmp_path / "fast")
-    from ragmeter.engines.local import evaluate_file
+        evaluate(path, ["recall"], out_dir=tmp_path / "fast", engine="local")
 
     with pytest.raises(InputError, match="did you mean 'qrels'"):
-        evaluate_file(path, ["recall", "token_f1"], out_dir=tmp_path / "o")  # not columnar: the Sample path
+        evaluate(path, ["recall", "token_f1"], out_dir=tmp_path / "o", engine="local")  # not columnar: the Sample path
     assert len(_lines(tmp_path)) == 2
 
 
@@ -88,8 +86,7 @@ def test_infinite_grade_and_text_over_the_limit_are_row_errors_on_both_paths(tmp
 
 
 def test_ray_engine_applies_the_same_rules(ray_cluster, tmp_path):
-    ray_engine = pytest.importorskip("ragmeter.engines.ray_engine")
-    from ragmeter import evaluate
+    pytest.importorskip("ragmeter.engines.ray_engine")
     from ragmeter.io import read_samples
 
     rows = [{"id": "has", "contexts": [{"id": "x"}], "relevant": ["x"]},
@@ -98,8 +95,8 @@ def test_ray_engine_applies_the_same_rules(ray_cluster, tmp_path):
             {"id": "ids-vs-texts", "contexts": ["a passage"], "relevant": ["doc1"]}]
     data = tmp_path / "d.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    run = ray_engine.evaluate_ray(data, ["mrr", "recall"], out_dir=tmp_path / "ray", batch_size=2)
-    evaluate(read_samples(data), ["mrr", "recall"], out_dir=str(tmp_path / "local"), keep_records=False)
+    run = evaluate(data, ["mrr", "recall"], engine="ray", out_dir=tmp_path / "ray", chunk_size=2)
+    evaluate(read_samples(data), ["mrr", "recall"], out_dir=str(tmp_path / "local"), keep_records=False, engine="local")
     assert (tmp_path / "ray" / "results.jsonl").read_text() == (tmp_path / "local" / "results.jsonl").read_text()
     assert run.status["mrr"].tolist() == [0, 1, 0, 1]
     assert run.run["input_checks"]["unmatchable_labels"] == 1
@@ -107,14 +104,13 @@ def test_ray_engine_applies_the_same_rules(ray_cluster, tmp_path):
     renamed.write_text("".join(json.dumps({"id": r["id"], "docs": [{"id": "x"}], "relevant": ["x"]}) + "\n"
                                for r in rows))
     with pytest.raises(InputError, match="did you mean 'docs'"):
-        ray_engine.evaluate_ray(renamed, ["mrr"], out_dir=tmp_path / "ray2", batch_size=2)
+        evaluate(renamed, ["mrr"], engine="ray", out_dir=tmp_path / "ray2", chunk_size=2)
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
 def test_ray_engine_takes_max_text_chars(ray_cluster, tmp_path, suffix):
     # the limit the CLI's --max-text-chars sets reaches the ray engine (it applied the default only),
     # on its Sample path (JSONL) and its columnar path (Parquet, retrieval metrics)
-    from ragmeter.engines.local import evaluate_file
 
     rows = [{"id": "long", "contexts": [{"id": "a", "text": "x" * 50}], "relevant": ["a"]},
             {"id": "ok", "contexts": [{"id": "a", "text": "short"}], "relevant": ["a"]}]
@@ -124,12 +120,12 @@ def test_ray_engine_takes_max_text_chars(ray_cluster, tmp_path, suffix):
     else:
         pq.write_table(pa.Table.from_pylist(rows), data)
     bad: list[InputError] = []
-    run = evaluate_file(data, ["mrr"], engine="ray", out_dir=tmp_path / "limited", on_error="skip",
+    run = evaluate(data, ["mrr"], engine="ray", out_dir=tmp_path / "limited", on_error="skip",
                         on_bad_row=bad.append, max_text_chars=40)
     assert [(e.field, e.line) for e in bad] == [("contexts[0].text", 1)]
     assert "more than the limit of 40" in bad[0].message
     assert run.status["mrr"].tolist() == [2, 0]  # the long row is an input error, the other scored
-    free = evaluate_file(data, ["mrr"], engine="ray", out_dir=tmp_path / "free", on_error="skip", max_text_chars=None)
+    free = evaluate(data, ["mrr"], engine="ray", out_dir=tmp_path / "free", on_error="skip", max_text_chars=None)
     assert free.status["mrr"].tolist() == [0, 0]
 
 
@@ -162,8 +158,9 @@ def test_extra_keys_are_metadata_on_both_paths_in_every_format(tmp_path):
             w.writerow([r["id"], json.dumps(r["contexts"]), json.dumps(r["relevant"]), r.get("category") or ""])
     for fmt in ("parquet", "jsonl", "csv"):
         src = tmp_path / f"d.{fmt}"
-        fast = evaluate_columnar(src, ["mrr", "ndcg@5"], format=fmt, out_dir=tmp_path / f"{fmt}-fast")
-        evaluate(read_samples(src), ["mrr", "ndcg@5"], out_dir=str(tmp_path / f"{fmt}-slow"), keep_records=False)
+        fast = evaluate(src, ["mrr", "ndcg@5"], format=fmt, out_dir=tmp_path / f"{fmt}-fast", engine="local")
+        evaluate(read_samples(src), ["mrr", "ndcg@5"], out_dir=str(tmp_path / f"{fmt}-slow"), keep_records=False,
+                 engine="local")
         a = (tmp_path / f"{fmt}-fast" / "results.jsonl").read_text(encoding="utf-8")
         b = (tmp_path / f"{fmt}-slow" / "results.jsonl").read_text(encoding="utf-8")
         assert a == b, fmt

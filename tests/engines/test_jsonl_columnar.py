@@ -1,4 +1,4 @@
-"""Retrieval-only JSONL takes the columnar path (``evaluate_columnar(format="jsonl")``) with the output of the
+"""Retrieval-only JSONL takes the columnar path (``evaluate(format="jsonl")``) with the output of the
 Sample path, byte for byte: Arrow's JSON parser for plain blocks, the reader's line-by-line rules
 for blocks it refuses, and every row the kernels cannot take on the Sample path."""
 
@@ -11,8 +11,6 @@ from typing import Any
 import pytest
 
 from ragmeter import evaluate
-from ragmeter.engines.columnar import evaluate_columnar
-from ragmeter.engines.local import evaluate_file
 from ragmeter.errors import InputError
 from ragmeter.io import read_samples
 from tests.engines.test_engines_identical import _assert_same, _generated
@@ -46,7 +44,7 @@ def _check(tmp: Path, src: Path) -> Any:
     local = evaluate(read_samples(src, on_error="skip"), METRICS, out_dir=str(tmp / f"{src.stem}-local"),
                      keep_records=False)
     bad: list[InputError] = []
-    run = evaluate_columnar(src, METRICS, format="jsonl", out_dir=tmp / f"{src.stem}-col", on_error="skip",
+    run = evaluate(src, METRICS, format="jsonl", out_dir=tmp / f"{src.stem}-col", on_error="skip",
                             on_bad_row=bad.append)
     _assert_same(tmp / f"{src.stem}-local", tmp / f"{src.stem}-col")
     assert run.ids == local.ids
@@ -75,10 +73,10 @@ def test_jsonl_columnar_identical_to_the_sample_path(tmp_path: Path, graded: boo
 def test_cli_path_takes_jsonl_columnar_and_a_bad_line_raises_with_its_line(tmp_path: Path) -> None:
     src = _file(tmp_path, "x.jsonl", _generated(100), [], bad=True)
     with pytest.raises(InputError) as info:
-        evaluate_file(src, METRICS, out_dir=tmp_path / "out")
+        evaluate(src, METRICS, out_dir=tmp_path / "out")
     assert info.value.line == 32 and info.value.path == str(src)
     src = _file(tmp_path, "y.jsonl", _generated(100), [], bad=False)
-    run = evaluate_file(src, METRICS, out_dir=tmp_path / "out2")
+    run = evaluate(src, METRICS, out_dir=tmp_path / "out2")
     assert run.run["engine"]["path"] == "columnar" and run.run["engine"]["columnar_rows"] == 100
 
 
@@ -103,7 +101,7 @@ def test_lines_split_across_reads_and_blocks_keep_their_numbers(tmp_path, monkey
     lines = [b.data[b.offsets[i]:b.offsets[i + 1]] for b in blocks for i in range(len(b.positions))]
     assert lines[0] == rows[0].encode() + b"\n" and lines[1] == rows[1].encode() + b"\r\n"
     assert lines[3] == b"  " + rows[3].encode() + b"\n" and lines[-1] == rows[10].encode() + b"\n"
-    fast = evaluate_columnar(path, ["mrr", "ndcg@3"], format="jsonl", out_dir=tmp_path / "fast")
+    fast = evaluate(path, ["mrr", "ndcg@3"], format="jsonl", out_dir=tmp_path / "fast")
     slow = evaluate(read_samples(path), ["mrr", "ndcg@3"], out_dir=str(tmp_path / "slow"), keep_records=False)
     assert len(fast) == len(slow) == 11
     assert (tmp_path / "fast" / "results.jsonl").read_bytes() == (tmp_path / "slow" / "results.jsonl").read_bytes()
@@ -124,7 +122,7 @@ def test_a_truncated_gzip_stops_where_the_reader_stops(tmp_path):
     with pytest.raises(InputError) as slow:
         evaluate(read_samples(path), ["mrr"], out_dir=str(tmp_path / "slow"))
     with pytest.raises(InputError) as fast:
-        evaluate_columnar(path, ["mrr"], format="jsonl", out_dir=tmp_path / "fast")
+        evaluate(path, ["mrr"], format="jsonl", out_dir=tmp_path / "fast")
     assert "cannot decompress the gzip file after this line" in str(fast.value)
     assert fast.value.line == slow.value.line and 1000 < fast.value.line < 20000
     written = (tmp_path / "fast" / "results.jsonl").read_text().splitlines()

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from ragmeter import evaluate
-from ragmeter.engines.columnar import evaluate_parquet
 from ragmeter.io import read_samples
 from ragmeter.metrics.retrieval.base import RetrievalEvaluator
 from ragmeter.results import PatternColumn, RunWriter
@@ -48,7 +47,7 @@ def _files(tmp: Path) -> tuple[Path, Path]:
 def _both(tmp: Path, tag: str) -> tuple[bytes, bytes, Any]:
     jsonl, parquet = _files(tmp)
     evaluate(read_samples(jsonl), METRICS, out_dir=str(tmp / f"local-{tag}"), keep_records=False)
-    run = evaluate_parquet(parquet, METRICS, out_dir=tmp / f"columnar-{tag}")
+    run = evaluate(parquet, METRICS, out_dir=tmp / f"columnar-{tag}")
     return ((tmp / f"local-{tag}" / "results.jsonl").read_bytes(),
             (tmp / f"columnar-{tag}" / "results.jsonl").read_bytes(), run)
 

@@ -19,9 +19,8 @@ import pytest
 
 from ragmeter import evaluate
 from ragmeter.cli._progress import RunProgress, count_lines, count_rows
-from ragmeter.engines.columnar import evaluate_parquet
-from ragmeter.engines.local import evaluate_file
-from ragmeter.io import read_samples
+from ragmeter.engines.columnar import run_columnar
+from ragmeter.io import ReadOptions, read_samples
 from tests.engines.test_engines_identical import _generated, _write
 
 pytest.importorskip("pyarrow")
@@ -39,7 +38,7 @@ def test_local_engine_reports_every_sample(tmp_path: Path) -> None:
     jsonl, _ = _data(tmp_path)
     calls: list[int] = []
     evaluate(read_samples(jsonl, on_error="skip"), METRICS, out_dir=str(tmp_path / "o"), progress=calls.append,
-             keep_records=False)
+             keep_records=False, engine="local")
     assert calls == [1] * 501
     assert count_rows(jsonl) == 501  # the bar's total: what the engine reports, exactly
 
@@ -47,25 +46,25 @@ def test_local_engine_reports_every_sample(tmp_path: Path) -> None:
 def test_columnar_engines_report_every_batch(tmp_path: Path) -> None:
     jsonl, parquet = _data(tmp_path)
     calls: list[int] = []
-    evaluate_parquet(parquet, METRICS, out_dir=tmp_path / "pq", progress=calls.append, batch_rows=128)
+    run_columnar(parquet, METRICS, read=ReadOptions(), out_dir=tmp_path / "pq", progress=calls.append, batch_rows=128)
     assert calls == [128, 128, 128, 116]
     assert count_rows(parquet) == 500  # from the file's metadata
     calls = []
-    run = evaluate_file(jsonl, METRICS, out_dir=tmp_path / "jl", on_error="skip", progress=calls.append)
+    run = evaluate(jsonl, METRICS, out_dir=tmp_path / "jl", on_error="skip", progress=calls.append, engine="local")
     assert run.run["engine"]["path"] == "columnar" and sum(calls) == 501 and len(calls) >= 1
     assert count_rows(jsonl) == sum(calls)
 
 
 def test_ray_engine_reports_every_row(ray_cluster, tmp_path: Path) -> None:
-    ray_engine = pytest.importorskip("ragmeter.engines.ray_engine")
+    pytest.importorskip("ragmeter.engines.ray_engine")
     jsonl, parquet = _data(tmp_path)
     calls: list[int] = []
-    ray_engine.evaluate_ray(jsonl, METRICS, out_dir=tmp_path / "r1", on_error="skip", batch_size=100,
+    evaluate(jsonl, METRICS, engine="ray", out_dir=tmp_path / "r1", on_error="skip", chunk_size=100,
                             progress=calls.append)
     assert calls == [1] * 501  # each row as it is written, bad rows too
     assert count_rows(jsonl) == sum(calls)
     calls = []
-    run = ray_engine.evaluate_ray(parquet, METRICS, out_dir=tmp_path / "r2", progress=calls.append)
+    run = evaluate(parquet, METRICS, engine="ray", out_dir=tmp_path / "r2", progress=calls.append)
     assert sum(calls) == 500 and run.run["engine"]["path"] == "columnar"
     assert json.loads((tmp_path / "r2" / "summary.json").read_text())["metrics"]["mrr"]["n"] > 0
 

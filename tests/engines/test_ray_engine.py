@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ragmeter import evaluate, registry
+from ragmeter.backend_config import JudgeConfig
 from ragmeter.errors import MissingBackendError
 from ragmeter.io import read_samples
 from tests.metrics.generation.rules import judge_rule
@@ -54,9 +55,9 @@ def test_retrieval_metrics_equal_local_with_bad_rows(ray_cluster, tmp_path):
     data = _write_jsonl(tmp_path / "d.jsonl", _rows(),
                         {5: "{not json", 17: json.dumps({"id": "q3", "contexts": []})})  # bad + duplicate id
     local = evaluate(read_samples(data, on_error="skip"), RETRIEVAL, out_dir=str(tmp_path / "local"),
-                     keep_records=False)
+                     keep_records=False, engine="local")
     bad: list[str] = []
-    run = ray_engine.evaluate_ray(data, RETRIEVAL, out_dir=tmp_path / "ray", on_error="skip", batch_size=7,
+    run = evaluate(data, RETRIEVAL, engine="ray", out_dir=tmp_path / "ray", on_error="skip", chunk_size=7,
                                   on_bad_row=lambda e: bad.append(str(e)))
     assert (tmp_path / "ray" / "results.jsonl").read_bytes() == (tmp_path / "local" / "results.jsonl").read_bytes()
     assert run.ids == local.ids and len(run) == 62
@@ -72,8 +73,8 @@ def test_retrieval_metrics_equal_local_with_bad_rows(ray_cluster, tmp_path):
 
 def test_rows_without_ids_are_numbered_from_1_as_evaluate_numbers_them(ray_cluster, tmp_path):
     rows = [{"contexts": [{"id": "a"}, {"id": "b"}], "relevant": ["b"]}, {"contexts": [{"id": "b"}], "relevant": ["b"]}]
-    run = ray_engine.evaluate_ray(rows, ["mrr"], batch_size=1)
-    assert run.ids == ["1", "2"] == evaluate(rows, ["mrr"]).ids
+    run = evaluate(rows, ["mrr"], engine="ray", chunk_size=1)
+    assert run.ids == ["1", "2"] == evaluate(rows, ["mrr"], engine="local").ids
 
 
 def test_parquet_read_with_ray_data(ray_cluster, tmp_path):
@@ -84,10 +85,11 @@ def test_parquet_read_with_ray_data(ray_cluster, tmp_path):
             {"contexts": [], "relevant": ["a"]}]
     path = tmp_path / "d.parquet"
     pq.write_table(pa.Table.from_pylist(rows), path)
-    run = ray_engine.evaluate_ray(path, ["mrr", "recall"], out_dir=tmp_path / "ray", batch_size=2)
+    run = evaluate(path, ["mrr", "recall"], engine="ray", out_dir=tmp_path / "ray", chunk_size=2)
     assert run.ids == ["1", "2", "3"]  # no id column: the row number, as the local reader gives
     assert run.scores["mrr"].tolist() == [0.5, 0.0, 0.0]
-    local = evaluate(read_samples(path), ["mrr", "recall"], out_dir=str(tmp_path / "local"), keep_records=False)
+    local = evaluate(read_samples(path), ["mrr", "recall"], out_dir=str(tmp_path / "local"), keep_records=False,
+                     engine="local")
     assert (tmp_path / "ray" / "results.jsonl").read_text() == (tmp_path / "local" / "results.jsonl").read_text()
     assert local.ids == run.ids
 
@@ -99,12 +101,13 @@ def test_judged_metric_equal_local_from_the_same_cache(ray_cluster, fake_llm, ju
     data = _write_jsonl(tmp_path / "d.jsonl", rows)
     metrics = ["context_relevancy(scale=graded)", "faithfulness", "mrr"]  # graded: one call, a 0-10 rating per chunk
     judge = make_judge(cache=True)
-    local = evaluate(read_samples(data), metrics, judge=judge, out_dir=str(tmp_path / "local"), keep_records=False)
+    local = evaluate(read_samples(data), metrics, judge=judge, out_dir=str(tmp_path / "local"), keep_records=False,
+                     engine="local")
     served = len(fake_llm.log)
     assert served > 0 and local.status["context_relevancy(scale=graded)"].tolist().count(0) == len(rows)
-    run = ray_engine.evaluate_ray(data, metrics, judge_spec=f"openai:fake-model@{fake_llm.url}",
-                                  judge_options={"timeout": 5.0, "concurrency": 4}, out_dir=tmp_path / "ray",
-                                  batch_size=5)
+    run = evaluate(data, metrics, engine="ray",
+                   judge=JudgeConfig(f"openai:fake-model@{fake_llm.url}", timeout=5.0, concurrency=4),
+                   out_dir=tmp_path / "ray", chunk_size=5)
     assert len(fake_llm.log) == served  # every judgement came from the shared cache
     assert (tmp_path / "ray" / "results.jsonl").read_text() == (tmp_path / "local" / "results.jsonl").read_text()
     assert run.run["judge"]["cache_hits"] >= served and run.run["judge"]["calls"] == local.run["judge"]["calls"]
@@ -117,9 +120,9 @@ def test_judged_metric_equal_local_from_the_same_cache(ray_cluster, fake_llm, ju
 def test_judged_metric_live_on_workers(ray_cluster, fake_llm, tmp_path):
     fake_llm.rule = judge_rule
     rows = [r for r in _rows(12) if r["contexts"]]
-    run = ray_engine.evaluate_ray(rows, ["context_relevancy(scale=graded)"],
-                                  judge_spec=f"openai:fake-model@{fake_llm.url}",
-                                  judge_options={"timeout": 5.0, "cache": False}, batch_size=4, num_workers=2)
+    run = evaluate(rows, ["context_relevancy(scale=graded)"], engine="ray",
+                   judge=JudgeConfig(f"openai:fake-model@{fake_llm.url}", timeout=5.0, cache=False),
+                   chunk_size=4, num_workers=2)
     assert len(fake_llm.log) == len(rows)  # one rate_chunks call per sample, made by the workers
     assert run.run["judge"]["calls"] == len(rows) and run.run["engine"]["workers"] == 2
     assert [r["id"] for r in run.records] == [r["id"] for r in rows]
@@ -133,7 +136,7 @@ def test_a_killed_worker_is_retried_without_losing_or_duplicating_samples(ray_cl
     marker = tmp_path / "crashed"
     rows = [{"id": f"s{i}", "contexts": [{"id": f"d{j}"} for j in range(i % 4)], "relevant": ["d1"],
              **({"metadata": {"crash_marker": str(marker)}} if i == 13 else {})} for i in range(30)]
-    run = ray_engine.evaluate_ray(rows, ["crash_once", "hit_rate"], out_dir=tmp_path / "out", batch_size=4,
+    run = evaluate(rows, ["crash_once", "hit_rate"], engine="ray", out_dir=tmp_path / "out", chunk_size=4,
                                   metric_modules=["tests.engines.crash_metric"], max_retries=2)
     assert marker.exists()  # a worker really died on sample s13
     assert run.ids == [f"s{i}" for i in range(30)]
@@ -145,7 +148,7 @@ def test_a_killed_worker_is_retried_without_losing_or_duplicating_samples(ray_cl
 def test_without_ray_the_engine_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)  # what an environment without the extra looks like
     with pytest.raises(MissingBackendError, match=r'pip install -e "\.\[ray\]" \(in the ragmeter clone\)'):
-        ray_engine.evaluate_ray([{"id": "a", "contexts": [{"id": "x"}], "relevant": ["x"]}], ["mrr"])
+        evaluate([{"id": "a", "contexts": [{"id": "x"}], "relevant": ["x"]}], ["mrr"], engine="ray")
 
 
 def test_cli_engine_ray_writes_what_the_local_engine_writes(ray_cluster, tmp_path):
@@ -206,7 +209,7 @@ def test_a_bad_row_with_on_error_raise_keeps_the_chunks_sent_before_it(ray_clust
     rows = [{"id": f"r{i}", "contexts": [{"id": "d1"}], "relevant": ["d1"]} for i in range(30)]
     data = _write_jsonl(tmp_path / "d.jsonl", rows, {20: "{bad json"})  # line 21, in the 5th chunk of 5
     with pytest.raises(InputError, match=r"d\.jsonl:21: malformed JSON"):
-        ray_engine.evaluate_ray(data, ["mrr"], out_dir=tmp_path / "o", batch_size=5)
+        evaluate(data, ["mrr"], engine="ray", out_dir=tmp_path / "o", chunk_size=5)
     assert [r["id"] for r in _lines(tmp_path / "o")] == [f"r{i}" for i in range(20)]
     aborted = json.loads((tmp_path / "o" / "summary.json").read_text())["run"]["aborted"]
     assert (aborted["type"], aborted["line"]) == ("InputError", 21)
@@ -228,10 +231,10 @@ def test_jsonl_uri_read_with_ray_data(ray_cluster, tmp_path):
     rows = [{"id": f"u{i}", "contexts": [{"id": f"d{j}"} for j in range(i % 3 + 1)], "relevant": [f"d{i % 3}"]}
             for i in range(9)]
     data = _write_jsonl(tmp_path / "d.jsonl", rows)
-    run = ray_engine.evaluate_ray(data.as_uri(), ["mrr"], out_dir=tmp_path / "ray", batch_size=4)
+    run = evaluate(data.as_uri(), ["mrr"], engine="ray", out_dir=tmp_path / "ray", chunk_size=4)
     assert run.ids == [f"u{i}" for i in range(9)]
     assert run.scores["mrr"].tolist() == [1.0, 0.5, 1 / 3] * 3  # label d(i%3) sits at rank i%3+1
-    local = evaluate(read_samples(data), ["mrr"], out_dir=str(tmp_path / "local"), keep_records=False)
+    local = evaluate(read_samples(data), ["mrr"], out_dir=str(tmp_path / "local"), keep_records=False, engine="local")
     assert local.ids == run.ids
     assert (tmp_path / "ray" / "results.jsonl").read_text() == (tmp_path / "local" / "results.jsonl").read_text()
 
@@ -254,18 +257,17 @@ def test_an_unreadable_row_group_fails_as_the_local_engine_words_it(ray_cluster,
     driver, the run stops with the local engine's InputError, naming the file and row 241."""
     pytest.importorskip("pyarrow")
     from ragmeter.engines import _ray_columnar
-    from ragmeter.engines.local import evaluate_file
     from ragmeter.errors import InputError
     from tests.engines.test_engines_identical import _generated, _to_parquet
 
     path = _to_parquet([dict(r) for r in _generated(600, seed=5)], tmp_path / "bad.parquet", 120)
     _corrupt_group(path, 2)
     with pytest.raises(InputError) as local:
-        evaluate_file(path, RETRIEVAL, out_dir=tmp_path / "local")
+        evaluate(path, RETRIEVAL, out_dir=tmp_path / "local", engine="local")
     if not share_files:
         monkeypatch.setattr(_ray_columnar, "_workers_share_files", lambda ray: False)
     with pytest.raises(InputError) as ray:
-        ray_engine.evaluate_ray(path, RETRIEVAL, out_dir=tmp_path / "ray", num_workers=2)
+        evaluate(path, RETRIEVAL, engine="ray", out_dir=tmp_path / "ray", num_workers=2)
     assert str(path) in str(ray.value) and "cannot read the Parquet file after row 240" in str(ray.value)
     assert ray.value.line == local.value.line == 241
     assert str(ray.value).split(": ")[:2] == str(local.value).split(": ")[:2]
@@ -286,8 +288,8 @@ def test_judged_run_on_a_one_slot_server_keeps_one_adaptive_limit_per_actor(ray_
 
     rows = _rows(16)
     with CountingServer(judge_rule, latency=0.05, slots=1, props=True) as server:
-        run = ray_engine.evaluate_ray(rows, ["faithfulness"], batch_size=4, num_workers=1, out_dir=tmp_path / "o",
-                                      judge_config=JudgeConfig(f"openai:fake-model@{server.url}", cache=False,
+        run = evaluate(rows, ["faithfulness"], engine="ray", chunk_size=4, num_workers=1, out_dir=tmp_path / "o",
+                                      judge=JudgeConfig(f"openai:fake-model@{server.url}", cache=False,
                                                                timeout=10.0))
         abandoned = server.abandoned
     assert CountingServer.probes == 1  # four chunks, one actor, one judge and one limit for the run

@@ -1,10 +1,13 @@
 """One run, whatever the source and wherever it is scored: every source (rows, JSONL, CSV, Parquet)
-x every executor (this process, a Ray actor pool) x every case (clean, a bad row with
+given to the one entry, ``ragmeter.evaluate``, x every engine (``local``: this process, the
+columnar fast path for a file and retrieval metrics; ``ray``: a Ray actor pool, its columnar path
+for Parquet) x every case (clean, a bad row with
 ``on_error="raise"``, a bad row skipped, an unreachable judge, a judged metric) writes the same
 ``results.jsonl`` and ``summary.json``, byte for byte once the timing fields and the engine's own
 description are set aside.
 
-The reference of a case is this process scoring the rows as Python dicts; each other cell is
+The reference of a case is this process scoring the rows as the adapters read them (an iterator
+of samples); each cell, the rows as a list of dicts included, is
 compared to it after its source's name is replaced by the reference's (a bad row's id and message
 name the file and its line or row: JSONL counts lines, the other formats rows, and each row here
 is on line = row). The expected rows were worked out by hand: a bad row with ``raise`` keeps
@@ -23,7 +26,6 @@ import pytest
 
 from ragmeter import evaluate
 from ragmeter.backend_config import JudgeConfig
-from ragmeter.engines.local import evaluate_file
 from ragmeter.errors import InputError, JudgeUnreachable
 from ragmeter.io import as_samples
 from tests.metrics.generation.rules import judge_rule
@@ -31,7 +33,7 @@ from tests.metrics.generation.rules import judge_rule
 pytest.importorskip("pyarrow")
 
 SOURCES = ("rows", "jsonl", "csv", "parquet")
-EXECUTORS = ("local", "local-file", "ray")
+EXECUTORS = ("local", "ray")
 CASES = ("clean", "bad-raise", "bad-skip", "unreachable", "judged")
 RETRIEVAL = ["mrr", "recall@2"]
 N = 8
@@ -104,35 +106,22 @@ def _metrics(case: str) -> list[str]:
     return [*RETRIEVAL, "faithfulness"] if case in ("judged", "unreachable") else RETRIEVAL
 
 
-def _run(source: str, executor: str, case: str, folder: Path,
-         url: str) -> tuple[Path, str | None, BaseException | None]:
-    """Run one cell; the output folder, the source's name as messages give it, what was raised."""
+def _run(source: str, executor: str, case: str, folder: Path, url: str,
+         reference: bool = False) -> tuple[Path, str | None, BaseException | None]:
+    """Run one cell (``reference``: the rows as the adapters read them, an iterator of samples);
+    the output folder, the source's name as messages give it, what was raised."""
     rows = _rows(case)
     on_error = "skip" if case == "bad-skip" else "raise"
-    jconf = _judge_config(case, url)
     out = folder / "out"
     data: Any = rows if source == "rows" else _write(source, rows, folder)
-    if (source, executor) == ("rows", "local"):  # the reference: the rows as the adapters read them
-        data = as_samples(rows, on_error=on_error)
+    read: dict[str, Any] = {"on_error": on_error}
+    if reference:
+        data, read = as_samples(rows, on_error=on_error), {}
     name = None if source == "rows" else str(data)
     raised: BaseException | None = None
     try:
-        if executor == "local":
-            judge = jconf.build() if jconf is not None else None
-            try:
-                evaluate(data, _metrics(case), judge=judge, embedder=None, out_dir=str(out), keep_records=False,
-                         **({"on_error": on_error} if source != "rows" else {}))
-            finally:
-                if judge is not None:
-                    judge.close()
-        elif executor == "local-file" or source != "rows":
-            evaluate_file(data, _metrics(case), engine="local" if executor == "local-file" else "ray",
-                          out_dir=out, on_error=on_error, judge_config=jconf)
-        else:
-            from ragmeter.engines.ray_engine import evaluate_ray
-
-            evaluate_ray(data, _metrics(case), judge_config=jconf, out_dir=out, on_error=on_error,
-                         keep_records=False)
+        evaluate(data, _metrics(case), engine=executor, judge=_judge_config(case, url), embedder=None,
+                 out_dir=out, keep_records=False, **read)
     except (InputError, JudgeUnreachable) as exc:
         raised = exc
     return out, name, raised
@@ -144,7 +133,8 @@ def reference(tmp_path_factory: pytest.TempPathFactory, _fake_llm_session: Any) 
     _fake_llm_session.rule = judge_rule
     refs: dict[str, Any] = {}
     for case in CASES:
-        out, _, raised = _run("rows", "local", case, tmp_path_factory.mktemp(f"ref-{case}"), _fake_llm_session.url)
+        out, _, raised = _run("rows", "local", case, tmp_path_factory.mktemp(f"ref-{case}"), _fake_llm_session.url,
+                              reference=True)
         refs[case] = (_outputs(out, None), raised)
     return refs
 
@@ -195,10 +185,6 @@ def _without_bad_row(lines: str, summary: dict[str, Any]) -> tuple[list[str], di
 def test_every_source_and_executor_writes_the_reference(source: str, executor: str, case: str,
                                                         reference: dict[str, Any], ray_cluster: Any,
                                                         _fake_llm_session: Any, tmp_path: Path) -> None:
-    if (source, executor) == ("rows", "local"):
-        pytest.skip("the reference itself")
-    if source == "rows" and executor == "local-file":
-        pytest.skip("evaluate_file reads files")
     _fake_llm_session.rule = judge_rule
     (want_lines, want_summary), want_raised = reference[case]
     out, name, raised = _run(source, executor, case, tmp_path, _fake_llm_session.url)
@@ -227,7 +213,8 @@ def test_parquet_whose_context_texts_are_all_null_is_scored_as_rows_are(tmp_path
                       "relevant": pa.array([["d2"], ["d3"]], pa.list_(pa.string()))})
     path = tmp_path / "null-texts.parquet"
     pq.write_table(table, path)
-    run = evaluate_file(path, ["mrr"], out_dir=tmp_path / "out")
+    run = evaluate(path, ["mrr"], out_dir=tmp_path / "out")
+    assert run.run["engine"]["path"] == "columnar"
     assert run.scores["mrr"].tolist() == [0.5, 0.0]  # d2 at rank 2 of row a; d3 not retrieved in row b
     assert _outputs(tmp_path / "out", None)[0] == _outputs_of_rows(table.to_pylist(), tmp_path / "rows")
 

@@ -82,10 +82,9 @@ def test_field_absent_from_every_row_is_an_input_error_with_the_close_match(tmp_
         rows.append(row)
     path = write_jsonl(tmp_path / "d.jsonl", rows)
     out = tmp_path / "out"
-    from ragmeter.engines.local import evaluate_file
 
     with pytest.raises(InputError) as info:
-        evaluate_file(path, metrics, out_dir=out)
+        evaluate(path, metrics, out_dir=out)
     msg = str(info.value)
     assert info.value.path == str(path) and info.value.field == field
     assert f"no row has a '{field}' field" in msg

@@ -7,7 +7,7 @@ from importlib import resources
 import numpy as np
 import pytest
 
-from ragmeter.engines.local import evaluate_file
+from ragmeter import evaluate
 from ragmeter.registry import get_spec
 from ragmeter.stats import diagnose
 from ragmeter.stats.diagnose import no_finding_sentence, tentative_sentence
@@ -20,7 +20,7 @@ OFFLINE = ["rouge_l", "token_f1", "hit_rate@5", "mrr", "ndcg@5", "precision@5", 
 def validation_run(tmp_path_factory: pytest.TempPathFactory):
     data = resources.files("ragmeter") / "data" / "validation" / "judge_validation.jsonl"
     out = tmp_path_factory.mktemp("v72")
-    return evaluate_file(str(data), OFFLINE, out_dir=out)
+    return evaluate(str(data), OFFLINE, out_dir=out)
 
 
 def test_a_healthy_run_with_short_references_raises_no_false_alarm(validation_run) -> None:

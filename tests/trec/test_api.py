@@ -242,3 +242,23 @@ def test_trec_eval_measures_hand_computed():
     assert q["relstring"] == "-10.1"
     means = trec_evaluate(qrels, run, ["gm_map", "map"])
     assert means["gm_map"] == pytest.approx(means["map"])  # one query: exp(log(x)) = x
+
+
+def test_one_entry_point_and_its_aliases() -> None:
+    """``ragmeter.trec.evaluate`` keeps every per-query value; ``trec_evaluate`` (also
+    ``ragmeter.trec_evaluate``) and ``evaluate_trec`` are the same run. Values by hand: q1 ranks
+    d3 (grade 2), d1 (1), d2 (0): P_2 1, recip_rank 1; q2 ranks d5 (unjudged), d4 (1): P_2 1/2,
+    recip_rank 1/2."""
+    import ragmeter
+    from ragmeter import trec
+
+    qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}, "q2": {"d4": 1}}
+    run = {"q1": {"d3": 0.9, "d1": 0.5, "d2": 0.1}, "q2": {"d5": 0.9, "d4": 0.3}}
+    result = trec.evaluate(qrels, run, ["P_2", "recip_rank", "num_rel"])
+    assert result.per_query() == {"P_2": {"q1": 1.0, "q2": 0.5}, "recip_rank": {"q1": 1.0, "q2": 0.5},
+                                  "num_rel": {"q1": 2, "q2": 1}}
+    means = {k: v for k, v in result.aggregate().items() if k != "runid"}
+    assert means == {"P_2": 0.75, "recip_rank": 0.75, "num_rel": 3}
+    assert ragmeter.trec_evaluate(qrels, run, ["P_2", "recip_rank", "num_rel"]) == means
+    assert trec.trec_evaluate(qrels, run, ["P_2"], per_query=True) == {"P_2": {"q1": 1.0, "q2": 0.5}}
+    assert trec.evaluate_trec(qrels, run, ["P_2"]).aggregate() == trec.evaluate(qrels, run, ["P_2"]).aggregate()

@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 
 from .._plugins import default_cache_dir
+from ..engines.entry import evaluate
 from ..errors import AppError, InputError, InvalidParameterError
-from ..evaluator import evaluate
 from ..io import write_samples
 from ..io.adapters import as_samples
 from ..io.writers import sample_record
@@ -207,7 +207,8 @@ def run_app(app: AppTarget, spec: str, questions: Sequence[Sample], metrics: Seq
     out.mkdir(parents=True, exist_ok=True)
     items = answered(questions, calls)
     write_samples([s for s in items if isinstance(s, Sample)], out / OUTPUTS_FILE)
-    return evaluate(items, metrics, judge=judge, embedder=embedder, out_dir=str(out), keep_records=False,
+    return evaluate(items, metrics, engine="local", judge=judge, embedder=embedder, out_dir=str(out),
+                    keep_records=False,
                     run_info={"app": app_info(spec, params, calls)})
 
 

@@ -2,11 +2,11 @@
 
 A thin layer over the Python API; the whole command is::
 
-    ragmeter.engines.local.evaluate_file(DATA, METRICS or None, engine="local" | "ray",
-                                         out_dir=OUTDIR, on_error=..., field_map=..., format=...)
+    ragmeter.evaluate(DATA, METRICS or None, engine="local" | "ray", out_dir=OUTDIR,
+                      on_error=..., field_map=..., format=..., keep_records=False)
 
-(for the local engine: ``ragmeter.evaluate(read_samples(DATA, ...), ...)``, or the columnar fast
-path for a Parquet file with only retrieval metrics), followed by printing ``RunResult.summary()``.
+(on the local engine the columnar fast path for a Parquet, JSONL or CSV file with only retrieval
+metrics), followed by printing ``RunResult.summary()``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..backend_config import EmbedderConfig, JudgeConfig
-from ..engines.local import evaluate_file
+from ..engines.entry import evaluate
 from ..errors import InputError, InvalidParameterError, JudgeUnreachable, RagmeterError
 from ..io import FORMATS
 from ..masking import mask_secrets
@@ -313,9 +313,10 @@ def eval_cmd(data: Path, **flags: Any) -> None:
         run_info["skipped_metrics"] = skipped
     with progress, _stop_if_unreachable(err, out_dir), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="no row has a ")  # said below, from run.run["field_hints"]
-        run = evaluate_file(
-            data, metrics, engine=o.engine, out_dir=out_dir, on_error=cfg.on_error, field_map=fields,
-            format=o.fmt, judge=judge, embedder=embedder, judge_config=jconf, embedder_config=econf,
+        on_ray = o.engine == "ray"  # every Ray worker builds its judge / embedder from the configs
+        run = evaluate(
+            data, metrics or None, engine=o.engine, out_dir=out_dir, keep_records=False, on_error=cfg.on_error,
+            field_map=fields, format=o.fmt, judge=jconf if on_ray else judge, embedder=econf if on_ray else embedder,
             address=o.ray_address, progress=progress.advance, on_bad_row=samples.note,
             on_judge_stats=judge_column.report if judge_column is not None else None,
             run_info=run_info,

@@ -21,8 +21,9 @@ from ._app import main
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path),
               default=Path("report.html"), show_default=True, help="The HTML file to write.")
 @click.option("--title", default=None, help="The page title.")
-@click.option("--max-text-chars", type=click.IntRange(min=0), default=DISPLAY_CLIP_CHARS, show_default=True,
-              help="Cut longer texts in the page (0: never cut).")
+@click.option("--display-chars", "--max-text-chars", "display_chars", type=click.IntRange(min=0),
+              default=DISPLAY_CLIP_CHARS, show_default=True, metavar="N",
+              help="Show at most N characters of a text in the page, cutting longer ones (0: never cut).")
 @click.option("--diagnose/--no-diagnose", default=True, show_default=True,
               help="Run `ragmeter diagnose` on the run and head the report with its findings; with "
                    "--no-diagnose, show the findings saved in OUTDIR/diagnosis.json or the run info, if any.")
@@ -33,7 +34,7 @@ from ._app import main
               help="A run with more samples embeds this many (the worst and best per metric, errored and "
                    "failing ones, a seeded random sample); the aggregates cover all.")
 def report_cmd(runs: tuple[Path, ...], data: Path | None, output: Path, title: str | None,
-               max_text_chars: int, diagnose: bool, fail_under: tuple[str, ...], max_samples: int) -> None:
+               display_chars: int, diagnose: bool, fail_under: tuple[str, ...], max_samples: int) -> None:
     """Write a self-contained HTML report of RUN (an OUTDIR of `ragmeter eval -o`).
 
     With two run directories, BASELINE RUN, the report shows RUN with its difference from
@@ -47,7 +48,7 @@ def report_cmd(runs: tuple[Path, ...], data: Path | None, output: Path, title: s
     except InvalidParameterError as exc:
         raise click.BadParameter(str(exc), param_hint="--fail-under") from None
     out = write_report(candidate, output, data=data, baseline=baseline, title=title,
-                       clip_chars=max_text_chars or None, diagnose=diagnose, fail_under=gate or None,
+                       clip_chars=display_chars or None, diagnose=diagnose, fail_under=gate or None,
                        max_samples=max_samples, compare_with=runs[:-1] if len(runs) > 2 else ())
     size = out.stat().st_size
     click.echo(f"wrote {out} ({size / 1e6:.1f} MB)" if size >= 1e6 else f"wrote {out} ({size / 1e3:.0f} kB)")

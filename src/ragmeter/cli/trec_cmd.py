@@ -15,7 +15,7 @@ import json
 import click
 
 from ..errors import InvalidParameterError
-from ..trec.api import evaluate_trec
+from ..trec.api import evaluate
 from ._app import main
 
 
@@ -50,7 +50,7 @@ def trec_cmd(qrels: str, run: str, measures: tuple[str, ...], per_query: bool, c
             "(trec_eval's prefs, qrels_prefs and qrels_jg formats and their measures are not implemented)")
     if results_format != "trec_results":
         raise InvalidParameterError(f"-T {results_format}: not supported; ragmeter reads 'trec_results' only")
-    result = evaluate_trec(qrels, run, list(measures) or "official", missing="zero" if complete else "skip",
+    result = evaluate(qrels, run, list(measures) or "official", missing="zero" if complete else "skip",
                            rel_level=rel_level, max_ret=max_ret, judged_only=judged_only, num_docs=num_docs,
                            qrels_num_rel=complete)
     if fmt == "json":

@@ -11,7 +11,7 @@ batch is, its :class:`~ragmeter.results.Lines`). Nothing here knows files or out
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -180,7 +180,7 @@ def select_batch(x: IdLabels, r: IdRelevance, rows: NDArray[np.bool_]) -> Releva
 # ---- reading one record batch ---------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(frozen=True)
 class Columns:
     """Which column gives which canonical field, and whether its type suits the fast path."""
 
@@ -192,8 +192,10 @@ class Columns:
     extra: tuple[str, ...] = ()
 
 
-def resolve_columns(schema: Any, fmap: dict[str, str]) -> Columns:
-    """The columns of ``schema`` (renamed by ``fmap``) and whether their types suit the fast path."""
+def resolve_columns(schema: Any, fmap: Mapping[str, str],
+                    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS) -> Columns:
+    """The columns of ``schema`` (renamed by ``fmap``) and whether their types suit the fast path
+    (a row with a text over ``max_text_chars`` leaves it: the Sample path words the error)."""
     import pyarrow as pa
 
     by_field: dict[str, str] = {}
@@ -233,7 +235,7 @@ def resolve_columns(schema: Any, fmap: dict[str, str]) -> Columns:
     if "id" in by_field:
         ok = ok and _is_str_or_int(schema.field(by_field["id"]).type)
     extra = tuple(name for target, name in by_field.items() if target not in CANONICAL_FIELDS)
-    return Columns(by_field, ok, extra=extra)
+    return Columns(by_field, ok, max_text_chars, extra=extra)
 
 
 def _is_str(t: Any) -> bool:

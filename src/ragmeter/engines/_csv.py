@@ -40,6 +40,7 @@ from numpy.typing import NDArray
 
 from .._arrowbuf import arrow_false, arrow_numbers, arrow_string, take_rows
 from .._arrowbuf import np_bool as _np_bool
+from ..io.options import ReadOptions
 from ..io.readers import DECOMPRESS_ERRORS, csv_error, csv_header, csv_records, open_binary, raise_csv_field_limit
 from ..io.records import canonical, dialect_map
 from ..types import _decode_json_list
@@ -193,8 +194,8 @@ class CsvSource:
     unit = "row"
     keys: list[str] | None = None
 
-    def __init__(self, path: str, fmap: dict[str, str]) -> None:
-        self.path, self.fmap = path, fmap
+    def __init__(self, path: str, read: ReadOptions) -> None:
+        self.path, self.fmap, self.max_text_chars = path, dict(read.field_map), read.max_text_chars
         self.columns: Columns | None = None
         self.header: list[str] = []
         self.fields: dict[str, str] = {}  # canonical field -> the column that gives it
@@ -215,7 +216,7 @@ class CsvSource:
             else:  # metadata, or a column kept as metadata on the Sample path
                 self.meta.append(h)
         self.rec_fmap = dfmap
-        self.columns = resolve_columns(pa.schema([(f, self.types[f]) for f in self.fields]), {})
+        self.columns = resolve_columns(pa.schema([(f, self.types[f]) for f in self.fields]), {}, self.max_text_chars)
 
     def blocks(self) -> Iterator[CsvRows]:
         """The file's blocks, in order (see the module docstring)."""

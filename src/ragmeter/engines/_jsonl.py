@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 
 from .._arrowbuf import np_bool
 from ..errors import InputError
+from ..io.options import ReadOptions
 from ..io.readers import DECOMPRESS_ERRORS, jsonl_record, open_binary
 from ..io.records import canonical
 from ..types import CANONICAL_FIELDS
@@ -307,8 +308,9 @@ class JsonlSource:
     unit = "line"
     keys: list[str] | None = None
 
-    def __init__(self, path: str, fmap: dict[str, str]) -> None:
-        self.reader = _BlockReader(path, fmap)
+    def __init__(self, path: str, read: ReadOptions) -> None:
+        self.reader = _BlockReader(path, dict(read.field_map))
+        self.max_text_chars = read.max_text_chars
         self.columns: Columns | None = None
 
     def blocks(self) -> Iterator[JsonRows]:
@@ -320,7 +322,8 @@ class JsonlSource:
             rows = reader.read(block)
             if self.columns is None:
                 self.columns = resolve_columns(
-                    pa.schema([(f, reader.schema.field(k).type) for f, k in reader.fields.items()]), {})
+                    pa.schema([(f, reader.schema.field(k).type) for f, k in reader.fields.items()]), {},
+                    self.max_text_chars)
             yield rows
 
 

@@ -23,7 +23,7 @@ import asyncio
 import importlib
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..evaluator import plan
@@ -33,7 +33,7 @@ from .driver import RunState
 from .driver import run as run_units
 
 if TYPE_CHECKING:
-    from .ray_engine import _Options
+    from .ray_engine import RayOptions
 
 # ---- worker side --------------------------------------------------------------------------------
 
@@ -150,32 +150,30 @@ def columnar_data(data: Any, metrics: Sequence[str] | None, format: str | None) 
         format == "parquet" or (format is None and spath.lower().endswith((".parquet", ".pq"))))
 
 
-def evaluate_columnar(ray: Any, spath: str, metrics: list[str], opts: _Options) -> RunResult:
+def evaluate_columnar(ray: Any, spath: str, metrics: list[str], opts: RayOptions) -> RunResult:
     """The columnar engine with its kernels and line formatting on Ray workers: each task reads its
     rows (:func:`_read_units`), scores them and returns a :class:`SliceResult` (the fast rows'
     lines, the rows' ids and their hashes), and the driver's :class:`_RaySink` writes them, in
     order, through the one :class:`~ragmeter.results.RunWriter` (duplicate check by hashes, rows
     for the Sample path)."""
     from ..io import read_samples
-    from ..io.records import RowConverter, check_field_map
+    from ..io.records import RowConverter
     from ._ids import HashedIds
-    from .columnar import _open, retrieval_evaluators
+    from .columnar import open_columns, retrieval_evaluators
 
     warm, workers = opts.remote(ray, warm_task)
     for _ in range(workers):  # the workers import while the driver sets up
         warm.remote(metrics, opts.metric_modules)
     revs = retrieval_evaluators(metrics)
     run = plan(metrics, evaluators=revs, run_info=opts.run_info)
-    read_samples(spath, on_error=opts.on_error, field_map=opts.field_map, format="parquet",  # type: ignore[arg-type]
-                 max_text_chars=opts.max_text_chars)  # file-level checks
-    fmap = check_field_map(opts.field_map)
-    pf, cols, map_cols = _open(spath, fmap, opts.max_text_chars)
-    conv = RowConverter(spath, fmap, unit="row", max_text_chars=opts.max_text_chars,
-                        seen=HashedIds())  # type: ignore[arg-type]  # the dict's get / set, exact
+    read = replace(opts.read, format="parquet")
+    read_samples(spath, read=read)  # file-level checks
+    pf, cols, map_cols = open_columns(spath, read)
+    conv = RowConverter(spath, read, unit="row", seen=HashedIds())  # type: ignore[arg-type]  # get / set, exact
     state = RunState(run.names, run.versions, run.info,
                      RunWriter(run.names, out_dir=opts.out_dir, keep_records=opts.keep_records),
                      progress=opts.progress, on_bad_row=opts.on_bad_row)
-    sink = _RaySink(run, state, conv, cols, on_error=opts.on_error)
+    sink = _RaySink(run, state, conv, cols)
     units, workers = _read_units(ray, opts, pf, spath, cols, list(run.names), map_cols)
     run.info["engine"] = {"name": "ray", "workers": workers, "batch_size": COLUMNAR_BATCH_ROWS,
                           "path": "columnar"}
@@ -200,7 +198,7 @@ def _workers_share_files(ray: Any) -> bool:
     return sum(1 for node in ray.nodes() if node.get("Alive")) == 1
 
 
-def _read_units(ray: Any, opts: _Options, pf: Any, spath: str, cols: Any, names: list[str],
+def _read_units(ray: Any, opts: RayOptions, pf: Any, spath: str, cols: Any, names: list[str],
                 map_cols: list[str]) -> tuple[Iterator[tuple[Any, Any]], int]:
     """``(rows, task)`` per unit of work, submitted as iterated (``rows``: one batch's rows, or a
     list of slices when the task returns a list of :class:`SliceResult`), and the tasks run at once.

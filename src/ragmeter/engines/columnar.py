@@ -40,7 +40,7 @@ import asyncio
 import functools
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -52,13 +52,15 @@ from ..errors import EmptyInputError, InputError, InvalidParameterError
 from ..evaluator import Plan, plan, score_chunk
 from ..io import read_samples
 from ..io.fields import absent_result, missing_field
-from ..io.readers import arrow_records, open_parquet
-from ..io.records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_columns, check_field_map
+from ..io.options import ReadOptions, read_options
+from ..io.readers import arrow_records, detect_format, open_parquet
+from ..io.records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_columns
 from ..metrics.retrieval import RankedList
 from ..metrics.retrieval.relevance import Relevance
 from ..registry import get_evaluator
 from ..results import PatternColumn, RunResult, RunWriter
 from ..types import MetricResult, Sample
+from . import warn_alias
 from ._arrow import BatchScores, Columns, Pattern, resolve_columns, score_batch
 from ._ids import HashedIds, block_ids
 from .driver import RunState, bad_row_id
@@ -176,11 +178,11 @@ class ColumnarSink:
     """The driver's side of a columnar run: ids (and the duplicate check), the Sample path for the
     rows the fast path cannot take, counts, progress, and the one :class:`RunWriter`."""
 
-    def __init__(self, run: Plan, state: RunState, conv: RowConverter, cols: Columns, *, on_error: str) -> None:
+    def __init__(self, run: Plan, state: RunState, conv: RowConverter, cols: Columns) -> None:
         self.run, self.state, self.conv, self.cols = run, state, conv, cols
         self.writer, self.presence = state.writer, state.presence
         self.evaluators: list[KernelEvaluator] = run.evaluators  # type: ignore[assignment]
-        self.on_error = on_error
+        self.on_error = conv.read.on_error
         self.fast_rows = 0
         self._results = [functools.partial(pattern_result, ev) for ev in self.evaluators]
         self._bad_at = 0
@@ -223,8 +225,7 @@ class ColumnarSink:
         """Write rows ``0 .. k`` of a block whose row ``k`` is bad (``on_error="raise"``): the
         Sample path scores them (their ids passed the duplicate check already), as it scores every
         row before a bad one."""
-        conv = RowConverter(self.conv.path, self.conv.field_map, unit=self.conv.unit,
-                            max_text_chars=self.conv.max_text_chars)
+        conv = RowConverter(self.conv.path, self.conv.read, unit=self.conv.unit)
         records = rows.records(list(range(k)))
         samples = [conv.convert(rec, rows.position(i), rows.where(i)) for i, rec in enumerate(records)]
         good = [s for s in samples if isinstance(s, Sample)]
@@ -338,63 +339,50 @@ class Source(Protocol):
         ...
 
 
-def evaluate_parquet(path: str | os.PathLike[str], metrics: Sequence[str], *, batch_rows: int = BATCH_ROWS,
-                     **options: Any) -> RunResult:
-    """Evaluate retrieval ``metrics`` over the Parquet file ``path`` on the columnar fast path.
-
-    Writes ``out_dir/results.jsonl`` and ``out_dir/summary.json`` exactly as
-    ``ragmeter.evaluate(read_samples(path, on_error=..., field_map=...), metrics, out_dir=...,
-    keep_records=False)`` does, and returns the same :class:`~ragmeter.results.RunResult`
-    (``records`` None); ``batch_rows`` rows per record batch; ``options`` as
-    :func:`evaluate_columnar` takes them.
-
-    Raises
-    ------
-    InvalidParameterError
-        A metric is not a retrieval metric (use :func:`ragmeter.evaluate`), or one is asked twice.
-    InputError
-        As :func:`~ragmeter.io.read_samples` raises it.
-    """
-    return evaluate_columnar(path, metrics, format="parquet", batch_rows=batch_rows, **options)
+def evaluate_parquet(path: str | os.PathLike[str], metrics: Sequence[str], *, out_dir: str | os.PathLike[str],
+                     on_error: str = "raise", field_map: dict[str, str] | None = None,
+                     max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS, **options: Any) -> RunResult:
+    """Deprecated: ``ragmeter.evaluate(path, metrics, out_dir=out_dir, keep_records=False, ...)``, which
+    takes this columnar path (:func:`run_columnar`) for a Parquet file and retrieval metrics."""
+    warn_alias("ragmeter.engines.columnar.evaluate_parquet")
+    read = read_options(on_error=on_error, field_map=field_map, format="parquet", max_text_chars=max_text_chars)
+    return run_columnar(path, metrics, read=read, out_dir=out_dir, **options)
 
 
-def evaluate_columnar(
+def run_columnar(
     path: str | os.PathLike[str],
     metrics: Sequence[str],
     *,
-    format: str,
-    out_dir: str | os.PathLike[str],
-    on_error: str = "raise",
-    field_map: dict[str, str] | None = None,
+    read: ReadOptions,
+    out_dir: str | os.PathLike[str] | None,
+    keep_records: bool = False,
     batch_rows: int = BATCH_ROWS,
     progress: Callable[[int], None] | None = None,
     on_bad_row: Callable[[InputError], None] | None = None,
     run_info: dict[str, Any] | None = None,
-    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
     evaluators: Sequence[KernelEvaluator] | None = None,
 ) -> RunResult:
-    """Evaluate retrieval ``metrics`` over the ``format`` file ``path`` (``parquet``, ``jsonl`` or
-    ``csv``) on the columnar path: the files and :class:`~ragmeter.results.RunResult` of
-    :func:`ragmeter.evaluate` over :func:`~ragmeter.io.read_samples` (``keep_records=False``).
-    ``on_bad_row`` is called with each bad row's InputError (``on_error="skip"``); ``evaluators``
-    are the metrics' evaluators when built already (:func:`kernel_evaluators`)."""
+    """Evaluate retrieval ``metrics`` over the file ``path`` (``read.format``, or its extension:
+    Parquet, JSONL or CSV) on the columnar path: the files and :class:`~ragmeter.results.RunResult`
+    of the ``Sample`` path (:func:`ragmeter.evaluate` over :func:`~ragmeter.io.read_samples`), save
+    that the input samples are not kept. ``on_bad_row`` is called with each bad row's InputError
+    (``on_error="skip"``); ``evaluators`` are the metrics' evaluators when built already
+    (:func:`kernel_evaluators`)."""
     revs = list(evaluators) if evaluators is not None else retrieval_evaluators(metrics)
     run = plan(metrics, evaluators=revs, run_info=run_info)
-    read_samples(path, on_error=on_error, field_map=field_map, format=format)  # type: ignore[arg-type]  # file-level checks
+    read_samples(path, read=read)  # file-level checks
     spath = os.fspath(path)
-    fmap = check_field_map(field_map)
-    source = _source(format, spath, fmap, batch_rows)
-    conv = RowConverter(spath, fmap, unit=source.unit, max_text_chars=max_text_chars,
-                        seen=HashedIds())  # type: ignore[arg-type]  # the dict's get / set, exact
-    state = RunState(run.names, run.versions, run.info, RunWriter(run.names, out_dir=out_dir, keep_records=False),
+    source = _source(detect_format(spath, read.format), spath, read, batch_rows)
+    conv = RowConverter(spath, read, unit=source.unit, seen=HashedIds())  # type: ignore[arg-type]  # get / set, exact
+    state = RunState(run.names, run.versions, run.info,
+                     RunWriter(run.names, out_dir=out_dir, keep_records=keep_records),
                      progress=progress, on_bad_row=on_bad_row)
     sinks: list[ColumnarSink] = []
 
     def submit(rows: Any) -> BatchScores:
         if not sinks:
             assert source.columns is not None
-            source.columns.max_text_chars = max_text_chars
-            sinks.append(ColumnarSink(run, state, conv, source.columns, on_error=on_error))
+            sinks.append(ColumnarSink(run, state, conv, source.columns))
             if source.keys is None:
                 note_keys(sinks[0], rows)
         if rows.batch is None:
@@ -419,24 +407,24 @@ def not_empty(blocks: Iterator[Any], unit: str, spath: str) -> Iterator[Any]:
         raise EmptyInputError(f"the file holds no samples: expected at least one {unit}", path=spath)
 
 
-def _source(fmt: str, spath: str, fmap: dict[str, str], batch_rows: int) -> Source:
+def _source(fmt: str, spath: str, read: ReadOptions, batch_rows: int) -> Source:
     if fmt == "parquet":
-        return ParquetSource(spath, fmap, batch_rows)
+        return ParquetSource(spath, read, batch_rows)
     if fmt == "jsonl":
         from ._jsonl import JsonlSource
 
-        return JsonlSource(spath, fmap)
+        return JsonlSource(spath, read)
     if fmt == "csv":
         from ._csv import CsvSource
 
-        return CsvSource(spath, fmap)
+        return CsvSource(spath, read)
     raise InvalidParameterError(f"format: expected parquet, jsonl or csv for the columnar path, got {fmt!r}")
 
 
 def note_keys(sink: ColumnarSink, rows: Any) -> None:
     """The keys of the first rows' samples, noted as the Sample path notes them (what the error
     for a field no row has lists)."""
-    conv = RowConverter(sink.conv.path, sink.conv.field_map, unit=sink.conv.unit, max_text_chars=None)
+    conv = RowConverter(sink.conv.path, replace(sink.conv.read, max_text_chars=None), unit=sink.conv.unit)
     for i, rec in enumerate(rows.records(list(range(min(64, rows.num_rows))))):
         item = conv.convert(rec, rows.position(i)) if isinstance(rec, dict) else None
         if item is not None and not isinstance(item, InputError):
@@ -448,9 +436,9 @@ class ParquetSource:
 
     unit = "row"
 
-    def __init__(self, spath: str, fmap: dict[str, str], batch_rows: int) -> None:
+    def __init__(self, spath: str, read: ReadOptions, batch_rows: int) -> None:
         self.path, self.batch_rows = spath, batch_rows
-        self.pf, cols, self.map_cols = _open(spath, fmap, None)
+        self.pf, cols, self.map_cols = open_columns(spath, read)
         self.columns: Columns | None = cols
         self.keys: list[str] | None = list(self.pf.schema_arrow.names)
 
@@ -460,14 +448,14 @@ class ParquetSource:
             yield ArrowRows(batch, row0, self.map_cols)
 
 
-def _open(spath: str, fmap: dict[str, str], max_text_chars: int | None) -> tuple[Any, Columns, list[str]]:
-    """The Parquet file, its columns resolved for the fast path, and its map-typed columns."""
+def open_columns(spath: str, read: ReadOptions) -> tuple[Any, Columns, list[str]]:
+    """The Parquet file, its columns resolved for the fast path (``read``'s renames and text
+    limit), and its map-typed columns."""
     import pyarrow as pa
 
     pf = open_parquet(spath)
-    check_columns(list(pf.schema_arrow.names), fmap, path=spath)
-    cols = resolve_columns(pf.schema_arrow, fmap)
-    cols.max_text_chars = max_text_chars
+    check_columns(list(pf.schema_arrow.names), read.field_map, path=spath)
+    cols = resolve_columns(pf.schema_arrow, read.field_map, read.max_text_chars)
     return pf, cols, [f.name for f in pf.schema_arrow if pa.types.is_map(f.type)]
 
 

@@ -2,11 +2,12 @@
 
 ::
 
-    from ragmeter.engines.ray_engine import evaluate_ray
+    import ragmeter
+    from ragmeter.backend_config import JudgeConfig
 
-    run = evaluate_ray("s3://bucket/rag.parquet", ["faithfulness", "mrr"],
-                       judge_config=JudgeConfig("openai:qwen2.5@http://vllm-host:8000/v1", concurrency=64),
-                       out_dir="out", address="auto")
+    run = ragmeter.evaluate("s3://bucket/rag.parquet", ["faithfulness", "mrr"], engine="ray",
+                            judge=JudgeConfig("openai:qwen2.5@http://vllm-host:8000/v1", concurrency=64),
+                            out_dir="out", address="auto")
 
 How it runs:
 
@@ -58,10 +59,11 @@ from ..backend_config import EmbedderConfig, JudgeConfig
 from ..errors import InputError, InvalidParameterError, MissingBackendError
 from ..evaluator import plan, score_chunk
 from ..io import as_samples
-from ..io.records import DEFAULT_MAX_TEXT_CHARS
+from ..io.options import ReadOptions, read_options
 from ..registry import get_evaluator
 from ..results import RunResult, RunWriter, _json_default
 from ..types import MetricResult, Sample
+from . import warn_alias
 from .driver import RunState, run_samples
 
 INSTALL_HINT = 'pip install -e ".[ray]" (in the ragmeter clone)'
@@ -139,18 +141,17 @@ def _is_uri(path: str) -> bool:
     return "://" in path
 
 
-def _rows_from_ray_parquet(ray: Any, path: str, field_map: dict[str, str] | None,
-                           on_error: str, max_text_chars: int | None) -> Iterator[Sample | InputError]:
+def _rows_from_ray_parquet(ray: Any, path: str, read: ReadOptions) -> Iterator[Sample | InputError]:
     """Rows of a Parquet file/dir/URI read with Ray Data in file order, converted as the local reader does."""
     from ..io.readers import arrow_records
-    from ..io.records import RowConverter, check_columns, check_field_map
+    from ..io.records import RowConverter, check_columns
 
-    fmap = check_field_map(field_map)
+    fmap = read.field_map
     importlib.import_module("ray.data")
     ctx = ray.data.DataContext.get_current()
     ctx.execution_options.preserve_order = True
     ds = ray.data.read_parquet(path)
-    conv = RowConverter(path, fmap, unit="row", max_text_chars=max_text_chars)
+    conv = RowConverter(path, read, unit="row")
     pos = 0
     checked = False
     for batch in ds.iter_batches(batch_format="pyarrow", batch_size=4096):
@@ -160,7 +161,7 @@ def _rows_from_ray_parquet(ray: Any, path: str, field_map: dict[str, str] | None
         for record in arrow_records(batch):
             pos += 1
             item = conv.convert(record, pos)
-            if isinstance(item, InputError) and on_error == "raise":
+            if isinstance(item, InputError) and read.on_error == "raise":
                 raise item
             yield item
     if pos == 0:
@@ -169,45 +170,37 @@ def _rows_from_ray_parquet(ray: Any, path: str, field_map: dict[str, str] | None
         raise EmptyInputError("the data holds no samples: expected at least one row", path=path)
 
 
-def _rows_from_ray_json(ray: Any, path: str, field_map: dict[str, str] | None,
-                        on_error: str, max_text_chars: int | None) -> Iterator[Sample | InputError]:
-    from ..io.records import RowConverter, check_field_map
+def _rows_from_ray_json(ray: Any, path: str, read: ReadOptions) -> Iterator[Sample | InputError]:
+    from ..io.records import RowConverter
 
     importlib.import_module("ray.data")
     ctx = ray.data.DataContext.get_current()
     ctx.execution_options.preserve_order = True
-    conv = RowConverter(path, check_field_map(field_map), unit="line", max_text_chars=max_text_chars)
+    conv = RowConverter(path, read, unit="line")
     for pos, record in enumerate(ray.data.read_json(path, lines=True).iter_rows(), start=1):
         item = conv.convert(dict(record), pos)
-        if isinstance(item, InputError) and on_error == "raise":
+        if isinstance(item, InputError) and read.on_error == "raise":
             raise item
         yield item
 
 
-def read_items(ray: Any, data: str | os.PathLike[str] | Iterable[Any], *, on_error: str = "raise",
-               field_map: dict[str, str] | None = None, format: str | None = None,
-               max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS) -> Iterator[Sample | InputError]:
-    """The samples of ``data`` (a path, a URI, or samples / dicts), as the engine reads them
-    (``max_text_chars`` as :func:`ragmeter.io.read_samples`)."""
+def read_items(ray: Any, data: str | os.PathLike[str] | Iterable[Any],
+               read: ReadOptions) -> Iterator[Sample | InputError]:
+    """The samples of ``data`` (a path, a URI, or samples / dicts), as the engine reads them."""
     if isinstance(data, str | os.PathLike):
         spath = os.fspath(data)
         lower = spath.lower()
-        is_parquet = format == "parquet" or lower.endswith((".parquet", ".pq")) or (
-            format is None and os.path.isdir(spath))
+        is_parquet = read.format == "parquet" or lower.endswith((".parquet", ".pq")) or (
+            read.format is None and os.path.isdir(spath))
         if is_parquet:
             if not _is_uri(spath) and not os.path.isdir(spath):
                 from ..io import read_samples
 
-                read_samples(spath, on_error=on_error, field_map=field_map, format="parquet")  # type: ignore[arg-type]  # file checks
-            return _rows_from_ray_parquet(ray, spath, field_map, on_error, max_text_chars)
+                read_samples(spath, read=replace(read, format="parquet"))  # file checks
+            return _rows_from_ray_parquet(ray, spath, read)
         if _is_uri(spath):
-            return _rows_from_ray_json(ray, spath, field_map, on_error, max_text_chars)
-        from ..io import read_samples
-
-        return read_samples(spath, on_error=on_error, field_map=field_map, format=format,  # type: ignore[arg-type]
-                            max_text_chars=max_text_chars)
-
-    return as_samples(data, on_error=on_error, field_map=field_map, max_text_chars=max_text_chars)  # type: ignore[arg-type]
+            return _rows_from_ray_json(ray, spath, read)
+    return as_samples(data, read=read)
 
 
 def _progress(stats: dict[str, Any] | None) -> tuple[int, int]:
@@ -244,51 +237,37 @@ def evaluate_ray(
     judge_options: dict[str, Any] | None = None,
     embedder_spec: str | None = None,
     embedder_options: dict[str, Any] | None = None,
-    out_dir: str | os.PathLike[str] | None = None,
     address: str | None = None,
-    num_workers: int | None = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
-    on_error: str = "raise",
-    field_map: dict[str, str] | None = None,
-    format: str | None = None,
-    keep_records: bool = True,
-    metric_modules: Sequence[str] = (),
-    max_retries: int = 3,
-    progress: Callable[[int], None] | None = None,
-    on_bad_row: Callable[[InputError], None] | None = None,
-    on_judge_stats: Callable[[dict[str, Any]], None] | None = None,
-    run_info: dict[str, Any] | None = None,
-    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
+    read: ReadOptions | None = None,
+    **options: Any,
 ) -> RunResult:
-    """Evaluate ``data`` on a Ray cluster; the result and files equal :func:`ragmeter.evaluate`'s.
+    """Deprecated: ``ragmeter.evaluate(data, metrics, engine="ray", judge=judge_config,
+    embedder=embedder_config, chunk_size=batch_size, ...)``, which runs :func:`run_ray` as this does
+    (``judge_spec`` + ``judge_options`` are ``JudgeConfig.from_options(judge_spec, **judge_options)``,
+    ``embedder_spec`` + ``embedder_options`` an :class:`~ragmeter.backend_config.EmbedderConfig`;
+    ``options`` are :class:`RayOptions`' fields and the read options)."""
+    warn_alias("ragmeter.engines.ray_engine.evaluate_ray")
+    if judge_config is None and judge_spec:
+        judge_config = JudgeConfig.from_options(judge_spec, **(judge_options or {}))
+    if embedder_config is None and embedder_spec:
+        embedder_config = EmbedderConfig(embedder_spec, dict(embedder_options or {}))
+    loose = {k: options.pop(k) for k in ("on_error", "field_map", "format", "max_text_chars") if k in options}
+    options["metric_modules"] = tuple(options.get("metric_modules", ()))
+    opts = RayOptions(read_options(read, **loose), **options)
+    return run_ray(data, metrics, opts, address=address, judge_config=judge_config, embedder_config=embedder_config)
 
-    Parameters
-    ----------
-    data:
-        A Parquet / JSONL / JSON / CSV path, a Parquet directory or URI Ray Data reads, or an
-        iterable of samples / dicts (as :func:`ragmeter.evaluate` takes).
-    metrics:
-        Metric names; None picks the defaults the data's first ``batch_size`` rows and the given
-        judge / embedder allow.
-    judge_config, embedder_config:
-        What every task builds its judge / embedder from (:mod:`ragmeter.backend_config`);
-        ``concurrency`` is per task. A judge cache left at ``True`` is resolved to the driver's
-        cache dir. ``judge_spec`` + ``judge_options`` (``embedder_spec`` + ``embedder_options``) are
-        a shorthand for the same (``JudgeConfig.from_options(judge_spec, **judge_options)``).
-    address:
-        The cluster to join when Ray is not initialised yet (``"auto"``, ``"ray://host:10001"``);
-        None starts a local one (shut down at the end).
-    num_workers:
-        Tasks running at once (default: the cluster's CPUs); each gets an equal share of the CPUs.
-    metric_modules:
-        Modules the workers import before building evaluators (where plugin metrics register).
-    max_retries:
-        Ray's retries of a task whose worker died.
-    max_text_chars:
-        The longest text a row may hold, as :func:`ragmeter.io.read_samples` (None: no limit).
-    on_judge_stats:
-        Called with the judge counters summed over the tasks done so far, after each chunk (what
-        the CLI's progress line shows).
+
+def run_ray(data: Any, metrics: Sequence[str] | None, opts: RayOptions, *, address: str | None = None,
+            judge_config: JudgeConfig | None = None, embedder_config: EmbedderConfig | None = None) -> RunResult:
+    """Evaluate ``data`` on a Ray cluster (what :func:`ragmeter.evaluate` runs with ``engine="ray"``);
+    the result and files equal the local engine's.
+
+    ``data`` is a Parquet / JSONL / JSON / CSV path, a Parquet directory or URI Ray Data reads, or
+    anything :func:`ragmeter.io.as_samples` reads. Every actor builds its judge / embedder from
+    ``judge_config`` / ``embedder_config`` (``concurrency`` is per actor; a judge cache left at
+    ``True`` is resolved to this machine's cache dir). ``address`` is the cluster to join when Ray
+    is not initialised yet (``"auto"``, ``"ray://host:10001"``); None starts a local one (shut down
+    at the end).
 
     Raises
     ------
@@ -296,18 +275,14 @@ def evaluate_ray(
         Ray is not installed (``pip install -e ".[ray]"`` in the ragmeter clone).
     """
     ray = require_ray()
-    opts = _Options(out_dir, num_workers, batch_size, on_error, field_map, format, keep_records,
-                    list(metric_modules), max_retries, progress, on_bad_row, on_judge_stats, run_info,
-                    max_text_chars)
-    judge_config, embedder_config = _configs(judge_config, embedder_config, judge_spec, judge_options,
-                                             embedder_spec, embedder_options)
-    for module in metric_modules:
+    judge_config = judge_config.with_cache_dir() if judge_config is not None else None
+    for module in opts.metric_modules:
         importlib.import_module(module)
     with _cluster(ray, address):
         from ._ray_columnar import columnar_data, evaluate_columnar
 
-        if columnar_data(data, metrics, format):
-            return evaluate_columnar(ray, os.fspath(data), list(metrics or ()), opts)  # type: ignore[arg-type]
+        if columnar_data(data, metrics, opts.read.format):
+            return evaluate_columnar(ray, os.fspath(data), list(metrics or ()), opts)
         return _evaluate_samples(ray, data, metrics, opts, judge_config, embedder_config)
 
 
@@ -327,27 +302,30 @@ def _cluster(ray: Any, address: str | None) -> Iterator[None]:
 
 
 @dataclass(frozen=True)
-class _Options:
-    """The run options of :func:`evaluate_ray` that both of its paths read."""
+class RayOptions:
+    """The options of a Ray run that both of its paths read (:func:`run_ray`): how rows are read
+    (``read``), where results go, and the cluster's share of the work.
 
-    out_dir: str | os.PathLike[str] | None
-    num_workers: int | None
-    batch_size: int
-    on_error: str
-    field_map: dict[str, str] | None
-    format: str | None
-    keep_records: bool
-    metric_modules: list[str]
-    max_retries: int
-    progress: Callable[[int], None] | None
-    on_bad_row: Callable[[InputError], None] | None
-    on_judge_stats: Callable[[dict[str, Any]], None] | None
-    run_info: dict[str, Any] | None
-    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS
+    ``num_workers``: tasks (actors) running at once, default the cluster's CPUs, each with an equal
+    share of them; ``batch_size``: samples per task; ``metric_modules``: modules the workers import
+    before building evaluators (where plugin metrics register); ``max_retries``: Ray's retries of a
+    task whose worker died; ``on_judge_stats``: called with the judge counters summed over the
+    tasks done so far, after each chunk.
+    """
+
+    read: ReadOptions
+    out_dir: str | os.PathLike[str] | None = None
+    num_workers: int | None = None
+    batch_size: int = DEFAULT_BATCH_SIZE
+    keep_records: bool = True
+    metric_modules: tuple[str, ...] = ()
+    max_retries: int = 3
+    progress: Callable[[int], None] | None = None
+    on_bad_row: Callable[[InputError], None] | None = None
+    on_judge_stats: Callable[[dict[str, Any]], None] | None = None
+    run_info: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        if self.on_error not in ("raise", "skip"):
-            raise InvalidParameterError(f"on_error: expected 'raise' or 'skip', got {self.on_error!r}")
         size = self.batch_size
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise InvalidParameterError(f"batch_size: expected an integer >= 1, got {size!r}")
@@ -364,7 +342,7 @@ class RayExecutor:
     """Scores chunks on a pool of :class:`ScoringActor` s (one per worker, chunks handed round
     the pool); ``ahead`` keeps every actor busy with one chunk queued behind it."""
 
-    def __init__(self, ray: Any, opts: _Options, metrics: list[str], judge_config: JudgeConfig | None,
+    def __init__(self, ray: Any, opts: RayOptions, metrics: list[str], judge_config: JudgeConfig | None,
                  embedder_config: EmbedderConfig | None) -> None:
         cpus = float(ray.cluster_resources().get("CPU", 1.0))
         self.workers = opts.num_workers or max(1, int(cpus))
@@ -426,7 +404,7 @@ class RayExecutor:
                 self.ray.kill(a)
 
 
-def _evaluate_samples(ray: Any, data: Any, metrics: Sequence[str] | None, opts: _Options,
+def _evaluate_samples(ray: Any, data: Any, metrics: Sequence[str] | None, opts: RayOptions,
                       judge_config: JudgeConfig | None, embedder_config: EmbedderConfig | None) -> RunResult:
     """The Sample path: :func:`~ragmeter.engines.driver.run_samples` with chunks of ``batch_size``
     scored by a :class:`RayExecutor`, written by the driver in input order."""
@@ -434,8 +412,7 @@ def _evaluate_samples(ray: Any, data: Any, metrics: Sequence[str] | None, opts: 
     driver_judge = replace(judge_config, cache=False).build() if judge_config is not None else None
     driver_embedder = embedder_config.build() if embedder_config is not None else None
     try:
-        items = read_items(ray, data, on_error=opts.on_error, field_map=opts.field_map, format=opts.format,
-                           max_text_chars=opts.max_text_chars)
+        items = read_items(ray, data, opts.read)
         head: list[Sample | InputError] = []
         if metrics is None:
             head = list(itertools.islice(items, opts.batch_size))
@@ -456,15 +433,3 @@ def _evaluate_samples(ray: Any, data: Any, metrics: Sequence[str] | None, opts: 
     state.presence.check(path=None if _is_uri(str(data)) or not isinstance(data, str | os.PathLike)
                          else os.fspath(data))
     return result
-
-
-def _configs(judge_config: JudgeConfig | None, embedder_config: EmbedderConfig | None, judge_spec: str | None,
-             judge_options: dict[str, Any] | None, embedder_spec: str | None,
-             embedder_options: dict[str, Any] | None) -> tuple[JudgeConfig | None, EmbedderConfig | None]:
-    """The configs the tasks build from (the spec + options shorthand turned into them), the judge
-    cache resolved to this machine's directory."""
-    if judge_config is None and judge_spec:
-        judge_config = JudgeConfig.from_options(judge_spec, **(judge_options or {}))
-    if embedder_config is None and embedder_spec:
-        embedder_config = EmbedderConfig(embedder_spec, dict(embedder_options or {}))
-    return (judge_config.with_cache_dir() if judge_config is not None else None), embedder_config

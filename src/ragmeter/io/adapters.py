@@ -42,7 +42,8 @@ from typing import Any, Literal
 
 from ..errors import InputError, InvalidParameterError
 from ..types import FIELD_ALIASES, Sample
-from .records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_field_map
+from .options import ReadOptions, read_options
+from .records import DEFAULT_MAX_TEXT_CHARS, RowConverter
 
 #: Rows a DataFrame is converted in at a time (its memory is never copied whole).
 FRAME_CHUNK_ROWS = 1024
@@ -75,6 +76,7 @@ def as_samples(
     field_map: Mapping[str, str] | None = None,
     on_error: Literal["raise", "skip"] = "raise",
     max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
+    read: ReadOptions | None = None,
 ) -> Iterator[Sample | InputError]:
     """The samples held by ``data`` (any input in this module's table), lazily.
 
@@ -92,6 +94,9 @@ def as_samples(
         as an errored sample.
     max_text_chars:
         The longest text a row may hold (as for ``read_samples``; None: no limit).
+    read:
+        These options as one :class:`~ragmeter.io.ReadOptions` (then leave the keywords at their
+        defaults); its ``format`` applies to a path.
 
     Returns
     -------
@@ -118,16 +123,13 @@ def as_samples(
     ...
     ragmeter.errors.InputError: samples:2: field 'contexts': expected a list of strings ..., got int (samples[1])
     """
-    if on_error not in ("raise", "skip"):
-        raise InvalidParameterError(f"on_error: expected 'raise' or 'skip', got {on_error!r}")
-    fmap = check_field_map(field_map)
+    opts = read_options(read, on_error=on_error, field_map=field_map, max_text_chars=max_text_chars)
     if isinstance(data, str | os.PathLike):
         from .readers import read_samples
 
-        return read_samples(data, on_error=on_error, field_map=fmap, max_text_chars=max_text_chars)
+        return read_samples(data, read=opts)
     source, rows = _rows_of(data)
-    return _convert(source, rows, RowConverter(source.name, fmap, unit="row", max_text_chars=max_text_chars),
-                    on_error)
+    return _convert(source, rows, RowConverter(source.name, opts, unit="row"), opts.on_error)
 
 
 def _rows_of(data: Any) -> tuple[_Source, Iterable[Any]]:

@@ -22,13 +22,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from ..errors import EmptyInputError, InputError, InvalidParameterError
+from ..errors import EmptyInputError, InputError
 from ..types import Sample
+from .options import ReadOptions, check_format, read_options
 from .otel import looks_like_spans, trace_rows
-from .records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_columns, check_field_map
+from .records import DEFAULT_MAX_TEXT_CHARS, RowConverter, check_columns
 
 Format = Literal["jsonl", "json", "csv", "parquet", "otel"]
-FORMATS: tuple[str, ...] = ("jsonl", "json", "csv", "parquet", "otel")
 _SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".csv": "csv",
              ".parquet": "parquet", ".pq": "parquet"}
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -98,11 +98,7 @@ def detect_format(path: str | os.PathLike[str], format: str | None = None) -> st
     :class:`~ragmeter.errors.InputError` when the extension says nothing.
     """
     if format is not None:
-        fmt = format.lower().lstrip(".")
-        fmt = "jsonl" if fmt == "ndjson" else fmt
-        if fmt not in FORMATS:
-            raise InvalidParameterError(f"format: expected one of {', '.join(FORMATS)}, got {format!r}")
-        return fmt
+        return check_format(format)
     suffixes = [s.lower() for s in Path(path).suffixes]
     if suffixes and suffixes[-1] == ".gz":
         suffixes.pop()
@@ -132,6 +128,7 @@ def read_samples(
     field_map: Mapping[str, str] | None = None,
     format: str | None = None,
     max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS,
+    read: ReadOptions | None = None,
 ) -> Iterator[Sample | InputError]:
     """Read the samples of a JSONL, JSON, CSV or Parquet file, lazily.
 
@@ -155,6 +152,9 @@ def read_samples(
         A row whose query, answer, reference or a context text is longer than this (characters)
         is a bad row (default 1,000,000; None or 0: no limit): what a run computes and stores
         stays bounded.
+    read:
+        The four options above as one :class:`~ragmeter.io.ReadOptions` (then leave the keywords
+        at their defaults).
 
     Returns
     -------
@@ -176,15 +176,13 @@ def read_samples(
     >>> from ragmeter.io import read_samples
     >>> run = ragmeter.evaluate(read_samples("examples/rag_samples.jsonl"), ["mrr"])  # doctest: +SKIP
     """
-    if on_error not in ("raise", "skip"):
-        raise InvalidParameterError(f"on_error: expected 'raise' or 'skip', got {on_error!r}")
-    fmap = check_field_map(field_map)
+    opts = read_options(read, on_error=on_error, field_map=field_map, format=format, max_text_chars=max_text_chars)
     spath = os.fspath(path)
-    fmt = input_format(spath, format)
+    fmt = input_format(spath, opts.format)
     _check_readable(spath)
     if os.path.getsize(spath) == 0:
         raise EmptyInputError("the file is empty: expected at least one sample", path=spath)
-    return _iterate(spath, fmt, fmap, on_error, max_text_chars)
+    return _iterate(spath, fmt, opts)
 
 
 def _check_readable(path: str) -> None:
@@ -199,14 +197,14 @@ def _check_readable(path: str) -> None:
         raise InputError(f"cannot read the file: {exc.strerror or exc}", path=path) from exc
 
 
-def _iterate(path: str, fmt: str, fmap: dict[str, str], on_error: str,
-             max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS) -> Iterator[Sample | InputError]:
+def _iterate(path: str, fmt: str, read: ReadOptions) -> Iterator[Sample | InputError]:
     unit = "line" if fmt in ("jsonl", "otel") else "row"
-    conv = RowConverter(path, fmap, unit=unit, max_text_chars=max_text_chars)
+    conv = RowConverter(path, read, unit=unit)
+    on_error = read.on_error
     rows: Iterator[Row] = {
         "jsonl": _jsonl_rows, "json": _json_rows, "csv": _csv_rows, "parquet": _parquet_rows,
         "otel": lambda p, _: trace_rows(p),
-    }[fmt](path, fmap)
+    }[fmt](path, dict(read.field_map))
     count = 0
     for pos, record, where in rows:
         count += 1

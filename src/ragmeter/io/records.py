@@ -13,12 +13,15 @@ import contextlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from ..errors import InputError
 from ..types import CANONICAL_FIELDS, FIELD_ALIASES, Sample
+
+if TYPE_CHECKING:
+    from .options import ReadOptions
 
 #: Longest text (query, answer, reference, a context's text) a row may hold by default, in
 #: characters; a longer one makes the row an input error (``max_text_chars``; None: no limit).
@@ -174,16 +177,26 @@ def from_validation_error(exc: ValidationError, *, path: str, line: int, where: 
 class RowConverter:
     """Converts raw rows to samples for one file, remembering ids to reject duplicates.
 
-    ``unit`` is the word for a position (``line`` or ``row``); the ``where`` argument of
-    :meth:`convert` adds position detail to messages (a CSV row's file line).
+    ``read`` gives the column renames and the longest text a row may hold; ``unit`` is the word
+    for a position (``line`` or ``row``); the ``where`` argument of :meth:`convert` adds position
+    detail to messages (a CSV row's file line).
     """
 
     path: str
-    field_map: dict[str, str]
+    read: ReadOptions
     unit: str = "line"
-    max_text_chars: int | None = DEFAULT_MAX_TEXT_CHARS
     seen: dict[str, int] = field(default_factory=dict)
     _targets: dict[str, tuple[str, str | None]] = field(default_factory=dict, repr=False)
+
+    @property
+    def field_map(self) -> Mapping[str, str]:
+        """Column name -> canonical field (the checked ``read.field_map``)."""
+        return self.read.field_map
+
+    @property
+    def max_text_chars(self) -> int | None:
+        """The longest text a row may hold (None: no limit)."""
+        return self.read.max_text_chars
 
     def error(self, message: str, pos: int, field_name: str | None = None, where: str = "") -> InputError:
         """An InputError for the row at ``pos`` (``where`` is extra position detail)."""

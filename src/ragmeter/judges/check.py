@@ -537,7 +537,7 @@ def judge_check(judge: Any, *, metrics: Sequence[str] | None = None, data: str |
     for name, (path, samples, labelled) in plan:
         t0 = time.perf_counter()
         try:
-            run = evaluate(samples, [name], judge=judge)
+            run = evaluate(samples, [name], judge=judge, engine="local")
         except JudgeUnreachable as exc:
             stopped = f"{exc}; stopped before finishing {name}"
             break

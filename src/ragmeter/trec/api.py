@@ -1,8 +1,10 @@
-"""The Python entry points of the TREC side: :func:`trec_evaluate` and :func:`evaluate_trec`.
+"""The Python entry point of the TREC side: :func:`evaluate` (``ragmeter.trec.evaluate``).
 
-``trec_evaluate(qrels, run, ["map", "P.5,10", "ndcg_cut_10"])`` returns ``{"map": 0.17, "P_5": ...}``;
-with ``per_query=True`` it returns ``{measure: {qid: value}}``. :func:`evaluate_trec` returns a
-:class:`TrecResult` that also renders trec_eval's text output (what ``ragmeter trec`` prints).
+``evaluate(qrels, run, ["map", "P.5,10", "ndcg_cut_10"])`` returns a :class:`TrecResult`: its
+:meth:`~TrecResult.aggregate` is ``{"map": 0.17, "P_5": ..., "runid": ...}``, its
+:meth:`~TrecResult.per_query` ``{measure: {qid: value}}``, and :meth:`~TrecResult.to_trec_lines`
+trec_eval's text output (what ``ragmeter trec`` prints). :func:`trec_evaluate` (also
+``ragmeter.trec_evaluate``) and :func:`evaluate_trec` are aliases of it.
 """
 
 from __future__ import annotations
@@ -116,13 +118,57 @@ def _reset_absent(name: str) -> Any:
     return None
 
 
-def evaluate_trec(qrels: Any, run: Any, measures: str | Iterable[str] = "official", *, missing: Missing = "zero",
-                  rel_level: float = 1.0, max_ret: int | None = None, judged_only: bool = False,
-                  num_docs: int = 0, qrels_num_rel: bool = False) -> TrecResult:
-    """Evaluate ``run`` against ``qrels`` and keep every per-query value (see :func:`trec_evaluate`).
+def evaluate(qrels: Any, run: Any, measures: str | Iterable[str] = "official", *, missing: Missing = "zero",
+             rel_level: float = 1.0, max_ret: int | None = None, judged_only: bool = False, num_docs: int = 0,
+             qrels_num_rel: bool = False) -> TrecResult:
+    """Evaluate a run with trec_eval's measures and semantics; every per-query value is kept.
 
-    ``qrels_num_rel`` -- with ``missing="zero"``, report trec_eval ``-c``'s ``num_rel`` summary: the
-    judgements with grade > 0 in the whole qrels whatever ``rel_level`` (the command line sets it).
+    Parameters
+    ----------
+    qrels, run:
+        ``{qid: {docid: rel}}`` / ``{qid: {docid: score}}`` dicts, pandas DataFrames or pyarrow
+        Tables with columns ``qid``, ``docid``, ``rel`` / ``score``, :class:`~ragmeter.trec.Qrels` /
+        :class:`~ragmeter.trec.Run` objects, or paths of TREC files (``.gz`` allowed).
+    measures:
+        Any trec_eval 10.0 measure (``map``, ``bpref``, ``P_10``, ``iprec_at_recall_0.50``, ``infAP``,
+        ``ndcg``, ``rbp``... see docs/trec.md), trec_eval's parameter syntax (``P.5,10``,
+        ``ndcg.1=3,2=9``, ``Rprec_mult.0.2``), the nicknames ``official`` (default) / ``all_trec`` /
+        ``set``, or ragmeter names (``ndcg@10``, ``mrr``).
+    missing:
+        Qrels queries with no results: ``"zero"`` scores them 0 and counts them (trec_eval ``-c``),
+        ``"skip"`` leaves them out (trec_eval's default, pytrec_eval), ``"error"`` raises.
+    rel_level:
+        Grade at or above which a judgement is relevant for the binary measures (trec_eval ``-l``).
+    max_ret:
+        Evaluate only the first ``max_ret`` documents of each ranking (trec_eval ``-M``).
+    judged_only:
+        Drop retrieved documents without a judgement (absent from the qrels or a negative grade)
+        before evaluating (trec_eval ``-J``).
+    num_docs:
+        Number of documents in the collection, used only by ``utility`` (trec_eval ``-N``).
+    qrels_num_rel:
+        With ``missing="zero"``, report trec_eval ``-c``'s ``num_rel`` summary: the judgements with
+        grade > 0 in the whole qrels whatever ``rel_level`` (the command line sets it).
+
+    Returns
+    -------
+    TrecResult
+        ``aggregate()``: means (sums for num_ret / num_rel / num_rel_ret, the count for num_q, the
+        run's name for runid); ``per_query()``: ``{measure: {qid: value}}``; ``to_trec_lines()``.
+
+    Raises
+    ------
+    UnknownMetricError
+        A measure name that is not supported (the message lists close matches).
+    InputError
+        Bad input (a malformed line, a duplicate docid, no query in common...).
+
+    Examples
+    --------
+    >>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}}
+    >>> run = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.1}}
+    >>> evaluate(qrels, run, ["P_2", "recip_rank", "num_rel"]).aggregate()
+    {'num_rel': 2, 'recip_rank': 1.0, 'P_2': 0.5}
     """
     resolved = resolve_measures(measures)
     sources = (qrels, run) if isinstance(qrels, Mapping) and isinstance(run, Mapping) else None
@@ -144,58 +190,19 @@ def evaluate_trec(qrels: Any, run: Any, measures: str | Iterable[str] = "officia
     return TrecResult(tuple(resolved), tb.qids[order], values, tb.runid, num_rel_all)
 
 
+#: An alias of :func:`evaluate` (its name before ``ragmeter.trec.evaluate``).
+evaluate_trec = evaluate
+
+
 def trec_evaluate(qrels: Any, run: Any, measures: str | Iterable[str], *, per_query: bool = False,
-                  missing: Missing = "zero", rel_level: float = 1.0, max_ret: int | None = None,
-                  judged_only: bool = False, num_docs: int = 0) -> dict[str, Any]:
-    """Evaluate a run with trec_eval's measures and semantics.
+                  **options: Any) -> dict[str, Any]:
+    """``evaluate(qrels, run, measures, **options).aggregate()`` without ``runid``, or with
+    ``per_query=True`` its ``per_query()`` (:func:`evaluate`; ``ragmeter.trec_evaluate``).
 
-    Parameters
-    ----------
-    qrels, run:
-        ``{qid: {docid: rel}}`` / ``{qid: {docid: score}}`` dicts, pandas DataFrames or pyarrow
-        Tables with columns ``qid``, ``docid``, ``rel`` / ``score``, :class:`~ragmeter.trec.Qrels` /
-        :class:`~ragmeter.trec.Run` objects, or paths of TREC files (``.gz`` allowed).
-    measures:
-        Any trec_eval 10.0 measure (``map``, ``bpref``, ``P_10``, ``iprec_at_recall_0.50``, ``infAP``,
-        ``ndcg``, ``rbp``... see docs/trec.md), trec_eval's parameter syntax (``P.5,10``,
-        ``ndcg.1=3,2=9``, ``Rprec_mult.0.2``), the nicknames ``official`` / ``all_trec`` / ``set``, or
-        ragmeter names (``ndcg@10``, ``mrr``).
-    per_query:
-        Return ``{measure: {qid: value}}`` instead of ``{measure: mean}``.
-    missing:
-        Qrels queries with no results: ``"zero"`` scores them 0 and counts them (trec_eval ``-c``),
-        ``"skip"`` leaves them out (trec_eval's default, pytrec_eval), ``"error"`` raises.
-    rel_level:
-        Grade at or above which a judgement is relevant for the binary measures (trec_eval ``-l``).
-    max_ret:
-        Evaluate only the first ``max_ret`` documents of each ranking (trec_eval ``-M``).
-    judged_only:
-        Drop retrieved documents without a judgement (absent from the qrels or a negative grade)
-        before evaluating (trec_eval ``-J``).
-    num_docs:
-        Number of documents in the collection, used only by ``utility`` (trec_eval ``-N``).
-
-    Returns
-    -------
-    dict
-        Means (sums for num_ret / num_rel / num_rel_ret, the count for num_q), or per-query values.
-
-    Raises
-    ------
-    UnknownMetricError
-        A measure name that is not supported (the message lists close matches).
-    InputError
-        Bad input (a malformed line, a duplicate docid, no query in common...).
-
-    Examples
-    --------
-    >>> qrels = {"q1": {"d1": 1, "d2": 0, "d3": 2}}
-    >>> run = {"q1": {"d1": 0.9, "d2": 0.8, "d3": 0.1}}
-    >>> trec_evaluate(qrels, run, ["P_2", "recip_rank", "num_rel"])
-    {'num_rel': 2, 'recip_rank': 1.0, 'P_2': 0.5}
+    >>> trec_evaluate({"q1": {"d1": 1}}, {"q1": {"d2": 0.9, "d1": 0.5}}, ["recip_rank"])
+    {'recip_rank': 0.5}
     """
-    result = evaluate_trec(qrels, run, measures, missing=missing, rel_level=rel_level, max_ret=max_ret,
-                           judged_only=judged_only, num_docs=num_docs)
+    result = evaluate(qrels, run, measures, **options)
     if per_query:
         return result.per_query()
     out = result.aggregate()

@@ -132,7 +132,6 @@ def test_columnar_engine_scores_bpref_as_the_sample_path(tmp_path):
     import json
 
     from ragmeter import evaluate
-    from ragmeter.engines.columnar import evaluate_parquet
 
     rows = [("s1", ["n1", "r1", "u", "n2", "r2"], {"r1": 1, "r2": 2, "r3": 1, "n1": 0, "n2": 0, "n3": 0}),
             ("s2", ["r1", "n1", "r2"], {"r1": 1, "r2": 1, "r3": 1, "n1": 0}),
@@ -145,7 +144,7 @@ def test_columnar_engine_scores_bpref_as_the_sample_path(tmp_path):
                                    "relevant": list(lab.items())} for i, c, lab in rows], schema=schema)
     pq.write_table(table, tmp_path / "rows.parquet")
     metrics = ["bpref", "bpref(rel_level=2)"]
-    evaluate_parquet(tmp_path / "rows.parquet", metrics, out_dir=tmp_path / "columnar")
+    evaluate(tmp_path / "rows.parquet", metrics, out_dir=tmp_path / "columnar")
     samples = [Sample(id=i, query="q", contexts=[{"id": d} for d in c], relevant=lab) for i, c, lab in rows]
     evaluate(samples, metrics, out_dir=str(tmp_path / "local"), keep_records=False, embedder=None)
     fast = (tmp_path / "columnar" / "results.jsonl").read_bytes()
