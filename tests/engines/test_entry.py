@@ -69,6 +69,9 @@ def test_auto_is_local_unless_ray_is_initialised(monkeypatch: pytest.MonkeyPatch
     assert entry.choose_engine("auto") == "local"
     fake.is_initialized = lambda: True  # type: ignore[attr-defined]
     assert entry.choose_engine("auto") == "ray" and entry.choose_engine("local") == "local"
+    assert entry.choose_engine("auto", judge="openai:qwen@http://127.0.0.1:9/v1") == "ray"
+    # a live judge object cannot be rebuilt on the workers: auto keeps the run here instead of failing
+    assert entry.choose_engine("auto", judge=object()) == "local"
     with pytest.raises(InvalidParameterError, match="engine: expected one of auto, local, ray, got 'spark'"):
         entry.choose_engine("spark")
 
@@ -105,7 +108,7 @@ def test_a_judge_for_ray_is_a_config_however_given() -> None:
     ("on_error", "ignore", "on_error: expected 'raise' or 'skip', got 'ignore'"),
     ("max_text_chars", -1, "max_text_chars: expected None or an integer >= 0 (0: no limit), got -1"),
     ("max_text_chars", True, "max_text_chars: expected None or an integer >= 0 (0: no limit), got True"),
-    ("format", "xml", "format: expected one of jsonl, json, csv, parquet, got 'xml'"),
+    ("format", "xml", "format: expected one of jsonl, json, csv, parquet, otel, got 'xml'"),
     ("field_map", {"q": "question_id"}, "field_map: 'q' -> 'question_id': expected a target among"),
 ])
 def test_read_options_name_the_bad_field(field: str, value: Any, message: str) -> None:
