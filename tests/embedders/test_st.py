@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -112,6 +114,23 @@ def test_unknown_hub_model_fails_offline_with_advice(monkeypatch, tmp_path):
     emb = from_spec("st:someone/not-a-local-model", cache=False)
     with pytest.raises(MissingBackendError, match="offline"):
         emb.embed(["x"])
+
+
+@needs_minilm
+def test_offline_even_when_huggingface_hub_was_imported_online(tmp_path):
+    # another library imported huggingface_hub before ragmeter set HF_HUB_OFFLINE: loading must not
+    # try the network (no network here: it retried with backoff for minutes)
+    code = ("import huggingface_hub, sys\n"
+            "from ragmeter.embedders import from_spec\n"
+            "from ragmeter.errors import MissingBackendError\n"
+            "try:\n"
+            "    from_spec('st:someone/not-a-local-model', cache=False).embed(['x'])\n"
+            "except MissingBackendError as exc:\n"
+            "    print('offline' in str(exc))\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")}
+    env["HF_HOME"] = str(tmp_path / "hf")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=90, env=env)
+    assert out.stdout.strip() == "True", out.stderr[-2000:]
 
 
 @needs_minilm

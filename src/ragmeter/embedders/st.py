@@ -111,7 +111,9 @@ class SentenceTransformerEmbedder(Embedder):
         except ImportError as exc:
             raise MissingBackendError(f"could not import sentence-transformers ({exc}): {INSTALL_HINT}") from exc
         try:
-            return SentenceTransformer(self._source, device=self.device)
+            # local_files_only: the environment variables above are read when huggingface_hub is first
+            # imported, which another library may have done already
+            return SentenceTransformer(self._source, device=self.device, local_files_only=True)
         except OSError as exc:
             raise MissingBackendError(
                 f"could not load sentence-transformers model {self.model_name!r} offline ({exc}). ragmeter "
