@@ -104,7 +104,7 @@ def multi_section(runs: Sequence[Run], labels: Sequence[str]) -> str:
         '<p class="muted">Δ between two runs over the samples both scored, matched by id, with its paired '
         f"bootstrap 95% interval; p-values Holm-adjusted over all {len(tests)} pairs × metrics; significant "
         f"below {ALPHA}.</p>"
-        '<div class="scroll-x"><table class="pairs"><thead><tr><th>metric</th><th>pair</th><th>Δ</th>'
-        "<th>95% CI of Δ</th><th>p</th><th>p (adjusted)</th><th>pairs</th><th>verdict</th></tr></thead>"
+        '<div class="scroll-x"><table class="pairs"><thead><tr><th>metric</th><th class="pair">pair</th><th>Δ</th>'
+        '<th>95% CI of Δ</th><th>p</th><th>p (adjusted)</th><th>pairs</th><th class="verdict">verdict</th></tr></thead>'
         f"<tbody>{''.join(test_rows)}</tbody></table></div></section>"
     )
