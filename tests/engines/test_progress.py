@@ -232,3 +232,34 @@ def test_time_before_the_first_judge_call_does_not_count() -> None:
         asked = 0 if t < 20 else 100
         rate.observe(float(t), max(0, 2 * (t - 20)), asked)
     assert rate.rate() == 2.0
+
+
+def _ramp_answered(t: float) -> int:
+    """Calls answered by time ``t`` of a judge answering every call in 1 s, in waves (all the calls
+    in flight end together): one call in flight until t = 20 s, then four (as when the judge's
+    adaptive concurrency ramps up): 20 calls by t = 20, then 4 more every second."""
+    waves = int(t)  # wave k ends at t = k
+    return min(waves, 20) + 4 * max(0, waves - 20)
+
+
+def test_eta_follows_the_rate_when_concurrency_ramps_up_mid_run() -> None:
+    from rich.console import Console
+
+    planned = 200  # the run ends at t = 20 + 180 / 4 = 65 s
+    clock, answered = _Clock(), [0]
+    bar = RunProgress(Console(file=io.StringIO()), total=planned, quiet=True, get_time=clock,
+                      calls=lambda: (answered[0], planned, min(planned, answered[0] + 4)))
+    errors: list[tuple[float, float]] = []
+    for step in range(1, 650):  # the display refreshes every 0.1 s
+        clock.t = step / 10
+        answered[0] = _ramp_answered(clock.t)
+        eta = bar.eta()
+        if 20 + 4 <= clock.t <= 55:  # from 4 round trips after the change to 10 s (10 waves) before the end
+            assert eta is not None
+            remaining = 65.0 - clock.t
+            errors.append((clock.t, (eta - remaining) / remaining))
+    worst = max(errors, key=lambda e: abs(e[1]))
+    assert abs(worst[1]) <= 0.3, worst
+    # the average since the first call (what the rate was before) would be ~2x off there
+    clock.t = 24.0
+    assert (planned - _ramp_answered(24.0)) / (_ramp_answered(24.0) / 24.0) > 1.3 * (65.0 - 24.0)

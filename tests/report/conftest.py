@@ -1,4 +1,4 @@
-"""Fixtures for the report tests: run directories written with the real RunWriter, and a headless Chromium.
+"""Fixtures for the report tests: run directories (built in ``kinds.py``), and a headless Chromium.
 
 The browser is Debian's ``chromium`` driven by Playwright for Python (``pip install playwright``;
 never ``playwright install``: it downloads a browser, which this machine cannot). When either is
@@ -7,7 +7,6 @@ missing the browser tests FAIL with the command that installs it: they are never
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -16,8 +15,17 @@ from typing import Any
 
 import pytest
 
-from ragmeter.results import RunWriter
-from ragmeter.types import ErrorInfo, MetricResult
+# the runs live in kinds.py (scripts/screenshots.py builds its pages with them too); the test
+# modules import these names from here
+from .kinds import N_SAMPLES as N_SAMPLES
+from .kinds import XSS_ANSWER as XSS_ANSWER
+from .kinds import XSS_CONTEXT as XSS_CONTEXT
+from .kinds import XSS_QUERY as XSS_QUERY
+from .kinds import XSS_REASON as XSS_REASON
+from .kinds import faith_score as faith_score
+from .kinds import ndcg_score as ndcg_score
+from .kinds import sample_id as sample_id
+from .kinds import write_rich_run
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -33,90 +41,6 @@ INSTALL_HINT = (
     "  pip install playwright   # into the test virtualenv; do NOT run `playwright install`\n"
     "or point RAGMETER_CHROMIUM at a Chromium binary"
 )
-
-XSS_ANSWER = "Paris <script>window.__pwned = 1; document.title = 'pwned'</script>"
-XSS_CONTEXT = 'Paris is the capital. <img src=x onerror="window.__pwned = 2; document.title = \'pwned\'">'
-XSS_QUERY = "</script><script>window.__pwned = 3</script> capital of France?"
-XSS_REASON = "<b>bold</b> \u2028 line separator <!-- comment"
-N_SAMPLES = 150
-
-
-def ndcg_score(i: int) -> float | None:
-    """The ndcg@5 score of sample ``i`` in the rich run (None: undefined every 13th sample)."""
-    return None if i % 13 == 5 else round((i * 37 % 101) / 100, 2)
-
-
-def faith_score(i: int) -> float | None:
-    """The faithfulness score of sample ``i`` (None: errored every 17th sample)."""
-    return None if i % 17 == 3 else round((i * 53 % 97) / 96, 3)
-
-
-def sample_id(i: int) -> str:
-    """The id of sample ``i`` (sample 7 is the hostile one)."""
-    return "xss" if i == 7 else f"s{i:03d}"
-
-
-def write_rich_run(out: Path, *, shift: float = 0.0) -> tuple[Path, Path]:
-    """A run of :data:`N_SAMPLES` samples with two metrics, errors, undefined scores, claims and XSS texts.
-
-    Returns ``(run_dir, data_file)``. ``shift`` moves every ndcg@5 score (for a comparison run).
-    """
-    run_dir, data = out / "run", out / "data.jsonl"
-    w = RunWriter(["ndcg@5", "faithfulness"], out_dir=run_dir)
-    rows: list[dict[str, Any]] = []
-    for i in range(N_SAMPLES):
-        sid = sample_id(i)
-        contexts = [{"id": f"{sid}-c{k}", "text": f"context {k} of {sid}"} for k in range(1, 4)]
-        row: dict[str, Any] = {"id": sid, "query": f"question number {i}", "answer": f"answer {i}",
-                               "contexts": contexts, "reference": f"reference {i}", "relevant": [f"{sid}-c2"]}
-        if i == 7:
-            row.update(query=XSS_QUERY, answer=XSS_ANSWER)
-            contexts[1]["text"] = XSS_CONTEXT
-        rows.append(row)
-        n = ndcg_score(i)
-        if n is not None:
-            n = min(1.0, max(0.0, n + shift))
-        ndcg = MetricResult(
-            name="ndcg@5", score=n, version="1",
-            reason="undefined: no labelled relevant chunks" if n is None else "relevant at rank(s) [2] of 3 retrieved",
-            details={"relevance_from": "labels", "relevant_ranks": [2], "retrieved": 3,
-                     "matched_by": [None, "id", None]},
-        )
-        f = faith_score(i)
-        if f is None:
-            faith = MetricResult(name="faithfulness", score=None, version="2", reason="error: judge timed out",
-                                 error=ErrorInfo(type="JudgeTimeout", message="no answer within 30 s"))
-        else:
-            faith = MetricResult(
-                name="faithfulness", score=f, version="2",
-                reason=XSS_REASON if i == 7 else "2 of 3 claims supported",
-                details={"claims": [
-                    {"claim": "Paris is the capital" if i != 7 else "<script>window.__pwned=4</script>",
-                     "verdict": "supported"},
-                    {"claim": "It has 2 million people", "verdict": "supported"},
-                    {"claim": "It is in Spain", "verdict": "unsupported"},
-                ]},
-            )
-        w.add(sid, {"ndcg@5": ndcg, "faithfulness": faith})
-    w.finish({
-        "ragmeter_version": "0.1.0",
-        "metrics": {"ndcg@5": {"version": "1"}, "faithfulness": {"version": "2"}},
-        "started": "2026-11-29T12:00:00Z",
-        "dataset": "tiny-qa <script>",
-        "judge": {"model": "openai:gpt-4o-mini", "temperature": 0},
-        "calls": 140, "cache_hits": 10, "tokens": 51234, "cost": 0.0123,
-        "diagnosis": [{"severity": "warning", "title": "Low recall", "message": "<i>contexts</i> miss answers"}],
-    })
-    with open(data, "w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row) + "\n")
-    # the summary gains a CI the way the stats module will write it
-    summary_path = run_dir / "summary.json"
-    summary = json.loads(summary_path.read_text())
-    summary["metrics"]["ndcg@5"]["ci"] = [0.41, 0.55]
-    summary["metrics"]["ndcg@5"]["ci_method"] = "bootstrap"
-    summary_path.write_text(json.dumps(summary))
-    return run_dir, data
 
 
 @pytest.fixture(scope="session")

@@ -9,11 +9,7 @@ from typing import Any
 
 import pytest
 
-from ragmeter.report import write_report
-from ragmeter.results import RunWriter
-from ragmeter.types import MetricResult
-
-from .conftest import write_rich_run
+from .kinds import KINDS, build_reports
 
 #: Per page: (document scroll width, viewport width, smallest rendered font size and the text it is on).
 MEASURE = """() => {
@@ -37,45 +33,13 @@ MEASURE = """() => {
   return {scroll: document.documentElement.scrollWidth, inner: window.innerWidth, smallest: sizes[0]};
 }"""
 
-METRICS = ["recall@5", "recall@10", "recall@20", "ndcg@5", "ndcg@10", "mrr", "map", "precision@5",
-           "hit_rate@5", "context_recall", "context_precision", "token_f1", "rouge_l",
-           "semantic_similarity(normalize=baseline)"]
-
-
-def _offline_run(out: Path, n: int) -> Path:
-    w = RunWriter(METRICS, out_dir=out, keep_records=n <= 1000)
-    for i in range(n):
-        w.add(f"sample-with-a-long-identifier-{i:06d}",
-              {m: MetricResult(name=m, score=((i * 7 + k) % 11) / 10, version="1", reason="relevant at rank(s) [2]")
-               for k, m in enumerate(METRICS)})
-    w.finish({"ragmeter_version": "0.1.0", "data": "/a/rather/long/path/to/the/data/file/of/this/run/qa.jsonl"})
-    return out
-
-
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    tmp = tmp_path_factory.mktemp("responsive")
-    judged, data = write_rich_run(tmp / "judged")
-    base, _ = write_rich_run(tmp / "base", shift=0.1)
-    third, _ = write_rich_run(tmp / "third", shift=0.2)
-    single = _offline_run(tmp / "single", 40)
-    big = _offline_run(tmp / "big", 20_000)
-    empty = _offline_run(tmp / "empty", 0)
-    return {
-        "single run": write_report(single, tmp / "single.html"),
-        "judged run": write_report(judged, tmp / "judged.html", data=data),
-        "failing gate": write_report(single, tmp / "gate.html", fail_under={"recall@5": 0.9, "mrr": 0.8,
-                                                                             "semantic_similarity": 0.95}),
-        "20k rows": write_report(big, tmp / "big.html"),
-        "two-run comparison": write_report(judged, tmp / "compare.html", data=data, baseline=base),
-        "three-run comparison": write_report(judged, tmp / "compare3.html", data=data, compare_with=[base, third]),
-        "empty run": write_report(empty, tmp / "empty.html"),
-    }
+    return build_reports(tmp_path_factory.mktemp("responsive"))
 
 
 @pytest.mark.parametrize("width", [390, 1280], ids=["phone", "desktop"])
-@pytest.mark.parametrize("kind", ["single run", "judged run", "failing gate", "20k rows", "two-run comparison",
-                                  "three-run comparison", "empty run"])
+@pytest.mark.parametrize("kind", list(KINDS))
 def test_no_sideways_scroll_and_no_tiny_text(browser: Any, reports: dict[str, Path], kind: str, width: int) -> None:
     context = browser.new_context(viewport={"width": width, "height": 900})
     try:
@@ -95,18 +59,26 @@ def test_no_sideways_scroll_and_no_tiny_text(browser: Any, reports: dict[str, Pa
         context.close()
 
 
-def test_wide_tables_scroll_in_their_own_box_with_the_first_column_kept(browser: Any,
-                                                                          reports: dict[str, Path]) -> None:
+@pytest.mark.parametrize(("kind", "table"), [("two-run comparison", "table.compare"),
+                                             ("three-run comparison", "table.multi"),
+                                             ("three-run comparison", "table.pairs")])
+def test_wide_tables_scroll_in_their_own_box_with_the_first_column_kept(browser: Any, reports: dict[str, Path],
+                                                                          kind: str, table: str) -> None:
     context = browser.new_context(viewport={"width": 390, "height": 900})
     try:
         page = context.new_page()
-        page.goto(reports["two-run comparison"].as_uri())
+        page.goto(reports[kind].as_uri())
         page.wait_for_selector("html[data-ready='1']", timeout=30_000)
-        box = page.evaluate("""() => { const t = document.querySelector('table.compare');
-            const w = t.parentElement; return {cls: w.className, overflow: getComputedStyle(w).overflowX,
-            tableW: t.scrollWidth, boxW: w.clientWidth,
-            sticky: getComputedStyle(t.querySelector('tbody th, tbody td')).position}; }""")
+        box = page.evaluate("""(sel) => { const t = document.querySelector(sel);
+            const w = t.parentElement; const cell = t.querySelector('tbody th, tbody td');
+            const before = cell.getBoundingClientRect().left;
+            w.scrollLeft = w.scrollWidth;
+            return {cls: w.className, overflow: getComputedStyle(w).overflowX,
+            tableW: t.scrollWidth, boxW: w.clientWidth, scrolled: w.scrollLeft,
+            sticky: getComputedStyle(cell).position, moved: cell.getBoundingClientRect().left - before}; }""",
+                            table)
         assert box["overflow"] == "auto" and box["tableW"] > box["boxW"]  # the table scrolls, not the page
-        assert box["sticky"] == "sticky"  # the metric's name stays on screen beside its delta
+        assert box["sticky"] == "sticky"  # the metric's name stays on screen beside its numbers
+        assert box["scrolled"] > 0 and abs(box["moved"]) < 1, box  # scrolled sideways, the first column stays
     finally:
         context.close()

@@ -16,10 +16,13 @@ Rules:
   queued so far, exact False for an estimate, shown ``~``). The run driver plans the calls of each
   chunk before its first call (:class:`~ragmeter.engines.driver.CallPlan`), cached calls included,
   so the line shows ``judge 10/50 calls`` and an ETA from the first answered calls on. The ETA
-  is the calls left over the observed call rate (:class:`CallRate`: answered calls over the last
-  :data:`RATE_WINDOW` seconds, measured from when the judge got its first call, so the time spent
-  loading data and models before does not count), which moves while rows are still in flight;
-  rows are counted as they finish. The judge's other counters (cache hits, errors, tokens,
+  is the calls left over the current call rate (:class:`CallRate`: the calls answered over the
+  most recent stretch of at least :data:`RECENT_CALLS` calls and :data:`RECENT_SECONDS` seconds,
+  within the last :data:`RATE_WINDOW` seconds; early on, over the time since the judge got its
+  first call, so the time spent loading data and models before does not count). A recent rate,
+  not the average since the start: the judge's adaptive concurrency ramps up (or backs off)
+  during a run, and the rate of its first seconds says little about the rest. It moves while rows
+  are still in flight; rows are counted as they finish. The judge's other counters (cache hits, errors, tokens,
   cost) follow when the width allows.
 * **One line** at any width >= 60 columns (:meth:`RunProgress.line`): the parts that do not fit
   are left out, least useful first (the judge's counters, elapsed time, rates, the percentage);
@@ -45,8 +48,12 @@ from rich.text import Text
 
 #: Seconds between two plain progress lines when stderr is not a terminal.
 LOG_INTERVAL = 30.0
-#: Seconds of answered judge calls the call rate is measured over (:class:`CallRate`).
+#: Seconds of answered judge calls the call rate looks back at most (:class:`CallRate`).
 RATE_WINDOW = 60.0
+#: The call rate is measured over the most recent stretch holding at least this many answered calls...
+RECENT_CALLS = 8
+#: ... and lasting at least this many seconds (several round trips of a judge answering in waves).
+RECENT_SECONDS = 2.0
 #: Bytes read per block by :func:`count_lines`.
 BLOCK = 1 << 20
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -123,20 +130,33 @@ def time_remaining(task: Task) -> float | None:
 
 
 class CallRate:
-    """Judge calls answered per second, from ``(time, answered, asked)`` observations: the calls
-    answered over the time they took within the last ``window`` seconds. Observations before the
-    judge had any call (``asked`` 0) are not kept: the time before the first call (reading the data,
-    loading models) is not judge time. None until a call has been answered.
+    """Judge calls answered per second, now, from ``(time, answered, asked)`` observations.
+
+    Each count of answered calls is kept with the time it was first seen (so a burst of calls
+    answered together, as a judge with several requests in flight answers them, starts at its
+    moment). The rate is the calls answered between the latest kept count that lies at least
+    ``recent_calls`` calls and ``recent_seconds`` seconds back and the last count, over the time
+    between them; with no such count yet, over the time since the judge's first call
+    (observations before it had any call, ``asked`` 0, are not kept: reading the data and loading
+    models is not judge time). Counts older than ``window`` seconds are dropped. When no call has
+    been answered for longer than that stretch lasted, the time since the last answer is the
+    divisor instead, so a stalled judge shows a falling rate. None until a call has been answered.
 
     >>> r = CallRate(window=60)
     >>> r.observe(0.0, 0, 0); r.observe(5.0, 0, 8); r.observe(15.0, 20, 28); r.observe(25.0, 40, 48)
     >>> r.rate()
     2.0
+    >>> r.observe(26.0, 48, 56); r.observe(27.0, 56, 64)  # four times faster: the rate follows
+    >>> r.rate()
+    8.0
     """
 
-    def __init__(self, window: float = RATE_WINDOW) -> None:
-        self.window = window
+    def __init__(self, window: float = RATE_WINDOW, *, recent_calls: int = RECENT_CALLS,
+                 recent_seconds: float = RECENT_SECONDS) -> None:
+        self.window, self.recent_calls, self.recent_seconds = window, recent_calls, recent_seconds
+        #: ``(time first seen, answered)`` per count, oldest first
         self.points: deque[tuple[float, int]] = deque()
+        self.now: float | None = None
 
     def observe(self, t: float, answered: int, asked: int | None = None) -> None:
         """Record that ``answered`` calls had been answered (of ``asked`` sent or queued; None: not
@@ -145,16 +165,24 @@ class CallRate:
             return  # the judge has no call yet
         if self.points and answered < self.points[-1][1]:  # a new count (another run): start again
             self.points.clear()
-        self.points.append((t, answered))
+        self.now = t
+        if not self.points or answered > self.points[-1][1]:
+            self.points.append((t, answered))
         while len(self.points) > 2 and self.points[1][0] <= t - self.window:
             self.points.popleft()
 
     def rate(self) -> float | None:
         """Calls answered per second (None before the first answered call)."""
-        if len(self.points) < 2:
+        if len(self.points) < 2 or self.now is None:
             return None
-        (t0, a0), (t1, a1) = self.points[0], self.points[-1]
-        return (a1 - a0) / (t1 - t0) if t1 > t0 and a1 > a0 else None
+        t1, a1 = self.points[-1]
+        t0, a0 = self.points[0]
+        for t, a in reversed(self.points):
+            if a1 - a >= self.recent_calls and t1 - t >= self.recent_seconds:
+                t0, a0 = t, a
+                break
+        span = max(t1 - t0, self.now - t1)
+        return (a1 - a0) / span if span > 0 and a1 > a0 else None
 
 
 class LineColumn(ProgressColumn):

@@ -89,8 +89,9 @@ def multi_section(runs: Sequence[Run], labels: Sequence[str]) -> str:
         ci = f"[{fmt(t['ci'][0])}, {fmt(t['ci'][1])}]" if t.get("ci") else "—"
         diff = "—" if t["diff"] is None else f"{t['diff']:+.3f}"
         test_rows.append(
-            f'<tr><th scope="row">{escape_html(t["metric"])}</th><td>{escape_html(t["b"])} − {escape_html(t["a"])}'
-            f"</td><td>{escape_html(diff)}</td><td>{escape_html(ci)}</td><td>{escape_html(fmt_p(t['p_value']))}</td>"
+            f'<tr><th scope="row">{escape_html(t["metric"])}</th>'
+            f'<td class="pair">{escape_html(t["b"])} − {escape_html(t["a"])}</td>'
+            f"<td>{escape_html(diff)}</td><td>{escape_html(ci)}</td><td>{escape_html(fmt_p(t['p_value']))}</td>"
             f"<td>{escape_html(fmt_p(t['p_adjusted']))}</td><td>{escape_html(fmt(t['n_pairs']))}</td>"
             f'<td class="verdict"{cls}>{escape_html(t["verdict"])}</td></tr>')
     return (
@@ -103,7 +104,7 @@ def multi_section(runs: Sequence[Run], labels: Sequence[str]) -> str:
         '<p class="muted">Δ between two runs over the samples both scored, matched by id, with its paired '
         f"bootstrap 95% interval; p-values Holm-adjusted over all {len(tests)} pairs × metrics; significant "
         f"below {ALPHA}.</p>"
-        '<div class="scroll-x"><table class="pairs"><thead><tr><th>metric</th><th>pair</th><th>Δ</th>'
-        "<th>95% CI of Δ</th><th>p</th><th>p (adjusted)</th><th>pairs</th><th>verdict</th></tr></thead>"
+        '<div class="scroll-x"><table class="pairs"><thead><tr><th>metric</th><th class="pair">pair</th><th>Δ</th>'
+        '<th>95% CI of Δ</th><th>p</th><th>p (adjusted)</th><th>pairs</th><th class="verdict">verdict</th></tr></thead>'
         f"<tbody>{''.join(test_rows)}</tbody></table></div></section>"
     )
