@@ -7,7 +7,8 @@ import json
 
 from ragmeter import evaluate
 from ragmeter.report import write_report
-from ragmeter.report._html import BIDI_CONTROLS, embed_json, escape_html, show_bidi
+from ragmeter.report._html import embed_json, escape_html
+from ragmeter.report._text import BIDI_CONTROLS, show_bidi
 
 RLO_ID = "invoice\u202etxt.exe"
 

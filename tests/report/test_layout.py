@@ -52,8 +52,8 @@ def wide_report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_report(tmp / "run", tmp / "report.html", data=data)
 
 
-def open_at(browser: Any, path: Path, width: int, height: int) -> Any:
-    context = browser.new_context(viewport={"width": width, "height": height})
+def open_at(browser: Any, path: Path, width: int, height: int, *, touch: bool = False) -> Any:
+    context = browser.new_context(viewport={"width": width, "height": height}, has_touch=touch)
     page = context.new_page()
     problems: list[str] = []
     page.on("pageerror", lambda e: problems.append(str(e)))

@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import InputError, InvalidParameterError
 from ..run_names import direction, spec_of
 from ..stats.compare import compare
+from ._evidence import SCALE, evidence_marks, has_claim_spans
 
 #: Keys of the run info that may name the input data file, tried in this order.
 DATA_PATH_KEYS = ("data", "data_path", "input", "input_path", "dataset_path", "dataset")
@@ -479,11 +480,13 @@ def build_payload(run: Run, texts: dict[str, dict[str, Any]] | None, *, baseline
     Shape::
 
         {"metrics": [...], "hasText": bool, "compare": bool, "total": samples in the run,
+         "claimScale": how claims are classed (when a sample has "ev"),
          "samples": [{"id", "i": position in the run, "w": [why chosen] (a selection only),
                       "q", "a", "r", "c": [[id, text, score], ...],
                       "m": {metric: {"s": score, "t": reason, "e": error|null, "d": details-index|null}},
                       "d": [details, ...], "b": {metric: baseline score}, "x": true if any error,
-                      "meta": the row's metadata, "cm": [each context's metadata] (when any)}]}
+                      "meta": the row's metadata, "cm": [each context's metadata] (when any),
+                      "ev": claims and their evidence spans (:func:`ragmeter.report._evidence.evidence_marks`)}]}
     """
     metrics = run.metrics
     if selection is None:
@@ -512,8 +515,11 @@ def build_payload(run: Run, texts: dict[str, dict[str, Any]] | None, *, baseline
         samples.append(entry)
     samples.sort(key=lambda e: e["i"])
     # scores and details are made JSON-safe above (NaN -> None); embed_json refuses any NaN left
-    return {"metrics": metrics, "hasText": texts is not None, "compare": baseline is not None,
-            "total": len(run.ids), "samples": samples}
+    payload = {"metrics": metrics, "hasText": texts is not None, "compare": baseline is not None,
+               "total": len(run.ids), "samples": samples}
+    if any("ev" in e for e in samples):
+        payload["claimScale"] = SCALE
+    return payload
 
 
 def _sample_entry(rec: dict[str, Any], metrics: Sequence[str], texts: dict[str, dict[str, Any]] | None,
@@ -531,12 +537,15 @@ def _sample_entry(rec: dict[str, Any], metrics: Sequence[str], texts: dict[str, 
     details_list: list[Any] = []
     mres: dict[str, Any] = {}
     any_error = False
+    claims_from: tuple[str, dict[str, Any]] | None = None
     for m in metrics:
         r = rec.get("metrics", {}).get(m)
         if r is None:
             mres[m] = {"s": None, "t": "not in results.jsonl", "e": None, "d": None}
             continue
         details = r.get("details") or None
+        if claims_from is None and has_claim_spans(details):
+            claims_from = (m, details)
         di = None
         if details:
             # a handful of distinct details per sample: a linear scan with == is cheapest
@@ -549,6 +558,10 @@ def _sample_entry(rec: dict[str, Any], metrics: Sequence[str], texts: dict[str, 
         mres[m] = {"s": _clean_number(r.get("score")), "t": clip_text(r.get("reason") or "", clip_chars),
                    "e": err, "d": di}
     entry["m"] = mres
+    if claims_from is not None and t is not None:  # the claims marked in the answer, their evidence in the contexts
+        marks = evidence_marks(*claims_from, t.get("a"), [c[1] for c in t.get("c", [])], clip_chars)
+        if marks is not None:
+            entry["ev"] = marks
     if rec.get("metadata"):  # the row's keys ragmeter does not read, as results.jsonl keeps them
         entry["meta"] = sanitize(rec["metadata"])
     if rec.get("context_metadata"):

@@ -8,7 +8,7 @@ Safety rules, kept in one place (every evaluated text is untrusted):
   which escapes ``<``, ``>``, ``&``, U+2028 and U+2029 as ``\\uXXXX``, so no text can close the
   element (``</script>``) or open a comment; the page's script reads it with ``JSON.parse`` and
   renders it with ``textContent`` only.
-* Bidirectional controls (U+202E RIGHT-TO-LEFT OVERRIDE and its kin, :data:`BIDI_CONTROLS`) are
+* Bidirectional controls (U+202E RIGHT-TO-LEFT OVERRIDE and its kin, :data:`._text.BIDI_CONTROLS`) are
   shown as visible ``[U+202E]`` marks wherever evaluated text reaches the page (both rules above
   apply it), so ``invoice\u202etxt.exe`` can never read as ``invoiceexe.txt``.
 * A Content-Security-Policy meta forbids everything but the page's own inline script and style,
@@ -35,6 +35,7 @@ import numpy as np
 
 from ..stats import what_changed
 from ._data import MetricComparison, Run, histogram, histogram_range
+from ._text import show_bidi
 
 _JSON_ESCAPES = {
     "<": "\\u003c",
@@ -67,20 +68,6 @@ RUN_LABELS = (
 _SKIP_RUN_KEYS = {"metrics", "diagnosis", "findings"}
 _FINDING_SHOWN = {"severity", "strength", "title", "name", "kind", "message", "detail", "description", "stage",
                   "problem", "fix", "rule"}
-
-
-#: Unicode bidirectional formatting characters: embeddings, overrides, isolates and marks.
-BIDI_CONTROLS = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-_BIDI_VISIBLE = {ord(c): f"[U+{ord(c):04X}]" for c in BIDI_CONTROLS}
-
-
-def show_bidi(text: str) -> str:
-    """``text`` with every bidirectional control replaced by a visible ``[U+XXXX]`` mark.
-
-    >>> show_bidi("invoice\u202etxt.exe")
-    'invoice[U+202E]txt.exe'
-    """
-    return text.translate(_BIDI_VISIBLE)
 
 
 def escape_html(text: Any) -> str:

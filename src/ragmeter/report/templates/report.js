@@ -190,7 +190,7 @@
     var d = el("div", "field full"), ctx = s.c || [], info = relevantInfo(s);
     d.appendChild(el("h4", null, "Contexts (" + ctx.length + " retrieved, " + Object.keys(info.ranks).length + " relevant)"));
     if (!ctx.length) { d.appendChild(el("p", "missing", DATA.hasText ? "(no contexts)" : "(not available: pass --data)")); return d; }
-    var ol = el("ol", "contexts");
+    var ol = el("ol", "contexts"), seen = {};
     ctx.forEach(function (c, k) {
       var rank = k + 1, rel = !!info.ranks[rank], li = el("li", rel ? "relevant" : "");
       li.dataset.rank = String(rank);
@@ -203,10 +203,118 @@
       li.appendChild(head);
       var cm = (s.cm || [])[k];
       if (cm && Object.keys(cm).length) li.appendChild(kv(cm));
-      li.appendChild(el("div", "ctx-text", c[1] === null || c[1] === undefined ? "(id only)" : c[1]));
+      var ctext = el("div", "ctx-text", c[1] === null || c[1] === undefined ? "(id only)" : c[1]), spans = evidenceOf(s, k);
+      if (spans && typeof c[1] === "string") { ctext.textContent = ""; ctext.appendChild(marked(c[1], spans, evidenceMark(s, seen))); }
+      li.appendChild(ctext);
       ol.appendChild(li);
     });
     d.appendChild(ol);
+    return d;
+  }
+  // ---- the checked claims in the answer and their evidence in the contexts (report/_evidence.py) -----
+  // s.ev: {m: metric, k: [[class, p_yes, support, veto, spans, shown]], a: answer segments,
+  // c: [[context index, segments]], n: notes}; a segment is [start, end, keys, opens, closes].
+  // Each piece of text goes in with textContent; links are plain #anchors (no script needed to follow them).
+  var SUPPORT = { supported: "✓", doubtful: "?", unsupported: "✗" };
+  function claimOf(s, n) { var k = s.ev.k[n - 1]; return k ? { cls: k[0], p: k[1], support: k[2], veto: k[3], spans: k[4], shown: k[5] } : null; }
+  function claimWords(s, n) {
+    var c = claimOf(s, n);
+    return "claim " + n + ": " + c.cls + (c.veto ? " (vetoed)" : "") + ", P(yes) " + fmt(c.p) + ", support " + fmt(c.support);
+  }
+  function evidenceOf(s, k) {
+    var found = s.ev ? s.ev.c.filter(function (e) { return e[0] === k; })[0] : null;
+    return found ? found[1] : null;
+  }
+  function marked(text, segs, draw) {
+    var out = document.createDocumentFragment(), at = 0;
+    segs.forEach(function (g) {
+      if (!(g[0] >= at && g[1] <= text.length && g[0] < g[1])) return;
+      if (g[0] > at) out.appendChild(document.createTextNode(text.slice(at, g[0])));
+      out.appendChild(draw(text.slice(g[0], g[1]), g));
+      at = g[1];
+    });
+    if (at < text.length) out.appendChild(document.createTextNode(text.slice(at)));
+    return out;
+  }
+  function numbers(keys) { return keys.filter(function (x) { return typeof x === "number"; }); }
+  // nested marks, the first key outermost; an id on the mark of each claim whose first span opens here
+  function nest(piece, claims, make) {
+    var node = document.createTextNode(piece);
+    for (var j = claims.length - 1; j >= 0; j--) { var m = make(claims[j]); m.appendChild(node); node = m; }
+    return node;
+  }
+  function claimMark(s) {
+    return function (piece, g) {
+      var f = document.createDocumentFragment(), claims = numbers(g[2]);
+      if (!claims.length) {
+        var kind = g[2].join(", "), plain = el("span", "not-claim", piece);
+        plain.title = "not a claim: " + kind;
+        plain.dataset.kind = kind;
+        f.appendChild(plain);
+        return f;
+      }
+      f.appendChild(nest(piece, claims, function (n) {
+        var m = el("mark", "claim s-" + claimOf(s, n).cls);
+        m.dataset.claim = String(n);
+        m.title = claimWords(s, n);
+        if (g[3].indexOf(n) >= 0) { m.id = "claim-" + s.i + "-" + n; m.tabIndex = -1; }
+        return m;
+      }));
+      numbers(g[4]).forEach(function (n) {
+        var c = claimOf(s, n), sup = el("sup", "claim-ref s-" + c.cls);
+        var ref = el(c.shown ? "a" : "span", null, n + SUPPORT[c.cls]);
+        if (c.shown) ref.href = "#ev-" + s.i + "-" + n;
+        ref.setAttribute("aria-label", claimWords(s, n) + (c.shown ? "; go to its evidence" : "; no evidence shown"));
+        ref.title = ref.getAttribute("aria-label");
+        sup.appendChild(ref);
+        f.appendChild(sup);
+      });
+      return f;
+    };
+  }
+  function evidenceMark(s, seen) {
+    return function (piece, g) {
+      var f = document.createDocumentFragment(), claims = numbers(g[2]);
+      f.appendChild(nest(piece, claims, function (n) {
+        var m = el("mark", "evidence s-" + claimOf(s, n).cls);
+        m.dataset.claim = String(n);
+        m.title = "evidence of " + claimWords(s, n);
+        if (g[3].indexOf(n) >= 0 && !seen[n]) { seen[n] = true; m.id = "ev-" + s.i + "-" + n; m.tabIndex = -1; }
+        return m;
+      }));
+      numbers(g[4]).forEach(function (n) {
+        var sup = el("sup", "ev-ref"), back = el("a", null, String(n));
+        back.href = "#claim-" + s.i + "-" + n;
+        back.setAttribute("aria-label", "evidence of claim " + n + "; back to the claim");
+        sup.appendChild(back);
+        f.appendChild(sup);
+      });
+      return f;
+    };
+  }
+  function answerField(s) {
+    var d = field("Answer", s.a);
+    if (!s.ev || typeof s.a !== "string") return d;
+    var pre = d.querySelector("pre");
+    pre.classList.add("marked");
+    pre.textContent = "";
+    pre.appendChild(marked(s.a, s.ev.a, claimMark(s)));
+    var ol = el("ol", "claims");
+    s.ev.k.forEach(function (k, j) {
+      var n = j + 1, c = claimOf(s, n), li = el("li", "s-" + c.cls);
+      li.appendChild(el("span", "claim-word", SUPPORT[c.cls] + " " + c.cls));
+      li.appendChild(document.createTextNode(" · P(yes) " + fmt(c.p) + " · support " + fmt(c.support) + (c.veto ? " · vetoed by the offline check" : "") + " · "));
+      if (c.shown) { var a = el("a", null, "evidence"); a.href = "#ev-" + s.i + "-" + n; li.appendChild(a); }
+      else li.appendChild(el("span", "muted", c.spans ? "evidence not shown" : "no evidence recorded"));
+      ol.appendChild(li);
+    });
+    d.appendChild(el("p", "muted small", "Claims checked by " + s.ev.m + " (" + DATA.claimScale + "):"));
+    d.appendChild(ol);
+    var kinds = {};
+    s.ev.a.forEach(function (g) { if (!numbers(g[2]).length) g[2].forEach(function (x) { kinds[x] = (kinds[x] || 0) + 1; }); });
+    var ks = Object.keys(kinds);
+    if (ks.length) d.appendChild(el("p", "muted small", "Not claims (shown plain): " + ks.map(function (x) { return x + " (" + kinds[x] + ")"; }).join(", ")));
+    s.ev.n.forEach(function (t) { d.appendChild(el("p", "note small", t)); });
     return d;
   }
   var VERDICT_KEY = /verdict|support|relevan|faithful|correct|attribut|entail|grounded|rating/i;
@@ -318,7 +426,7 @@
     if (s.w && s.w.length) idf.appendChild(el("span", "muted why-shown", " shown because: " + s.w.join(", ")));
     grid.appendChild(idf);
     grid.appendChild(field("Query", s.q, true));
-    grid.appendChild(field("Answer", s.a));
+    grid.appendChild(answerField(s));
     grid.appendChild(field("Reference", s.r));
     if (s.meta) { var mf = el("div", "field full"); mf.appendChild(el("h4", null, "Metadata")); mf.appendChild(kv(s.meta)); grid.appendChild(mf); }
     grid.appendChild(contextsField(s));
