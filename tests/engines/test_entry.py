@@ -15,7 +15,7 @@ import pytest
 
 import ragmeter
 from ragmeter.backend_config import JudgeConfig
-from ragmeter.engines import entry
+from ragmeter.engines import ENGINES, entry
 from ragmeter.errors import InvalidParameterError
 from ragmeter.io import ReadOptions
 
@@ -72,7 +72,7 @@ def test_auto_is_local_unless_ray_is_initialised(monkeypatch: pytest.MonkeyPatch
     assert entry.choose_engine("auto", judge="openai:qwen@http://127.0.0.1:9/v1") == "ray"
     # a live judge object cannot be rebuilt on the workers: auto keeps the run here instead of failing
     assert entry.choose_engine("auto", judge=object()) == "local"
-    with pytest.raises(InvalidParameterError, match="engine: expected one of auto, local, ray, got 'spark'"):
+    with pytest.raises(InvalidParameterError, match=f"engine: expected one of auto, {', '.join(ENGINES)}, got 'spark'"):
         entry.choose_engine("spark")
 
 

@@ -33,7 +33,7 @@ from tests.metrics.generation.rules import judge_rule
 pytest.importorskip("pyarrow")
 
 SOURCES = ("rows", "jsonl", "csv", "parquet")
-EXECUTORS = ("local", "ray")
+EXECUTORS = ("local", "ray", "processes")
 CASES = ("clean", "bad-raise", "bad-skip", "unreachable", "judged")
 RETRIEVAL = ["mrr", "recall@2"]
 N = 8

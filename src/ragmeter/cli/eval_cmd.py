@@ -2,7 +2,7 @@
 
 A thin layer over the Python API; the whole command is::
 
-    ragmeter.evaluate(DATA, METRICS or None, engine="local" | "ray", out_dir=OUTDIR,
+    ragmeter.evaluate(DATA, METRICS or None, engine="local" | "ray" | "processes", out_dir=OUTDIR,
                       on_error=..., field_map=..., format=..., keep_records=False)
 
 (on the local engine the columnar fast path for a Parquet, JSONL or CSV file with only retrieval
@@ -226,9 +226,10 @@ def _check_out_format(ctx: click.Context, param: click.Parameter, value: str | N
                    "row (0: no limit) [1000000].")
 @click.option("--input-format", "fmt", type=click.Choice(FORMATS), default=None,
               help="Input format (default: from the file extension).")
-@click.option("--engine", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+@click.option("--engine", type=click.Choice(["local", "ray", "processes"]), default="local", show_default=True,
               help="local: this process (a Parquet file with only retrieval metrics takes the columnar fast "
-                   "path). ray: the workers of a Ray cluster (pip install -e \".[ray]\" in the clone).")
+                   "path). ray: the workers of a Ray cluster (pip install -e \".[ray]\" in the clone). "
+                   "processes: a pool of worker processes, one per CPU (CPU-bound metrics, no Ray).")
 @click.option("--ray-address", default=None, metavar="ADDRESS",
               help="Ray cluster to join with --engine ray: auto, or ray://host:10001 [default: start a local one].")
 @click.option("--judge", "judge_spec", default=None, metavar="SPEC",
@@ -313,7 +314,7 @@ def eval_cmd(data: Path, **flags: Any) -> None:
         run_info["skipped_metrics"] = skipped
     with progress, _stop_if_unreachable(err, out_dir), warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="no row has a ")  # said below, from run.run["field_hints"]
-        on_ray = o.engine == "ray"  # every Ray worker builds its judge / embedder from the configs
+        on_ray = o.engine in ("ray", "processes")  # every worker builds its judge / embedder from the configs
         run = evaluate(
             data, metrics or None, engine=o.engine, out_dir=out_dir, keep_records=False, on_error=cfg.on_error,
             field_map=fields, format=o.fmt, judge=jconf if on_ray else judge, embedder=econf if on_ray else embedder,

@@ -11,6 +11,8 @@ engine            what it does
                   is a retrieval metric.
 ``ray``           :mod:`.ray_engine`: the same evaluators and judge layer, run on the workers of
                   a Ray cluster (``pip install -e ".[ray]"`` in the ragmeter clone).
+``processes``     :mod:`.processes`: the same evaluators and judge layer, run in a pool of local
+                  worker processes (CPU-bound metrics on many cores, no Ray).
 ================  ===========================================================================
 
 ``engine="auto"`` (the default) is ``ray`` when Ray is initialised in the process, else ``local``.
@@ -23,7 +25,7 @@ from __future__ import annotations
 import warnings
 
 #: The engine names ``ragmeter.evaluate(engine=...)`` and ``ragmeter eval --engine`` accept (and ``auto``).
-ENGINES: tuple[str, ...] = ("local", "ray")
+ENGINES: tuple[str, ...] = ("local", "ray", "processes")
 
 __all__ = ["ENGINES", "warn_alias"]
 

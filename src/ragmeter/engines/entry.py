@@ -11,6 +11,9 @@ CSV file, every metric a kernel           Parquet record batches, :mod:`._jsonl`
                                           path over :func:`ragmeter.io.as_samples` in this process
 ``engine="ray"``                          :func:`.ray_engine.run_ray` (the judge and embedder are
                                           rebuilt on every worker from their configs)
+``engine="processes"``                    :func:`.processes.run_processes`: the ``Sample`` path in
+                                          a pool of local worker processes (the judge and
+                                          embedder rebuilt in each from their configs)
 ``engine="auto"`` (default)               ``ray`` when Ray is initialised in this process, else
                                           ``local``
 ========================================  =====================================================
@@ -71,9 +74,11 @@ def _columnar_format(path: str | os.PathLike[str], format: str | None) -> bool:
         return False
 
 
-def _ray_config(value: Any, kind: str, config: type[Any], metrics: Sequence[str] | None) -> Any:
-    """A judge / embedder given to :func:`evaluate` as the config every Ray worker builds from: a
-    config as it is, a spec string made one, an object's ``config``; None stays None."""
+def _ray_config(value: Any, kind: str, config: type[Any], metrics: Sequence[str] | None,
+               engine: str = "ray") -> Any:
+    """A judge / embedder given to :func:`evaluate` as the config every worker of ``engine`` (Ray's,
+    or the worker processes) builds from: a config as it is, a spec string made one, an object's
+    ``config``; None stays None."""
     if value is None or isinstance(value, config):
         return value
     if kind == "embedder" and value == "auto":
@@ -86,8 +91,9 @@ def _ray_config(value: Any, kind: str, config: type[Any], metrics: Sequence[str]
     if isinstance(own, config):
         return own
     raise InvalidParameterError(
-        f"{kind}: expected a spec string or a {config.__name__} for engine='ray', got a {type(value).__name__} "
-        f"object: every Ray worker builds its own {kind} (an object holds connections and is not shipped); "
+        f"{kind}: expected a spec string or a {config.__name__} for engine={engine!r}, got a "
+        f"{type(value).__name__} object: every worker builds its own {kind} (an object holds connections and is "
+        f"not shipped); "
         f"pass {kind}=\"<backend>:<model>\" or {kind}={config.__name__}(\"<backend>:<model>\", ...)")
 
 
@@ -132,7 +138,8 @@ def evaluate(
         Metric names such as ``["ndcg@5", "mrr"]``; None picks every default metric that the
         data's fields and the given backends allow.
     engine:
-        ``"local"`` (this process), ``"ray"`` (the workers of a Ray cluster) or ``"auto"``
+        ``"local"`` (this process), ``"ray"`` (the workers of a Ray cluster), ``"processes"`` (a
+        pool of ``num_workers`` local worker processes, for CPU-bound metrics) or ``"auto"``
         (default): ``"ray"`` when Ray is initialised in this process and the judge and embedder
         are given as specs or configs (a judge object keeps the run local), else ``"local"``. On the
         local engine a Parquet, JSONL or CSV file whose metrics all have a vectorised kernel (the
@@ -140,7 +147,8 @@ def evaluate(
     judge:
         A :class:`~ragmeter.judges.Judge`, a spec (``"openai:gpt-4o-mini"``,
         :func:`ragmeter.judges.from_spec`), a :class:`~ragmeter.backend_config.JudgeConfig`, or
-        None (no judged metric). On Ray a spec or a JudgeConfig: every worker builds its own.
+        None (no judged metric). On Ray and on processes a spec or a JudgeConfig: every worker
+        builds its own.
     embedder:
         An embedder, a spec (``"st:all-MiniLM-L6-v2"``), an
         :class:`~ragmeter.backend_config.EmbedderConfig`, None for none, or ``"auto"`` (default):
@@ -154,7 +162,7 @@ def evaluate(
         memory (``RunResult.to_pandas(inputs=True)``; the columnar path keeps the records but not
         the input samples); the score table is always kept.
     chunk_size:
-        Samples scored per chunk (None: 2,048 locally, 512 per Ray task).
+        Samples scored per chunk (None: 2,048 locally, 512 per Ray task, 256 per worker process).
     progress:
         Called with a count as rows are finished and recorded, in input order.
     run_info:
@@ -175,12 +183,14 @@ def evaluate(
         Ray: the cluster to join when Ray is not initialised (``"auto"``, ``"ray://host:10001"``;
         None starts a local one, shut down at the end); tasks at once (default: the cluster's
         CPUs); modules the workers import first (where plugin metrics register); retries of a task
-        whose worker died.
+        whose worker died. ``num_workers`` and ``metric_modules`` serve the processes engine too
+        (default: this machine's CPUs).
 
     Raises
     ------
     InvalidParameterError
-        An unknown engine, metric or option; a judge object on Ray (pass a spec or a JudgeConfig).
+        An unknown engine, metric or option; a judge object on Ray or processes (pass a spec or a
+        JudgeConfig).
     InputError
         Bad input (``on_error="raise"``), naming the file or source, the row and the field.
     MissingBackendError
@@ -206,6 +216,15 @@ def evaluate(
         result = run_ray(data, metrics, ray_opts, address=address,
                          judge_config=_ray_config(judge, "judge", JudgeConfig, metrics),
                          embedder_config=_ray_config(embedder, "embedder", EmbedderConfig, metrics))
+    elif chosen == "processes":
+        from .processes import DEFAULT_CHUNK_SIZE, ProcessOptions, run_processes
+
+        proc_opts = ProcessOptions(opts, out_dir, num_workers, chunk_size or DEFAULT_CHUNK_SIZE, keep_records,
+                                   tuple(metric_modules), progress, on_bad_row, on_judge_stats, run_info)
+        result = run_processes(
+            data, metrics, proc_opts,
+            judge_config=_ray_config(judge, "judge", JudgeConfig, metrics, "processes"),
+            embedder_config=_ray_config(embedder, "embedder", EmbedderConfig, metrics, "processes"))
     else:
         result = _run_locally(data, metrics, opts, judge=judge, embedder=embedder, out_dir=out_dir,
                               keep_records=keep_records, chunk_size=chunk_size or LOCAL_CHUNK_SIZE,

@@ -1,10 +1,11 @@
 """Built-in judge backends; importing this package registers them.
 
-``openai`` and ``ollama`` (:mod:`.openai_compat`), ``litellm`` (:mod:`.litellm_backend`) and
-``llamacpp`` (:mod:`.llamacpp_backend`). The last two import their optional library only when a
-judge is built, and say which extra to install when it is missing.
+``openai`` and ``ollama`` (:mod:`.openai_compat`), ``ollama-native`` (:mod:`.ollama_native`),
+``litellm`` (:mod:`.litellm_backend`) and ``llamacpp`` (:mod:`.llamacpp_backend`). The last two
+import their optional library only when a judge is built, and say which extra to install when it
+is missing.
 """
 
-from . import litellm_backend, llamacpp_backend, openai_compat
+from . import litellm_backend, llamacpp_backend, ollama_native, openai_compat
 
-__all__ = ["litellm_backend", "llamacpp_backend", "openai_compat"]
+__all__ = ["litellm_backend", "llamacpp_backend", "ollama_native", "openai_compat"]

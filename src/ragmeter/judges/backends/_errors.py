@@ -2,7 +2,9 @@
 
 :func:`map_openai_error` covers the ``openai`` SDK and everything built on its exception classes
 (LiteLLM's exceptions subclass them). :data:`OPENAI_ERROR_MAP` is the table, most specific class
-first; a test checks that every exception class the SDK exports has an entry. Messages are
+first; a test checks that every exception class the SDK exports has an entry.
+:func:`map_transport_error` and :func:`map_ollama_status` cover a backend that speaks HTTP itself
+(aiohttp): a failed call, and an HTTP error answer of Ollama's native API. Messages are
 passed through :func:`redact` so an API key never reaches an error, a log line or a result.
 """
 
@@ -196,3 +198,55 @@ _HINTS: dict[type[JudgeError], str] = {
     JudgeTimeout: ". Raise the judge timeout or lower its concurrency.",
     JudgeRateLimited: ". Lower rpm/tpm/concurrency or wait for the quota to reset.",
 }
+
+
+def map_transport_error(exc: BaseException, *, backend: str, timeout: float | None = None,
+                        secrets: Iterable[str | None] = ()) -> JudgeError:
+    """The :class:`JudgeError` for a failure of an HTTP call made without an SDK (aiohttp).
+
+    A timeout (``TimeoutError``, which aiohttp's timeouts subclass) is a :class:`JudgeTimeout`; a
+    refused, reset or failed connection (``OSError``, aiohttp's ``ClientConnectionError``) a
+    :class:`JudgeConnectionError` saying which; a body cut short (``ClientPayloadError``) a
+    :class:`JudgeServerError`; a malformed URL (``InvalidURL``) a :class:`JudgeBadRequest`.
+    """
+    names = {c.__name__ for c in type(exc).__mro__}
+    detail = " ".join(str(exc).split())
+    if isinstance(exc, TimeoutError):
+        within = f" within {timeout:g} s" if timeout is not None else ""
+        return JudgeTimeout(redact(f"{backend} judge: no reply{within}{_HINTS[JudgeTimeout]}", secrets))
+    if "InvalidURL" in names:
+        return JudgeBadRequest(redact(f"{backend} judge: invalid URL {detail}", secrets))
+    if "ClientPayloadError" in names:
+        return JudgeServerError(redact(f"{backend} judge: the reply was cut short ({detail})", secrets))
+    if isinstance(exc, OSError) or "ClientConnectionError" in names:
+        cause = _connection_cause(exc) or exc
+        what = f"{_connection_words(cause)} ({type(cause).__name__}: {' '.join(str(cause).split())})"
+        return JudgeConnectionError(redact(f"{backend} judge: {what}{_HINTS[JudgeConnectionError]}", secrets))
+    return JudgeError(redact(f"{backend} judge: {type(exc).__name__}: {detail}", secrets))
+
+
+def map_ollama_status(status: int, detail: str, headers: Mapping[str, str] | None, *, backend: str,
+                      model: str, url: str | None, secrets: Iterable[str | None] = ()) -> JudgeError:
+    """The :class:`JudgeError` for an HTTP error answer of Ollama's native API.
+
+    ``detail`` is the server's ``error`` text. HTTP 429 is a :class:`JudgeRateLimited` carrying
+    the ``Retry-After`` wait, 408 a :class:`JudgeTimeout`, 401/403 a :class:`JudgeAuthError`,
+    5xx a :class:`JudgeServerError`; a 404 about the model says to ``ollama pull`` it, another
+    404 that ``url`` is not an Ollama server's root; any other status is a :class:`JudgeBadRequest`.
+    """
+    target: type[JudgeError] = JudgeBadRequest
+    hint = _HINTS[JudgeBadRequest]
+    if status == 429:
+        target, hint = JudgeRateLimited, _HINTS[JudgeRateLimited]
+    elif status == 408:
+        target, hint = JudgeTimeout, _HINTS[JudgeTimeout]
+    elif status in (401, 403):
+        target, hint = JudgeAuthError, ". Check the key named with api_key_env and that it may use this model."
+    elif status >= 500:
+        target, hint = JudgeServerError, ""
+    elif status == 404 and "model" in detail.lower():
+        hint = f". Pull it first: ollama pull {model}"
+    elif status == 404:
+        hint = f". Check the base URL: {url} should be the Ollama server's root (no /v1 or /api)."
+    text = redact(f"{backend} judge: HTTP {status}: {detail or 'no detail'}{hint}", secrets)
+    return target(text, retry_after=retry_after(headers), status_code=status)

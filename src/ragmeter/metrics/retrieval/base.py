@@ -134,15 +134,20 @@ def register_retrieval(
     undefined_reason: str = NO_LABELS,
     version: str = "1",
     reference_level: float | None = None,
+    validate: Callable[[dict[str, Any]], None] | None = None,
 ) -> MetricSpec:
     """Declare and register one retrieval metric (one call per metric module).
 
     ``kernel`` is the vectorised batch function the evaluator runs, ``reference`` the readable
-    per-query function it must agree with; both are kept on the spec.
+    per-query function it must agree with; both are kept on the spec. ``validate(params)`` may
+    reject parameter values the :class:`Param` declarations cannot express (it raises
+    :class:`~ragmeter.errors.InvalidParameterError` when the evaluator is built).
     """
     spec_box: list[MetricSpec] = []
 
     def factory(mname: MetricName, judge: Any, embedder: Any) -> RetrievalEvaluator:
+        if validate is not None:
+            validate(mname.kwargs)
         return RetrievalEvaluator(spec_box[0], mname, kernel, needs_labels, undefined_reason)
 
     undefined = (
