@@ -6,7 +6,7 @@
       eval:
         metrics: [faithfulness, answer_relevancy, context_relevancy, context_recall]
         model: ${JUDGE_LLM_REF}          # judge spec; `judge:` is the same key
-        embedder: st:all-MiniLM-L6-v2
+        embedder: bert:all-MiniLM-L6-v2
 
 ``${VAR}`` and ``${VAR:-default}`` expand from the environment, and only in the fields that exist to
 hold endpoints and credentials (:data:`EXPANDS`): the judge and embedder specs and the cache
@@ -448,7 +448,7 @@ rag:
     # openai:qwen2.5@http://127.0.0.1:8080/v1, ollama:llama3.1, litellm:anthropic/claude-3-5-haiku
     # model: ${JUDGE_LLM_REF}
     # api_key_env: MY_JUDGE_KEY  # the judge's key; OPENAI_API_KEY goes only to api.openai.com / $OPENAI_BASE_URL
-    # embedder: st:all-MiniLM-L6-v2
+    # embedder: bert:all-MiniLM-L6-v2
 
     concurrency: auto          # judge calls in flight: auto (adapts to the endpoint, up to 16) or N (fixed)
     rate_limits:

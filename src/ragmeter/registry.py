@@ -308,7 +308,7 @@ def get_evaluator(name: str | MetricName, judge: Any = None, embedder: Any = Non
     if spec.needs_embedder and embedder is None:
         raise MissingBackendError(
             f"metric {str(canonical)!r} needs an embedder: pass embedder=... in Python or "
-            "--embedder SPEC on the command line (e.g. --embedder st:all-MiniLM-L6-v2)"
+            "--embedder SPEC on the command line (e.g. --embedder bert:all-MiniLM-L6-v2)"
         )
     return spec.factory(canonical, judge, embedder)
 

@@ -297,3 +297,29 @@ def test_a_module_in_the_current_directory_is_importable(tmp_path, monkeypatch):
     sys.modules.pop("cwd_app_mod", None)
     app = resolve_app("cwd_app_mod:fn")
     assert app.identity == "python:cwd_app_mod:fn"
+
+
+class _QueryEngine:
+    """The surface of a LlamaIndex query engine: query / aquery with the question only."""
+
+    calls = 0
+
+    def query(self, question):
+        raise AssertionError("not called")
+
+    async def aquery(self, question):
+        type(self).calls += 1
+        return {"answer": "x", "contexts": ["x"]}
+
+
+def test_params_for_a_query_engine_are_refused_before_any_call(tmp_path):
+    from ragmeter.app.runner import run_experiment
+    from ragmeter.app.targets import PythonApp
+    from ragmeter.errors import InvalidParameterError
+
+    app = PythonApp("m:engine", _QueryEngine())
+    with pytest.raises(InvalidParameterError, match=r"query engine, which takes the question only: the "
+                                                    r"parameters top_k would not reach it"):
+        run_experiment(app, "m:engine", [Sample(id="1", query="q?")], ["lexical_faithfulness"],
+                       out_dir=tmp_path / "out", grid={"top_k": [3, 5]})
+    assert _QueryEngine.calls == 0 and not (tmp_path / "out").exists()

@@ -301,6 +301,11 @@ def run_experiment(app: AppTarget, spec: str, questions: Sequence[Sample], metri
     each into ``out_dir/<combination>/`` (one combination: ``out_dir`` itself), then the N-run
     comparison against the first combination (:func:`~ragmeter.stats.compare_many`, written to
     ``out_dir/comparison.{md,json}``) and the best configuration per metric."""
+    if grid and not getattr(app, "takes_params", True):
+        raise InvalidParameterError(
+            f"APP {spec!r} is a LlamaIndex query engine, which takes the question only: the parameters "
+            f"{', '.join(grid)} would not reach it. Address a function instead, e.g. "
+            f"def app(question, {', '.join(grid)}): return build_engine({', '.join(grid)}).query(question)")
     combos = combinations(grid or {})
     out = Path(out_dir)
     dirs = [out] if len(combos) == 1 else [out / run_dir_name(c) for c in combos]

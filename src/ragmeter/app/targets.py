@@ -11,8 +11,9 @@ APP                                        called as
                                            a worker thread so calls overlap
 ``pkg.module:obj`` with ``ainvoke`` /      a LangChain Runnable: ``obj.ainvoke({"question": ...,
 ``invoke``                                 **params})`` (or ``invoke`` in a thread)
-``pkg.module:obj`` with ``aquery`` /       a LlamaIndex query engine: ``obj.aquery(question)``
-``query``
+``pkg.module:obj`` with ``aquery`` /       a LlamaIndex query engine: ``obj.aquery(question)`` (no
+``query``                                  parameters: for ``--param``, address a function that
+                                           builds the engine from them and queries it)
 ``pkg.module:pipeline``                    a Haystack ``Pipeline``: ``pipeline.run(...)`` in a thread,
                                            the question on its ``query`` / ``question``
                                            inputs (:mod:`ragmeter.app.haystack_app`)
@@ -68,6 +69,13 @@ class PythonApp:
 
     def __post_init__(self) -> None:
         self.identity = self.identity or f"python:{self.spec}"
+
+    @property
+    def takes_params(self) -> bool:
+        """False for a LlamaIndex query engine: ``aquery`` takes the question only, so ``--param``
+        values would be dropped and every combination would score the same app."""
+        return not (hasattr(self.obj, "aquery") and hasattr(self.obj, "query")
+                    and not (hasattr(self.obj, "ainvoke") and hasattr(self.obj, "invoke")))
 
     async def call(self, question: str, params: dict[str, Any]) -> Any:
         obj = self.obj

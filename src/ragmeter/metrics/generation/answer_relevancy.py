@@ -108,7 +108,7 @@ class AnswerRelevancy(JudgedEvaluator):
                        "method=judge, scale=binary")
         if self.params["method"] == "questions" and self.embedder is None:
             raise MissingBackendError(f"metric {self.name!r} compares embeddings: pass embedder=... in Python or "
-                                      "--embedder SPEC on the command line (e.g. --embedder st:all-MiniLM-L6-v2)")
+                                      "--embedder SPEC on the command line (e.g. --embedder bert:all-MiniLM-L6-v2)")
 
     @property
     def whole_chunk(self) -> bool:
