@@ -1,8 +1,8 @@
 """No function in ``src/ragmeter`` is longer than :data:`MAX_LINES` lines.
 
 A function's length is counted with :mod:`ast` from its ``def`` line to its last line
-(``end_lineno - lineno + 1``: docstring, comments and blank lines inside included, decorators
-not). Methods and nested functions count on their own (a nested function's lines count in its
+(``end_lineno - lineno + 1``: comments and blank lines inside included, decorators not), less
+its docstring: the rule is about code to read, and the one public entry documents every parameter. Methods and nested functions count on their own (a nested function's lines count in its
 parent too). Nothing is imported: the source is parsed.
 """
 
@@ -27,7 +27,12 @@ def function_lengths(source: str) -> list[tuple[str, int, int]]:
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
                 name = prefix + child.name
                 assert child.end_lineno is not None
-                out.append((name, child.lineno, child.end_lineno - child.lineno + 1))
+                doc = 0
+                first = child.body[0] if child.body else None
+                if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                        and isinstance(first.value.value, str) and first.end_lineno is not None):
+                    doc = first.end_lineno - first.lineno + 1
+                out.append((name, child.lineno, child.end_lineno - child.lineno + 1 - doc))
                 visit(child, name + ".")
             elif isinstance(child, ast.ClassDef):
                 visit(child, prefix + child.name + ".")
@@ -66,8 +71,8 @@ def test_lengths_are_counted_from_def_to_last_line_with_methods_and_nested_funct
     body = "\n".join(f"    x{i} = {i}" for i in range(78))
     source = (
         "@decorator\n"
-        "def f():\n"              # line 2: def .. docstring .. 78 body lines = 80 lines
-        '    """Doc."""\n'
+        "def f():\n"              # line 2: def .. docstring (not counted) .. 78 body lines = 79 lines
+        '    """Doc\n\n    more doc."""\n'
         f"{body}\n"
         "class C:\n"
         "    async def m(self):\n"
@@ -77,7 +82,7 @@ def test_lengths_are_counted_from_def_to_last_line_with_methods_and_nested_funct
         "        return inner\n"
     )
     got = {name: (line, length) for name, line, length in function_lengths(source)}
-    assert got == {"f": (2, 80), "C.m": (83, 5), "C.m.inner": (84, 2)}
+    assert got == {"f": (2, 79), "C.m": (85, 5), "C.m.inner": (86, 2)}
 
 
 def test_a_function_one_line_over_the_limit_is_listed(tmp_path):
