@@ -2,8 +2,9 @@
 
 A function's length is counted with :mod:`ast` from its ``def`` line to its last line
 (``end_lineno - lineno + 1``: comments and blank lines inside included, decorators not), less
-its docstring: the rule is about code to read, and the one public entry documents every parameter. Methods and nested functions count on their own (a nested function's lines count in its
-parent too). Nothing is imported: the source is parsed.
+its docstring: the rule is about code to read, and the one public entry documents every
+parameter. Methods and nested functions count on their own (a nested function's lines count in
+its parent too). Nothing is imported: the source is parsed.
 """
 
 from __future__ import annotations
