@@ -398,6 +398,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--api-key", default="none")
     ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--split", default=None, help="only rows whose 'split' is this (faithfulness_by_kind.jsonl)")
+    ap.add_argument("--kinds", default=None, help="only rows of these comma-separated 'kind's")
     ap.add_argument("--tools", default="ragas,ragmeter")
     ap.add_argument("--settings", default="defaults,best", help="RAGAS settings to run (ragmeter runs at defaults)")
     ap.add_argument("--metrics", default=",".join(METRICS))
@@ -421,6 +423,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         ap.error(f"unknown metric/tool {bad}; metrics: {', '.join(METRICS)}; tools: ragas, ragmeter")
     jobs = ragmeter_jobs(metrics, args, ap)
     rows = [json.loads(x) for x in Path(args.data).read_text(encoding="utf-8").splitlines() if x.strip()]
+    if args.split or args.kinds:  # rows of faithfulness_by_kind.jsonl: its split / kind fields, no reference
+        kinds = set(args.kinds.split(",")) if args.kinds else None
+        rows = [{"reference": None, **r} for r in rows
+                if (not args.split or r.get("split") == args.split) and (kinds is None or r.get("kind") in kinds)]
     rows = rows[: args.limit]
     from ragmeter.embedders import from_spec as emb_spec
     from ragmeter.embedders.st import packaged_model_path
