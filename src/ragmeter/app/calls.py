@@ -18,10 +18,10 @@ what the server asked, up to ``max_retry_wait``; the concurrency slot is given b
 from __future__ import annotations
 
 import asyncio
-import random
 from dataclasses import dataclass
 from typing import Any
 
+from ..backoff import retry_delay
 from ..errors import AppError, InvalidParameterError
 from .targets import AppTarget
 
@@ -46,10 +46,8 @@ class RetryPolicy:
 
     def wait(self, retry: int, error: BaseException) -> float:
         """Seconds to wait before retry ``retry`` (0-based) after ``error``."""
-        after = getattr(error, "retry_after", None)
-        if after is not None:
-            return min(max(0.0, float(after)), self.max_retry_wait)
-        return random.uniform(0, min(self.max_backoff, self.backoff * 2**retry))
+        return retry_delay(retry, getattr(error, "retry_after", None), backoff=self.backoff,
+                           max_backoff=self.max_backoff, max_retry_wait=self.max_retry_wait)
 
 
 def retryable(exc: BaseException) -> bool:

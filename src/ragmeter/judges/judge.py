@@ -16,7 +16,6 @@ import hashlib
 import json
 import logging
 import math
-import random
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, replace
@@ -24,6 +23,7 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from ..backoff import retry_delay
 from ..errors import (
     InvalidParameterError,
     JudgeAuthError,
@@ -771,9 +771,8 @@ class Judge:
             await state.tpm.acquire(min(float(need), state.tpm.max_rate))
 
     def _delay(self, error: JudgeError, attempt: int) -> float:
-        if error.retry_after is not None:
-            return min(max(0.0, error.retry_after), self.max_retry_wait)
-        return random.uniform(0, min(self.max_backoff, self.backoff * 2**attempt))
+        return retry_delay(attempt, error.retry_after, backoff=self.backoff, max_backoff=self.max_backoff,
+                           max_retry_wait=self.max_retry_wait)
 
     def _account(self, tag: str, usage: Usage) -> None:
         cost = cost_of(usage, self.price)
