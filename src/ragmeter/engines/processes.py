@@ -42,7 +42,7 @@ from ..io.options import ReadOptions
 from ..results import RunResult, RunWriter
 from ..types import MetricResult, Sample
 from .driver import RunState, run_samples
-from .ray_engine import ScoringActor, _merge_stats, _progress
+from .ray_engine import ScoringActor, WorkerChunks
 
 #: Samples per chunk handed to a worker.
 DEFAULT_CHUNK_SIZE = 256
@@ -110,7 +110,7 @@ def _score(samples: list[Sample]) -> tuple[int, list[dict[str, dict[str, Any]]],
 # ---- driver side --------------------------------------------------------------------------------
 
 
-class ProcessExecutor:
+class ProcessExecutor(WorkerChunks):
     """Scores chunks in a pool of spawned worker processes (the driver's
     :class:`~ragmeter.engines.driver.SampleExecutor`); ``ahead`` keeps two chunks per worker."""
 
@@ -121,8 +121,7 @@ class ProcessExecutor:
             max_workers=self.workers, mp_context=multiprocessing.get_context("spawn"), initializer=_start_worker,
             initargs=(metrics, judge_config, embedder_config, opts.metric_modules))
         self.ahead = self.workers * 2
-        self.names = metrics
-        self._stats: dict[int, dict[str, Any] | None] = {}
+        super().__init__(metrics)
         self._futures: dict[int, Future[Any]] = {}
 
     def submit(self, samples: list[Sample], before_wait: Callable[[], None]) -> AsyncIterator[dict[str, MetricResult]]:
@@ -136,17 +135,9 @@ class ProcessExecutor:
                     before_wait: Callable[[], None]) -> AsyncIterator[dict[str, MetricResult]]:
         before_wait()
         pid, records, stats = await asyncio.wrap_future(future)
-        if _progress(stats) >= _progress(self._stats.get(pid)):
-            self._stats[pid] = stats
-        for rec in records:
-            yield {m: MetricResult.model_validate({"name": m, **rec[m]}) for m in self.names}
-
-    def judge_stats(self) -> dict[str, Any] | None:
-        """The workers' latest judge counters, summed."""
-        total: dict[str, Any] | None = None
-        for stats in self._stats.values():
-            total = _merge_stats(total, stats)
-        return total
+        self._note_stats(pid, stats)
+        for row in self._results(records):
+            yield row
 
     def cancel(self, scored: Any) -> None:
         """Drop a chunk that will not be written (one a worker has started runs to its end)."""

@@ -227,6 +227,34 @@ def _merge_stats(total: dict[str, Any] | None, part: dict[str, Any] | None) -> d
     return total
 
 
+class WorkerChunks:
+    """What the executors whose workers score whole chunks share (:class:`RayExecutor`,
+    ``processes``'s ``ProcessExecutor``): each worker's latest judge counters, summed on demand,
+    and a chunk's records read back as results, in input order.
+
+    A worker's chunks may finish out of order, so a snapshot taken while another chunk's calls were
+    in flight (fewer calls asked or finished) never replaces a later one."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self._latest_stats: dict[int, dict[str, Any] | None] = {}
+
+    def _note_stats(self, worker: int, stats: dict[str, Any] | None) -> None:
+        if _progress(stats) >= _progress(self._latest_stats.get(worker)):
+            self._latest_stats[worker] = stats
+
+    def _results(self, records: list[dict[str, Any]]) -> Iterator[dict[str, MetricResult]]:
+        for rec in records:
+            yield {m: MetricResult.model_validate({"name": m, **rec[m]}) for m in self.names}
+
+    def judge_stats(self) -> dict[str, Any] | None:
+        """The workers' latest judge counters, summed."""
+        total: dict[str, Any] | None = None
+        for stats in self._latest_stats.values():
+            total = _merge_stats(total, stats)
+        return total
+
+
 def evaluate_ray(
     data: str | os.PathLike[str] | Iterable[Sample | InputError | dict[str, Any]],
     metrics: Sequence[str] | None = None,
@@ -338,7 +366,7 @@ class RayOptions:
                                       retry_exceptions=False), workers
 
 
-class RayExecutor:
+class RayExecutor(WorkerChunks):
     """Scores chunks on a pool of :class:`ScoringActor` s (one per worker, chunks handed round
     the pool); ``ahead`` keeps every actor busy with one chunk queued behind it."""
 
@@ -354,9 +382,8 @@ class RayExecutor:
                        for _ in range(self.workers)]
         self.ahead = self.workers * 2
         self._turn = 0
-        self._stats: dict[int, dict[str, Any] | None] = {}
         self._refs: dict[int, Any] = {}
-        self.names = metrics
+        super().__init__(metrics)
 
     def submit(self, samples: list[Sample], before_wait: Callable[[], None]) -> AsyncIterator[dict[str, MetricResult]]:
         """Send ``samples`` to the next actor; the iterator yields their results once it answers."""
@@ -370,19 +397,9 @@ class RayExecutor:
     async def _rows(self, k: int, ref: Any, before_wait: Callable[[], None]) -> AsyncIterator[dict[str, MetricResult]]:
         before_wait()
         records, stats = await ref
-        if _progress(stats) >= _progress(self._stats.get(k)):
-            # the actor's latest counters: its chunks run together and may finish out of order, so a
-            # snapshot taken while another chunk's calls were in flight (fewer finished) never wins
-            self._stats[k] = stats
-        for rec in records:
-            yield {m: MetricResult.model_validate({"name": m, **rec[m]}) for m in self.names}
-
-    def judge_stats(self) -> dict[str, Any] | None:
-        """The actors' latest counters, summed."""
-        total: dict[str, Any] | None = None
-        for stats in self._stats.values():
-            total = _merge_stats(total, stats)
-        return total
+        self._note_stats(k, stats)
+        for row in self._results(records):
+            yield row
 
     def cancel(self, scored: Any) -> None:
         """Cancel the chunk's actor task (a stopped run), without waiting for it."""
