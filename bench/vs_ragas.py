@@ -123,9 +123,9 @@ class CountingProxy:
         return {"chat_requests": 0, "other_requests": 0, "refused": 0, "statuses": Counter(), "abandoned": 0,
                 "upstream_errors": 0, "service_seconds": 0.0, "max_in_flight": 0}
 
-    def _record(self, chat: bool, status: int | None, seconds: float, abandoned: bool) -> None:
+    def _record(self, phase: str, chat: bool, status: int | None, seconds: float, abandoned: bool) -> None:
         with self._lock:
-            s = self.stats.setdefault(self.phase, self._empty())
+            s = self.stats.setdefault(phase, self._empty())
             s["chat_requests" if chat else "other_requests"] += 1
             if status is None:
                 s["upstream_errors"] += 1
@@ -150,7 +150,8 @@ class CountingProxy:
                 return web.Response(status=503, text=f"proxy: --max-judge-requests {self.max_forwarded} reached")
             self.forwarded += 1
             self._inflight += 1
-            s = self.stats.setdefault(self.phase, self._empty())
+            phase = self.phase  # a request counts in the phase it was sent in, however late it ends
+            s = self.stats.setdefault(phase, self._empty())
             s["max_in_flight"] = max(s["max_in_flight"], self._inflight) if chat else s["max_in_flight"]
         t0 = time.perf_counter()
         try:
@@ -159,16 +160,16 @@ class CountingProxy:
                 data, status = await resp.read(), resp.status
                 ctype = resp.headers.get("Content-Type", "application/json")
         except (TimeoutError, ClientError, OSError) as exc:
-            self._done(chat, None, t0, request)
+            self._done(phase, chat, None, t0, request)
             return web.Response(status=502, text=f"proxy: upstream failed: {type(exc).__name__}: {exc}")
-        self._done(chat, status, t0, request)
+        self._done(phase, chat, status, t0, request)
         return web.Response(status=status, body=data, headers={"Content-Type": ctype})
 
-    def _done(self, chat: bool, status: int | None, t0: float, request: Any) -> None:
+    def _done(self, phase: str, chat: bool, status: int | None, t0: float, request: Any) -> None:
         transport = request.transport
         with self._lock:
             self._inflight -= 1
-        self._record(chat, status, time.perf_counter() - t0, transport is None or transport.is_closing())
+        self._record(phase, chat, status, time.perf_counter() - t0, transport is None or transport.is_closing())
 
     def start(self) -> CountingProxy:
         """Bind a free port and serve in a background thread."""
