@@ -44,8 +44,8 @@ class IntervalProxy(CountingProxy):
         super().__init__(upstream)
         self.intervals: list[tuple[float, float, int | None, bool]] = []
 
-    def _done(self, chat: bool, status: int | None, t0: float, request: Any) -> None:
-        super()._done(chat, status, t0, request)
+    def _done(self, phase: str, chat: bool, status: int | None, t0: float, request: Any) -> None:
+        super()._done(phase, chat, status, t0, request)
         if chat:
             transport = request.transport
             with self._lock:
