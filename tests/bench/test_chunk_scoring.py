@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.bench.loader import load_bench
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "chunk_scoring.py"
 
 
 def _load():
-    spec = importlib.util.spec_from_file_location("chunk_scoring", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["chunk_scoring"] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_bench("chunk_scoring")
 
 
 def _rec(rid: str, weighted: list[float], hard: list[float], cp_score: float) -> dict:

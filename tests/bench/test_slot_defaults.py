@@ -3,12 +3,12 @@ rule-based fake judge with one slot on loopback (the proxy's request count must 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
 from pathlib import Path
 
+from tests.bench import loader
 from tests.judges.fake_server import FakeLLMServer
 from tests.metrics.generation.rules import judge_rule
 
@@ -16,11 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def load_bench():
-    sys.path.insert(0, str(ROOT / "bench"))
-    spec = importlib.util.spec_from_file_location("slot_defaults", ROOT / "bench" / "slot_defaults.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return loader.load_bench("slot_defaults")
 
 
 def test_busy_seconds_is_the_union_of_the_intervals():

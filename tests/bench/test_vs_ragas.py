@@ -3,10 +3,8 @@ bench end to end on loopback (ragmeter in this venv; RAGAS in its own venv where
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -14,21 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.bench.loader import load_bench
 from tests.judges.fake_server import FakeLLMServer, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
 RAGAS_PYTHON = os.environ.get("RAGMETER_RAGAS_PYTHON", "/work/judge/ragas-venv/bin/python")
 
 
-def load_bench():
-    spec = importlib.util.spec_from_file_location("vs_ragas", ROOT / "bench" / "vs_ragas.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["vs_ragas"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-vs = load_bench()
+vs = load_bench("vs_ragas")
 
 
 def post(url: str, body: bytes, timeout: float = 5.0) -> tuple[int, bytes]:
