@@ -82,3 +82,25 @@ def test_wide_tables_scroll_in_their_own_box_with_the_first_column_kept(browser:
         assert box["scrolled"] > 0 and abs(box["moved"]) < 1, box  # scrolled sideways, the first column stays
     finally:
         context.close()
+
+
+def test_the_report_of_an_evaluate_run_fits_a_phone(browser: Any, tmp_path: Path) -> None:
+    """A run written by ``ragmeter.evaluate(out_dir=...)`` carries what the hand-made runs above do
+    not: the run block's per-metric input fields, a nested list two levels deep."""
+    import ragmeter
+    from ragmeter.report import write_report
+
+    root = Path(__file__).resolve().parents[2]
+    ragmeter.evaluate(root / "examples" / "rag_samples.jsonl", ["recall@5", "mrr", "token_f1"],
+                      out_dir=tmp_path / "out")
+    html = write_report(tmp_path / "out", tmp_path / "report.html")
+    context = browser.new_context(viewport={"width": 390, "height": 900})
+    try:
+        page = context.new_page()
+        page.goto(Path(html).as_uri())
+        page.wait_for_selector("html[data-ready='1']", timeout=30_000)
+        got = page.evaluate(MEASURE)
+        assert got["scroll"] <= got["inner"], f"the page is {got['scroll']} px wide at 390 px"
+        assert got["smallest"][0] >= 11 - 1e-6, got["smallest"]
+    finally:
+        context.close()
