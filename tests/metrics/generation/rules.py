@@ -31,7 +31,9 @@ Deterministic rules (so tests can compute expected scores by hand):
 - RubricSteps (rubric_steps): two fixed steps, "Read the data." and "Check the criteria.".
 - RubricRating (rubric): rating given by "[rating N]" anywhere in the user message, else 0.
 - RubricVerdict (rubric, yes/no): "yes" when the user message contains "[yes]", else "no".
-- No schema (a one-word yes/no request, ``max_tokens`` 1): with a ``<passage>`` block (the chunk
+- No schema (a one-word yes/no request, ``max_tokens`` 1): with a ``<section>`` block
+  (passage_recall's per-section decision) "yes" when the section's text occurs in the
+  ``<returned>`` passage; with a ``<passage>`` block (the chunk
   metrics' default, one chunk a request) "yes" when the passage's "[rating N]" has N >= 5; with a
   ``<context>`` block (faithfulness(mode=direct)) "yes" when every sentence of the answer occurs in
   the context; otherwise (the default decisions of answer_relevancy and correctness) "yes" when
@@ -166,6 +168,9 @@ def _one_word(u: str) -> str:
     ctx = block(u, "context").lower()
     answer = block(u, "answer")
     passage = block(u, "passage")
+    section = block(u, "section")
+    if section:
+        return "yes" if section.strip() in block(u, "returned") else "no"
     if passage:
         return "yes" if (number(passage, "rating") or 0) >= 5 else "no"
     if ctx:

@@ -31,7 +31,8 @@ NAMES = ["faithfulness", "hallucination_rate", "faithfulness(steps=separate)", "
          "context_relevancy", "context_relevancy(scale=graded)", "context_relevancy(decision=reasoned)",
          "context_precision_llm",
          "correctness", "correctness(scale=graded)", "correctness(decision=reasoned)",
-         "answer_grade", "passage_recall", "passage_recall(scale=binary)"]
+         "answer_grade", "passage_recall", "passage_recall(scale=binary)",
+         "passage_recall(scale=binary,decision=reasoned)"]
 
 
 def reworded(src: Path, dst: Path) -> None:

@@ -335,7 +335,7 @@ def test_chunk_metrics_share_their_call_only_under_the_same_scoring(judge, fake_
     assert run.records[0]["metrics"][names[0]]["score"] == pytest.approx(0.5)
 
 
-# ---- passage_recall(scale=binary): one yes/no decision per section --------------------------------------
+# ---- passage_recall(scale=binary,decision=reasoned): one yes/no decision per section in one reply --------
 
 def test_passage_recall_binary_maps_each_sections_p_yes_onto_its_scale(judge, fake_llm):
     def sec(label: str, t: str, alts: dict[str, float], first: bool = False) -> list[tuple[str, dict[str, float]]]:
@@ -350,8 +350,9 @@ def test_passage_recall_binary_maps_each_sections_p_yes_onto_its_scale(judge, fa
         *sec("E2", "no", {"no": 0.5, "No": 0.25, "yes": 0.25}),
         ("]}", {})])))
     ref = "[ESSENTIAL PASSAGE] Paris is the capital. [ESSENTIAL PASSAGE] It is on the Seine. [BONUS PASSAGE] 2M people."
-    r = evaluate([smp(answer="Paris is the capital of France.", reference=ref)], ["passage_recall(scale=binary)"],
-                 judge=judge).records[0]["metrics"]["passage_recall(scale=binary)"]
+    r = evaluate([smp(answer="Paris is the capital of France.", reference=ref)],
+                 ["passage_recall(scale=binary,decision=reasoned)"], judge=judge)
+    r = r.records[0]["metrics"]["passage_recall(decision=reasoned,scale=binary)"]
     p_e1, p_e2, p_b1 = 0.80 / 0.98, 0.25 / 1.0, 0.2 / 0.8  # P(yes) / (P(yes) + P(no)), case-folded
     e1, e2, b1 = 1 + 4 * p_e1, 1 + 4 * p_e2, 5 * p_b1
     final = half_up(min(5.0, (e1 + e2) / 2 + b1 / (2 * 2 * 1)))
@@ -365,14 +366,14 @@ def test_passage_recall_binary_maps_each_sections_p_yes_onto_its_scale(judge, fa
     assert len(seen) == 1 and seen[0].body["top_logprobs"] == 10
 
 
-@pytest.mark.parametrize(("name", "logprobs"), [("passage_recall(scale=binary)", True),
-                                                ("passage_recall(scale=binary,scoring=hard)", False)])
+@pytest.mark.parametrize(("name", "logprobs"), [("passage_recall(scale=binary,decision=reasoned)", True),
+                                                ("passage_recall(scale=binary,decision=reasoned,scoring=hard)", False)])
 def test_passage_recall_binary_without_probabilities_uses_the_hard_decisions(judge, fake_llm, name, logprobs):
     seen = recording(fake_llm, judge_rule)  # the rule-based judge: contained iff the text occurs; no logprobs
     ref = ("[ESSENTIAL PASSAGE] Paris is the capital [ESSENTIAL PASSAGE] It has 20 districts "
            "[BONUS PASSAGE] On the Seine")
     s = smp(answer="Yes: Paris is the capital, on the Seine.", reference=ref)
-    r = evaluate([s], [name], judge=judge).records[0]["metrics"][name]
+    r = next(iter(evaluate([s], [name], judge=judge).records[0]["metrics"].values()))
     # E1 yes (5), E2 no (1), B1 yes (5): (5 + 1) / 2 + 5 / (2 * 2 * 1) = 4.25
     assert r["details"]["final"] == pytest.approx(4.25) and r["score"] == pytest.approx(0.85)
     assert r["details"]["scoring"] == "hard" and len(seen) == 1
@@ -383,7 +384,7 @@ def test_passage_recall_binary_without_probabilities_uses_the_hard_decisions(jud
 def test_passage_recall_binary_short_reply_is_an_error_not_a_score(judge, fake_llm):
     fake_llm.rule = answering("SectionVerdicts", {"sections": [{"section": "E1", "reasoning": "r", "contains": "yes"}]})
     ref = "[ESSENTIAL PASSAGE] Paris is the capital. [ESSENTIAL PASSAGE] It is on the Seine."
-    r = evaluate([smp(answer="Paris.", reference=ref)], ["passage_recall(scale=binary)"],
-                 judge=judge).records[0]["metrics"]["passage_recall(scale=binary)"]
+    r = evaluate([smp(answer="Paris.", reference=ref)], ["passage_recall(scale=binary,decision=reasoned)"],
+                 judge=judge).records[0]["metrics"]["passage_recall(decision=reasoned,scale=binary)"]
     assert r["score"] is None and r["error"]["type"] == "JudgeParseError"
     assert len(fake_llm.log) == 2  # the reply, then one repair request

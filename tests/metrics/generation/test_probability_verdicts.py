@@ -408,3 +408,46 @@ def test_binary_chunk_relevance_rates_10_p_yes_and_keeps_the_hard_decision():
     assert [c["relevant"] for c in r["details"]["chunks"]] == [True, False]
     assert cp["details"]["hard_ratings"] == [10.0, 0.0]  # the hard decisions, as judge-check's [hard] row reads
     assert r["score"] == pytest.approx((0.8 + 0.3 / 0.9) / 2)
+
+
+# ---- passage_recall(scale=binary): one one-word call per section ------------------------------------------
+
+def test_direct_passage_recall_is_one_word_per_section_on_the_section_scales():
+    # P(yes) by section text, written out here; the question and returned passage come before the section
+    p_of = {"Paris is the capital.": 0.9, "It is on the Seine.": 0.25, "It has 2M people.": 0.6}
+    answer = "Paris is the capital of France."
+
+    async def h(request):
+        assert request.max_tokens == 1 and request.top_logprobs == 10 and request.json_schema is None
+        text = request.messages[-1].content
+        [section] = [s for s in p_of if f"<section>\n{s}\n</section>" in text]  # one section per request
+        assert text.index("<question>") < text.index("<returned>") < text.index("<section>")
+        return _word(p_of[section])
+
+    judge, seen = judge_of(h)
+    ref = ("[ESSENTIAL PASSAGE] Paris is the capital. [ESSENTIAL PASSAGE] It is on the Seine. "
+           "[BONUS PASSAGE] It has 2M people.")
+    smp = Sample.model_validate({"id": "p", "query": "Tell me about Paris.", "answer": answer, "reference": ref})
+    r = evaluate([smp], ["passage_recall(scale=binary)"], judge=judge).records[0]["metrics"]
+    r = next(iter(r.values()))
+    # E1 = 1 + 4 * 0.9 = 4.6, E2 = 1 + 4 * 0.25 = 2.0, B1 = 5 * 0.6 = 3.0
+    # final = min(5, (4.6 + 2.0) / 2 + 3.0 / (2 * 2 * 1)) = 3.3 + 0.75 = 4.05
+    assert len(seen) == 3
+    assert r["details"]["final"] == pytest.approx(4.05) and r["score"] == pytest.approx(0.81)
+    # hard words: yes, no, yes -> E 5, 1; B 5 -> (5 + 1) / 2 + 5 / 4 = 4.25
+    assert r["details"]["hard_final"] == pytest.approx(4.25)
+    assert [s["p_yes"] for s in r["details"]["sections"]] == pytest.approx([0.9, 0.25, 0.6])
+    assert r["details"]["decision"] == "direct" and "E2" in r["reason"]
+
+
+def test_direct_passage_recall_plans_one_call_per_section():
+    from ragmeter.registry import get_evaluator
+
+    judge, _ = judge_of(lambda request: None)
+    ev = get_evaluator("passage_recall(scale=binary)", judge=judge)
+    ref = "[ESSENTIAL PASSAGE] A. [ESSENTIAL PASSAGE] B. [BONUS PASSAGE] C. [BONUS PASSAGE] D."
+    smp = Sample.model_validate({"id": "p", "query": "q", "answer": "A and B.", "reference": ref})
+    assert [s.calls for s in ev.planned_calls(smp)] == [4]
+    assert [s.calls for s in get_evaluator("passage_recall", judge=judge).planned_calls(smp)] == [1]
+    empty = Sample.model_validate({"id": "e", "query": "q", "answer": " ", "reference": ref})
+    assert ev.planned_calls(empty) == []  # an empty answer is scored without a call

@@ -24,14 +24,21 @@ alternatives, keeps its hard score. The hard scores stay in ``details.essential`
 ``details.scoring`` is "probability" (every section), "hard" (none; always without
 log-probabilities or with ``scoring=hard``) or "mixed".
 
-**Per-section decisions** (``scale=binary``): prompt ``passage_contains`` asks, per section, a
-short comparison and a yes/no "contains" decision (yes only when every fact of the section is
-stated); a section's score is then :math:`e_i = 1 + 4p_i` (ESSENTIAL) or :math:`b_j = 5p_j`
-(BONUS), with :math:`p` = P(yes) / (P(yes) + P(no)) of its verdict token where log-probabilities
-exist, else 1 for yes and 0 for no; the final is computed from these as above. ``details.sections``
-keeps each hard decision and its ``p_yes``. Measured with a 1.5B judge on the 24 labelled rows:
-AUROC 0.47, rho -0.12 (the judge said "yes" to 67 of 72 sections), against the graded default's
-0.61 / 0.28, so graded stays the default (bench/results/README.md).
+**Per-section decisions** (``scale=binary``): a yes/no decision per section, "does the returned
+passage state everything this section says?"; a section's score is then :math:`e_i = 1 + 4p_i`
+(ESSENTIAL) or :math:`b_j = 5p_j` (BONUS), with :math:`p` = P(yes) / (P(yes) + P(no)) of its
+verdict token where log-probabilities exist, else 1 for yes and 0 for no; the final is computed
+from these as above. ``details.sections`` keeps each hard decision and its ``p_yes``. Two forms:
+
+- ``decision=direct`` (the default with ``scale=binary``): one call **per section**, prompt
+  ``passage_section_direct``, answered with one word (:func:`._verdict.word_verdict`). The
+  question and the returned passage come first and the section last, so a sample's calls share
+  their prompt up to the section (a server that keeps the previous prompt's state reads the
+  shared part once).
+- ``decision=reasoned``: one call for all sections, prompt ``passage_contains``, a JSON reply with
+  a short comparison before each decision. Measured with a 1.5B judge on the 24 labelled rows:
+  AUROC 0.47, rho -0.12 (the judge said "yes" to 67 of 72 sections), against the graded default's
+  0.61 / 0.28 (bench/results/README.md).
 
 Edge cases: no ground-truth passage or no ESSENTIAL section -> undefined; empty answer -> every
 essential section 1, bonus 0 (no call); a section the judge did not score, or a score out of
@@ -40,6 +47,7 @@ range, is unreadable output (one repair, then a recorded JudgeParseError) — ne
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -48,10 +56,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field, create_model, model_validator
 
+from ...contract import PlannedStep
 from ...errors import JudgeParseError
 from ...registry import LabelCheck
 from ...types import MetricResult, Sample
-from ._base import SCALE, JudgedEvaluator, register_judged
+from ._base import DECISION, SCALE, JudgedEvaluator, check_decision, register_judged
 from ._prompting import numbered, reply_shape, template
 from ._schema import YesNo, scale, sized
 from ._verdict import (
@@ -62,6 +71,7 @@ from ._verdict import (
     field_ratings,
     reply_yes_shares,
     scoring_of,
+    word_verdict,
 )
 from .passage_recall_math import passage_recall_score
 
@@ -163,6 +173,23 @@ class SectionVerdicts(BaseModel):
 class PassageRecall(JudgedEvaluator):
     """See the module docstring."""
 
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        check_decision(self.name, self.params, self.params["scale"] == "binary")
+
+    def direct(self) -> bool:
+        """Whether each section is one call answered with one word (``scale=binary,decision=direct``)."""
+        return self.params["scale"] == "binary" and self.params["decision"] == "direct"
+
+    def planned_calls(self, sample: Sample) -> list[PlannedStep]:
+        """One call per section (``decision=direct``), else one; none without an answer or an
+        ESSENTIAL section."""
+        parts = split_sections(sample)
+        if parts is None or not (sample.answer or "").strip():
+            return []
+        key = (self.name, sample.id, sample.query, sample.answer, sample.reference)
+        return [PlannedStep(key, len(parts[0]) + len(parts[1]) if self.direct() else 1)]
+
     async def ascore(self, sample: Sample) -> MetricResult:
         """Score one sample."""
         parts = split_sections(sample)
@@ -177,6 +204,8 @@ class PassageRecall(JudgedEvaluator):
         kinds = ["ESSENTIAL"] * len(ess) + ["BONUS"] * len(bon)
         shown = numbered([f"[{lab}] {kind}: {text}" for lab, kind, text in zip(labels, kinds, ess + bon,
                                                                                  strict=True)])
+        if self.direct():
+            return await self._words(sample, ess + bon, labels, len(ess))
         if self.params["scale"] == "binary":
             return await self._binary(sample, shown, labels, len(ess))
         t = template("passage_recall")
@@ -207,9 +236,19 @@ class PassageRecall(JudgedEvaluator):
                            weighted_bonus=[w.mean if w else None for w in weighted[len(ess):]],
                            scoring=scoring_of([w is not None for w in weighted]), sections=sections)
 
+    async def _words(self, sample: Sample, texts: list[str], labels: list[str], n_ess: int) -> MetricResult:
+        """``scale=binary,decision=direct``: one one-word yes/no call per section, mapped onto the
+        section scales (ESSENTIAL ``1 + 4p``, BONUS ``5p``; ``p`` = P(yes) share, or the hard 1/0)."""
+        t = template("passage_section_direct")
+        verdicts = await asyncio.gather(*(
+            word_verdict(self.judge, t.messages(question=sample.query, returned=sample.answer, section=text),
+                         "passage_recall", t.cache_version, self.params["scoring"]) for text in texts))
+        hard = [d["verdict"] == "yes" for d in verdicts]
+        return self._decided(labels, n_ess, hard, [d["p_yes"] for d in verdicts], ["" for _ in labels], "direct")
+
     async def _binary(self, sample: Sample, shown: str, labels: list[str], n_ess: int) -> MetricResult:
-        """``scale=binary``: one yes/no "contains" decision per section, mapped onto the section
-        scales (ESSENTIAL ``1 + 4p``, BONUS ``5p``; ``p`` = P(yes) share, or the hard 1/0)."""
+        """``scale=binary,decision=reasoned``: one JSON reply with a yes/no "contains" decision per
+        section (each after a short comparison)."""
         t = template("passage_contains")
         shape = reply_shape("sections", [{"section": lab, "reasoning": "<short comparison>",
                                           "contains": "<yes or no>"} for lab in labels])
@@ -220,8 +259,14 @@ class PassageRecall(JudgedEvaluator):
         items = r.value.sections
         order = self._order(items, labels, r.raw)
         shares = reply_yes_shares(r, "contains", len(items), scoring)
-        hard = [items[i].contains for i in order]
-        p = [shares[i] for i in order]
+        return self._decided(labels, n_ess, [items[i].contains for i in order], [shares[i] for i in order],
+                             [items[i].reasoning for i in order], "reasoned")
+
+    def _decided(self, labels: list[str], n_ess: int, hard: list[bool], p: list[float | None],
+                 reasoning: list[str], decision: str) -> MetricResult:
+        """The result of one yes/no decision per section (in ``labels`` order): each mapped onto
+        its section's scale (ESSENTIAL ``1 + 4p``, BONUS ``5p``; ``p`` the P(yes) share, or the
+        hard 1/0), the final computed from them."""
         used = [q if q is not None else float(h) for h, q in zip(hard, p, strict=True)]
 
         def on_scale(values: list[float]) -> tuple[list[float], list[float]]:
@@ -230,13 +275,14 @@ class PassageRecall(JudgedEvaluator):
         e_scores, b_scores = on_scale([float(h) for h in hard])
         hard_final = passage_recall_score(e_scores, b_scores)
         final = passage_recall_score(*on_scale(used))
-        sections = [{"section": lab, "contains": h, "p_yes": q, "reasoning": items[i].reasoning}
-                    for lab, h, q, i in zip(labels, hard, p, order, strict=True)]
+        sections = [{"section": lab, "contains": h, "p_yes": q} | ({"reasoning": why} if why else {})
+                    for lab, h, q, why in zip(labels, hard, p, reasoning, strict=True)]
         missing = [lab for lab, h in zip(labels[:n_ess], hard[:n_ess], strict=True) if not h]
         why = f"ESSENTIAL not contained: {', '.join(missing)}" if missing else "every ESSENTIAL section contained"
         return self.result(final / 5, f"final {final}/5 ({why})", final=final, hard_final=hard_final,
                            essential=[int(x) for x in e_scores], bonus=[int(x) for x in b_scores],
-                           scoring=scoring_of([q is not None for q in p]), sections=sections, scale="binary")
+                           scoring=scoring_of([q is not None for q in p]), sections=sections, scale="binary",
+                           decision=decision)
 
     def _weighted(self, r: Any, order: list[int], n_essential: int) -> list[WeightedRating | None]:
         """Each label's probability-weighted score (ESSENTIAL on 1-5, BONUS on 0-5), None where hard."""
@@ -281,19 +327,19 @@ register_judged(
             "final (score = final / 5).",
     formula="final = min(5, sum(E)/|E| + sum(B)/(2|E||B|)), half-up to 2 decimals; score = final / 5; with "
             "log-probabilities each section score = sum_k k P(k) / sum_k P(k) over its score token's alternatives; "
-            "scale=binary: E_i = 1 + 4 p_i, B_j = 5 p_j, p = P(yes)/(P(yes)+P(no)) of the 'contains' verdict",
+            "scale=binary: E_i = 1 + 4 p_i, B_j = 5 p_j, p = P(yes)/(P(yes)+P(no)) of the section's yes/no verdict",
     edge_cases=("no [ESSENTIAL PASSAGE] section -> undefined", "B = 0 -> bonus term 0",
                 "empty answer -> essential 1, bonus 0, no call",
                 "a missing or out-of-range section score -> JudgeParseError (never guessed)",
                 "per section: " + HARD_FALLBACK,
-                "scale=binary: a section's P(yes) where its 'contains' token is located, else its hard verdict"),
+                "scale=binary: a section's P(yes) where its verdict token is located, else its hard verdict"),
     requires=("answer", "reference"),
-    calls="1",
+    calls="1 (scale=binary: 1 per section; scale=binary,decision=reasoned: 1)",
     undefined="undefined (None) when the ground truth has no ESSENTIAL section",
     params=(replace(SCALE, description="graded (default): the judge scores each section 1-5 (ESSENTIAL) or 0-5 "
                     "(BONUS); binary: a yes/no 'contains' decision per section, ESSENTIAL 1 + 4p, BONUS 5p "
-                    "(p = P(yes) share, or the hard 1/0)"), SCORING),
-    version="3",
+                    "(p = P(yes) share, or the hard 1/0)"), DECISION, SCORING),
+    version="4",
     check=LabelCheck(label="complete", data="passage_recall_validation.jsonl", default=True,
                      needs=("essential_covered", "bonus_covered"), hard=hard_recall, finals=human_finals),
 )
