@@ -94,8 +94,9 @@ class KernelEvaluator(Evaluator, Protocol):
 class PlannedStep:
     """Judge calls one step of scoring a sample will make. ``key`` names the step and its content
     the way the step is shared: two metrics that share a step on a sample (faithfulness and
-    hallucination_rate share the claim verdicts) plan it under the same key, so it is counted
-    once. ``exact`` is False when the count depends on the judge's replies (a second call made
+    hallucination_rate share the claim verdicts), or two samples with the same content, plan it
+    under the same key, so it is counted once; a step made for every sample however alike has
+    the sample's id in its key. ``exact`` is False when the count depends on the judge's replies (a second call made
     only when the first found claims): the count is then the most likely one."""
 
     key: Hashable

@@ -71,7 +71,10 @@ PLAN_KEYS = ("planned", "planned_rows", "planned_exact")
 @dataclass
 class CallPlan:
     """The judge calls a run plans (:class:`~ragmeter.contract.PlansCalls`), for the ``rows`` read so
-    far: per sample the union of its metrics' steps (a step two metrics share counts once), summed.
+    far: the union of the steps of the samples of each :meth:`add` (one chunk of the run; a step
+    two metrics share, or two samples with the same content, counts once, as the run's single-flight
+    memo makes it once on the chunk's event loop: :mod:`ragmeter.metrics.generation._memo`), summed
+    over the chunks. A step that is not shared across samples has the sample's id in its key.
     ``exact`` is False when a count depends on the judge's replies, or a judged metric plans no
     steps (it then counts none). Cached calls are counted: the plan is made without the cache."""
 
@@ -84,10 +87,9 @@ class CallPlan:
         planners = [ev for ev in evaluators if isinstance(ev, PlansCalls)]
         if any(ev.spec.needs_judge and not isinstance(ev, PlansCalls) for ev in evaluators):
             self.exact = False
-        for sample in samples:
-            steps = {s.key: s for ev in planners for s in ev.planned_calls(sample)}
-            self.calls += sum(s.calls for s in steps.values())
-            self.exact = self.exact and all(s.exact for s in steps.values())
+        steps = {s.key: s for sample in samples for ev in planners for s in ev.planned_calls(sample)}
+        self.calls += sum(s.calls for s in steps.values())
+        self.exact = self.exact and all(s.exact for s in steps.values())
         self.rows += len(samples)
 
     def as_stats(self) -> dict[str, Any]:

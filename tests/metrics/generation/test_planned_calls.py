@@ -80,3 +80,29 @@ def test_summary_keeps_no_plan(judge):
     run = evaluate(rows()[:1], ["faithfulness(mode=direct)"], judge=judge)
     assert judge.stats()["planned"] == 1
     assert not {"planned", "planned_rows", "planned_exact"} & set(run.run["judge"])
+
+
+def rows_with_copies() -> list[Sample]:
+    """:func:`rows` and a copy of rows 1 and 2 under other ids (the same query, answer and contexts)."""
+    base = rows()
+    return [*base, base[0].model_copy(update={"id": "1b"}), base[1].model_copy(update={"id": "2b"})]
+
+
+#: metrics -> planned calls for :func:`rows_with_copies`, by hand: a step shared through the run's
+#: memo (the direct verdict, the chunk decisions, the claims and their verdicts, the sentence
+#: checks) is made once for a row and its copy; the one-word answer_relevancy decision is not
+#: shared, so each copy has its own call
+COPY_CASES = {
+    ("faithfulness(mode=direct)",): 2,
+    ("faithfulness(mode=sentences)",): 3,  # rows 1 and 2: one, two check-worthy sentences
+    ("context_relevancy",): 9,
+    ("answer_relevancy",): 3 + 2,
+    ("faithfulness(mode=direct)", "answer_relevancy", "context_relevancy"): 2 + 5 + 9,
+}
+
+
+@pytest.mark.parametrize("metrics", list(COPY_CASES), ids=[", ".join(m) for m in COPY_CASES])
+def test_a_copied_row_plans_only_the_calls_it_makes(judge, fake_llm, metrics):
+    evaluate(rows_with_copies(), list(metrics), judge=judge)
+    stats = judge.stats()
+    assert stats["planned"] == COPY_CASES[metrics] == stats["calls"] == len(fake_llm.log)

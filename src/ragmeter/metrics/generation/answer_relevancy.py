@@ -180,7 +180,7 @@ class AnswerRelevancy(JudgedEvaluator):
         if not (sample.answer or "").strip():
             return []
         if self.params["method"] == "judge" or self.embedder is None:
-            return [PlannedStep(("answer_relevancy", self.name, sample.query, sample.answer))]
+            return [PlannedStep(("answer_relevancy", self.name, sample.id, sample.query, sample.answer))]
         if self.params["steps"] == "shared":
             return [decompose_step(sample, "shared")]
         return [PlannedStep(("generate_questions", sample.answer))]

@@ -155,7 +155,7 @@ def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
     scoring, content = ev.params["scoring"], (sample.query, sample.answer, tuple(sample.context_texts))
     if ev.params["mode"] == "sentences":
         claims = dict.fromkeys(s.text for s in split_claims(sample.answer or "") if s.checkworthy)
-        return [PlannedStep(("sentence", scoring, sample.query, c)) for c in claims]
+        return [PlannedStep(("sentence", scoring, sample.query, c, content[2])) for c in claims]
     if ev.params["mode"] in ("direct", "inline"):
         return [PlannedStep((ev.params["mode"], scoring, *content))]
     return [decompose_step(sample, ev.params["steps"]), PlannedStep(("verify_claims", scoring, *content), exact=False)]
