@@ -19,7 +19,8 @@ trec_eval's rules, as reproduced here (trec_eval 10.0, ``form_res_rels.c`` and `
 * **Duplicates**: a docid retrieved twice for one query (within the first ``max_ret``) or judged
   twice for one query is an error, as in trec_eval ("duplicate docs").
 
-Work per row is numpy only (plus one C-level ``map(hash, docids)``): query ids are mapped to
+Work per row is numpy only (plus one C-level ``map(hash, docids)`` unless the docids are an Arrow column,
+hashed from their bytes: :mod:`ragmeter.trec.ids`): query ids are mapped to
 integer codes, rows are ordered with one 2-d ``argsort`` over the (padded) score matrix, or a
 ``lexsort``, ties are fixed with a second small sort of the tied rows only, and run rows are joined
 to the judgements on 64-bit (query, docid-hash) keys with ``searchsorted``, every match confirmed
@@ -39,7 +40,8 @@ from numpy.typing import NDArray
 
 from ..errors import InputError, InvalidParameterError
 from ..metrics.retrieval import RelevanceBatch
-from .io import CategoricalIds, Qrels, Run
+from .ids import HashKind, hash_kind, id_hashes, take_ids
+from .io import Qrels, Run
 from .ranking import rank_rows
 
 Missing = Literal["zero", "skip", "error"]
@@ -96,11 +98,6 @@ class TrecBatch:
 def _lookup(table: dict[str, int], values: NDArray[Any]) -> NDArray[np.int64]:
     """``table[v]`` for every value, -1 when absent (a C-level loop over Python's dict)."""
     return np.fromiter(map(table.get, values, itertools.repeat(-1)), dtype=np.int64, count=len(values))
-
-
-def _hashes(values: NDArray[Any]) -> NDArray[np.uint64]:
-    """Python's hash of every id (cached inside each str object, so cheap to read again)."""
-    return np.fromiter(map(hash, values), dtype=np.int64, count=len(values)).view(np.uint64)
 
 
 def _pair_keys(q: NDArray[np.int64], h: NDArray[np.uint64], nq: int) -> NDArray[np.uint64]:
@@ -167,28 +164,28 @@ class _PreparedQrels:
     rels: NDArray[np.float64]  # grades aligned with keys
     key_query: NDArray[np.int64]  # query rank aligned with keys
     unique_keys: bool  # False only after a 64-bit collision between two judgements: join by dict then
+    key_filter: NDArray[np.bool_]  # see _key_filter
 
 
-def _prepare(qrels: Qrels, keys_needed: bool = True) -> _PreparedQrels:
-    """The judgements prepared for joining, computed once per :class:`Qrels` (kept with
-    :meth:`~ragmeter.trec.io.Qrels.derived`); without ``keys_needed`` (judgements read through the source
-    dicts) the pair keys are not computed."""
-    if keys_needed:
-        return qrels.derived("prepared", lambda: _prepare_now(qrels, keys_needed=True))
-    return qrels.derived("prepared_nokeys", lambda: _prepare_now(qrels, keys_needed=False))
+def _prepare(qrels: Qrels, kind: HashKind | None) -> _PreparedQrels:
+    """The judgements prepared for joining, computed once per :class:`Qrels` and hash function (kept with
+    :meth:`~ragmeter.trec.io.Qrels.derived`); pair keys hash the docids with ``kind`` (the run's
+    :func:`~ragmeter.trec.ids.hash_kind`), none are computed when ``kind`` is None (judgements read through
+    the source dicts)."""
+    return qrels.derived(f"prepared-{kind}", lambda: _prepare_now(qrels, kind))
 
 
-def _prepare_now(qrels: Qrels, keys_needed: bool) -> _PreparedQrels:
+def _prepare_now(qrels: Qrels, kind: HashKind | None) -> _PreparedQrels:
     nq = qrels.num_queries
     order = np.argsort(qrels.qids)
     rank_of_code = np.empty(nq, dtype=np.int64)
     rank_of_code[order] = np.arange(nq)
     rq = rank_of_code[qrels.qid_codes]
     qids = qrels.qids[order]
-    if not keys_needed:  # judgements joined through the source dicts: no keys (a dict has no duplicates)
+    if kind is None:  # judgements joined through the source dicts: no keys (a dict has no duplicates)
         return _PreparedQrels(qids, dict(zip(qids.tolist(), itertools.count())), np.zeros(0, np.uint64),
-                              qrels.docids, qrels.values, rq, unique_keys=True)
-    key = _pair_keys(rq, _hashes(qrels.docids), nq)
+                              qrels.docids, qrels.values, rq, unique_keys=True, key_filter=np.zeros(0, bool))
+    key = _pair_keys(rq, id_hashes(qrels.docids, kind), nq)
     o = np.argsort(key, kind="stable")
     keys = key[o]
     docids, rq = qrels.docids[o], rq[o]
@@ -202,7 +199,16 @@ def _prepare_now(qrels: Qrels, keys_needed: bool) -> _PreparedQrels:
             field="docid",
         )
     return _PreparedQrels(qids, dict(zip(qids.tolist(), itertools.count())), keys, docids,
-                          qrels.values[o], rq, unique_keys=not same.size)
+                          qrels.values[o], rq, unique_keys=not same.size, key_filter=_key_filter(keys))
+
+
+def _key_filter(keys: NDArray[np.uint64]) -> NDArray[np.bool_]:
+    """A bitmap over the low bits of the pair keys (hash bits), at least 8 slots per key: False at
+    ``key & (len - 1)`` proves a key absent, so only about one unjudged run row in 8 is searched for."""
+    size = 1 << min(26, max(16, (8 * len(keys)).bit_length()))
+    bits = np.zeros(size, dtype=bool)
+    bits[keys & np.uint64(size - 1)] = True
+    return bits
 
 
 def _join(pq: _PreparedQrels, q: NDArray[np.int64], keys: NDArray[np.uint64], docids: NDArray[Any],
@@ -213,12 +219,14 @@ def _join(pq: _PreparedQrels, q: NDArray[np.int64], keys: NDArray[np.uint64], do
                                                                 strict=True))}
         pairs = zip(q.tolist(), np.asarray(docids[rows]).tolist(), strict=True)
         return np.fromiter((table.get(p, -1) for p in pairs), dtype=np.int64, count=len(q))
-    pos = np.searchsorted(pq.keys, keys)
+    cand = np.flatnonzero(pq.key_filter[keys & np.uint64(len(pq.key_filter) - 1)])
+    pos = np.searchsorted(pq.keys, keys[cand])
     np.minimum(pos, len(pq.keys) - 1, out=pos)
-    hit = np.flatnonzero(pq.keys[pos] == keys)
-    ok = (pq.key_query[pos[hit]] == q[hit]) & (pq.docids[pos[hit]] == docids[rows[hit]])
+    same = pq.keys[pos] == keys[cand]
+    hit, pos = cand[same], pos[same]
+    ok = (pq.key_query[pos] == q[hit]) & (pq.docids[pos] == docids[rows[hit]])
     out = np.full(len(q), -1, dtype=np.int64)
-    out[hit[ok]] = pos[hit[ok]]
+    out[hit[ok]] = pos[ok]
     return out
 
 
@@ -278,9 +286,9 @@ class _Ranked:
 
 
 def _rank(run: Run, qmap: NDArray[np.int64], sources: tuple[Mapping[str, Any], Mapping[str, Any]] | None,
-          max_ret: int | None) -> _Ranked:
+          max_ret: int | None, kind: HashKind | None) -> _Ranked:
     """Rank the judged run rows (trec_eval's order), cut each ranking after ``max_ret``, and read every
-    position's grade through ``sources`` or hash its docid."""
+    position's grade through ``sources`` or (``sources`` None) hash its docid with ``kind``."""
     rq = qmap[run.qid_codes]
     docids = run.docids
     if (rq >= 0).all():
@@ -291,7 +299,7 @@ def _rank(run: Run, qmap: NDArray[np.int64], sources: tuple[Mapping[str, Any], M
     del rq
     if np.isnan(scores).any():
         raise InputError("run scores must be numbers, got NaN", field="score")
-    subset = docids if rows is None else (docids.take(rows) if isinstance(docids, CategoricalIds) else docids[rows])
+    subset = docids if rows is None else take_ids(docids, rows)
     # rank within each run query (rows stay grouped by run query code) in a worker thread: numpy's
     # sorts release the GIL, so it overlaps with hashing the docids (or reading grades), which holds it
     grades = hashes = None
@@ -300,11 +308,8 @@ def _rank(run: Run, qmap: NDArray[np.int64], sources: tuple[Mapping[str, Any], M
         if sources is not None:
             grades = _grades_from_dicts(*sources, len(run.values))
             grades = grades if rows is None else grades[rows]
-        # categorical ids: hash each distinct docid once, gather by code; else in input order
-        elif isinstance(subset, CategoricalIds):
-            hashes = _hashes(subset.categories)[subset.codes]
         else:
-            hashes = _hashes(subset)
+            hashes = id_hashes(subset, kind or "python")
         perm = ranking.result()
     del subset
     if len(codes) > 1 and not bool((codes[1:] >= codes[:-1]).all()):
@@ -368,10 +373,11 @@ def build_batch(qrels: Qrels, run: Run, *, rel_level: float = 1.0, max_ret: int 
     if len(qrels) == 0:
         raise InputError("the qrels hold no judgements; expected at least one 'qid 0 docid rel' line")
     via_dicts = sources is not None and qrels.plain and run.plain
-    pq = _prepare(qrels, keys_needed=not via_dicts)
+    kind = None if via_dicts else hash_kind(run.docids)
+    pq = _prepare(qrels, kind)
     qmap, order_q = _query_order(pq, run, missing)
     nb, n_present = len(order_q), int((qmap >= 0).sum())
-    ranked = _rank(run, qmap, sources if via_dicts else None, max_ret)
+    ranked = _rank(run, qmap, sources if via_dicts else None, max_ret, kind)
     seg_of_code = np.cumsum(qmap >= 0) - 1
     offsets = np.zeros(nb + 1, dtype=np.int64)
     np.cumsum(np.bincount(seg_of_code[ranked.codes], minlength=nb), out=offsets[1:])

@@ -14,7 +14,9 @@ Blank lines and lines starting with ``#`` are skipped, as trec_eval does. A bad 
 expected.
 
 :class:`Qrels` and :class:`Run` hold one row per line in four arrays: ``qid_codes`` (int64 index
-into ``qids``, the distinct query ids in first-seen order), ``docids`` (object array of str) and
+into ``qids``, the distinct query ids in first-seen order), ``docids`` (object array of str; a run
+read by Arrow's CSV reader keeps them as an :class:`~ragmeter.trec.ids.ArrowIds` column, a categorical
+column as :class:`~ragmeter.trec.ids.CategoricalIds`, both indexed like the array) and
 ``rels`` / ``scores`` (float64). They are built from files, from the dict-of-dicts form
 (``{qid: {docid: value}}``), from pandas DataFrames or pyarrow Tables with columns ``qid``,
 ``docid`` and ``rel`` / ``score``; and written back to any of those forms.
@@ -39,6 +41,7 @@ from numpy.typing import NDArray
 
 from ..errors import EmptyInputError, InputError, InvalidParameterError
 from ..types import finite_number
+from .ids import ArrowIds, CategoricalIds
 from .ranking import rank_rows
 
 T = TypeVar("T")
@@ -102,34 +105,6 @@ def _fmt_number(v: float) -> str:
     return str(int(v)) if float(v).is_integer() and abs(v) < 2**53 else repr(float(v))
 
 
-class CategoricalIds:
-    """A dictionary-encoded id column: ``codes`` (int) into ``categories`` (object array of str).
-
-    Indexes like an object array (``ids[rows]`` gives the strings) without holding one string
-    reference per row; the engine hashes the categories once and gathers by code, so a categorical
-    docid column (pandas ``category``, Arrow ``dictionary``) costs no per-row string work.
-    """
-
-    __slots__ = ("categories", "codes")
-
-    def __init__(self, codes: NDArray[np.integer], categories: NDArray[Any]) -> None:
-        self.codes = np.asarray(codes)
-        self.categories = np.asarray(categories, dtype=object)
-
-    def __len__(self) -> int:
-        return len(self.codes)
-
-    def __getitem__(self, idx: Any) -> Any:
-        return self.categories[self.codes[idx]]
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> NDArray[Any]:
-        return self.categories[self.codes]
-
-    def take(self, rows: NDArray[np.integer]) -> CategoricalIds:
-        """The ids of ``rows``, still encoded."""
-        return CategoricalIds(self.codes[rows], self.categories)
-
-
 class _Table:
     """Shared columnar storage of :class:`Qrels` and :class:`Run` (see the module docstring)."""
 
@@ -140,7 +115,7 @@ class _Table:
                  values: NDArray[np.float64]) -> None:
         self.qid_codes = np.asarray(qid_codes, dtype=np.int64)
         self.qids = np.asarray(qids, dtype=object)
-        self.docids = docids if isinstance(docids, CategoricalIds) else np.asarray(docids, dtype=object)
+        self.docids = docids if isinstance(docids, CategoricalIds | ArrowIds) else np.asarray(docids, dtype=object)
         self.values = np.asarray(values, dtype=np.float64)
         if not (len(self.qid_codes) == len(self.docids) == len(self.values)):
             raise InvalidParameterError(
@@ -307,7 +282,7 @@ def _arrow_to_numpy(col: Any) -> Any:
 # ---- file parsing ---------------------------------------------------------------------------------
 def _fast_parse(data: bytes, names: tuple[str, ...], value: str) -> dict[str, Any] | None:
     """Parse with Arrow's CSV reader (one space between fields): ``{"qid": codes, "qids": distinct ids,
-    "docid": object array, value: float64 array, "tag": last tag}``; None when the file needs the careful
+    "docid": ArrowIds, value: float64 array, "tag": last tag}``; None when the file needs the careful
     line-by-line parser (comments, quotes, carriage returns, tabs or repeated spaces, a missing or extra
     field, a value that is not a number, bytes that are not UTF-8), which then reports the first bad line.
 
@@ -336,7 +311,7 @@ def _fast_parse(data: bytes, names: tuple[str, ...], value: str) -> dict[str, An
     encoded = table.column("qid").combine_chunks().dictionary_encode()
     codes = encoded.indices.to_numpy().astype(np.int64)
     qids = np.asarray(encoded.dictionary.to_pylist(), dtype=object)
-    docids = table.column("docid").to_numpy(zero_copy_only=False)
+    docids = ArrowIds(table.column("docid"))
     tag = table.column("tag")[-1].as_py() if "tag" in names and len(table) else None
     return {"qid": codes, "qids": qids, "docid": docids, value: values, "tag": tag}
 
@@ -425,7 +400,7 @@ class Qrels(_Table):
     def from_file(cls, path: PathLike) -> Qrels:
         """Read a TREC qrels file (``qid iter docid rel``; ``.gz`` allowed)."""
         codes, qids, docids, rels, _ = _parse_file(path, QRELS_FIELDS, "rel", exact=True)
-        return cls(codes, qids, docids, rels)
+        return cls(codes, qids, np.asarray(docids, dtype=object), rels)
 
     @classmethod
     def from_dict(cls, qrels: Mapping[Any, Mapping[Any, Any]]) -> Qrels:
