@@ -289,14 +289,13 @@ def _rank(run: Run, qmap: NDArray[np.int64], sources: tuple[Mapping[str, Any], M
           max_ret: int | None, kind: HashKind | None) -> _Ranked:
     """Rank the judged run rows (trec_eval's order), cut each ranking after ``max_ret``, and read every
     position's grade through ``sources`` or (``sources`` None) hash its docid with ``kind``."""
-    rq = qmap[run.qid_codes]
+    judged = qmap >= 0
     docids = run.docids
-    if (rq >= 0).all():
+    if judged.all():
         codes, scores, rows = run.qid_codes, run.values, None
     else:
-        rows = np.flatnonzero(rq >= 0)
+        rows = np.flatnonzero(judged[run.qid_codes])
         codes, scores = run.qid_codes[rows], run.values[rows]
-    del rq
     if np.isnan(scores).any():
         raise InputError("run scores must be numbers, got NaN", field="score")
     subset = docids if rows is None else take_ids(docids, rows)
@@ -324,12 +323,13 @@ def _rank(run: Run, qmap: NDArray[np.int64], sources: tuple[Mapping[str, Any], M
     return _Ranked(codes, src, None if grades is None else grades[perm], None if hashes is None else hashes[perm])
 
 
-def _position_grades(pq: _PreparedQrels, run: Run, ranked: _Ranked, q: NDArray[np.int64]) -> NDArray[np.float64]:
-    """The qrels grade of every ranked position (NaN: not in the qrels); ``q`` is each position's qrels
-    query rank. Joins on (query, docid-hash) keys unless the grades were read through the source dicts."""
+def _position_grades(pq: _PreparedQrels, run: Run, ranked: _Ranked, qmap: NDArray[np.int64]) -> NDArray[np.float64]:
+    """The qrels grade of every ranked position (NaN: not in the qrels); ``qmap`` maps run query codes to
+    qrels query ranks. Joins on (query, docid-hash) keys unless the grades were read through the source dicts."""
     if ranked.grades is not None:
         return ranked.grades
     assert ranked.hashes is not None
+    q = qmap[ranked.codes]
     keys = _pair_keys(q, ranked.hashes, len(pq.qids))
     ranked.hashes = None  # overwritten by the keys
     if not run.unique:
@@ -378,10 +378,11 @@ def build_batch(qrels: Qrels, run: Run, *, rel_level: float = 1.0, max_ret: int 
     qmap, order_q = _query_order(pq, run, missing)
     nb, n_present = len(order_q), int((qmap >= 0).sum())
     ranked = _rank(run, qmap, sources if via_dicts else None, max_ret, kind)
-    seg_of_code = np.cumsum(qmap >= 0) - 1
+    # query i of the batch (i < n_present) is the i-th judged run query code: count positions per code
     offsets = np.zeros(nb + 1, dtype=np.int64)
-    np.cumsum(np.bincount(seg_of_code[ranked.codes], minlength=nb), out=offsets[1:])
-    grades = _position_grades(pq, run, ranked, qmap[ranked.codes])
+    np.cumsum(np.bincount(ranked.codes, minlength=len(qmap))[qmap >= 0], out=offsets[1:n_present + 1])
+    offsets[n_present + 1:] = offsets[n_present]
+    grades = _position_grades(pq, run, ranked, qmap)
     del ranked
     if judged_only:
         grades = _keep_judged(offsets, grades)
