@@ -70,6 +70,27 @@ def test_spaces_tabs_and_trailing_blanks_read_as_the_line_parser_does(tmp_path):
     assert a.to_dict() == b.to_dict() == {"1": {"d1": 0.5, "d2": 0.25}, "2": {"d1": 3.0}}
 
 
+@pytest.mark.parametrize("space", ["\t", "\x0b", "\x0c", "\x1c", "\x1f", "\u00a0", "\u2003", "\u3000", "\x85"])
+def test_any_whitespace_inside_a_field_splits_it_as_the_line_parser_does(tmp_path, space):
+    # one space-separated field holding another whitespace character: Arrow alone would keep it whole
+    run = tmp_path / "run"
+    run.write_text(f"1 Q0 d1 1 0.5 tagA{space}extra\n1 Q0 d2 2 0.25 tagB{space}extra\n", encoding="utf-8")
+    assert Run.from_file(run).name == "tagB"
+    qrels = tmp_path / "qrels"
+    qrels.write_text(f"1 0 d1 1\n1 0 d2{space}x 1\n", encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        Qrels.from_file(qrels)
+    assert (err.value.path, err.value.line, err.value.field) == (str(qrels), 2, None)
+    assert "expected 4 whitespace-separated fields (qid iter docid rel), got 5" in str(err.value)
+
+
+def test_non_ascii_ids_without_unicode_spaces_read_as_the_line_parser_does(tmp_path):
+    path = tmp_path / "run"
+    path.write_text("q\u00e9 Q0 d\u4e2d 1 1e-3 t\u00e9\nq\u00e9 Q0 d\U0001f600 2 -2.5E+2 t\u00e9\n", encoding="utf-8")
+    run = Run.from_file(path)
+    assert run.to_dict() == {"q\u00e9": {"d\u4e2d": 1e-3, "d\U0001f600": -250.0}} and run.name == "t\u00e9"
+
+
 def test_scores_are_read_exactly_as_python_reads_them(tmp_path):
     texts = ["0.1", "1e-300", "2.2250738585072011e-308", "123456789012345678901234567890", "0.30000000000000004",
              "-7.25e+02", "1.0000000000000002", "9007199254740993"]
@@ -186,3 +207,14 @@ def test_a_run_file_score_beyond_a_float_is_refused_naming_the_line(tmp_path):
 def test_non_string_ids_are_converted():
     run = Run.from_dict({1: {2: 0.5}})
     assert run.qids.tolist() == ["1"] and run.docids.tolist() == ["2"]
+
+
+def test_comments_quotes_and_carriage_returns_read_as_the_line_parser_does(tmp_path):
+    path = tmp_path / "qrels"
+    # a comment line with as many words as a judgement, '#' and '"' inside ids, a lone carriage return
+    path.write_text('#q 0 d 1\n1 0 d#1 1\n1 0 "d2" 0\n', encoding="utf-8")
+    assert Qrels.from_file(path).to_dict() == {"1": {"d#1": 1, '"d2"': 0}}
+    path.write_bytes(b"1 0 d1 1\r1 0 d2 1\n")
+    with pytest.raises(InputError) as err:
+        Qrels.from_file(path)
+    assert err.value.line == 1 and "got 8" in str(err.value)

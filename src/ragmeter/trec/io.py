@@ -26,7 +26,9 @@ from __future__ import annotations
 
 import gzip
 import math
+import mmap
 import os
+import re
 from collections.abc import Callable, Mapping
 from itertools import chain
 from pathlib import Path
@@ -53,12 +55,17 @@ DEFAULT_RUN_NAME = "ragmeter"
 
 
 # ---- helpers -------------------------------------------------------------------------------------
-def _read_bytes(path: PathLike) -> bytes:
+def _read_bytes(path: PathLike) -> bytes | mmap.mmap:
+    """The file's bytes, decompressed when gzipped; a plain file is mapped read-only, not copied."""
     p = Path(path)
     if not p.exists():
         raise InputError(f"no such file; check the path (got {str(p)!r})", path=str(p))
+    with open(p, "rb") as fh:
+        gzipped = p.suffix == ".gz" or fh.read(2) == b"\x1f\x8b"
+        if not gzipped and os.fstat(fh.fileno()).st_size:
+            return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
     data = p.read_bytes()
-    if p.suffix == ".gz" or data[:2] == b"\x1f\x8b":
+    if gzipped:
         try:
             data = gzip.decompress(data)
         except (OSError, EOFError) as exc:
@@ -280,14 +287,38 @@ def _arrow_to_numpy(col: Any) -> Any:
 
 
 # ---- file parsing ---------------------------------------------------------------------------------
-def _fast_parse(data: bytes, names: tuple[str, ...], value: str) -> dict[str, Any] | None:
+#: UTF-8 of the non-ASCII characters ``str.split()`` splits on (U+0085, U+00A0, U+1680, U+2000-U+200A,
+#: U+2028, U+2029, U+202F, U+205F, U+3000)
+_UNICODE_SPACE = re.compile(rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80")
+
+
+def _split_like_str_split(column: pa.ChunkedArray) -> bool:
+    """Whether every field of a string column Arrow split at single spaces is one ``str.split()`` field too:
+    not empty, and no byte of it whitespace or control (tab, vertical tab, form feed, U+001C-U+001F...) or
+    a Unicode space. Reads the column's data buffers, about half the file, not one string per row."""
+    if pc.min(pc.binary_length(column)).as_py() == 0:
+        return False
+    for chunk in column.chunks:
+        if not len(chunk):
+            continue
+        offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset:chunk.offset + len(chunk) + 1]
+        text = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)[int(offsets[0]):int(offsets[-1])]
+        if len(text) and (int(text.min()) <= 0x20 or (int(text.max()) >= 0x80 and _UNICODE_SPACE.search(text))):
+            return False
+    return True
+
+
+def _fast_parse(data: bytes | mmap.mmap, names: tuple[str, ...], value: str) -> dict[str, Any] | None:
     """Parse with Arrow's CSV reader (one space between fields): ``{"qid": codes, "qids": distinct ids,
     "docid": ArrowIds, value: float64 array, "tag": last tag}``; None when the file needs the careful
-    line-by-line parser (comments, quotes, carriage returns, tabs or repeated spaces, a missing or extra
-    field, a value that is not a number, bytes that are not UTF-8), which then reports the first bad line.
+    line-by-line parser (comments, carriage returns, any whitespace but single spaces between fields, a
+    missing or extra field, a value that is not a number, bytes that are not UTF-8), which then reports
+    the first bad line.
 
-    Every field is read and none may be empty, so a repeated space can never shift a line's fields."""
-    if not data or b"#" in data or b'"' in data or b"\r" in data:
+    Every field is read and none may be empty or hold another whitespace character, so the fields are
+    those ``str.split()`` finds (a repeated space can never shift a line's fields). Arrow's number reader
+    trims spaces and tabs around a value: they separate fields for ``str.split()`` as well."""
+    if not len(data) or data.find(b"\r") != -1:  # Arrow ends a line at a lone carriage return, str.split does not
         return None
     try:
         table = pa_csv.read_csv(
@@ -301,18 +332,20 @@ def _fast_parse(data: bytes, names: tuple[str, ...], value: str) -> dict[str, An
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
-    for n in names:
-        col = table.column(n)
-        if col.null_count or (n != value and len(col) and pc.min(pc.binary_length(col)).as_py() == 0):
-            return None
+    if not len(table) or table.column(value).null_count:
+        return None
+    if not all(_split_like_str_split(table.column(n)) for n in names if n != value):
+        return None
     values = table.column(value).to_numpy()
     if np.isnan(values).any():
         return None
     encoded = table.column("qid").combine_chunks().dictionary_encode()
-    codes = encoded.indices.to_numpy().astype(np.int64)
     qids = np.asarray(encoded.dictionary.to_pylist(), dtype=object)
+    if any(q.startswith("#") for q in qids.tolist()):  # a comment line with as many words as a line has fields
+        return None
+    codes = encoded.indices.to_numpy().astype(np.int64)
     docids = ArrowIds(table.column("docid"))
-    tag = table.column("tag")[-1].as_py() if "tag" in names and len(table) else None
+    tag = table.column("tag")[-1].as_py() if "tag" in names else None
     return {"qid": codes, "qids": qids, "docid": docids, value: values, "tag": tag}
 
 
@@ -357,7 +390,7 @@ def _slow_parse(data: bytes, path: str, names: tuple[str, ...], value_field: str
 
 
 def _parse_file(path: PathLike, names: tuple[str, ...], value: str, exact: bool
-                ) -> tuple[NDArray[np.int64], NDArray[Any], NDArray[Any], NDArray[np.float64], str | None]:
+                ) -> tuple[NDArray[np.int64], NDArray[Any], Any, NDArray[np.float64], str | None]:
     data = _read_bytes(path)
     fast = _fast_parse(data, names, value)
     if fast is not None and not np.isfinite(fast[value]).all():
@@ -366,6 +399,7 @@ def _parse_file(path: PathLike, names: tuple[str, ...], value: str, exact: bool
     if fast is not None:
         codes, uniques, dcol, vcol, tag = fast["qid"], fast["qids"], fast["docid"], fast[value], fast["tag"]
     else:
+        data = data if isinstance(data, bytes) else data[:]
         try:
             data.decode("utf-8")
         except UnicodeDecodeError as exc:
