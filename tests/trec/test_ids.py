@@ -11,7 +11,7 @@ import pytest
 
 from ragmeter.errors import InputError
 from ragmeter.trec import Run, trec_evaluate
-from ragmeter.trec.ids import ArrowIds, CategoricalIds, id_hashes, utf8_hashes
+from ragmeter.trec.ids import ArrowIds, CategoricalIds, MappingIds, id_hashes, utf8_hashes
 
 MEASURES = ["map", "P_5", "ndcg_cut_3", "recip_rank", "num_rel_ret", "bpref", "num_ret", "num_q"]
 
@@ -99,3 +99,21 @@ def test_a_duplicate_docid_in_a_run_file_is_the_same_error(tmp_path):
     with pytest.raises(InputError, match="query 'q1': docid 'a' appears twice in the run"):
         trec_evaluate(QRELS, str(path), ["map"])
     assert trec_evaluate(QRELS, str(path), ["num_ret"], max_ret=2)["num_ret"] == 2
+
+
+def test_a_run_dict_keeps_its_docids_unmade_until_asked():
+    run = Run.from_dict({"q1": {"d2": 0.5, "d1": 0.5}, "q2": {7: 1.0}})
+    assert isinstance(run.docids, MappingIds) and run.plain
+    taken = run.docids.take(np.array([2, 0]))
+    assert taken.tolist() == ["7", "d2"] and taken[1] == "d2"  # made (7 as "7") on first use
+    assert run.docids[np.array([1])].tolist() == ["d1"] and np.asarray(run.docids).tolist() == ["d2", "d1", "7"]
+
+
+def test_a_docid_that_is_not_a_str_is_judged_as_its_str():
+    qrels = {"q1": {"1": 1, "b": 1}, "q2": {"x": 1}}
+    as_str = {"q1": {"1": 0.9, "b": 0.1, "c": 0.5}, "q2": {"x": 1.0}}
+    mixed = {"q1": {1: 0.9, "b": 0.1, "c": 0.5}, "q2": {"x": 1.0}}
+    expected = trec_evaluate(qrels, as_str, MEASURES, per_query=True)
+    assert trec_evaluate(qrels, mixed, MEASURES, per_query=True) == expected
+    # a query the qrels do not judge may hold any docid: it is left out before any docid is read
+    assert trec_evaluate(qrels, {**as_str, "q9": {3: 1.0}}, MEASURES, per_query=True) == expected

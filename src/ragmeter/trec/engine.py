@@ -141,17 +141,24 @@ def _check_duplicates(q: NDArray[np.int64], docids: NDArray[Any], rows: NDArray[
         seen.add(pair)
 
 
-def _grades_from_dicts(qrels: Mapping[str, Any], run: Mapping[str, Any], n: int) -> NDArray[np.float64]:
-    """The grade of every run row in dict order (NaN when unjudged): per query, ``map(qd.get, docids)``."""
+def _grades_from_dicts(qrels: Mapping[str, Any], run: Mapping[str, Any], n: int) -> NDArray[np.float64] | None:
+    """The grade of every run row in dict order (NaN when unjudged): per query, ``map(qd.get, docids)``;
+    None when a docid of a judged query is not a str (its ``str()`` is what the qrels would match)."""
     nan = float("nan")
 
     def per_query() -> Any:
         for q, docs in run.items():
             judged = qrels.get(q)
-            yield itertools.repeat(nan, len(docs)) if judged is None else map(judged.get, docs,
-                                                                             itertools.repeat(nan))
+            if judged is None:
+                yield itertools.repeat(nan, len(docs))
+            else:
+                "".join(docs)  # a TypeError unless every docid is a str (cheap: the strings are read next)
+                yield map(judged.get, docs, itertools.repeat(nan))
 
-    return np.fromiter(itertools.chain.from_iterable(per_query()), dtype=np.float64, count=n)
+    try:
+        return np.fromiter(itertools.chain.from_iterable(per_query()), dtype=np.float64, count=n)
+    except TypeError:
+        return None
 
 
 # ---- qrels preparation (cached on the Qrels object) ---------------------------------------------
@@ -288,7 +295,8 @@ class _Ranked:
 def _rank(run: Run, qmap: NDArray[np.int64], sources: tuple[Mapping[str, Any], Mapping[str, Any]] | None,
           max_ret: int | None, kind: HashKind | None) -> _Ranked:
     """Rank the judged run rows (trec_eval's order), cut each ranking after ``max_ret``, and read every
-    position's grade through ``sources`` or (``sources`` None) hash its docid with ``kind``."""
+    position's grade through ``sources`` or (``sources`` None, or a docid in them not a str) hash its docid
+    with ``kind``."""
     judged = qmap >= 0
     docids = run.docids
     if judged.all():
@@ -306,9 +314,10 @@ def _rank(run: Run, qmap: NDArray[np.int64], sources: tuple[Mapping[str, Any], M
         ranking = pool.submit(rank_rows, codes, scores, subset)
         if sources is not None:
             grades = _grades_from_dicts(*sources, len(run.values))
-            grades = grades if rows is None else grades[rows]
-        else:
+        if grades is None:  # not read through the dicts, or a docid that is not a str: hashed for the key join
             hashes = id_hashes(subset, kind or "python")
+        elif rows is not None:
+            grades = grades[rows]
         perm = ranking.result()
     del subset
     if len(codes) > 1 and not bool((codes[1:] >= codes[:-1]).all()):
@@ -378,6 +387,8 @@ def build_batch(qrels: Qrels, run: Run, *, rel_level: float = 1.0, max_ret: int 
     qmap, order_q = _query_order(pq, run, missing)
     nb, n_present = len(order_q), int((qmap >= 0).sum())
     ranked = _rank(run, qmap, sources if via_dicts else None, max_ret, kind)
+    if ranked.grades is None and kind is None:  # a run docid that is not a str: the key join after all
+        pq = _prepare(qrels, "python")
     # query i of the batch (i < n_present) is the i-th judged run query code: count positions per code
     offsets = np.zeros(nb + 1, dtype=np.int64)
     np.cumsum(np.bincount(ranked.codes, minlength=len(qmap))[qmap >= 0], out=offsets[1:n_present + 1])

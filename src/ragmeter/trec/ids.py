@@ -5,7 +5,8 @@ A :class:`~ragmeter.trec.io.Run` (or :class:`~ragmeter.trec.io.Qrels`) holds its
 * an object array of ``str`` (dicts, pandas object columns, the line-by-line file reader);
 * :class:`CategoricalIds` -- codes into distinct categories (pandas ``category``, Arrow ``dictionary``);
 * :class:`ArrowIds` -- an Arrow string column (TREC files read by Arrow's CSV reader): a string object is
-  made only for the rows asked for (tied scores, a duplicate, a join to confirm).
+  made only for the rows asked for (tied scores, a duplicate, a join to confirm);
+* :class:`MappingIds` -- the keys of a run's ``{qid: {docid: score}}`` dict, made into an array on first use.
 
 The engine keys rows by a 64-bit hash of their docid. :func:`id_hashes` computes it with one of two
 functions: ``"python"``, Python's ``hash`` (cached inside each ``str``, so free to read again), or
@@ -16,6 +17,9 @@ only proposes a match: every match is confirmed on the strings, so the function 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+from copy import copy as shallow_copy
+from itertools import chain
 from typing import Any, Literal
 
 import numpy as np
@@ -99,9 +103,51 @@ class ArrowIds:
         return self.column.to_pylist()  # type: ignore[no-any-return]
 
 
+class MappingIds:
+    """The docids of a ``{qid: {docid: value}}`` dict, in its order, made into an object array of str (by
+    ``make``, from the raw keys) on first use only: a run given as dicts is judged through the dicts, so
+    only tied scores, or a run joined on keys, make them.
+
+    Indexes like an object array; :meth:`take` shares the one array the column makes.
+    """
+
+    __slots__ = ("_inner", "_made", "_make", "_rows", "_total")
+
+    def __init__(self, inner: Sequence[Mapping[Any, Any]], total: int,
+                 make: Callable[[NDArray[Any]], NDArray[Any]]) -> None:
+        self._inner, self._total, self._make = inner, total, make
+        self._made: list[NDArray[Any]] = []  # shared with the columns take() returns
+        self._rows: NDArray[np.integer] | None = None
+
+    def _strings(self) -> NDArray[Any]:
+        if not self._made:
+            self._made.append(self._make(np.fromiter(chain.from_iterable(self._inner), dtype=object,
+                                                     count=self._total)))
+        return self._made[0]
+
+    def __len__(self) -> int:
+        return self._total if self._rows is None else len(self._rows)
+
+    def __getitem__(self, idx: Any) -> Any:
+        return self._strings()[idx if self._rows is None else self._rows[idx]]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> NDArray[Any]:
+        return self._strings() if self._rows is None else self._strings()[self._rows]
+
+    def take(self, rows: NDArray[np.integer]) -> MappingIds:
+        """The ids of ``rows``, still unmade."""
+        taken = shallow_copy(self)
+        taken._rows = rows if self._rows is None else self._rows[rows]
+        return taken
+
+    def tolist(self) -> list[str]:
+        """Every id, as a list of str."""
+        return np.asarray(self).tolist()  # type: ignore[no-any-return]
+
+
 def take_ids(ids: Any, rows: NDArray[np.integer]) -> Any:
     """The ids of ``rows``, in the same kind of column as ``ids``."""
-    return ids.take(rows) if isinstance(ids, CategoricalIds | ArrowIds) else ids[rows]
+    return ids.take(rows) if isinstance(ids, CategoricalIds | ArrowIds | MappingIds) else ids[rows]
 
 
 def hash_kind(ids: Any) -> HashKind:

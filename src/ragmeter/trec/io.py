@@ -43,7 +43,7 @@ from numpy.typing import NDArray
 
 from ..errors import EmptyInputError, InputError, InvalidParameterError
 from ..types import finite_number
-from .ids import ArrowIds, CategoricalIds
+from .ids import ArrowIds, CategoricalIds, MappingIds
 from .ranking import rank_rows
 
 T = TypeVar("T")
@@ -116,13 +116,15 @@ class _Table:
     """Shared columnar storage of :class:`Qrels` and :class:`Run` (see the module docstring)."""
 
     _value_name = "value"
+    _docids_read_through_dicts = False  # built from a dict: docids kept as MappingIds, checked when read
     __slots__ = ("_index", "_plain", "docids", "qid_codes", "qids", "values")
 
     def __init__(self, qid_codes: NDArray[np.int64], qids: NDArray[Any], docids: NDArray[Any],
                  values: NDArray[np.float64]) -> None:
         self.qid_codes = np.asarray(qid_codes, dtype=np.int64)
         self.qids = np.asarray(qids, dtype=object)
-        self.docids = docids if isinstance(docids, CategoricalIds | ArrowIds) else np.asarray(docids, dtype=object)
+        self.docids = docids if isinstance(docids, CategoricalIds | ArrowIds | MappingIds) else np.asarray(
+            docids, dtype=object)
         self.values = np.asarray(values, dtype=np.float64)
         if not (len(self.qid_codes) == len(self.docids) == len(self.values)):
             raise InvalidParameterError(
@@ -138,7 +140,9 @@ class _Table:
     @property
     def plain(self) -> bool:
         """True when built from a dict whose qids and docids were all ``str`` already, so that dict can
-        be read directly in their place (``build_batch``'s ``sources``)."""
+        be read directly in their place (``build_batch``'s ``sources``). A run's docids are not looked
+        at when it is built (they stay a :class:`~ragmeter.trec.ids.MappingIds`): the engine checks them
+        as it reads the dict, and reads them from ``docids`` should one not be a str."""
         return self._plain
 
     def derived(self, key: str, build: Callable[[], T]) -> T:
@@ -172,8 +176,12 @@ class _Table:
         lengths = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
         total = int(lengths.sum())
         raw_qids = np.asarray(list(data), dtype=object)
-        raw_docids = np.fromiter(chain.from_iterable(inner), dtype=object, count=total)
-        qids, docids = _as_str_array(raw_qids, "qid"), _as_str_array(raw_docids, "docid")
+        qids = _as_str_array(raw_qids, "qid")
+        if cls._docids_read_through_dicts:
+            docids: Any = MappingIds(inner, total, lambda raw: _as_str_array(raw, "docid"))
+        else:
+            raw_docids = np.fromiter(chain.from_iterable(inner), dtype=object, count=total)
+            docids = _as_str_array(raw_docids, "docid")
         try:
             values = np.fromiter(chain.from_iterable(d.values() for d in inner), dtype=np.float64, count=total)
         except (TypeError, ValueError, OverflowError):
@@ -183,11 +191,13 @@ class _Table:
         bad_mask = ~np.isfinite(values)
         if bad_mask.any():  # as _from_frame and the file readers: a NaN or infinite grade made ndcg NaN
             i = int(np.flatnonzero(bad_mask)[0])
-            raise InputError(f"query {raw_qids[np.searchsorted(np.cumsum(lengths), i, side='right')]!r}, docid "
-                             f"{raw_docids[i]!r}: {_not_finite(cls, values[i])}", field=cls._value_name)
+            q = int(np.searchsorted(np.cumsum(lengths), i, side="right"))
+            d = list(inner[q])[i - int(lengths[:q].sum())]
+            raise InputError(f"query {raw_qids[q]!r}, docid {d!r}: {_not_finite(cls, values[i])}",
+                             field=cls._value_name)
         codes = np.repeat(np.arange(len(qids), dtype=np.int64), lengths)
         table = cls(codes, qids, docids, values, **kw)
-        table._plain = qids is raw_qids and docids is raw_docids
+        table._plain = qids is raw_qids and (isinstance(docids, MappingIds) or docids is raw_docids)
         return table
 
     @classmethod
@@ -472,6 +482,7 @@ class Run(_Table):
     """
 
     _value_name = "score"
+    _docids_read_through_dicts = True
     __slots__ = ("name", "unique")
 
     def __init__(self, qid_codes: NDArray[np.int64], qids: NDArray[Any], docids: NDArray[Any],
