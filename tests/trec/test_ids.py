@@ -3,6 +3,7 @@ alone, and a run read by Arrow evaluates exactly as the same run given as dicts.
 
 from __future__ import annotations
 
+import pickle
 import random
 
 import numpy as np
@@ -78,6 +79,7 @@ def test_a_run_file_read_by_arrow_evaluates_as_its_dicts(tmp_path, missing):
     path = tmp_path / "run"
     _write_run(path, RUN)
     assert isinstance(Run.from_file(path).docids, ArrowIds)  # the fast reader took it
+    assert pickle.loads(pickle.dumps(Run.from_file(path))).to_dict() == Run.from_dict(RUN).to_dict()
     expected = trec_evaluate(QRELS, RUN, MEASURES, per_query=True, missing=missing)
     assert trec_evaluate(QRELS, str(path), MEASURES, per_query=True, missing=missing) == expected
     qrels_path = tmp_path / "qrels"
@@ -107,6 +109,7 @@ def test_a_run_dict_keeps_its_docids_unmade_until_asked():
     taken = run.docids.take(np.array([2, 0]))
     assert taken.tolist() == ["7", "d2"] and taken[1] == "d2"  # made (7 as "7") on first use
     assert run.docids[np.array([1])].tolist() == ["d1"] and np.asarray(run.docids).tolist() == ["d2", "d1", "7"]
+    assert pickle.loads(pickle.dumps(Run.from_dict({"q": {1: 0.5}}))).docids.tolist() == ["1"]
 
 
 def test_a_docid_that_is_not_a_str_is_judged_as_its_str():

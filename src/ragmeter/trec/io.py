@@ -30,6 +30,7 @@ import mmap
 import os
 import re
 from collections.abc import Callable, Mapping
+from functools import partial
 from itertools import chain
 from pathlib import Path
 from typing import Any, TypeVar
@@ -178,7 +179,7 @@ class _Table:
         raw_qids = np.asarray(list(data), dtype=object)
         qids = _as_str_array(raw_qids, "qid")
         if cls._docids_read_through_dicts:
-            docids: Any = MappingIds(inner, total, lambda raw: _as_str_array(raw, "docid"))
+            docids: Any = MappingIds(inner, total, partial(_as_str_array, what="docid"))
         else:
             raw_docids = np.fromiter(chain.from_iterable(inner), dtype=object, count=total)
             docids = _as_str_array(raw_docids, "docid")
