@@ -120,3 +120,10 @@ def test_a_docid_that_is_not_a_str_is_judged_as_its_str():
     assert trec_evaluate(qrels, mixed, MEASURES, per_query=True) == expected
     # a query the qrels do not judge may hold any docid: it is left out before any docid is read
     assert trec_evaluate(qrels, {**as_str, "q9": {3: 1.0}}, MEASURES, per_query=True) == expected
+
+
+def test_a_judged_docid_with_a_lone_surrogate_is_hashed_not_refused(tmp_path):
+    path = tmp_path / "run"
+    path.write_text("q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\n", encoding="utf-8")
+    qrels = {"q1": {"a": 1, "\udcff": 1}}
+    assert trec_evaluate(qrels, str(path), ["num_rel_ret", "num_rel"]) == {"num_rel_ret": 1, "num_rel": 2}

@@ -160,9 +160,17 @@ def id_hashes(ids: Any, kind: HashKind) -> NDArray[np.uint64]:
     if isinstance(ids, CategoricalIds):
         return id_hashes(ids.categories, kind)[ids.codes]
     if kind == "utf8":
-        column = ids.column if isinstance(ids, ArrowIds) else pa.array(np.asarray(ids, dtype=object), pa.string())
-        return utf8_hashes(column)
+        return utf8_hashes(ids.column if isinstance(ids, ArrowIds) else _utf8_column(np.asarray(ids, dtype=object)))
     return np.fromiter(map(hash, np.asarray(ids)), dtype=np.int64, count=len(ids)).view(np.uint64)
+
+
+def _utf8_column(strings: NDArray[Any]) -> pa.Array:
+    """The UTF-8 bytes of ``strings`` as an Arrow column; a lone surrogate (which no UTF-8 file holds) is
+    encoded as such (``surrogatepass``)."""
+    try:
+        return pa.array(strings, pa.string())
+    except (pa.ArrowException, UnicodeEncodeError):
+        return pa.array([s.encode("utf-8", "surrogatepass") for s in strings.tolist()], pa.binary())
 
 
 def utf8_hashes(column: pa.Array | pa.ChunkedArray) -> NDArray[np.uint64]:
@@ -179,7 +187,7 @@ def utf8_hashes(column: pa.Array | pa.ChunkedArray) -> NDArray[np.uint64]:
 
 
 def _chunk_hashes(arr: pa.Array) -> NDArray[np.uint64]:
-    offset_type = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    offset_type = np.int64 if pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type) else np.int32
     _, off_buf, data_buf = arr.buffers()
     if not len(arr):
         return np.zeros(0, dtype=np.uint64)

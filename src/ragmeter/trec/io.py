@@ -15,8 +15,9 @@ expected.
 
 :class:`Qrels` and :class:`Run` hold one row per line in four arrays: ``qid_codes`` (int64 index
 into ``qids``, the distinct query ids in first-seen order), ``docids`` (object array of str; a run
-read by Arrow's CSV reader keeps them as an :class:`~ragmeter.trec.ids.ArrowIds` column, a categorical
-column as :class:`~ragmeter.trec.ids.CategoricalIds`, both indexed like the array) and
+keeps them as an :class:`~ragmeter.trec.ids.ArrowIds` column when read by Arrow's CSV reader, as
+:class:`~ragmeter.trec.ids.MappingIds` (made on first use) when built from a dict, as
+:class:`~ragmeter.trec.ids.CategoricalIds` from a categorical column: each indexes like the array) and
 ``rels`` / ``scores`` (float64). They are built from files, from the dict-of-dicts form
 (``{qid: {docid: value}}``), from pandas DataFrames or pyarrow Tables with columns ``qid``,
 ``docid`` and ``rel`` / ``score``; and written back to any of those forms.
