@@ -218,3 +218,27 @@ def test_comments_quotes_and_carriage_returns_read_as_the_line_parser_does(tmp_p
     with pytest.raises(InputError) as err:
         Qrels.from_file(path)
     assert err.value.line == 1 and "got 8" in str(err.value)
+
+
+def test_a_dict_docid_given_as_int_and_as_str_is_a_duplicate_as_in_a_file(tmp_path):
+    from ragmeter.trec import evaluate
+
+    # 1 and "1" are one TREC docid: listed twice in a query, as the file q1 Q0 1 ... twice is refused
+    qrels = {"q1": {"1": 1, "2": 1}}
+    with pytest.raises(InputError, match=r"query 'q1': docid '1' appears twice in the run") as e:
+        evaluate(qrels, {"q1": {1: 0.5, "1": 0.4, "2": 0.3}}, ["P_5"])
+    assert e.value.field == "docid"
+    with pytest.raises(InputError, match="appears twice in the run"):  # the qrels read from a file
+        (tmp_path / "q.txt").write_text("q1 0 1 1\nq1 0 2 1\n")
+        evaluate(tmp_path / "q.txt", {"q1": {"1": 0.5, 1: 0.4}}, ["P_5"])
+    # all str (or all int) docids: no duplicate possible, nothing refused; P_5 = 2 relevant / 5
+    assert evaluate(qrels, {"q1": {1: 0.5, 2: 0.4}}, ["P_5"]).values["P_5"].tolist() == [0.4]
+
+
+@pytest.mark.parametrize("which", ["qrels", "run"])
+def test_a_dict_qid_given_as_int_and_as_str_is_refused(which):
+    qrels, run = {"1": {"a": 1}}, {"1": {"a": 0.5}}
+    (qrels if which == "qrels" else run)[1] = {"b": 1}
+    with pytest.raises(InputError, match=r"query '1' is given twice") as e:
+        Qrels.from_dict(qrels) if which == "qrels" else Run.from_dict(run)
+    assert e.value.field == "qid"

@@ -341,7 +341,7 @@ def _position_grades(pq: _PreparedQrels, run: Run, ranked: _Ranked, qmap: NDArra
     q = qmap[ranked.codes]
     keys = _pair_keys(q, ranked.hashes, len(pq.qids))
     ranked.hashes = None  # overwritten by the keys
-    if not run.unique:
+    if not run.unique or getattr(run.docids, "converted", False):  # 1 and "1" are one docid
         _check_duplicates(q, run.docids, ranked.src, keys, pq.qids, "run")
     pos = _join(pq, q, keys, run.docids, ranked.src)
     del keys

@@ -109,6 +109,8 @@ class MappingIds:
     only tied scores, or a run joined on keys, make them.
 
     Indexes like an object array; :meth:`take` shares the one array the column makes.
+    :attr:`converted` says whether a key was not a str (two keys such as ``1`` and ``"1"`` are then
+    one docid: the dict no longer rules out a docid listed twice in a query).
     """
 
     __slots__ = ("_inner", "_made", "_make", "_rows", "_total")
@@ -116,14 +118,21 @@ class MappingIds:
     def __init__(self, inner: Sequence[Mapping[Any, Any]], total: int,
                  make: Callable[[NDArray[Any]], NDArray[Any]]) -> None:
         self._inner, self._total, self._make = inner, total, make
-        self._made: list[NDArray[Any]] = []  # shared with the columns take() returns
+        self._made: list[tuple[NDArray[Any], bool]] = []  # (strings, converted), shared with take()'s columns
         self._rows: NDArray[np.integer] | None = None
 
     def _strings(self) -> NDArray[Any]:
         if not self._made:
-            self._made.append(self._make(np.fromiter(chain.from_iterable(self._inner), dtype=object,
-                                                     count=self._total)))
-        return self._made[0]
+            raw = np.fromiter(chain.from_iterable(self._inner), dtype=object, count=self._total)
+            made = self._make(raw)
+            self._made.append((made, made is not raw))
+        return self._made[0][0]
+
+    @property
+    def converted(self) -> bool:
+        """Whether a key of the dicts was not a str (made into one with ``str``); makes the ids."""
+        self._strings()
+        return self._made[0][1]
 
     def __len__(self) -> int:
         return self._total if self._rows is None else len(self._rows)

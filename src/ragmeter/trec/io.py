@@ -179,6 +179,11 @@ class _Table:
         total = int(lengths.sum())
         raw_qids = np.asarray(list(data), dtype=object)
         qids = _as_str_array(raw_qids, "qid")
+        if qids is not raw_qids and len(set(qids.tolist())) < len(qids):  # e.g. 1 and "1": one TREC qid
+            seen: set[str] = set()
+            twice = next(q for q in qids.tolist() if q in seen or seen.add(q))
+            raise InputError(f"query {twice!r} is given twice (keys {[k for k in data if str(k) == twice]!r}): "
+                             "TREC qids are text, so each must be one key", field="qid")
         if cls._docids_read_through_dicts:
             docids: Any = MappingIds(inner, total, partial(_as_str_array, what="docid"))
         else:
