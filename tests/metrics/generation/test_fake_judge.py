@@ -31,7 +31,7 @@ NAMES = ["faithfulness", "hallucination_rate", "faithfulness(steps=separate)", "
          "context_relevancy", "context_relevancy(scale=graded)", "context_relevancy(decision=reasoned)",
          "context_precision_llm",
          "correctness", "correctness(scale=graded)", "correctness(decision=reasoned)",
-         "answer_grade", "passage_recall", "passage_recall(scale=binary)",
+         "answer_grade", "passage_recall", "passage_recall(scale=graded)",
          "passage_recall(scale=binary,decision=reasoned)"]
 
 

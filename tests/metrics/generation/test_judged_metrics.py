@@ -397,8 +397,8 @@ def test_passage_recall_asks_for_exactly_one_score_per_section(judge, fake_llm):
     ref = "[ESSENTIAL PASSAGE] alpha. [ESSENTIAL PASSAGE] beta. [BONUS PASSAGE] gamma."
     fake_llm.rule = lambda call: {"sections": [{"section": "E1", "reasoning": "r", "score": 5},
                                                {"section": "E2", "reasoning": "r", "score": 4}]}
-    run = evaluate([s(answer="alpha beta", reference=ref)], ["passage_recall"], judge=judge)
-    rec = run.records[0]["metrics"]["passage_recall"]
+    run = evaluate([s(answer="alpha beta", reference=ref)], ["passage_recall(scale=graded)"], judge=judge)
+    rec = run.records[0]["metrics"]["passage_recall(scale=graded)"]
     assert rec["score"] is None and rec["error"]["type"] == "JudgeParseError"
     assert len(fake_llm.log) == 2  # the short reply, then one repair request
     # the schema sent says so (a grammar-enforcing server cannot stop after two entries) ...
@@ -420,13 +420,13 @@ def test_passage_recall_essential_scored_0_is_asked_again_then_an_error(judge, f
                     {"sections": [{"section": "E1", "reasoning": "r", "score": 2},
                                   {"section": "B1", "reasoning": "r", "score": 4}]}])
     fake_llm.rule = lambda call: next(replies)
-    r = get_evaluator("passage_recall", judge=judge).evaluate(s(answer="alpha", reference=ref))
+    r = get_evaluator("passage_recall(scale=graded)", judge=judge).evaluate(s(answer="alpha", reference=ref))
     # the repaired reply: E = [2], B = [4] -> 2 + 4 / (2 * 1 * 1) = 4.0
     assert r.details["final"] == 4.0 and r.score == pytest.approx(0.8)
     assert len(fake_llm.log) == 2 and fake_llm.log[1].is_repair
     fake_llm.clear_log()
     fake_llm.rule = lambda call: {"sections": [{"section": "E1", "reasoning": "r", "score": 0},
                                                {"section": "B1", "reasoning": "r", "score": 0}]}
-    run = evaluate([s(answer="alpha!", reference=ref)], ["passage_recall"], judge=judge)
-    rec = run.records[0]["metrics"]["passage_recall"]
+    run = evaluate([s(answer="alpha!", reference=ref)], ["passage_recall(scale=graded)"], judge=judge)
+    rec = run.records[0]["metrics"]["passage_recall(scale=graded)"]
     assert rec["score"] is None and rec["error"]["type"] == "JudgeParseError" and len(fake_llm.log) == 2

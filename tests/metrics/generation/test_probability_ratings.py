@@ -267,8 +267,8 @@ def test_passage_recall_weights_each_section_score(judge, fake_llm):
         *sec("E2", "1", {"1": 0.5, "2": 0.5}),
         ("]}", {})]))
     ref = "[ESSENTIAL PASSAGE] Paris is the capital. [ESSENTIAL PASSAGE] It is on the Seine. [BONUS PASSAGE] 2M people."
-    r = evaluate([smp(answer="Paris is the capital of France.", reference=ref)], ["passage_recall"],
-                 judge=judge).records[0]["metrics"]["passage_recall"]
+    r = evaluate([smp(answer="Paris is the capital of France.", reference=ref)], ["passage_recall(scale=graded)"],
+                 judge=judge).records[0]["metrics"]["passage_recall(scale=graded)"]
     e1, e2, b1 = (4 * 0.5 + 5 * 0.3) / 0.8, 1.5, 2 * 0.5 + 4 * 0.25
     final = half_up(min(5.0, (e1 + e2) / 2 + b1 / (2 * 2 * 1)))
     d = r["details"]
@@ -352,7 +352,7 @@ def test_passage_recall_binary_maps_each_sections_p_yes_onto_its_scale(judge, fa
     ref = "[ESSENTIAL PASSAGE] Paris is the capital. [ESSENTIAL PASSAGE] It is on the Seine. [BONUS PASSAGE] 2M people."
     r = evaluate([smp(answer="Paris is the capital of France.", reference=ref)],
                  ["passage_recall(scale=binary,decision=reasoned)"], judge=judge)
-    r = r.records[0]["metrics"]["passage_recall(decision=reasoned,scale=binary)"]
+    r = r.records[0]["metrics"]["passage_recall(decision=reasoned)"]
     p_e1, p_e2, p_b1 = 0.80 / 0.98, 0.25 / 1.0, 0.2 / 0.8  # P(yes) / (P(yes) + P(no)), case-folded
     e1, e2, b1 = 1 + 4 * p_e1, 1 + 4 * p_e2, 5 * p_b1
     final = half_up(min(5.0, (e1 + e2) / 2 + b1 / (2 * 2 * 1)))
@@ -385,6 +385,6 @@ def test_passage_recall_binary_short_reply_is_an_error_not_a_score(judge, fake_l
     fake_llm.rule = answering("SectionVerdicts", {"sections": [{"section": "E1", "reasoning": "r", "contains": "yes"}]})
     ref = "[ESSENTIAL PASSAGE] Paris is the capital. [ESSENTIAL PASSAGE] It is on the Seine."
     r = evaluate([smp(answer="Paris.", reference=ref)], ["passage_recall(scale=binary,decision=reasoned)"],
-                 judge=judge).records[0]["metrics"]["passage_recall(decision=reasoned,scale=binary)"]
+                 judge=judge).records[0]["metrics"]["passage_recall(decision=reasoned)"]
     assert r["score"] is None and r["error"]["type"] == "JudgeParseError"
     assert len(fake_llm.log) == 2  # the reply, then one repair request

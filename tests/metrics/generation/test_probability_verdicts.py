@@ -448,6 +448,6 @@ def test_direct_passage_recall_plans_one_call_per_section():
     ref = "[ESSENTIAL PASSAGE] A. [ESSENTIAL PASSAGE] B. [BONUS PASSAGE] C. [BONUS PASSAGE] D."
     smp = Sample.model_validate({"id": "p", "query": "q", "answer": "A and B.", "reference": ref})
     assert [s.calls for s in ev.planned_calls(smp)] == [4]
-    assert [s.calls for s in get_evaluator("passage_recall", judge=judge).planned_calls(smp)] == [1]
+    assert [s.calls for s in get_evaluator("passage_recall(scale=graded)", judge=judge).planned_calls(smp)] == [1]
     empty = Sample.model_validate({"id": "e", "query": "q", "answer": " ", "reference": ref})
     assert ev.planned_calls(empty) == []  # an empty answer is scored without a call

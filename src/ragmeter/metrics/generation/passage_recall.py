@@ -3,15 +3,34 @@
 The ground truth is a passage made of sections marked ``[ESSENTIAL PASSAGE]`` and
 ``[BONUS PASSAGE]`` (in the sample's ``reference``), or a structured field
 ``metadata.passages = {"essential": [...], "bonus": [...]}``; the answer is the returned passage.
-The judge scores each section, reasoning step by step first: ESSENTIAL 1-5, BONUS 0-5. ragmeter,
-not the judge, computes the final score with :func:`passage_recall_score`:
+Each section gets a score, ESSENTIAL on 1-5 and BONUS on 0-5, and ragmeter, not the judge,
+computes the final score with :func:`passage_recall_score`:
 
 .. math:: \\text{final} = \\min\\Big(5, \\frac{\\sum e}{E} + \\frac{\\sum b}{2EB}\\Big), \\qquad
    \\text{score} = \\text{final} / 5
 
-**Probability-weighted section scores** (``scoring=auto``, the default): where the backend
-returns log-probabilities, each section's score is G-Eval's mean over the alternatives of the
-token where its ``"score"`` value starts,
+**Per-section decisions** (``scale=binary``, the default): a yes/no decision per section, "does
+the returned passage state everything this section says?"; a section's score is then
+:math:`e_i = 1 + 4p_i` (ESSENTIAL) or :math:`b_j = 5p_j` (BONUS), with :math:`p` = P(yes) /
+(P(yes) + P(no)) of its verdict token where log-probabilities exist, else 1 for yes and 0 for no.
+``details.sections`` keeps each hard decision and its ``p_yes``; ``hard_final`` the final of the
+hard decisions. Two forms:
+
+- ``decision=direct`` (the default): one call **per section**, prompt ``passage_section_direct``,
+  answered with one word (:func:`._verdict.word_verdict`). The question and the returned passage
+  come first and the section last, so a sample's calls share their prompt up to the section (a
+  server that keeps the previous prompt's state reads the shared part once). Chosen by a rule
+  written before its run (bench/results/README.md, "passage_recall: one word per section"): with
+  Qwen2.5-Coder-1.5B on the 24 labelled rows, Spearman's rho 0.69 against the human final and
+  AUROC 0.83 for ``complete``, against the graded form's 0.28 and 0.61; on the 14 held-out rows
+  rho 0.72, AUROC 0.81.
+- ``decision=reasoned``: one call for all sections, prompt ``passage_contains``, a JSON reply with
+  a short comparison before each decision (on the 24 rows: rho -0.12, AUROC 0.47; the judge said
+  "yes" to 67 of 72 sections).
+
+**Graded section scores** (``scale=graded``): one call; the judge scores each section, reasoning
+step by step first. With ``scoring=auto`` (the default) and log-probabilities, each section's
+score is G-Eval's mean over the alternatives of the token where its ``"score"`` value starts,
 
 .. math:: e_i = \\frac{\\sum_{k=1}^{5} k \\, P_i(k)}{\\sum_{k=1}^{5} P_i(k)}, \\qquad
    b_j = \\frac{\\sum_{k=0}^{5} k \\, P_j(k)}{\\sum_{k=0}^{5} P_j(k)}
@@ -23,22 +42,6 @@ alternatives, keeps its hard score. The hard scores stay in ``details.essential`
 ``weighted_bonus`` hold the weighted ones (None where hard), each section its ``distribution``;
 ``details.scoring`` is "probability" (every section), "hard" (none; always without
 log-probabilities or with ``scoring=hard``) or "mixed".
-
-**Per-section decisions** (``scale=binary``): a yes/no decision per section, "does the returned
-passage state everything this section says?"; a section's score is then :math:`e_i = 1 + 4p_i`
-(ESSENTIAL) or :math:`b_j = 5p_j` (BONUS), with :math:`p` = P(yes) / (P(yes) + P(no)) of its
-verdict token where log-probabilities exist, else 1 for yes and 0 for no; the final is computed
-from these as above. ``details.sections`` keeps each hard decision and its ``p_yes``. Two forms:
-
-- ``decision=direct`` (the default with ``scale=binary``): one call **per section**, prompt
-  ``passage_section_direct``, answered with one word (:func:`._verdict.word_verdict`). The
-  question and the returned passage come first and the section last, so a sample's calls share
-  their prompt up to the section (a server that keeps the previous prompt's state reads the
-  shared part once).
-- ``decision=reasoned``: one call for all sections, prompt ``passage_contains``, a JSON reply with
-  a short comparison before each decision. Measured with a 1.5B judge on the 24 labelled rows:
-  AUROC 0.47, rho -0.12 (the judge said "yes" to 67 of 72 sections), against the graded default's
-  0.61 / 0.28 (bench/results/README.md).
 
 Edge cases: no ground-truth passage or no ESSENTIAL section -> undefined; empty answer -> every
 essential section 1, bonus 0 (no call); a section the judge did not score, or a score out of
@@ -323,22 +326,23 @@ register_judged(
     "passage_recall",
     PassageRecall,
     role="answer",
-    summary="ESSENTIAL/BONUS passage-recall grader: judge scores each section, ragmeter computes the 1-5 "
+    summary="ESSENTIAL/BONUS passage-recall grader: a yes/no decision per section, ragmeter computes the 1-5 "
             "final (score = final / 5).",
-    formula="final = min(5, sum(E)/|E| + sum(B)/(2|E||B|)), half-up to 2 decimals; score = final / 5; with "
-            "log-probabilities each section score = sum_k k P(k) / sum_k P(k) over its score token's alternatives; "
-            "scale=binary: E_i = 1 + 4 p_i, B_j = 5 p_j, p = P(yes)/(P(yes)+P(no)) of the section's yes/no verdict",
+    formula="final = min(5, sum(E)/|E| + sum(B)/(2|E||B|)), half-up to 2 decimals; score = final / 5; "
+            "E_i = 1 + 4 p_i, B_j = 5 p_j, p = P(yes)/(P(yes)+P(no)) of the section's yes/no verdict; scale=graded "
+            "with log-probabilities: each section score = sum_k k P(k) / sum_k P(k) over its score token's "
+            "alternatives",
     edge_cases=("no [ESSENTIAL PASSAGE] section -> undefined", "B = 0 -> bonus term 0",
                 "empty answer -> essential 1, bonus 0, no call",
                 "a missing or out-of-range section score -> JudgeParseError (never guessed)",
-                "per section: " + HARD_FALLBACK,
-                "scale=binary: a section's P(yes) where its verdict token is located, else its hard verdict"),
+                "a section's P(yes) where its verdict token is located, else its hard verdict",
+                "scale=graded, per section: " + HARD_FALLBACK),
     requires=("answer", "reference"),
-    calls="1 (scale=binary: 1 per section; scale=binary,decision=reasoned: 1)",
+    calls="1 per section (scale=binary,decision=reasoned or scale=graded: 1)",
     undefined="undefined (None) when the ground truth has no ESSENTIAL section",
-    params=(replace(SCALE, description="graded (default): the judge scores each section 1-5 (ESSENTIAL) or 0-5 "
-                    "(BONUS); binary: a yes/no 'contains' decision per section, ESSENTIAL 1 + 4p, BONUS 5p "
-                    "(p = P(yes) share, or the hard 1/0)"), DECISION, SCORING),
+    params=(replace(SCALE, default="binary", description="binary (default): a yes/no decision per section, "
+                    "ESSENTIAL 1 + 4p, BONUS 5p (p = P(yes) share, or the hard 1/0); graded: the judge scores "
+                    "each section 1-5 (ESSENTIAL) or 0-5 (BONUS)"), DECISION, SCORING),
     version="4",
     check=LabelCheck(label="complete", data="passage_recall_validation.jsonl", default=True,
                      needs=("essential_covered", "bonus_covered"), hard=hard_recall, finals=human_finals),
