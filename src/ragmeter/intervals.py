@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from ._optional import require
 from ._validate import as_float_array, check_choice, check_int, check_probability, check_seed
 from .errors import InvalidParameterError
 
@@ -284,7 +285,8 @@ def bootstrap_ci(
     """Bootstrap confidence interval of the mean of ``values`` (or of ``statistic``).
 
     For the mean (``statistic=None``) the fast resampler :func:`bootstrap_means` is used; any
-    other statistic is handed to :func:`scipy.stats.bootstrap` with the same seed.
+    other statistic is handed to :func:`scipy.stats.bootstrap` with the same seed (scipy is an
+    optional dependency: :class:`~ragmeter.errors.MissingBackendError` says how to install it).
 
     Percentile: the :math:`\\alpha/2` and :math:`1-\\alpha/2` quantiles of the bootstrap
     statistics. BCa: see :func:`bca_interval_from`.
@@ -329,8 +331,7 @@ def bootstrap_ci(
         return Interval(theta, theta, theta, 1, "degenerate", confidence)
     label = f"bootstrap-{method}"
     if statistic is not None:
-        from scipy import stats
-
+        stats = require("scipy.stats", "bootstrap_ci(statistic=...)")
         res = stats.bootstrap((x,), statistic, confidence_level=confidence, n_resamples=n_resamples,
                               method="BCa" if method == "bca" else "percentile",
                               rng=np.random.default_rng(seed), vectorized=False)

@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from .._dist import spearman
 from .._validate import check_probability, clean
 from ..errors import InputError, InvalidParameterError, JudgeUnreachable
 from ..registry import LabelCheck, canonical_name, list_metrics, lookup_spec
@@ -258,9 +259,7 @@ def separation(records: Sequence[dict[str, Any]], labels: Sequence[dict[str, Any
 
 
 def _rho(graded: Sequence[tuple[float, float]]) -> float:
-    from scipy import stats
-
-    return float(stats.spearmanr([g[0] for g in graded], [g[1] for g in graded]).statistic)
+    return spearman([g[0] for g in graded], [g[1] for g in graded])[0]
 
 
 def _human_finals(p: Pairs) -> bool:
@@ -307,14 +306,12 @@ def position_profile(records: Sequence[dict[str, Any]], labels: Sequence[dict[st
 def _spearman(graded: Sequence[tuple[float, float]], confidence: float) -> dict[str, Any] | None:
     """Spearman's rho with a Fisher-z interval (Bonett-Wright standard error
     :math:`\\sqrt{(1 + \\rho^2/2)/(n - 3)}`); None with fewer than 4 pairs or a constant side."""
-    from scipy import stats
-
     from ..intervals import normal_interval
 
     a, b = np.array([g[0] for g in graded]), np.array([g[1] for g in graded])
     if a.size < 4 or np.ptp(a) == 0 or np.ptp(b) == 0:
         return None
-    rho = float(stats.spearmanr(a, b).statistic)
+    rho = spearman(a, b)[0]
     z = math.atanh(min(max(rho, -0.999999), 0.999999))
     iv = normal_interval(z, math.sqrt((1 + rho * rho / 2) / (a.size - 3)), int(a.size), confidence)
     return {"rho": rho, "ci": [math.tanh(iv.low or 0.0), math.tanh(iv.high or 0.0)], "n": int(a.size)}

@@ -15,8 +15,8 @@ Everything the ``compare``, ``calibrate``, ``diagnose`` and ``fuse`` commands do
 * :func:`fuse`: RRF / CombSUM / CombMNZ of TREC runs (:func:`read_trec_run`, :func:`write_trec_run`).
 
 Every random procedure takes a ``seed`` (default 0): the same inputs give the same numbers.
-scipy.stats is imported inside the functions that need it, so importing this package (as
-``RunResult.summary()`` does) stays cheap.
+The tests and intervals need no scipy (:mod:`ragmeter._dist` computes what they take from
+scipy.stats); :func:`bootstrap_ci` with a ``statistic`` of your own is the one call that needs it.
 """
 
 from __future__ import annotations

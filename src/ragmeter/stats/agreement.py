@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .._dist import kendall_tau_b, spearman
 from .._validate import as_float_array, check_finite, check_int
 from ..errors import InvalidParameterError
 
@@ -111,7 +112,8 @@ def agreement(labels: Any, scores: Any, *, threshold: float = 0.5, bins: int = 1
     Binary labels (all 0/1): the judge's score is turned into a 0/1 verdict by
     ``score >= threshold``; reports ``accuracy``, ``cohen_kappa``, the 2x2 ``confusion`` (rows =
     human, columns = judge), and ``ece`` when scores lie in [0, 1]. Graded labels: ``spearman``
-    and ``kendall`` (tau-b, :func:`scipy.stats.kendalltau`) with p-values, ``mae``
+    and ``kendall`` (tau-b) with p-values (as :func:`scipy.stats.spearmanr` and
+    :func:`scipy.stats.kendalltau` give them), ``mae``
     :math:`= \\frac1n \\sum |f_i - y_i|`, ``bias`` :math:`= \\bar f - \\bar y`, the confusion
     matrix when both sides take at most 10 distinct values, and ``ece`` when both lie in [0, 1].
     Always: ``n`` and ``label_kind``. Correlations are None when n < 2 or a side is constant.
@@ -122,8 +124,6 @@ def agreement(labels: Any, scores: Any, *, threshold: float = 0.5, bins: int = 1
     binary = bool(y.size) and bool(np.all((y == 0) | (y == 1)))
     in_unit = bool(y.size) and f.min() >= 0 and f.max() <= 1 and y.min() >= 0 and y.max() <= 1
     out["label_kind"] = "binary" if binary else "graded"
-    from scipy import stats
-
     if binary:
         verdict = (f >= threshold).astype(np.float64)
         out["threshold"] = threshold
@@ -132,12 +132,10 @@ def agreement(labels: Any, scores: Any, *, threshold: float = 0.5, bins: int = 1
         out["confusion"] = confusion_matrix(y, verdict)
     else:
         constant = y.size < 2 or np.ptp(y) == 0 or np.ptp(f) == 0
-        sp = None if constant else stats.spearmanr(y, f)
-        kt = None if constant else stats.kendalltau(y, f)
-        out["spearman"] = None if sp is None else float(sp.statistic)
-        out["spearman_p"] = None if sp is None else float(sp.pvalue)
-        out["kendall"] = None if kt is None else float(kt.statistic)
-        out["kendall_p"] = None if kt is None else float(kt.pvalue)
+        sp = None if constant else spearman(y, f)
+        kt = None if constant else kendall_tau_b(y, f)
+        out["spearman"], out["spearman_p"] = (None, None) if sp is None else sp
+        out["kendall"], out["kendall_p"] = (None, None) if kt is None else kt
         out["mae"] = float(np.abs(f - y).mean()) if y.size else None
         out["bias"] = float(f.mean() - y.mean()) if y.size else None
         if np.unique(y).size <= 10 and np.unique(f).size <= 10:

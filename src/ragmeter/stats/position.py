@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .._dist import spearman
 from .._validate import check_probability
 from ..errors import InvalidParameterError
 from ..intervals import metric_ci
@@ -122,10 +123,7 @@ def _position_buckets(r: RunResult, metric: str, rank_arr: np.ndarray, confidenc
     ranked = scored & np.isfinite(rank_arr)
     rho = p = None
     if ranked.sum() >= 3 and np.ptp(rank_arr[ranked]) > 0 and np.ptp(vals[ranked]) > 0:
-        from scipy import stats
-
-        res = stats.spearmanr(rank_arr[ranked], vals[ranked])
-        rho, p = float(res.statistic), float(res.pvalue)
+        rho, p = spearman(rank_arr[ranked], vals[ranked])
     nonempty = [b for b in buckets[:-1] if b["n"] > 0]
     lim = False
     if len(nonempty) >= 3 and nonempty[0]["bucket"] == "1" and nonempty[0]["ci"]:

@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from .._dist import welch_p
 from ..errors import InvalidParameterError
 from ..intervals import metric_ci
 from ..io.adapters import as_samples
@@ -118,11 +119,7 @@ def _pool(keys: list[list[str]]) -> list[list[str]]:
 
 def _welch(a: np.ndarray, b: np.ndarray) -> float | None:
     """Welch's two-sided t-test p-value (None when undefined: no variance on either side)."""
-    from scipy import stats
-
-    if float(a.var(ddof=1)) == 0 and float(b.var(ddof=1)) == 0:
-        return None
-    p = float(stats.ttest_ind(a, b, equal_var=False).pvalue)
+    p = welch_p(a, b)
     return None if math.isnan(p) else p
 
 
