@@ -1,6 +1,8 @@
 """Optional dependencies, imported when a call needs one, with an error that says how to install it.
 
-scipy is one: :func:`ragmeter.stats.bootstrap_ci` with a ``statistic`` of your own hands it to scipy.
+Two are: pandas, for a DataFrame out (``RunResult.to_pandas``, ``Qrels`` / ``Run.to_dataframe``; a
+DataFrame handed in is read without importing pandas, see :func:`is_pandas_frame`), and scipy, which
+:func:`ragmeter.stats.bootstrap_ci` hands a ``statistic`` of your own to. Everything else runs without them.
 """
 
 from __future__ import annotations
@@ -24,3 +26,7 @@ def require(module: str, purpose: str) -> ModuleType:
         top = module.partition(".")[0]
         raise MissingBackendError(f"{purpose} needs {top}, which is not installed: {INSTALL[top]}") from exc
 
+
+def is_pandas_frame(obj: object) -> bool:
+    """Whether ``obj`` is a pandas DataFrame, told without importing pandas."""
+    return type(obj).__module__.startswith("pandas") and type(obj).__name__ == "DataFrame"

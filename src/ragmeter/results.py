@@ -37,6 +37,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ._arrowbuf import factorize
+from ._optional import require
 from .intervals import metric_ci
 from .types import MetricResult, json_safe
 
@@ -584,9 +585,9 @@ class RunResult:
         not give the field, and for a bad row), then per metric ``<metric>`` (the score) and
         ``<metric>_reason`` (why it is that, undefined or errored). Needs a run of
         :func:`ragmeter.evaluate` with ``keep_records=True`` (the default); a loaded run has no inputs.
+        Needs pandas (:class:`~ragmeter.errors.MissingBackendError` says how to install it).
         """
-        import pandas as pd
-
+        pd = require("pandas", "RunResult.to_pandas()")
         index = pd.Index(self.ids, name="id")
         if not inputs:
             return pd.DataFrame({m: self.scores[m] for m in self.metrics}, index=index)

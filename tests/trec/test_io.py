@@ -53,6 +53,20 @@ def test_dataframe_and_arrow_round_trip():
     assert Qrels.from_pandas(pa.Table.from_pandas(qdf)).to_dict() == QRELS
 
 
+def test_categorical_columns_from_pandas_and_arrow():
+    rdf, qdf = Run.from_dict(RUN).to_dataframe(), Qrels.from_dict(QRELS).to_dataframe()
+    for cols in ({"qid": "category"}, {"docid": "category"}, {"qid": "category", "docid": "category"}):
+        assert Run.from_pandas(rdf.astype(cols)).to_dict() == RUN
+        assert Run.from_pandas(pa.Table.from_pandas(rdf.astype(cols))).to_dict() == RUN
+        assert Qrels.from_pandas(qdf.astype(cols)).to_dict() == QRELS
+        assert Qrels.from_pandas(pa.Table.from_pandas(qdf.astype(cols))).to_dict() == QRELS
+    missing = qdf.astype({"docid": "category"})
+    missing.loc[0, "docid"] = None
+    for frame in (missing, pa.Table.from_pandas(missing)):
+        with pytest.raises(InputError, match="expected a docid on every row"):
+            Qrels.from_pandas(frame)
+
+
 def test_reads_trec_eval_quirks(tmp_path):
     path = tmp_path / "run"
     path.write_text("# a comment\n\n301\tQ0  d1 1   0.5 tagA extra junk\n301 Q0 d2 2 0.25 tagB\n")

@@ -30,19 +30,21 @@ import math
 import mmap
 import os
 import re
+import sys
 from collections.abc import Callable, Mapping
 from functools import partial
-from itertools import chain
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pa_csv
 from numpy.typing import NDArray
 
+from .._arrowbuf import np_num
+from .._optional import is_pandas_frame, require
 from ..errors import EmptyInputError, InputError, InvalidParameterError
 from ..types import finite_number
 from .ids import ArrowIds, CategoricalIds, MappingIds
@@ -95,9 +97,11 @@ def _factorize_grouped(values: NDArray[Any]) -> tuple[NDArray[np.int64], NDArray
     change = np.flatnonzero(values[1:] != values[:-1]) + 1
     starts = np.concatenate(([0], change))
     heads = values[starts]
-    codes, uniques = pd.factorize(heads)
+    first_seen: dict[Any, int] = {}
+    codes = np.fromiter((first_seen.setdefault(h, len(first_seen)) for h in heads.tolist()), dtype=np.int64,
+                        count=len(heads))
     lengths = np.diff(np.concatenate((starts, [n])))
-    return np.repeat(codes.astype(np.int64), lengths), np.asarray(uniques, dtype=object)
+    return np.repeat(codes, lengths), np.asarray(list(first_seen), dtype=object)
 
 
 def _as_str_array(values: Any, what: str) -> NDArray[Any]:
@@ -105,9 +109,18 @@ def _as_str_array(values: Any, what: str) -> NDArray[Any]:
     arr = np.asarray(values, dtype=object)
     if arr.ndim != 1:
         raise InvalidParameterError(f"{what}: expected a 1-d column, got shape {arr.shape}")
-    if len(arr) and pd.api.types.infer_dtype(arr, skipna=False) != "string":
+    if len(arr) and not _all_str(arr):
         arr = np.asarray([str(x) for x in arr.tolist()], dtype=object)
     return arr
+
+
+def _all_str(arr: NDArray[Any]) -> bool:
+    """Whether every item of the object array ``arr`` is a str: pandas' C scan when pandas is loaded
+    already (a DataFrame was handed in; ~4x faster), else a Python one. Never imports pandas."""
+    pd = sys.modules.get("pandas")
+    if pd is not None:
+        return bool(pd.api.types.infer_dtype(arr, skipna=False) == "string")
+    return all(map(isinstance, arr.tolist(), repeat(str)))
 
 
 def _fmt_number(v: float) -> str:
@@ -211,38 +224,31 @@ class _Table:
     def _from_frame(cls, df: Any, **kw: Any) -> Any:
         value = cls._value_name
         if _is_arrow(df):
-            missing = [c for c in ("qid", "docid", value) if c not in df.column_names]
-            if missing:
-                raise InputError(f"expected columns qid, docid, {value}; missing {', '.join(missing)}",
-                                 field=missing[0])
-            cols = {c: df.column(c) for c in ("qid", "docid", value)}
-            qcol = _arrow_to_numpy(cols["qid"])
-            dcol = _arrow_to_numpy(cols["docid"])
-            vcol = cols[value].to_numpy()
-        elif isinstance(df, pd.DataFrame):
-            missing = [c for c in ("qid", "docid", value) if c not in df.columns]
-            if missing:
-                raise InputError(f"expected columns qid, docid, {value}; missing {', '.join(missing)}",
-                                 field=missing[0])
-            qcol, dcol, vcol = df["qid"], df["docid"], df[value]
+            names, column = df.column_names, _arrow_column
+        elif is_pandas_frame(df):
+            names, column = df.columns, _frame_column
         else:
             raise InvalidParameterError(f"expected a pandas DataFrame or pyarrow Table, got {type(df).__name__}")
-        if isinstance(getattr(qcol, "dtype", None), pd.CategoricalDtype):
-            codes = np.asarray(qcol.cat.codes, dtype=np.int64)
-            qids = _as_str_array(np.asarray(qcol.cat.categories), "qid")
+        missing = [c for c in ("qid", "docid", value) if c not in names]
+        if missing:
+            raise InputError(f"expected columns qid, docid, {value}; missing {', '.join(missing)}", field=missing[0])
+        qcol = column(df, "qid")
+        if isinstance(qcol, tuple):
+            codes, qids = qcol[0].astype(np.int64), _as_str_array(qcol[1], "qid")
         else:
             codes, qids = _factorize_grouped(_as_str_array(np.asarray(qcol), "qid"))
             qids = _as_str_array(qids, "qid")
         if (codes < 0).any():
             raise InputError("expected a query id on every row, got a missing value", field="qid")
-        if cls is Run and isinstance(getattr(dcol, "dtype", None), pd.CategoricalDtype):
-            cats = _as_str_array(np.asarray(dcol.cat.categories, dtype=object), "docid")
-            dcodes = np.asarray(dcol.cat.codes)
+        dcol = column(df, "docid")
+        if isinstance(dcol, tuple):
+            dcodes, cats = dcol[0], _as_str_array(dcol[1], "docid")
             if (dcodes < 0).any():
                 raise InputError("expected a docid on every row, got a missing value", field="docid")
-            docids: Any = CategoricalIds(dcodes, cats)
+            docids: Any = CategoricalIds(dcodes, cats) if cls is Run else cats[dcodes]
         else:
             docids = _as_str_array(np.asarray(dcol, dtype=object), "docid")
+        vcol = df.column(value).to_numpy() if _is_arrow(df) else df[value]
         try:
             values = np.asarray(vcol, dtype=np.float64)
         except (TypeError, ValueError):
@@ -255,7 +261,8 @@ class _Table:
             raise InputError(_not_finite(cls, values[row - 1]), line=row, field=value)
         return cls(codes, qids, docids, values, **kw)
 
-    def _frame(self) -> pd.DataFrame:
+    def _frame(self) -> Any:
+        pd = require("pandas", f"{type(self).__name__}.to_dataframe()")
         return pd.DataFrame({"qid": self.qid, "docid": np.asarray(self.docids), self._value_name: self.values})
 
     def _nested(self, cast: Any) -> dict[str, dict[str, Any]]:
@@ -295,12 +302,22 @@ def _is_arrow(obj: Any) -> bool:
     return type(obj).__module__.startswith("pyarrow") and hasattr(obj, "column_names")
 
 
-def _arrow_to_numpy(col: Any) -> Any:
+def _arrow_column(df: Any, name: str) -> Any:
+    """A Table's column as numpy; a ``dictionary`` column as ``(codes, categories)``, -1 for null."""
+    col = df.column(name)
     if pa.types.is_dictionary(col.type):
         col = col.combine_chunks() if hasattr(col, "combine_chunks") else col
-        cats = pd.Index(np.asarray(col.dictionary.to_pylist(), dtype=object), dtype=object)
-        return pd.Series(pd.Categorical.from_codes(col.indices.to_numpy(zero_copy_only=False), categories=cats))
-    return col.to_numpy(zero_copy_only=False)
+        return np_num(col.indices, fill=-1), np.asarray(col.dictionary.to_pylist(), dtype=object)
+    return np.asarray(col.to_numpy(zero_copy_only=False))
+
+
+def _frame_column(df: Any, name: str) -> Any:
+    """A DataFrame's column (a Series); a ``category`` column as ``(codes, categories)``, -1 for missing."""
+    col = df[name]
+    if type(col.dtype).__name__ == "CategoricalDtype":
+        return np.asarray(col.cat.codes), np.asarray(col.cat.categories, dtype=object)
+    return col
+
 
 
 # ---- file parsing ---------------------------------------------------------------------------------
@@ -472,8 +489,8 @@ class Qrels(_Table):
 
     from_arrow = from_pandas
 
-    def to_dataframe(self) -> pd.DataFrame:
-        """Columns ``qid``, ``docid``, ``rel``, one row per judgement."""
+    def to_dataframe(self) -> Any:
+        """Columns ``qid``, ``docid``, ``rel``, one row per judgement (needs pandas)."""
         return self._frame()
 
     def to_dict(self) -> dict[str, dict[str, float]]:
@@ -528,8 +545,8 @@ class Run(_Table):
 
     from_arrow = from_pandas
 
-    def to_dataframe(self) -> pd.DataFrame:
-        """Columns ``qid``, ``docid``, ``score``, one row per retrieved document."""
+    def to_dataframe(self) -> Any:
+        """Columns ``qid``, ``docid``, ``score``, one row per retrieved document (needs pandas)."""
         return self._frame()
 
     def to_dict(self) -> dict[str, dict[str, float]]:
@@ -562,7 +579,7 @@ def _coerce(cls: Any, obj: Any, what: str, value: str) -> Any:
         return cls.from_file(obj)
     if isinstance(obj, Mapping):
         return cls.from_dict(obj)
-    if isinstance(obj, pd.DataFrame) or _is_arrow(obj):
+    if is_pandas_frame(obj) or _is_arrow(obj):
         return cls.from_pandas(obj)
     raise InvalidParameterError(
         f"{what}: expected a dict {{qid: {{docid: {value}}}}}, a DataFrame, a pyarrow Table, a {cls.__name__} "
