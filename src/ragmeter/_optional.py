@@ -13,8 +13,8 @@ from types import ModuleType
 from .errors import MissingBackendError
 
 #: The install command of each optional module: the extra of the same name brings it.
-INSTALL = {"pandas": 'pip install pandas (or pip install "ragmeter[pandas]")',
-           "scipy": 'pip install scipy (or pip install "ragmeter[scipy]")'}
+INSTALL = {"pandas": 'pip install pandas (or pip install -e ".[pandas]" in the ragmeter clone)',
+           "scipy": 'pip install scipy (or pip install -e ".[scipy]" in the ragmeter clone)'}
 
 
 def require(module: str, purpose: str) -> ModuleType:
