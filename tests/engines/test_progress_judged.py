@@ -47,7 +47,7 @@ def test_planned_calls_and_eta_of_a_judged_run(fake_llm: Any, make_judge: Any,  
     data = tmp_path / "qa.jsonl"
     data.write_text("".join(line + "\n" for line in DATA.read_text(encoding="utf-8").splitlines()[:ROWS]),
                     encoding="utf-8")
-    judge = make_judge(concurrency=4)
+    judge = make_judge(concurrency=1)  # one call at a time: the fake clock moves with the answers
     counters = JudgeCounters(judge, ROWS)
     bar = RunProgress(Console(file=io.StringIO()), total=ROWS, quiet=True, get_time=clock, calls=counters.calls)
     lines: list[tuple[float, int, str]] = []  # (clock, calls answered, the line) at every row written
