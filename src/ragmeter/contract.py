@@ -96,8 +96,8 @@ class PlannedStep:
     the way the step is shared: two metrics that share a step on a sample (faithfulness and
     hallucination_rate share the claim verdicts), or two samples with the same content, plan it
     under the same key, so it is counted once; a step made for every sample however alike has
-    the sample's id in its key. ``exact`` is False when the count depends on the judge's replies (a second call made
-    only when the first found claims): the count is then the most likely one."""
+    the sample's id in its key. ``exact`` is False when the count depends on the judge's replies
+    (a second call made only when the first found claims): the count is then the most likely one."""
 
     key: Hashable
     calls: int = 1

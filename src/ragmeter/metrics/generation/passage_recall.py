@@ -204,11 +204,11 @@ class PassageRecall(JudgedEvaluator):
             return self.result(final / 5, "empty answer", final=final, essential=[1] * len(ess),
                                bonus=[0] * len(bon))
         labels = [f"E{i}" for i in range(1, len(ess) + 1)] + [f"B{i}" for i in range(1, len(bon) + 1)]
+        if self.direct():
+            return await self._words(sample, ess + bon, labels, len(ess))
         kinds = ["ESSENTIAL"] * len(ess) + ["BONUS"] * len(bon)
         shown = numbered([f"[{lab}] {kind}: {text}" for lab, kind, text in zip(labels, kinds, ess + bon,
                                                                                  strict=True)])
-        if self.direct():
-            return await self._words(sample, ess + bon, labels, len(ess))
         if self.params["scale"] == "binary":
             return await self._binary(sample, shown, labels, len(ess))
         t = template("passage_recall")
@@ -247,7 +247,7 @@ class PassageRecall(JudgedEvaluator):
             word_verdict(self.judge, t.messages(question=sample.query, returned=sample.answer, section=text),
                          "passage_recall", t.cache_version, self.params["scoring"]) for text in texts))
         hard = [d["verdict"] == "yes" for d in verdicts]
-        return self._decided(labels, n_ess, hard, [d["p_yes"] for d in verdicts], ["" for _ in labels], "direct")
+        return self._decided(labels, n_ess, hard, [d["p_yes"] for d in verdicts], [""] * len(labels), "direct")
 
     async def _binary(self, sample: Sample, shown: str, labels: list[str], n_ess: int) -> MetricResult:
         """``scale=binary,decision=reasoned``: one JSON reply with a yes/no "contains" decision per
