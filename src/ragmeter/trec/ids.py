@@ -20,11 +20,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from copy import copy as shallow_copy
 from itertools import chain
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import pyarrow as pa
 from numpy.typing import NDArray
+
+if TYPE_CHECKING:  # an ArrowIds column exists only where pyarrow made it: imported where one is read
+    import pyarrow as pa
 
 HashKind = Literal["python", "utf8"]
 
@@ -89,6 +91,8 @@ class ArrowIds:
             rows = np.flatnonzero(rows)
         if not len(rows):
             return np.zeros(0, dtype=object)
+        import pyarrow as pa
+
         return self.column.take(pa.array(rows)).to_numpy(zero_copy_only=False)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> NDArray[Any]:
@@ -96,6 +100,8 @@ class ArrowIds:
 
     def take(self, rows: NDArray[np.integer]) -> ArrowIds:
         """The ids of ``rows``, still in Arrow."""
+        import pyarrow as pa
+
         return ArrowIds(self.column.take(pa.array(rows)))
 
     def tolist(self) -> list[str]:
@@ -176,6 +182,8 @@ def id_hashes(ids: Any, kind: HashKind) -> NDArray[np.uint64]:
 def _utf8_column(strings: NDArray[Any]) -> pa.Array:
     """The UTF-8 bytes of ``strings`` as an Arrow column; a lone surrogate (which no UTF-8 file holds) is
     encoded as such (``surrogatepass``)."""
+    import pyarrow as pa
+
     try:
         return pa.array(strings, pa.string())
     except (pa.ArrowException, UnicodeEncodeError):
@@ -190,12 +198,16 @@ def utf8_hashes(column: pa.Array | pa.ChunkedArray) -> NDArray[np.uint64]:
     length, and splitmix64's finaliser mixes the result. The loop runs once per eight bytes of the
     longest string, over all strings at once.
     """
+    import pyarrow as pa
+
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
     parts = [_chunk_hashes(c) for c in chunks]
     return np.concatenate(parts) if len(parts) != 1 else parts[0]
 
 
 def _chunk_hashes(arr: pa.Array) -> NDArray[np.uint64]:
+    import pyarrow as pa
+
     offset_type = np.int64 if pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type) else np.int32
     _, off_buf, data_buf = arr.buffers()
     if not len(arr):

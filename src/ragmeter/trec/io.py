@@ -38,13 +38,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.csv as pa_csv
 from numpy.typing import NDArray
 
 from .._arrowbuf import np_num
-from .._optional import is_pandas_frame, require
+from .._optional import available, is_pandas_frame, require
 from ..errors import EmptyInputError, InputError, InvalidParameterError
 from ..types import finite_number
 from .ids import ArrowIds, CategoricalIds, MappingIds
@@ -304,6 +301,8 @@ def _is_arrow(obj: Any) -> bool:
 
 def _arrow_column(df: Any, name: str) -> Any:
     """A Table's column as numpy; a ``dictionary`` column as ``(codes, categories)``, -1 for null."""
+    import pyarrow as pa
+
     col = df.column(name)
     if pa.types.is_dictionary(col.type):
         col = col.combine_chunks() if hasattr(col, "combine_chunks") else col
@@ -321,20 +320,20 @@ def _frame_column(df: Any, name: str) -> Any:
 
 
 # ---- file parsing ---------------------------------------------------------------------------------
-#: The allocator of the columns a file is parsed into: the C library's. Arrow's default (mimalloc in the
-#: wheels) took 0.5 s of system time more for a 3-million-line run (Run.from_file 0.87-0.99 s against
-#: 0.57-0.61 s; 2 cores, transparent huge pages on madvise); the memory is one parse's, freed with it.
-_PARSE_POOL = pa.system_memory_pool()
+# Arrow's CSV reader parses a file when pyarrow (the ``arrow`` extra) is installed; the line parser
+# reads every file it does not take, and all of them without pyarrow, into the same values.
 
 #: UTF-8 of the non-ASCII characters ``str.split()`` splits on (U+0085, U+00A0, U+1680, U+2000-U+200A,
 #: U+2028, U+2029, U+202F, U+205F, U+3000)
 _UNICODE_SPACE = re.compile(rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80")
 
 
-def _split_like_str_split(column: pa.ChunkedArray) -> bool:
+def _split_like_str_split(column: Any) -> bool:
     """Whether every field of a string column Arrow split at single spaces is one ``str.split()`` field too:
     not empty, and no byte of it whitespace or control (tab, vertical tab, form feed, U+001C-U+001F...) or
     a Unicode space. Reads the column's data buffers, about half the file, not one string per row."""
+    import pyarrow.compute as pc
+
     if pc.min(pc.binary_length(column)).as_py() == 0:
         return False
     for chunk in column.chunks:
@@ -356,9 +355,20 @@ def _fast_parse(data: bytes | mmap.mmap, names: tuple[str, ...], value: str) -> 
 
     Every field is read and none may be empty or hold another whitespace character, so the fields are
     those ``str.split()`` finds (a repeated space can never shift a line's fields). Arrow's number reader
-    trims spaces and tabs around a value: they separate fields for ``str.split()`` as well."""
+    trims spaces and tabs around a value: they separate fields for ``str.split()`` as well. None, too,
+    without pyarrow."""
     if not len(data) or data.find(b"\r") != -1:  # Arrow ends a line at a lone carriage return, str.split does not
         return None
+    if not available("pyarrow"):
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pa_csv
+
+    # the allocator of the columns: the C library's. Arrow's default (mimalloc in the wheels) took 0.5 s of
+    # system time more for a 3-million-line run (Run.from_file 0.87-0.99 s against 0.57-0.61 s; 2 cores,
+    # transparent huge pages on madvise); the memory is one parse's, freed with it.
+    pool = pa.system_memory_pool()
     try:
         table = pa_csv.read_csv(
             pa.py_buffer(data),
@@ -368,7 +378,7 @@ def _fast_parse(data: bytes | mmap.mmap, names: tuple[str, ...], value: str) -> 
             convert_options=pa_csv.ConvertOptions(
                 column_types={n: (pa.float64() if n == value else pa.string()) for n in names},
                 strings_can_be_null=False, quoted_strings_can_be_null=False),
-            memory_pool=_PARSE_POOL,
+            memory_pool=pool,
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
@@ -379,8 +389,7 @@ def _fast_parse(data: bytes | mmap.mmap, names: tuple[str, ...], value: str) -> 
     values = table.column(value).to_numpy()
     if np.isnan(values).any():
         return None
-    encoded = pc.dictionary_encode(table.column("qid").combine_chunks(memory_pool=_PARSE_POOL),
-                                   memory_pool=_PARSE_POOL)
+    encoded = pc.dictionary_encode(table.column("qid").combine_chunks(memory_pool=pool), memory_pool=pool)
     qids = np.asarray(encoded.dictionary.to_pylist(), dtype=object)
     if any(q.startswith("#") for q in qids.tolist()):  # a comment line with as many words as a line has fields
         return None
