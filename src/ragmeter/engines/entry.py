@@ -6,9 +6,11 @@ data and engine                           how it runs
 ========================================  =====================================================
 ``engine="local"``, a Parquet, JSONL or   the columnar fast path (:func:`.columnar.run_columnar`:
 CSV file, every metric a kernel           Parquet record batches, :mod:`._jsonl` and :mod:`._csv`
-(retrieval) metric                        blocks), same output, ~20x the rows per second
+(retrieval) metric, pyarrow installed     blocks), same output, ~20x the rows per second
 ``engine="local"``, anything else         :func:`ragmeter.evaluator.run_local`: the ``Sample``
                                           path over :func:`ragmeter.io.as_samples` in this process
+                                          (a Parquet file needs pyarrow there too: the ``arrow``
+                                          extra)
 ``engine="ray"``                          :func:`.ray_engine.run_ray` (the judge and embedder are
                                           rebuilt on every worker from their configs)
 ``engine="processes"``                    :func:`.processes.run_processes`: the ``Sample`` path in
@@ -29,6 +31,7 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .._optional import available
 from ..backend_config import EmbedderConfig, JudgeConfig
 from ..errors import InputError, InvalidParameterError
 from ..evaluator import run_local
@@ -67,11 +70,14 @@ def choose_engine(engine: str, judge: Any = None, embedder: Any = None) -> str:
 
 
 def _columnar_format(path: str | os.PathLike[str], format: str | None) -> bool:
-    """True for a file the columnar path reads (Parquet, JSONL, CSV)."""
+    """True for a file the columnar path reads (Parquet, JSONL, CSV) when pyarrow, which it reads
+    with, is installed; without it the ``Sample`` path reads JSONL and CSV (same results) and says
+    that Parquet needs the ``arrow`` extra."""
     try:
-        return input_format(path, format) in ("parquet", "jsonl", "csv")
+        fmt = input_format(path, format)
     except (InputError, InvalidParameterError):
         return False
+    return fmt in ("parquet", "jsonl", "csv") and available("pyarrow")
 
 
 def _ray_config(value: Any, kind: str, config: type[Any], metrics: Sequence[str] | None,
@@ -143,7 +149,8 @@ def evaluate(
         (default): ``"ray"`` when Ray is initialised in this process and the judge and embedder
         are given as specs or configs (a judge object keeps the run local), else ``"local"``. On the
         local engine a Parquet, JSONL or CSV file whose metrics all have a vectorised kernel (the
-        retrieval metrics) takes the columnar fast path; the output is the same.
+        retrieval metrics) takes the columnar fast path when pyarrow is installed (the ``arrow``
+        extra); the output is the same.
     judge:
         A :class:`~ragmeter.judges.Judge`, a spec (``"openai:gpt-4o-mini"``,
         :func:`ragmeter.judges.from_spec`), a :class:`~ragmeter.backend_config.JudgeConfig`, or
@@ -194,7 +201,8 @@ def evaluate(
     InputError
         Bad input (``on_error="raise"``), naming the file or source, the row and the field.
     MissingBackendError
-        ``engine="ray"`` without Ray installed.
+        ``engine="ray"`` without Ray installed; a Parquet file without pyarrow (the ``arrow``
+        extra); a judge or embedder whose backend's package is not installed.
 
     Works in plain scripts and inside a running event loop (Jupyter): there a local run goes on
     in a worker thread with its own loop.

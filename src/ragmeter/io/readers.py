@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, Literal
 
+from .._optional import require
 from ..errors import EmptyInputError, InputError
 from ..types import Sample
 from .options import ReadOptions, check_format, read_options
@@ -381,9 +382,10 @@ def raise_csv_field_limit() -> None:
 
 def open_parquet(path: str) -> Any:
     """``pyarrow.parquet.ParquetFile(path)``; a file that is not Parquet (or cannot be read) is an
-    :class:`~ragmeter.errors.InputError` naming it, never an internal error."""
+    :class:`~ragmeter.errors.InputError` naming it, never an internal error; without pyarrow a
+    :class:`~ragmeter.errors.MissingBackendError` that says how to install it."""
+    pq = require("pyarrow.parquet", f"reading the Parquet file {path}")
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     try:
         return pq.ParquetFile(path)
@@ -393,9 +395,9 @@ def open_parquet(path: str) -> Any:
 
 
 def _parquet_rows(path: str, fmap: dict[str, str]) -> Iterator[Row]:
+    pf = open_parquet(path)
     import pyarrow as pa
 
-    pf = open_parquet(path)
     schema = pf.schema_arrow
     check_columns(list(schema.names), fmap, path=path)
     row = 0

@@ -4,7 +4,8 @@ What is written reads back with :func:`~ragmeter.io.read_samples` into equal sam
 lines carry only the fields that are set. Parquet has a fixed schema: ``id``, ``query``,
 ``answer``, ``reference`` (strings), ``contexts`` (list of ``{id, text, score, metadata}`` structs,
 the context's metadata JSON-encoded), and ``relevant`` and ``metadata`` as JSON-encoded strings
-(a column cannot hold both a list and a mapping). Both stream, so memory stays bounded.
+(a column cannot hold both a list and a mapping); it needs pyarrow (the ``arrow`` extra). Both
+stream, so memory stays bounded.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from .._optional import require
 from ..errors import InvalidParameterError
 from ..types import Sample
 from .readers import detect_format
@@ -106,8 +108,8 @@ def _parquet_row(s: Sample) -> dict[str, Any]:
 
 
 def _write_parquet(samples: Iterator[Sample], path: str) -> int:
+    pq = require("pyarrow.parquet", f"writing the Parquet file {path}")
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
     schema = _parquet_schema()
     n = 0
