@@ -64,7 +64,7 @@ register_backend(BackendInfo("bert", _bert, "sentence-transformers BERT model ru
                              example="bert:all-MiniLM-L6-v2"))
 register_backend(BackendInfo("st", _st, "local sentence-transformers model", example="st:all-MiniLM-L6-v2"))
 register_backend(BackendInfo("openai", _openai, "any OpenAI-compatible /v1/embeddings server",
-                             key_env_var="OPENAI_API_KEY", example="openai:text-embedding-3-small"))
+                             key_env_var="OPENAI_API_KEY", extra="judges", example="openai:text-embedding-3-small"))
 
 
 def from_spec(spec: str | Embedder, **options: Any) -> Embedder:

@@ -10,6 +10,9 @@ to the URL given; ``$OPENAI_API_KEY`` only to ``https://api.openai.com`` or the 
 one raises :class:`~ragmeter.errors.MissingBackendError` when the embedder is built, saying how to
 name it.
 
+The SDK comes with the ``judges`` extra (``pip install 'ragmeter[judges]'``); without it building
+the embedder raises :class:`~ragmeter.errors.MissingBackendError` saying so.
+
 Requests use ``encoding_format="float"`` (which every compatible server supports) and one
 :class:`openai.AsyncOpenAI` client per event loop. SDK errors become :class:`EmbedderError` in one
 place, :func:`map_openai_error`, with the status code and what to do next.
@@ -22,6 +25,7 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+from .._optional import require
 from .._plugins import api_key_for, is_local_url, key_belongs
 from ..errors import MissingBackendError
 from ..masking import mask_secrets, mask_url, redact, url_secrets
@@ -96,6 +100,7 @@ class OpenAIEmbedder(Embedder):
     def __init__(self, model: str | None = None, *, base_url: str | None = None, api_key: str | None = None,
                  api_key_env: str | None = None, dimensions: int | None = None, timeout: float = 60.0,
                  max_retries: int = 2, batch_size: int | None = None, cache: CacheOption = True) -> None:
+        require("openai", "the openai embedder")
         name, _, spec_url = (model or "").partition("@")
         self.model = name or DEFAULT_MODEL
         url = (spec_url or base_url or os.environ.get(BASE_URL_ENV) or DEFAULT_BASE_URL).rstrip("/")

@@ -2,7 +2,9 @@
 
 Works with OpenAI, vLLM, Ollama's ``/v1``, llama.cpp's server, llama-cpp-python, LM Studio and
 other servers that speak the same API, through the official ``openai`` SDK (``AsyncOpenAI``,
-with the SDK's own retries turned off: the :class:`~ragmeter.judges.Judge` retries).
+with the SDK's own retries turned off: the :class:`~ragmeter.judges.Judge` retries). The SDK comes
+with the ``judges`` extra (``pip install 'ragmeter[judges]'``); without it building the backend
+raises :class:`~ragmeter.errors.MissingBackendError` saying so, before any call.
 
 Structured output is negotiated per backend instance (``structured_output="auto"``), and a
 fallback is decided **per request**: a request starts with the richest mode in use
@@ -43,6 +45,7 @@ import os
 from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from ..._optional import require
 from ..._plugins import BASE_URL_ENV, OPENAI_URL, api_key_for, is_local_url, key_belongs  # shared with the embedders
 from ...errors import JudgeAuthError, JudgeBadRequest, JudgeError, JudgeServerError
 from ...masking import mask_url, url_secrets
@@ -128,6 +131,8 @@ class OpenAIBackend:
         needs_key: bool = True,
         extra_body: dict[str, Any] | None = None,
     ) -> None:
+        # imported here, not in the first (timed) call: the import takes ~0.5 s
+        self._openai = require("openai", f"the {name} judge")
         if not model:
             raise JudgeBadRequest(f"the {name} judge needs a model, e.g. '{name}:gpt-4o-mini'")
         if structured_output not in ("auto", *MODES):
@@ -159,9 +164,6 @@ class OpenAIBackend:
         self._api_key = key or ("url-credentials" if basic is not None else "no-key-needed")
         #: fields added to every request body (module docs)
         self.extra_body: dict[str, Any] = dict(extra_body or {})
-        import openai  # imported here, not in the first (timed) call: the import takes ~0.5 s
-
-        self._openai = openai
         self.free = free
         self.fixed_mode = structured_output != "auto"
         self.mode = MODES[0] if structured_output == "auto" else structured_output
@@ -409,6 +411,7 @@ register_backend(
         factory=_openai,
         summary="any OpenAI-compatible server (OpenAI, vLLM, llama.cpp, LM Studio, Ollama /v1)",
         key_env_var="OPENAI_API_KEY",
+        extra="judges",
         example="openai:gpt-4o-mini or openai:qwen2.5@http://127.0.0.1:8080/v1",
     )
 )
@@ -417,6 +420,7 @@ register_backend(
         name="ollama",
         factory=_ollama,
         summary="a local Ollama server (http://127.0.0.1:11434/v1, or $OLLAMA_HOST), no key",
+        extra="judges",
         example="ollama:llama3.1",
     )
 )
