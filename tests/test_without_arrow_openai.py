@@ -30,12 +30,8 @@ MEASURES = ["all_trec", "ndcg_cut.5,10", "P.5,10"]
 ARROW_HINT = "pip install 'ragmeter[arrow]'"
 JUDGES_HINT = "pip install 'ragmeter[judges]'"
 
-# the optional extras' modules that need pyarrow themselves (Ray Data): a ragmeter module importing one is left out
-EXTRAS = ("ray", "torch", "transformers", "sentence_transformers", "llama_cpp", "litellm", "tokenizers",
-          "safetensors", "haystack", "langchain_core", "llama_index", "opentelemetry", "datasets", "playwright")
-
 PROBE = r"""
-import importlib, json, pkgutil, sys, tempfile
+import json, sys, tempfile
 from pathlib import Path
 
 class Blocked:
@@ -59,17 +55,8 @@ def part(key):
 
 @part("imports")
 def _():
-    import ragmeter
-    extras = set(P["extras"])
-    imported, left_out, failed = [], [], []
-    for info in pkgutil.walk_packages(ragmeter.__path__, "ragmeter."):
-        try:
-            importlib.import_module(info.name)
-            imported.append(info.name)
-        except ImportError as exc:
-            root = (exc.name or "").partition(".")[0]
-            (left_out if root in extras else failed).append([info.name, repr(exc)])
-    return {"imported": imported, "left_out": left_out, "failed": failed}
+    from tests.optional_deps import import_every_module
+    return import_every_module()
 
 def run_files(name, path):
     import ragmeter
@@ -179,7 +166,7 @@ def probe(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     parquet = folder / "rows.parquet"
     write_samples(list(read_samples(DATA)), parquet)
     params = folder / "params.json"
-    params.write_text(json.dumps({"extras": EXTRAS, "metrics": KERNEL_METRICS, "measures": MEASURES,
+    params.write_text(json.dumps({"metrics": KERNEL_METRICS, "measures": MEASURES,
                                   "jsonl": str(DATA), "csv": str(csv_path), "parquet": str(parquet),
                                   "qrels": str(qpath), "run": str(rpath), "qrels_dict": qrels, "run_dict": run}),
                       encoding="utf-8")

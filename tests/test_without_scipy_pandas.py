@@ -10,25 +10,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# the optional extras' modules (and what they bring): a ragmeter module that needs one is left out
-EXTRAS = ("ray", "torch", "transformers", "sentence_transformers", "llama_cpp", "litellm", "tokenizers",
-          "safetensors", "haystack", "langchain_core", "llama_index", "opentelemetry", "datasets", "playwright")
-
 PROBE = r"""
-import importlib, json, pkgutil, sys
+import json, sys
 sys.modules["scipy"] = None
 sys.modules["pandas"] = None
-import ragmeter
+from tests.optional_deps import import_every_module
 
-extras = set(EXTRAS)
-imported, left_out, failed = [], [], []
-for info in pkgutil.walk_packages(ragmeter.__path__, "ragmeter."):
-    try:
-        importlib.import_module(info.name)
-        imported.append(info.name)
-    except ImportError as exc:
-        root = (exc.name or "").partition(".")[0]
-        (left_out if root in extras else failed).append([info.name, repr(exc)])
+walk = import_every_module()
+imported, left_out, failed = walk["imported"], walk["left_out"], walk["failed"]
 
 import tempfile
 from pathlib import Path
@@ -88,7 +77,7 @@ LABELS, SCORES = [0, 1, 2, 3, 2, 1, 3], [0.1, 0.3, 0.9, 0.8, 0.4, 0.2, 0.7]
 
 def test_ragmeter_runs_without_scipy_and_pandas():
     code = PROBE
-    for name, value in (("EXTRAS", EXTRAS), ("DATA", str(ROOT / "examples" / "rag_samples.jsonl")), ("T_A", T_A),
+    for name, value in (("DATA", str(ROOT / "examples" / "rag_samples.jsonl")), ("T_A", T_A),
                         ("T_B", T_B), ("M_A", M_A), ("M_B", M_B), ("LABELS", LABELS), ("SCORES", SCORES)):
         code = code.replace(name, repr(value))
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, cwd=ROOT)
