@@ -38,7 +38,7 @@ def require(module: str, purpose: str) -> ModuleType:
 
 @cache
 def available(module: str) -> bool:
-    """Whether ``module`` can be imported (it is, to tell; the answer is kept for the process)."""
+    """Whether ``module`` imports (it is imported to find out; the answer is kept for the process)."""
     try:
         importlib.import_module(module)
     except ImportError:

@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from itertools import chain, repeat
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -46,6 +46,9 @@ from ..errors import EmptyInputError, InputError, InvalidParameterError
 from ..types import finite_number
 from .ids import ArrowIds, CategoricalIds, MappingIds
 from .ranking import rank_rows
+
+if TYPE_CHECKING:  # Arrow reads a file only when pyarrow is installed: imported where it does
+    import pyarrow as pa
 
 T = TypeVar("T")
 
@@ -328,7 +331,7 @@ def _frame_column(df: Any, name: str) -> Any:
 _UNICODE_SPACE = re.compile(rb"\xc2[\x85\xa0]|\xe1\x9a\x80|\xe2\x80[\x80-\x8a\xa8\xa9\xaf]|\xe2\x81\x9f|\xe3\x80\x80")
 
 
-def _split_like_str_split(column: Any) -> bool:
+def _split_like_str_split(column: pa.ChunkedArray) -> bool:
     """Whether every field of a string column Arrow split at single spaces is one ``str.split()`` field too:
     not empty, and no byte of it whitespace or control (tab, vertical tab, form feed, U+001C-U+001F...) or
     a Unicode space. Reads the column's data buffers, about half the file, not one string per row."""
