@@ -35,20 +35,24 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from itertools import chain, repeat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
+try:  # the arrow extra: Arrow's CSV reader parses TREC files (imported with this module, not by the first parse)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.csv as pa_csv
+except ImportError:  # the line parser reads every file, into the same values
+    pa = pc = pa_csv = None  # type: ignore[assignment]
+
 from .._arrowbuf import np_num
-from .._optional import available, is_pandas_frame, require
+from .._optional import is_pandas_frame, require
 from ..errors import EmptyInputError, InputError, InvalidParameterError
 from ..types import finite_number
 from .ids import ArrowIds, CategoricalIds, MappingIds
 from .ranking import rank_rows
-
-if TYPE_CHECKING:  # Arrow reads a file only when pyarrow is installed: imported where it does
-    import pyarrow as pa
 
 T = TypeVar("T")
 
@@ -304,8 +308,6 @@ def _is_arrow(obj: Any) -> bool:
 
 def _arrow_column(df: Any, name: str) -> Any:
     """A Table's column as numpy; a ``dictionary`` column as ``(codes, categories)``, -1 for null."""
-    import pyarrow as pa
-
     col = df.column(name)
     if pa.types.is_dictionary(col.type):
         col = col.combine_chunks() if hasattr(col, "combine_chunks") else col
@@ -323,8 +325,10 @@ def _frame_column(df: Any, name: str) -> Any:
 
 
 # ---- file parsing ---------------------------------------------------------------------------------
-# Arrow's CSV reader parses a file when pyarrow (the ``arrow`` extra) is installed; the line parser
-# reads every file it does not take, and all of them without pyarrow, into the same values.
+#: The allocator of the columns a file is parsed into: the C library's. Arrow's default (mimalloc in the
+#: wheels) took 0.5 s of system time more for a 3-million-line run (Run.from_file 0.87-0.99 s against
+#: 0.57-0.61 s; 2 cores, transparent huge pages on madvise); the memory is one parse's, freed with it.
+_PARSE_POOL = pa.system_memory_pool() if pa is not None else None
 
 #: UTF-8 of the non-ASCII characters ``str.split()`` splits on (U+0085, U+00A0, U+1680, U+2000-U+200A,
 #: U+2028, U+2029, U+202F, U+205F, U+3000)
@@ -335,8 +339,6 @@ def _split_like_str_split(column: pa.ChunkedArray) -> bool:
     """Whether every field of a string column Arrow split at single spaces is one ``str.split()`` field too:
     not empty, and no byte of it whitespace or control (tab, vertical tab, form feed, U+001C-U+001F...) or
     a Unicode space. Reads the column's data buffers, about half the file, not one string per row."""
-    import pyarrow.compute as pc
-
     if pc.min(pc.binary_length(column)).as_py() == 0:
         return False
     for chunk in column.chunks:
@@ -362,16 +364,8 @@ def _fast_parse(data: bytes | mmap.mmap, names: tuple[str, ...], value: str) -> 
     without pyarrow."""
     if not len(data) or data.find(b"\r") != -1:  # Arrow ends a line at a lone carriage return, str.split does not
         return None
-    if not available("pyarrow"):
+    if pa_csv is None:
         return None
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.csv as pa_csv
-
-    # the allocator of the columns: the C library's. Arrow's default (mimalloc in the wheels) took 0.5 s of
-    # system time more for a 3-million-line run (Run.from_file 0.87-0.99 s against 0.57-0.61 s; 2 cores,
-    # transparent huge pages on madvise); the memory is one parse's, freed with it.
-    pool = pa.system_memory_pool()
     try:
         table = pa_csv.read_csv(
             pa.py_buffer(data),
@@ -381,7 +375,7 @@ def _fast_parse(data: bytes | mmap.mmap, names: tuple[str, ...], value: str) -> 
             convert_options=pa_csv.ConvertOptions(
                 column_types={n: (pa.float64() if n == value else pa.string()) for n in names},
                 strings_can_be_null=False, quoted_strings_can_be_null=False),
-            memory_pool=pool,
+            memory_pool=_PARSE_POOL,
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
@@ -392,7 +386,8 @@ def _fast_parse(data: bytes | mmap.mmap, names: tuple[str, ...], value: str) -> 
     values = table.column(value).to_numpy()
     if np.isnan(values).any():
         return None
-    encoded = pc.dictionary_encode(table.column("qid").combine_chunks(memory_pool=pool), memory_pool=pool)
+    encoded = pc.dictionary_encode(table.column("qid").combine_chunks(memory_pool=_PARSE_POOL),
+                                   memory_pool=_PARSE_POOL)
     qids = np.asarray(encoded.dictionary.to_pylist(), dtype=object)
     if any(q.startswith("#") for q in qids.tolist()):  # a comment line with as many words as a line has fields
         return None
