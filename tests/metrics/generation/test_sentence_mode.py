@@ -197,3 +197,66 @@ def test_a_bare_yes_or_no_is_one_claim_with_the_sentence_after_it():
                                                ("opinion", "Hope that helps!")]
     assert answer[got[0].start:got[0].end] == got[0].text
     assert [(s.kind, s.text) for s in split_claims("Yes.")] == [("claim", "Yes.")]
+
+
+# ---- the answer cross-check (cross_check=answer) -------------------------------------------------------
+
+def _cross_check_judge(source: str, contradicts: Completion, claim_reply: Completion):
+    """A judge whose replies depend on the prompt: the source answer, the contradiction word, the claim word."""
+    seen: list[str] = []
+
+    async def h(request):
+        system, text = request.messages[0].content, request.messages[-1].content
+        seen.append(system)
+        if "You answer questions from a context alone" in system:
+            assert request.max_tokens == 60 and "<context>" in text and "<question>" in text
+            return Completion(source)
+        if "You compare two answers" in system:
+            assert f"<source_answer>\n{source}\n</source_answer>" in text
+            return contradicts
+        return claim_reply
+
+    return Judge(FunctionBackend(h), cache=False), seen
+
+
+def test_cross_check_multiplies_the_mean_support_by_one_minus_p_contradicts():
+    # claim: P(yes) 0.8 / (0.8 + 0.2) = 0.8; contradiction word: P(yes) 0.3 / (0.3 + 0.1) = 0.75
+    # faithfulness = (1 - 0.75) * 0.8 = 0.2; hallucination_rate = 1 - 0.2 = 0.8
+    judge, seen = _cross_check_judge("The span is 142 metres long.", word(0.3, 0.1), word(0.8, 0.2))
+    row = Sample.model_validate({"id": "r1", "query": "How long is the Harrowgate footbridge?", "contexts": [CTX],
+                                 "answer": "It is 124 metres long."})
+    names = ["faithfulness(cross_check=answer,mode=sentences)",
+             "hallucination_rate(cross_check=answer,mode=sentences)", "faithfulness(mode=sentences)"]
+    rec = evaluate([row], names, judge=judge, embedder=None).records[0]["metrics"]
+    f = rec[names[0]]
+    assert f["score"] == pytest.approx(0.2)
+    assert f["details"]["cross_check"] == {"source_answer": "The span is 142 metres long.", "verdict": "contradicts",
+                                           "p_contradicts": pytest.approx(0.75), "factor": pytest.approx(0.25),
+                                           "scoring": "probability"}
+    assert rec[names[1]]["score"] == pytest.approx(0.8)
+    assert rec[names[2]]["score"] == pytest.approx(0.8) and "cross_check" not in rec[names[2]]["details"]
+    # one source answer and one contradiction word, shared by the two metrics that ask for them, and one claim word
+    assert len(seen) == 3
+
+
+@pytest.mark.parametrize("source", ["not stated", "Not stated.", "NOT STATED"])
+def test_cross_check_makes_no_second_call_when_the_context_does_not_answer(source):
+    judge, seen = _cross_check_judge(source, word(0.9, 0.1), word(0.6, 0.4))
+    row = Sample.model_validate({"id": "r1", "query": "Who designed it?", "contexts": [CTX],
+                                 "answer": "It is 142 metres long."})
+    f = evaluate([row], ["faithfulness(cross_check=answer,mode=sentences)"], judge=judge,
+                 embedder=None).records[0]["metrics"]["faithfulness(cross_check=answer,mode=sentences)"]
+    assert f["score"] == pytest.approx(0.6)  # 0.6 / (0.6 + 0.4), factor 1
+    assert f["details"]["cross_check"]["verdict"] == "not stated" and f["details"]["cross_check"]["factor"] == 1.0
+    assert not any("You compare two answers" in s for s in seen)
+
+
+def test_cross_check_skips_answers_without_a_question_or_longer_than_three_claims():
+    judge, seen = _cross_check_judge("x", word(0.9, 0.1), word(0.6, 0.4))
+    four = "It opened in 2019. It is long. It is steel. Cyclists dismount."
+    rows = [Sample.model_validate({"id": "r1", "query": "", "contexts": [CTX], "answer": "It is 142 metres long."}),
+            Sample.model_validate({"id": "r2", "query": "Tell me.", "contexts": [CTX], "answer": four})]
+    name = "faithfulness(cross_check=answer,mode=sentences)"
+    recs = evaluate(rows, [name], judge=judge, embedder=None).records
+    assert all("cross_check" not in r["metrics"][name]["details"] for r in recs)
+    assert all("You answer questions" not in s for s in seen) and len(seen) == 1 + 4

@@ -24,6 +24,21 @@ Faithfulness is then the mean of :math:`s(c)` over :math:`C(a)`; an answer with 
 sentence (only greetings, opinions, questions) has nothing to be unfaithful about: 1.0, with the
 sentences and why each is not a claim in the details. Calls per sample: :math:`|C(a)|`, no
 decomposition call.
+
+4. The answer cross-check (parameter ``cross_check=answer``), for a sample with a question and an
+   answer of 1 to :data:`CROSS_CHECK_MAX_CLAIMS` check-worthy sentences: the judge first answers the
+   question from the joined context alone (prompt ``answer_from_context``, one short sentence, or
+   "not stated"), then says in one word whether the answer contradicts that source answer (prompt
+   ``answers_contradict``), scored :math:`q = P(\text{yes})` of that word. Reading a context to answer a
+   question is an easier task for a small judge than checking a statement against it, and a number
+   or a name swapped with another one of the same context is exactly what it gets wrong when it
+   checks. The sample's faithfulness is then
+
+   .. math:: F(a) = (1 - q) \cdot \frac{1}{|C(a)|} \sum_{c \in C(a)} s(c)
+
+   with :math:`q = 0` (no contradiction call) when the judge finds the question not answered by the
+   context. The source answer, :math:`q` and the hard word are in ``details["cross_check"]``. Calls:
+   two more per such sample (one generates up to :data:`SOURCE_ANSWER_TOKENS` tokens).
 """
 
 from __future__ import annotations
@@ -38,7 +53,7 @@ from ..lexical.fact_consistency import check_facts
 from ._checkworthy import Sentence, split_claims
 from ._evidence import Span, Window, context_sentences, evidence_window
 from ._memo import shared
-from ._prompting import template
+from ._prompting import joined_context, template
 from ._verdict import word_verdict
 
 VETO = Param("veto", str, "none", "mode=sentences: which offline check of the claim against the context "
@@ -49,6 +64,17 @@ VETO = Param("veto", str, "none", "mode=sentences: which offline check of the cl
 WINDOWS = Param("windows", str, "lexical", "mode=sentences: how evidence windows are ranked: lexical (IDF-weighted "
                 "word overlap, no model) or hybrid (plus the embedding cosine; needs the run's embedder)",
                 choices=("lexical", "hybrid"))
+
+CROSS_CHECK = Param("cross_check", str, "none", "mode=sentences: answer (for a sample with a question and an answer of "
+                    "1-3 check-worthy sentences, the judge answers the question from the context, then says whether "
+                    "the answer contradicts that; the score is multiplied by 1 - P(contradicts)) or none",
+                    choices=("none", "answer"))
+
+#: the longest answer (in check-worthy sentences) the answer cross-check applies to: a reply to the question,
+#: not a summary of the context
+CROSS_CHECK_MAX_CLAIMS = 3
+#: the most tokens the judge's own answer from the context may take
+SOURCE_ANSWER_TOKENS = 60
 
 
 def offline_checks(claim: str, contexts: list[str]) -> dict[str, list[str]]:
@@ -77,16 +103,27 @@ class SentenceVerdicts:
 
     sentences: list[Sentence]
     claims: list[dict[str, Any]]
+    cross_check: dict[str, Any] | None = None
 
     @property
     def supports(self) -> list[float]:
         """Each claim's combined support."""
         return [c["support"] for c in self.claims]
 
+    @property
+    def score(self) -> float:
+        """The mean claim support, times the cross-check's factor when it ran (module docstring)."""
+        factor = 1.0 if self.cross_check is None else self.cross_check["factor"]
+        return factor * sum(self.supports) / len(self.claims)
+
     def details(self, scoring: str, veto: str) -> dict[str, Any]:
-        """Per-claim records, the sentences that are not claims (with why), the scoring and the veto."""
-        return {"claims": self.claims, "not_claims": [s.as_dict() for s in self.sentences if not s.checkworthy],
-                "scoring": scoring, "veto": veto}
+        """Per-claim records, the sentences that are not claims (with why), the scoring, the veto and,
+        when it ran, the answer cross-check."""
+        out = {"claims": self.claims, "not_claims": [s.as_dict() for s in self.sentences if not s.checkworthy],
+               "scoring": scoring, "veto": veto}
+        if self.cross_check is not None:
+            out["cross_check"] = self.cross_check
+        return out
 
 
 #: how many context sentences a claim's ``evidence`` shows (the most related, in document order)
@@ -124,8 +161,15 @@ async def sentence_verdicts(judge: Any, sample: Sample, tag: str, params: dict[s
         claim_vectors = await embedder.aembed([c.text for c in claims])
     windows = [evidence_window(c.text, contexts, sentences=spans, embeddings=vectors, claim_embedding=v)
                for c, v in zip(claims, claim_vectors, strict=True)]
-    verdicts = await asyncio.gather(*(_judge_claim(judge, sample.query or "", w, c.text, tag, params["scoring"])
-                                      for c, w in zip(claims, windows, strict=True)))
+    checking = cross_check_applies(sample, len(claims), params)
+    cross = asyncio.ensure_future(answer_cross_check(judge, sample, tag, params["scoring"])) if checking else None
+    try:
+        verdicts = await asyncio.gather(*(_judge_claim(judge, sample.query or "", w, c.text, tag, params["scoring"])
+                                          for c, w in zip(claims, windows, strict=True)))
+    except BaseException:
+        if cross is not None:
+            cross.cancel()
+        raise
     records = []
     for c, w, d in zip(claims, windows, verdicts, strict=True):
         checks = offline_checks(c.text, contexts)
@@ -134,4 +178,48 @@ async def sentence_verdicts(judge: Any, sample: Sample, tag: str, params: dict[s
                         "p_yes": d["p_yes"], "scoring": d["scoring"], **checks, "veto": vetoed,
                         "support": support, "evidence": [s.as_dict() for s in _focus(c.text, contexts, spans)],
                         "window": "whole context" if w.whole else [s.as_dict() for s in w.spans]})
-    return SentenceVerdicts(sentences, records)
+    return SentenceVerdicts(sentences, records, None if cross is None else await cross)
+
+
+def cross_check_applies(sample: Sample, n_claims: int, params: dict[str, Any]) -> bool:
+    """Whether the answer cross-check runs on ``sample`` (module docstring, step 4)."""
+    return (params.get("cross_check") == "answer" and bool((sample.query or "").strip())
+            and 1 <= n_claims <= CROSS_CHECK_MAX_CLAIMS)
+
+
+def not_stated(text: str) -> bool:
+    """Whether the judge's source answer says the context does not answer the question."""
+    return " ".join(text.lower().strip(" .\"'").split()).startswith("not stated")
+
+
+async def source_answer(judge: Any, sample: Sample, tag: str) -> str:
+    """The judge's answer to ``sample``'s question from its joined context alone (one short sentence,
+    or "not stated"); one call per (question, context), shared across metrics."""
+    t = template("answer_from_context")
+    context = joined_context(sample)
+
+    async def run() -> str:
+        r = await judge.complete(t.messages(context=context, question=sample.query or ""), tag=tag,
+                                 template_version=t.cache_version, max_tokens=SOURCE_ANSWER_TOKENS)
+        return " ".join(r.value.split())
+
+    return str(await shared(judge, t.cache_version, (sample.query, context), run))
+
+
+async def answer_cross_check(judge: Any, sample: Sample, tag: str, scoring: str) -> dict[str, Any]:
+    """Step 4 of the module docstring: ``{"source_answer", "verdict", "p_contradicts", "factor",
+    "scoring"}``; ``verdict`` is "not stated" (and ``factor`` 1.0, no second call) when the judge finds
+    the question unanswered by the context."""
+    source = await source_answer(judge, sample, tag)
+    if not source or not_stated(source):
+        return {"source_answer": source, "verdict": "not stated", "p_contradicts": None, "factor": 1.0,
+                "scoring": scoring}
+    t = template("answers_contradict")
+    fields = {"question": sample.query or "", "source_answer": source, "answer": sample.answer or ""}
+
+    async def run() -> dict[str, Any]:
+        return await word_verdict(judge, t.messages(**fields), tag, t.cache_version, scoring)
+
+    d = await shared(judge, f"{t.cache_version}/{scoring}", tuple(fields.values()), run)
+    return {"source_answer": source, "verdict": "contradicts" if d["verdict"] == "yes" else "agrees",
+            "p_contradicts": d["p_yes"], "factor": 1.0 - d["support"], "scoring": d["scoring"]}
