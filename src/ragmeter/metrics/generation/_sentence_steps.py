@@ -25,31 +25,32 @@ sentence (only greetings, opinions, questions) has nothing to be unfaithful abou
 sentences and why each is not a claim in the details. Calls per sample: :math:`|C(a)|`, no
 decomposition call.
 
-4. The answer cross-check (parameter ``cross_check=answer``), for a sample with a question and an
+4. The answer cross-check (parameter ``cross_check=numbers``), for a sample with a question and an
    answer of 1 to :data:`CROSS_CHECK_MAX_CLAIMS` check-worthy sentences: the judge first answers the
    question from the joined context alone (prompt ``answer_from_context``, one short sentence, or
-   "not stated"), then says in one word whether the answer contradicts that source answer (prompt
-   ``answers_contradict``), scored :math:`q = P(\text{yes})` of that word. Reading a context to answer a
-   question is an easier task for a small judge than checking a statement against it, and a number
-   or a name swapped with another one of the same context is exactly what it gets wrong when it
-   checks. The sample's faithfulness is then
-
-   .. math:: F(a) = (1 - q) \cdot \frac{1}{|C(a)|} \sum_{c \in C(a)} s(c)
-
-   with :math:`q = 0` (no contradiction call) when the judge finds the question not answered by the
-   context. The source answer, :math:`q` and the hard word are in ``details["cross_check"]``. Calls:
-   two more per such sample (one generates up to :data:`SOURCE_ANSWER_TOKENS` tokens).
+   "not stated"). Reading a context to answer a question is an easier task for a small judge than
+   checking a statement against it, and a number swapped with another number of the same context
+   is what it misses when it checks. Then, offline, a claim **conflicts** with that source answer
+   when, for some unit :math:`u` (:func:`quantities`: the unit, else the noun counted, else "year"),
+   the claim has a number in :math:`u` that no number in :math:`u` of the source answer equals and
+   the source answer has one that no number in :math:`u` of the claim equals, two numbers being
+   equal when one is the other rounded to its decimals (-196 and -195.8). A conflicting claim has
+   :math:`s(c) = 0` (``veto``, with the pairs in ``conflicts``). A source answer "not stated", or
+   without numbers, changes nothing. The source answer is in ``details["cross_check"]``. Calls: one
+   more per such sample, generating up to :data:`SOURCE_ANSWER_TOKENS` tokens.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from ...registry import Param
 from ...types import Sample
-from ..lexical.fact_consistency import check_facts
+from ..lexical.fact_consistency import check_facts, numbers
+from ..lexical.lexical_faithfulness import STOPWORDS
 from ._checkworthy import Sentence, split_claims
 from ._evidence import Span, Window, context_sentences, evidence_window
 from ._memo import shared
@@ -65,10 +66,10 @@ WINDOWS = Param("windows", str, "lexical", "mode=sentences: how evidence windows
                 "word overlap, no model) or hybrid (plus the embedding cosine; needs the run's embedder)",
                 choices=("lexical", "hybrid"))
 
-CROSS_CHECK = Param("cross_check", str, "none", "mode=sentences: answer (for a sample with a question and an answer of "
-                    "1-3 check-worthy sentences, the judge answers the question from the context, then says whether "
-                    "the answer contradicts that; the score is multiplied by 1 - P(contradicts)) or none",
-                    choices=("none", "answer"))
+CROSS_CHECK = Param("cross_check", str, "none", "mode=sentences: numbers (for a sample with a question and an "
+                    "answer of 1-3 check-worthy sentences, the judge answers the question from the context; a claim "
+                    "whose number conflicts with that answer's, in the same unit, scores 0) or none",
+                    choices=("none", "numbers"))
 
 #: the longest answer (in check-worthy sentences) the answer cross-check applies to: a reply to the question,
 #: not a summary of the context
@@ -112,9 +113,8 @@ class SentenceVerdicts:
 
     @property
     def score(self) -> float:
-        """The mean claim support, times the cross-check's factor when it ran (module docstring)."""
-        factor = 1.0 if self.cross_check is None else self.cross_check["factor"]
-        return factor * sum(self.supports) / len(self.claims)
+        """The mean claim support."""
+        return sum(self.supports) / len(self.claims)
 
     def details(self, scoring: str, veto: str) -> dict[str, Any]:
         """Per-claim records, the sentences that are not claims (with why), the scoring, the veto and,
@@ -162,28 +162,36 @@ async def sentence_verdicts(judge: Any, sample: Sample, tag: str, params: dict[s
     windows = [evidence_window(c.text, contexts, sentences=spans, embeddings=vectors, claim_embedding=v)
                for c, v in zip(claims, claim_vectors, strict=True)]
     checking = cross_check_applies(sample, len(claims), params)
-    cross = asyncio.ensure_future(answer_cross_check(judge, sample, tag, params["scoring"])) if checking else None
+    source_task = asyncio.ensure_future(source_answer(judge, sample, tag)) if checking else None
     try:
         verdicts = await asyncio.gather(*(_judge_claim(judge, sample.query or "", w, c.text, tag, params["scoring"])
                                           for c, w in zip(claims, windows, strict=True)))
+        source = None if source_task is None else await source_task
     except BaseException:
-        if cross is not None:
-            cross.cancel()
+        if source_task is not None:
+            source_task.cancel()
         raise
+    answered = source is not None and not not_stated(source)
     records = []
     for c, w, d in zip(claims, windows, verdicts, strict=True):
         checks = offline_checks(c.text, contexts)
         support, vetoed = combine(d["support"], checks, params["veto"])
-        records.append({"claim": c.text, "start": c.start, "end": c.end, "supported": d["verdict"] == "yes",
-                        "p_yes": d["p_yes"], "scoring": d["scoring"], **checks, "veto": vetoed,
-                        "support": support, "evidence": [s.as_dict() for s in _focus(c.text, contexts, spans)],
+        record = {"claim": c.text, "start": c.start, "end": c.end, "supported": d["verdict"] == "yes",
+                  "p_yes": d["p_yes"], "scoring": d["scoring"], **checks}
+        if checking:
+            record["conflicts"] = number_conflicts(c.text, source or "") if answered else []
+            if record["conflicts"]:
+                support, vetoed = 0.0, True
+        records.append({**record, "veto": vetoed, "support": support,
+                        "evidence": [s.as_dict() for s in _focus(c.text, contexts, spans)],
                         "window": "whole context" if w.whole else [s.as_dict() for s in w.spans]})
-    return SentenceVerdicts(sentences, records, None if cross is None else await cross)
+    cross = None if source is None else {"source_answer": source, "not_stated": not answered}
+    return SentenceVerdicts(sentences, records, cross)
 
 
 def cross_check_applies(sample: Sample, n_claims: int, params: dict[str, Any]) -> bool:
     """Whether the answer cross-check runs on ``sample`` (module docstring, step 4)."""
-    return (params.get("cross_check") == "answer" and bool((sample.query or "").strip())
+    return (params.get("cross_check") == "numbers" and bool((sample.query or "").strip())
             and 1 <= n_claims <= CROSS_CHECK_MAX_CLAIMS)
 
 
@@ -206,20 +214,56 @@ async def source_answer(judge: Any, sample: Sample, tag: str) -> str:
     return str(await shared(judge, t.cache_version, (sample.query, context), run))
 
 
-async def answer_cross_check(judge: Any, sample: Sample, tag: str, scoring: str) -> dict[str, Any]:
-    """Step 4 of the module docstring: ``{"source_answer", "verdict", "p_contradicts", "factor",
-    "scoring"}``; ``verdict`` is "not stated" (and ``factor`` 1.0, no second call) when the judge finds
-    the question unanswered by the context."""
-    source = await source_answer(judge, sample, tag)
-    if not source or not_stated(source):
-        return {"source_answer": source, "verdict": "not stated", "p_contradicts": None, "factor": 1.0,
-                "scoring": scoring}
-    t = template("answers_contradict")
-    fields = {"question": sample.query or "", "source_answer": source, "answer": sample.answer or ""}
+def _equal(a: str, b: str) -> bool:
+    """Whether two numbers (as :func:`numbers` writes them) are equal, one the other rounded to its decimals."""
+    fa, fb = float(a), float(b)
 
-    async def run() -> dict[str, Any]:
-        return await word_verdict(judge, t.messages(**fields), tag, t.cache_version, scoring)
+    def decimals(x: str) -> int:
+        return len(x.partition(".")[2])
 
-    d = await shared(judge, f"{t.cache_version}/{scoring}", tuple(fields.values()), run)
-    return {"source_answer": source, "verdict": "contradicts" if d["verdict"] == "yes" else "agrees",
-            "p_contradicts": d["p_yes"], "factor": 1.0 - d["support"], "scoring": d["scoring"]}
+    return fa == fb or round(fb, decimals(a)) == fa or round(fa, decimals(b)) == fb
+
+
+_QUANTITY = re.compile(r"(?P<cur>[$€£¥])?(?<![\w.,])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?!\d)"
+                       r"(?:[ -]?(?P<word>%|°\s?[CF]\b|[A-Za-zµ]+))?")
+#: words after a number that count nothing ("93 to 104", "in 1977 and")
+_NOT_UNITS = STOPWORDS | {"am", "pm", "and", "or", "to", "until", "till", "from", "per", "than", "more", "less"}
+
+
+def quantities(text: str) -> list[tuple[str, str, str]]:
+    """``(value, unit, as written)`` of the numbers in ``text`` that say what they count: the unit
+    ``fact_consistency`` reads ("142 metres" -> m, "$5" -> usd), else the noun after the number,
+    singular ("56 floors" -> floor), else "year" for a whole number from 1000 to 2100; a bare number
+    ("93 to 104") is left out."""
+    out = []
+    for m in _QUANTITY.finditer(text):
+        found = numbers(m.group(0))
+        if not found:
+            continue
+        value, unit, written = found[0]
+        word = (m.group("word") or "").casefold()
+        if unit is None and word and word.isalpha() and word not in _NOT_UNITS:
+            unit = numbers(f"{value} {word}")[0][1] or (
+                word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
+            written = m.group(0).strip()
+        if unit is None and value.isdigit() and 1000 <= int(value) <= 2100:
+            unit = "year"
+        if unit is not None:
+            out.append((value, unit, written))
+    return out
+
+
+def number_conflicts(claim: str, source: str) -> list[dict[str, str]]:
+    """The numbers of ``claim`` that conflict with those of the judge's ``source`` answer (module
+    docstring, step 4): per unit (:func:`quantities`) where each side has a number the other lacks,
+    those pairs."""
+    out: list[dict[str, str]] = []
+    mine, theirs = quantities(claim), quantities(source)
+    for unit in sorted({u for _, u, _ in mine} & {u for _, u, _ in theirs}):
+        a = [(v, w) for v, u, w in mine if u == unit]
+        b = [(v, w) for v, u, w in theirs if u == unit]
+        lone_a = [w for v, w in a if not any(_equal(v, x) for x, _ in b)]
+        lone_b = [w for v, w in b if not any(_equal(v, x) for x, _ in a)]
+        if lone_a and lone_b:
+            out += [{"claim": x, "source": y} for x in lone_a for y in lone_b]
+    return out

@@ -157,8 +157,7 @@ def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
         claims = dict.fromkeys(s.text for s in split_claims(sample.answer or "") if s.checkworthy)
         steps = [PlannedStep(("sentence", scoring, sample.query, c, content[2])) for c in claims]
         if cross_check_applies(sample, len(claims), ev.params):
-            steps += [PlannedStep(("source_answer", sample.query, content[2])),
-                      PlannedStep(("answers_contradict", scoring, *content), exact=False)]
+            steps.append(PlannedStep(("source_answer", sample.query, content[2])))
         return steps
     if ev.params["mode"] in ("direct", "inline"):
         return [PlannedStep((ev.params["mode"], scoring, *content))]
