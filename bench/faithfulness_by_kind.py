@@ -31,6 +31,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from prompt_reuse import LogMark
+
 import ragmeter
 from ragmeter.cli.judge_check import split_names
 from ragmeter.judges import from_spec
@@ -90,6 +92,8 @@ def main() -> None:
     ap.add_argument("--cache-only", action="store_true",
                     help="send nothing: rows whose replies are not all in the cache are judge errors (dry run)")
     ap.add_argument("--derived", action="store_true", help="add the DERIVED rules from per-claim details")
+    ap.add_argument("--server-log", default=None, help="a llama-cpp-python server log: per kind, the share of "
+                    "prompt tokens the server reused from the previous prompt (bench/prompt_reuse.py)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
 
@@ -114,6 +118,7 @@ def main() -> None:
                 if args.cache_only:
                     opts["dry_run"] = True
                 judge = from_spec(args.judge, **opts)
+            mark = LogMark(args.server_log) if args.server_log else None
             t0 = time.perf_counter()
             run = ragmeter.evaluate([samples[i] for i in idx], [name], judge=judge, embedder=None)
             seconds = time.perf_counter() - t0
@@ -129,6 +134,8 @@ def main() -> None:
                    "cache_hits": st.get("cache_hits", 0),
                    "prompt_tokens": st.get("prompt_tokens", 0),
                    "calls_per_sample": round(st.get("calls", 0) / len(idx), 2) if idx else None}
+            if mark is not None:
+                row["prompt_reuse"] = mark.since()
             rows_out.append(row)
             if args.derived:
                 for rule_name, rule in DERIVED.items():

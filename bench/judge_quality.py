@@ -36,6 +36,8 @@ import json
 import time
 from pathlib import Path
 
+from prompt_reuse import LogMark
+
 import ragmeter
 from ragmeter.cli.judge_check import split_names
 from ragmeter.judges import from_spec
@@ -77,6 +79,8 @@ def main() -> None:
     ap.add_argument("--config", default=None, help="a ragmeter.yaml whose rubrics: to register")
     ap.add_argument("--extra-body", default=None, metavar="JSON",
                     help='extra request fields for the judge backend, e.g. \'{"repeat_penalty": 1.0}\'')
+    ap.add_argument("--server-log", default=None, help="a llama-cpp-python server log: the share of prompt tokens "
+                    "the server reused from the previous prompt during the run (bench/prompt_reuse.py)")
     ap.add_argument("--out", default=None, help="write the table and per-row results as JSON here")
     args = ap.parse_args()
 
@@ -104,13 +108,18 @@ def main() -> None:
         from ragmeter.embedders import from_spec as emb_spec
 
         embedder = emb_spec(args.embedder)
+    mark = LogMark(args.server_log) if args.server_log else None
     t0 = time.perf_counter()
     run = ragmeter.evaluate(samples, names, judge=judge, embedder=embedder)
     seconds = time.perf_counter() - t0
+    reuse = mark.since() if mark is not None else None
     rows = separation(run.records, labels, rules)
     stats_ = run.run.get("judge", {})
     print(f"judge: {args.judge}  embedder: {args.embedder}  rows: {len(samples)}  "
           f"seconds: {seconds:.0f}  requests: {stats_.get('requests')}")
+    if reuse is not None:
+        print(f"prompt tokens reused by the server: {reuse['reused_share']} ({reuse['reused_tokens']} of "
+              f"{reuse['reused_tokens'] + reuse['evaluated_tokens']}, {reuse['requests']} requests logged)")
     print(f"{'metric':<42}{'n':>5}{'errors':>8}{'AUROC':>8}{'mean+':>8}{'mean-':>8}{'rho':>7}")
     for r in rows:
         rho = f"{r['spearman']:.2f}" if "spearman" in r else ""
@@ -127,6 +136,7 @@ def main() -> None:
         Path(args.out).write_text(json.dumps({"judge": args.judge, "embedder": args.embedder, "data": path,
                                               "label_rules": {n: str(r) for n, r in rules.items()}, "rows": rows,
                                               "positions": profile, "seconds": seconds, "judge_stats": stats_,
+                                              "prompt_reuse": reuse,
                                               "concurrency": judge.concurrency_info() if judge else None,
                                               "records": run.records}, indent=1, default=str))
 

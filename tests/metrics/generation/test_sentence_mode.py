@@ -14,7 +14,7 @@ from ragmeter.judges import Completion, FunctionBackend, Judge
 from ragmeter.judges.base import TokenLogprob
 from ragmeter.metrics.generation._checkworthy import classify, split_claims
 from ragmeter.metrics.generation._evidence import context_sentences, evidence_window, lexical_scores
-from ragmeter.metrics.generation._sentence_steps import combine
+from ragmeter.metrics.generation._sentence_steps import combine, number_conflicts
 
 # A long hand-made document (about 1,600 characters, 21 sentences): the ferry facts sit in the middle.
 DOC = (
@@ -197,3 +197,79 @@ def test_a_bare_yes_or_no_is_one_claim_with_the_sentence_after_it():
                                                ("opinion", "Hope that helps!")]
     assert answer[got[0].start:got[0].end] == got[0].text
     assert [(s.kind, s.text) for s in split_claims("Yes.")] == [("claim", "Yes.")]
+
+
+# ---- the answer cross-check (cross_check=numbers) ------------------------------------------------------
+
+def _source_judge(source: str, claim_replies: dict[str, Completion]):
+    """A judge that answers the question with ``source`` and each claim with its reply."""
+    seen: list[str] = []
+
+    async def h(request):
+        system, text = request.messages[0].content, request.messages[-1].content
+        seen.append(system)
+        if "You answer questions from a context alone" in system:
+            assert request.max_tokens == 60 and "<context>" in text and "<question>" in text
+            return Completion(source)
+        return claim_replies[text.split("<statement>\n", 1)[1].split("\n</statement>", 1)[0]]
+
+    return Judge(FunctionBackend(h), cache=False), seen
+
+
+@pytest.mark.parametrize(("claim", "source", "conflicts"), [
+    ("It has 56 floors above ground.", "It has 58 floors above ground and four basement levels.",
+     [{"claim": "56 floors", "source": "58 floors"}]),                       # the noun counted is the unit
+    ("It boils at about -196 °C.", "-195.8 °C", []),                        # 195.8 rounded to 0 decimals is 196
+    ("It is 124 metres long.", "The span is 142 m long.", [{"claim": "124 metres", "source": "142 m"}]),
+    ("It opened in 1890 and is 521 metres long.", "It opened on 4 March 1890.", []),  # no unit on both sides
+    ("About 90 minutes, and cars travel free.", "40 minutes", [{"claim": "90 minutes", "source": "40 minutes"}]),
+    ("Between 93 and 104 km/h.", "93 to 104 km/h", []),                     # a bare 93 says nothing it counts
+    ("It opened in 2019.", "It opened in 2019 and 2020.", []),              # the claim's year is the source's
+])
+def test_number_conflicts_by_hand(claim, source, conflicts):
+    assert number_conflicts(claim, source) == conflicts
+
+
+def test_cross_check_vetoes_the_claim_whose_number_conflicts():
+    # claim 1 P(yes) 0.6 / 0.8 = 0.75, no number in the source's units -> kept; claim 2 P(yes) 0.9 but its
+    # 56 floors conflicts with the source's 58 floors -> 0. faithfulness = (0.75 + 0) / 2; hallucination 0.625
+    ctx = "The tower opened in 2024. It has 58 floors above ground. Its deck is on the 56th floor."
+    judge, seen = _source_judge("It has 58 floors.", {"It opened in 2024.": word(0.6, 0.2),
+                                                      "It has 56 floors.": word(0.9, 0.1)})
+    row = Sample.model_validate({"id": "r1", "query": "How tall is the tower?", "contexts": [ctx],
+                                 "answer": "It opened in 2024. It has 56 floors."})
+    names = ["faithfulness(cross_check=numbers,mode=sentences)",
+             "hallucination_rate(cross_check=numbers,mode=sentences)", "faithfulness(mode=sentences)"]
+    rec = evaluate([row], names, judge=judge, embedder=None).records[0]["metrics"]
+    f = rec[names[0]]
+    assert f["score"] == pytest.approx(0.375)
+    assert f["details"]["cross_check"] == {"source_answer": "It has 58 floors.", "not_stated": False}
+    assert [c["conflicts"] for c in f["details"]["claims"]] == [[], [{"claim": "56 floors", "source": "58 floors"}]]
+    assert [c["veto"] for c in f["details"]["claims"]] == [False, True]
+    assert rec[names[1]]["score"] == pytest.approx(0.625)
+    assert rec[names[2]]["score"] == pytest.approx((0.75 + 0.9) / 2) and "cross_check" not in rec[names[2]]["details"]
+    # one source answer shared by the two metrics that ask for it, one word per claim
+    assert len(seen) == 3
+
+
+@pytest.mark.parametrize("source", ["not stated", "Not stated.", "NOT STATED"])
+def test_cross_check_changes_nothing_when_the_context_does_not_answer(source):
+    judge, _ = _source_judge(source, {"It is 124 metres long.": word(0.6, 0.4)})
+    row = Sample.model_validate({"id": "r1", "query": "How long is it?", "contexts": [CTX],
+                                 "answer": "It is 124 metres long."})
+    name = "faithfulness(cross_check=numbers,mode=sentences)"
+    f = evaluate([row], [name], judge=judge, embedder=None).records[0]["metrics"][name]
+    assert f["score"] == pytest.approx(0.6)  # 0.6 / (0.6 + 0.4): no conflict read from "not stated"
+    assert f["details"]["cross_check"]["not_stated"] is True and f["details"]["claims"][0]["conflicts"] == []
+
+
+def test_cross_check_skips_answers_without_a_question_or_longer_than_three_claims():
+    four = "It opened in 2019. It is long. It is steel. Cyclists dismount."
+    judge, seen = _source_judge("x", {c: word(0.6, 0.4) for c in
+                                      ["It is 142 metres long.", *[s + "." for s in four.rstrip(".").split(". ")]]})
+    rows = [Sample.model_validate({"id": "r1", "query": "", "contexts": [CTX], "answer": "It is 142 metres long."}),
+            Sample.model_validate({"id": "r2", "query": "Tell me.", "contexts": [CTX], "answer": four})]
+    name = "faithfulness(cross_check=numbers,mode=sentences)"
+    recs = evaluate(rows, [name], judge=judge, embedder=None).records
+    assert all("cross_check" not in r["metrics"][name]["details"] for r in recs)
+    assert all("You answer questions" not in s for s in seen) and len(seen) == 1 + 4

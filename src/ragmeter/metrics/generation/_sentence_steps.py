@@ -24,21 +24,37 @@ Faithfulness is then the mean of :math:`s(c)` over :math:`C(a)`; an answer with 
 sentence (only greetings, opinions, questions) has nothing to be unfaithful about: 1.0, with the
 sentences and why each is not a claim in the details. Calls per sample: :math:`|C(a)|`, no
 decomposition call.
+
+4. The answer cross-check (parameter ``cross_check=numbers``), for a sample with a question and an
+   answer of 1 to :data:`CROSS_CHECK_MAX_CLAIMS` check-worthy sentences: the judge first answers the
+   question from the joined context alone (prompt ``answer_from_context``, one short sentence, or
+   "not stated"). Reading a context to answer a question is an easier task for a small judge than
+   checking a statement against it, and a number swapped with another number of the same context
+   is what it misses when it checks. Then, offline, a claim **conflicts** with that source answer
+   when, for some unit :math:`u` (:func:`quantities`: the unit, else the noun counted, else "year"),
+   the claim has a number in :math:`u` that no number in :math:`u` of the source answer equals and
+   the source answer has one that no number in :math:`u` of the claim equals, two numbers being
+   equal when one is the other rounded to its decimals (-196 and -195.8). A conflicting claim has
+   :math:`s(c) = 0` (``veto``, with the pairs in ``conflicts``). A source answer "not stated", or
+   without numbers, changes nothing. The source answer is in ``details["cross_check"]``. Calls: one
+   more per such sample, generating up to :data:`SOURCE_ANSWER_TOKENS` tokens.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from ...registry import Param
 from ...types import Sample
-from ..lexical.fact_consistency import check_facts
+from ..lexical.fact_consistency import check_facts, numbers
+from ..lexical.lexical_faithfulness import STOPWORDS
 from ._checkworthy import Sentence, split_claims
 from ._evidence import Span, Window, context_sentences, evidence_window
 from ._memo import shared
-from ._prompting import template
+from ._prompting import joined_context, template
 from ._verdict import word_verdict
 
 VETO = Param("veto", str, "none", "mode=sentences: which offline check of the claim against the context "
@@ -49,6 +65,17 @@ VETO = Param("veto", str, "none", "mode=sentences: which offline check of the cl
 WINDOWS = Param("windows", str, "lexical", "mode=sentences: how evidence windows are ranked: lexical (IDF-weighted "
                 "word overlap, no model) or hybrid (plus the embedding cosine; needs the run's embedder)",
                 choices=("lexical", "hybrid"))
+
+CROSS_CHECK = Param("cross_check", str, "none", "mode=sentences: numbers (for a sample with a question and an "
+                    "answer of 1-3 check-worthy sentences, the judge answers the question from the context; a claim "
+                    "whose number conflicts with that answer's, in the same unit, scores 0) or none",
+                    choices=("none", "numbers"))
+
+#: the longest answer (in check-worthy sentences) the answer cross-check applies to: a reply to the question,
+#: not a summary of the context
+CROSS_CHECK_MAX_CLAIMS = 3
+#: the most tokens the judge's own answer from the context may take
+SOURCE_ANSWER_TOKENS = 60
 
 
 def offline_checks(claim: str, contexts: list[str]) -> dict[str, list[str]]:
@@ -77,16 +104,26 @@ class SentenceVerdicts:
 
     sentences: list[Sentence]
     claims: list[dict[str, Any]]
+    cross_check: dict[str, Any] | None = None
 
     @property
     def supports(self) -> list[float]:
         """Each claim's combined support."""
         return [c["support"] for c in self.claims]
 
+    @property
+    def score(self) -> float:
+        """The mean claim support."""
+        return sum(self.supports) / len(self.claims)
+
     def details(self, scoring: str, veto: str) -> dict[str, Any]:
-        """Per-claim records, the sentences that are not claims (with why), the scoring and the veto."""
-        return {"claims": self.claims, "not_claims": [s.as_dict() for s in self.sentences if not s.checkworthy],
-                "scoring": scoring, "veto": veto}
+        """Per-claim records, the sentences that are not claims (with why), the scoring, the veto and,
+        when it ran, the answer cross-check."""
+        out = {"claims": self.claims, "not_claims": [s.as_dict() for s in self.sentences if not s.checkworthy],
+               "scoring": scoring, "veto": veto}
+        if self.cross_check is not None:
+            out["cross_check"] = self.cross_check
+        return out
 
 
 #: how many context sentences a claim's ``evidence`` shows (the most related, in document order)
@@ -124,14 +161,109 @@ async def sentence_verdicts(judge: Any, sample: Sample, tag: str, params: dict[s
         claim_vectors = await embedder.aembed([c.text for c in claims])
     windows = [evidence_window(c.text, contexts, sentences=spans, embeddings=vectors, claim_embedding=v)
                for c, v in zip(claims, claim_vectors, strict=True)]
-    verdicts = await asyncio.gather(*(_judge_claim(judge, sample.query or "", w, c.text, tag, params["scoring"])
-                                      for c, w in zip(claims, windows, strict=True)))
+    checking = cross_check_applies(sample, len(claims), params)
+    source_task = asyncio.ensure_future(source_answer(judge, sample, tag)) if checking else None
+    try:
+        verdicts = await asyncio.gather(*(_judge_claim(judge, sample.query or "", w, c.text, tag, params["scoring"])
+                                          for c, w in zip(claims, windows, strict=True)))
+        source = None if source_task is None else await source_task
+    except BaseException:
+        if source_task is not None:
+            source_task.cancel()
+        raise
+    answered = source is not None and not not_stated(source)
     records = []
     for c, w, d in zip(claims, windows, verdicts, strict=True):
         checks = offline_checks(c.text, contexts)
         support, vetoed = combine(d["support"], checks, params["veto"])
-        records.append({"claim": c.text, "start": c.start, "end": c.end, "supported": d["verdict"] == "yes",
-                        "p_yes": d["p_yes"], "scoring": d["scoring"], **checks, "veto": vetoed,
-                        "support": support, "evidence": [s.as_dict() for s in _focus(c.text, contexts, spans)],
+        record = {"claim": c.text, "start": c.start, "end": c.end, "supported": d["verdict"] == "yes",
+                  "p_yes": d["p_yes"], "scoring": d["scoring"], **checks}
+        if checking:
+            record["conflicts"] = number_conflicts(c.text, source or "") if answered else []
+            if record["conflicts"]:
+                support, vetoed = 0.0, True
+        records.append({**record, "veto": vetoed, "support": support,
+                        "evidence": [s.as_dict() for s in _focus(c.text, contexts, spans)],
                         "window": "whole context" if w.whole else [s.as_dict() for s in w.spans]})
-    return SentenceVerdicts(sentences, records)
+    cross = None if source is None else {"source_answer": source, "not_stated": not answered}
+    return SentenceVerdicts(sentences, records, cross)
+
+
+def cross_check_applies(sample: Sample, n_claims: int, params: dict[str, Any]) -> bool:
+    """Whether the answer cross-check runs on ``sample`` (module docstring, step 4)."""
+    return (params.get("cross_check") == "numbers" and bool((sample.query or "").strip())
+            and 1 <= n_claims <= CROSS_CHECK_MAX_CLAIMS)
+
+
+def not_stated(text: str) -> bool:
+    """Whether the judge's source answer says the context does not answer the question."""
+    return " ".join(text.lower().strip(" .\"'").split()).startswith("not stated")
+
+
+async def source_answer(judge: Any, sample: Sample, tag: str) -> str:
+    """The judge's answer to ``sample``'s question from its joined context alone (one short sentence,
+    or "not stated"); one call per (question, context), shared across metrics."""
+    t = template("answer_from_context")
+    context = joined_context(sample)
+
+    async def run() -> str:
+        r = await judge.complete(t.messages(context=context, question=sample.query or ""), tag=tag,
+                                 template_version=t.cache_version, max_tokens=SOURCE_ANSWER_TOKENS)
+        return " ".join(r.value.split())
+
+    return str(await shared(judge, t.cache_version, (sample.query, context), run))
+
+
+def _equal(a: str, b: str) -> bool:
+    """Whether two numbers (as :func:`numbers` writes them) are equal, one the other rounded to its decimals."""
+    fa, fb = float(a), float(b)
+
+    def decimals(x: str) -> int:
+        return len(x.partition(".")[2])
+
+    return fa == fb or round(fb, decimals(a)) == fa or round(fa, decimals(b)) == fb
+
+
+_QUANTITY = re.compile(r"(?P<cur>[$€£¥])?(?<![\w.,])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?!\d)"
+                       r"(?:[ -]?(?P<word>%|°\s?[CF]\b|[A-Za-zµ]+))?")
+#: words after a number that count nothing ("93 to 104", "in 1977 and")
+_NOT_UNITS = STOPWORDS | {"am", "pm", "and", "or", "to", "until", "till", "from", "per", "than", "more", "less"}
+
+
+def quantities(text: str) -> list[tuple[str, str, str]]:
+    """``(value, unit, as written)`` of the numbers in ``text`` that say what they count: the unit
+    ``fact_consistency`` reads ("142 metres" -> m, "$5" -> usd), else the noun after the number,
+    singular ("56 floors" -> floor), else "year" for a whole number from 1000 to 2100; a bare number
+    ("93 to 104") is left out."""
+    out = []
+    for m in _QUANTITY.finditer(text):
+        found = numbers(m.group(0))
+        if not found:
+            continue
+        value, unit, written = found[0]
+        word = (m.group("word") or "").casefold()
+        if unit is None and word and word.isalpha() and word not in _NOT_UNITS:
+            unit = numbers(f"{value} {word}")[0][1] or (
+                word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
+            written = m.group(0).strip()
+        if unit is None and value.isdigit() and 1000 <= int(value) <= 2100:
+            unit = "year"
+        if unit is not None:
+            out.append((value, unit, written))
+    return out
+
+
+def number_conflicts(claim: str, source: str) -> list[dict[str, str]]:
+    """The numbers of ``claim`` that conflict with those of the judge's ``source`` answer (module
+    docstring, step 4): per unit (:func:`quantities`) where each side has a number the other lacks,
+    those pairs."""
+    out: list[dict[str, str]] = []
+    mine, theirs = quantities(claim), quantities(source)
+    for unit in sorted({u for _, u, _ in mine} & {u for _, u, _ in theirs}):
+        a = [(v, w) for v, u, w in mine if u == unit]
+        b = [(v, w) for v, u, w in theirs if u == unit]
+        lone_a = [w for v, w in a if not any(_equal(v, x) for x, _ in b)]
+        lone_b = [w for v, w in b if not any(_equal(v, x) for x, _ in a)]
+        if lone_a and lone_b:
+            out += [{"claim": x, "source": y} for x in lone_a for y in lone_b]
+    return out

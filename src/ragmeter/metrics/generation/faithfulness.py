@@ -60,7 +60,7 @@ from ._base import JUDGE_VALIDATION, STEPS, JudgedEvaluator, register_judged
 from ._checkworthy import split_claims
 from ._claim_steps import check_inline, verify
 from ._grounding import grounded_mask, split_grounded
-from ._sentence_steps import VETO, WINDOWS, sentence_verdicts
+from ._sentence_steps import CROSS_CHECK, VETO, WINDOWS, cross_check_applies, sentence_verdicts
 from ._verdict import MODE, SCORING, direct_verdict, scoring_of
 
 
@@ -155,7 +155,10 @@ def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
     scoring, content = ev.params["scoring"], (sample.query, sample.answer, tuple(sample.context_texts))
     if ev.params["mode"] == "sentences":
         claims = dict.fromkeys(s.text for s in split_claims(sample.answer or "") if s.checkworthy)
-        return [PlannedStep(("sentence", scoring, sample.query, c, content[2])) for c in claims]
+        steps = [PlannedStep(("sentence", scoring, sample.query, c, content[2])) for c in claims]
+        if cross_check_applies(sample, len(claims), ev.params):
+            steps.append(PlannedStep(("source_answer", sample.query, content[2])))
+        return steps
     if ev.params["mode"] in ("direct", "inline"):
         return [PlannedStep((ev.params["mode"], scoring, *content))]
     return [decompose_step(sample, ev.params["steps"]), PlannedStep(("verify_claims", scoring, *content), exact=False)]
@@ -177,7 +180,7 @@ async def support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcome
         details = sv.details(scoring, ev.params["veto"])
         if not sv.claims:
             return SupportOutcome("no_checkworthy", 1.0, details)
-        return SupportOutcome("claims", sum(sv.supports) / len(sv.claims), details, scoring=scoring,
+        return SupportOutcome("claims", sv.score, details, scoring=scoring,
                               supported=sum(c["supported"] and not c["veto"] for c in sv.claims), n=len(sv.claims))
     cv = await claim_verdicts(ev, sample)
     if cv is None:
@@ -264,7 +267,7 @@ register_judged(
           "mode=inline: 1 (shared with hallucination_rate); "
           "mode=direct: 1 (max_tokens 1, shared with hallucination_rate); mode=sentences: 1 per check-worthy "
           "sentence (max_tokens 1, shared with hallucination_rate); 0 for empty answer or no context",
-    params=(STEPS, MODE, SCORING, VETO, WINDOWS),
+    params=(STEPS, MODE, SCORING, VETO, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
     version="3",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,
