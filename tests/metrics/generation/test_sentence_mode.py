@@ -273,3 +273,18 @@ def test_cross_check_skips_answers_without_a_question_or_longer_than_three_claim
     recs = evaluate(rows, [name], judge=judge, embedder=None).records
     assert all("cross_check" not in r["metrics"][name]["details"] for r in recs)
     assert all("You answer questions" not in s for s in seen) and len(seen) == 1 + 4
+
+
+def test_cross_check_plan_counts_repeated_sentences_as_the_run_does():
+    # four check-worthy sentences, two of them the same: past the 3-sentence limit, so no source answer
+    # is asked, and the plan has no source-answer step either (one step per distinct sentence: 3)
+    from ragmeter.registry import get_evaluator
+
+    answer = "It is steel. It is long. It is steel. It opened in 2019."
+    judge, seen = _source_judge("x", {c: word(0.6, 0.4) for c in ["It is steel.", "It is long.", "It opened in 2019."]})
+    row = Sample.model_validate({"id": "r1", "query": "Tell me.", "contexts": [CTX], "answer": answer})
+    name = "faithfulness(cross_check=numbers,mode=sentences)"
+    ev = get_evaluator(name, judge=judge)
+    assert len(ev.planned_calls(row)) == 3
+    evaluate([row], [name], judge=judge, embedder=None)
+    assert not any("You answer questions" in s for s in seen)

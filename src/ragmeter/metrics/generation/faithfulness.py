@@ -154,9 +154,9 @@ def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
         return []
     scoring, content = ev.params["scoring"], (sample.query, sample.answer, tuple(sample.context_texts))
     if ev.params["mode"] == "sentences":
-        claims = dict.fromkeys(s.text for s in split_claims(sample.answer or "") if s.checkworthy)
-        steps = [PlannedStep(("sentence", scoring, sample.query, c, content[2])) for c in claims]
-        if cross_check_applies(sample, len(claims), ev.params):
+        sentences = [s.text for s in split_claims(sample.answer or "") if s.checkworthy]
+        steps = [PlannedStep(("sentence", scoring, sample.query, c, content[2])) for c in dict.fromkeys(sentences)]
+        if cross_check_applies(sample, len(sentences), ev.params):  # counted as the run counts them
             steps.append(PlannedStep(("source_answer", sample.query, content[2])))
         return steps
     if ev.params["mode"] in ("direct", "inline"):
@@ -266,7 +266,8 @@ register_judged(
     calls="mode=claims: 2 (claims shared with answer_relevancy; verdicts shared with hallucination_rate); "
           "mode=inline: 1 (shared with hallucination_rate); "
           "mode=direct: 1 (max_tokens 1, shared with hallucination_rate); mode=sentences: 1 per check-worthy "
-          "sentence (max_tokens 1, shared with hallucination_rate); 0 for empty answer or no context",
+          "sentence (max_tokens 1, shared with hallucination_rate), plus 1 with cross_check=numbers for an answer "
+          "of 1-3 such sentences to a question; 0 for empty answer or no context",
     params=(STEPS, MODE, SCORING, VETO, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
     version="3",
