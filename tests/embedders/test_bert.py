@@ -62,8 +62,10 @@ def test_safetensors_reader_matches_the_safetensors_package():
 @needs_model
 @needs_minilm
 def test_vectors_equal_sentence_transformers_on_the_validation_texts():
-    texts = validation_texts()
-    assert len(texts) > 500
+    every = validation_texts()
+    assert len(every) > 500
+    # every third text and the 20 longest (cut at the model's 256 word pieces)
+    texts = list(dict.fromkeys(every[::3] + sorted(every, key=len)[-20:]))
     ours = _bert().embed(texts)
     theirs = minilm(cache=False).embed(texts)
     cosine = (ours.astype(np.float64) * theirs).sum(axis=1)

@@ -135,21 +135,21 @@ def _write(rows: list[dict[str, Any]], tmp: Path, stem: str) -> tuple[Path, Path
 
 
 @pytest.mark.slow
-def test_generated_100k_rows_identical_local_and_columnar(tmp_path: Path) -> None:
-    rows = _generated(100_000)
+def test_generated_20k_rows_identical_local_and_columnar(tmp_path: Path) -> None:
+    rows = _generated(20_000)
     jsonl, parquet = _write(rows, tmp_path, "gen")
     metrics = ["mrr", "ndcg@10", "recall@5", "map", "precision@3"]
     local = _local(jsonl, metrics, tmp_path / "local")
     columnar = evaluate(parquet, metrics, out_dir=tmp_path / "columnar", engine="local")
     _assert_same(tmp_path / "local", tmp_path / "columnar")
-    assert local.ids[:4] == ["q0", "q1", "q2", "4"] and len(columnar) == 100_000
-    assert columnar.run["engine"]["columnar_rows"] == 100_000  # every row took the vectorised path
+    assert local.ids[:4] == ["q0", "q1", "q2", "4"] and len(columnar) == 20_000
+    assert columnar.run["engine"]["columnar_rows"] == 20_000  # every row took the vectorised path
 
 
 @pytest.mark.slow
-def test_generated_100k_rows_identical_on_ray(ray_cluster, tmp_path: Path) -> None:
+def test_generated_20k_rows_identical_on_ray(ray_cluster, tmp_path: Path) -> None:
     # retrieval-only Parquet: the columnar kernels run on the workers, the driver writes
-    rows = _generated(100_000, seed=7)
+    rows = _generated(20_000, seed=7)
     _, parquet = _write(rows, tmp_path, "gen")
     metrics = ["mrr", "ndcg@10", "recall@5", "map(rel_level=2)"]
     columnar = evaluate(parquet, metrics, out_dir=tmp_path / "columnar", engine="local")
@@ -158,7 +158,7 @@ def test_generated_100k_rows_identical_on_ray(ray_cluster, tmp_path: Path) -> No
     print(f"ray: {len(run) / (time.perf_counter() - t0):,.0f} rows/s")
     _assert_same(tmp_path / "columnar", tmp_path / "ray")
     assert run.ids == columnar.ids and run.ids[3] == "4"
-    assert run.run["engine"]["path"] == "columnar" and run.run["engine"]["columnar_rows"] == 100_000
+    assert run.run["engine"]["path"] == "columnar" and run.run["engine"]["columnar_rows"] == 20_000
     assert sorted(p.name for p in (tmp_path / "ray").iterdir()) == ["results.jsonl", "summary.json"]
 
 

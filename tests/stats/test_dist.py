@@ -66,7 +66,7 @@ def test_chi2_sf_1_matches_scipy():
 
 def test_binom_test_half_matches_scipy_on_every_k():
     # worst seen: 5e-14 up to n = 20,000 (exact sums: what is left is scipy's rounding), 4e-11 beyond (betainc)
-    for n in range(1, 201):
+    for n in (*range(1, 81), 99, 100, 101, 150, 199, 200):
         for k in range(n + 1):
             assert close(D.binom_test_half(k, n), float(stats.binomtest(k, n, 0.5).pvalue), 1e-12), (k, n)
     for n, k in ((1000, 400), (5000, 2400), (10000, 4700), (2000, 3), (3000, 0), (20_000, 9_800),
