@@ -256,3 +256,28 @@ def test_a_dict_qid_given_as_int_and_as_str_is_refused(which):
     with pytest.raises(InputError, match=r"query '1' is given twice") as e:
         Qrels.from_dict(qrels) if which == "qrels" else Run.from_dict(run)
     assert e.value.field == "qid"
+
+
+PANDAS_PROBE = r"""
+import sys
+from ragmeter.trec import evaluate
+
+qrels, run = sys.argv[1], sys.argv[2]
+res = evaluate(qrels, run, ["map", "P_2", "ndcg_cut_3", "recip_rank", "num_rel_ret"])
+print(res.aggregate()["map"], "pandas" in sys.modules)
+"""
+
+
+def test_trec_files_read_by_arrow_never_import_pandas(tmp_path):
+    """pyarrow's ``to_numpy()`` and ``pa.array()`` import pandas (~0.4 s): reading TREC files, breaking ties
+    by docid and confirming joins on the strings read Arrow's buffers instead."""
+    import subprocess
+    import sys
+
+    (tmp_path / "qrels").write_text("q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 é 1\nq2 0 d4 1\n", encoding="utf-8")
+    (tmp_path / "run").write_text("q1 Q0 d1 1 0.5 t\nq1 Q0 d3 2 0.5 t\nq1 Q0 d9 3 0.2 t\n"
+                                  "q2 Q0 d4 1 0.9 t\nq2 Q0 é 2 0.9 t\n", encoding="utf-8")
+    out = subprocess.run([sys.executable, "-c", PANDAS_PROBE, str(tmp_path / "qrels"), str(tmp_path / "run")],
+                         capture_output=True, text=True, check=True).stdout.split()
+    # q1: d3 (rel) ranks above d1 (rel) on the tie (docid descending): AP = 1; q2: é > d4, AP = 1
+    assert out == ["1.0", "False"]

@@ -14,8 +14,8 @@ Blank lines and lines starting with ``#`` are skipped, as trec_eval does. A bad 
 expected.
 
 :class:`Qrels` and :class:`Run` hold one row per line in four arrays: ``qid_codes`` (int64 index
-into ``qids``, the distinct query ids in first-seen order), ``docids`` (object array of str; a run
-keeps them as an :class:`~ragmeter.trec.ids.ArrowIds` column when read by Arrow's CSV reader, as
+into ``qids``, the distinct query ids in first-seen order), ``docids`` (object array of str; qrels
+and runs keep them as an :class:`~ragmeter.trec.ids.ArrowIds` column when read by Arrow's CSV reader, as
 :class:`~ragmeter.trec.ids.MappingIds` (made on first use) when built from a dict, as
 :class:`~ragmeter.trec.ids.CategoricalIds` from a categorical column: each indexes like the array) and
 ``rels`` / ``scores`` (float64). They are built from files, from the dict-of-dicts form
@@ -383,7 +383,7 @@ def _fast_parse(data: bytes | mmap.mmap, names: tuple[str, ...], value: str) -> 
         return None
     if not all(_split_like_str_split(table.column(n)) for n in names if n != value):
         return None
-    values = table.column(value).to_numpy()
+    values = np_num(table.column(value))  # from the buffers: ChunkedArray.to_numpy() imports pandas (~0.4 s)
     if np.isnan(values).any():
         return None
     encoded = pc.dictionary_encode(table.column("qid").combine_chunks(memory_pool=_PARSE_POOL),
@@ -391,7 +391,7 @@ def _fast_parse(data: bytes | mmap.mmap, names: tuple[str, ...], value: str) -> 
     qids = np.asarray(encoded.dictionary.to_pylist(), dtype=object)
     if any(q.startswith("#") for q in qids.tolist()):  # a comment line with as many words as a line has fields
         return None
-    codes = encoded.indices.to_numpy().astype(np.int64)
+    codes = np_num(encoded.indices).astype(np.int64)
     docids = ArrowIds(table.column("docid"))
     tag = table.column("tag")[-1].as_py() if "tag" in names else None
     return {"qid": codes, "qids": qids, "docid": docids, value: values, "tag": tag}
@@ -482,7 +482,7 @@ class Qrels(_Table):
     def from_file(cls, path: PathLike) -> Qrels:
         """Read a TREC qrels file (``qid iter docid rel``; ``.gz`` allowed)."""
         codes, qids, docids, rels, _ = _parse_file(path, QRELS_FIELDS, "rel", exact=True)
-        return cls(codes, qids, np.asarray(docids, dtype=object), rels)
+        return cls(codes, qids, docids, rels)  # Arrow's reader: docids stay in Arrow (hashed from their bytes)
 
     @classmethod
     def from_dict(cls, qrels: Mapping[Any, Mapping[Any, Any]]) -> Qrels:
