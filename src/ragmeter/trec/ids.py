@@ -166,6 +166,14 @@ class MappingIds:
         return np.asarray(self).tolist()  # type: ignore[no-any-return]
 
 
+def compact_strings(strings: list[str]) -> list[str]:
+    """Fresh copies of ``strings``, allocated one after another in this order (equal strings, so the same
+    dict keys). Ids taken from a caller's dicts are spread over its memory (a run's qids sit between its
+    docids), and every dict key read or compared there is a cache miss (~0.5 us on 2 cores, against ~0.05 us
+    for the copies): sorting the qids, indexing them, and the per-query dicts of the result read them often."""
+    return [s.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass") for s in strings]
+
+
 def take_ids(ids: Any, rows: NDArray[np.integer]) -> Any:
     """The ids of ``rows``, in the same kind of column as ``ids``."""
     return ids.take(rows) if isinstance(ids, CategoricalIds | ArrowIds | MappingIds) else ids[rows]

@@ -28,6 +28,7 @@ from __future__ import annotations
 import gzip
 import math
 import mmap
+import operator
 import os
 import re
 import sys
@@ -60,6 +61,7 @@ PathLike = str | os.PathLike[str]
 QRELS_FIELDS = ("qid", "iter", "docid", "rel")
 RUN_FIELDS = ("qid", "Q0", "docid", "rank", "score", "tag")
 DEFAULT_RUN_NAME = "ragmeter"
+_values = operator.methodcaller("values")  # a C-level ``d.values()``, for any Mapping
 
 
 # ---- helpers -------------------------------------------------------------------------------------
@@ -207,7 +209,7 @@ class _Table:
             raw_docids = np.fromiter(chain.from_iterable(inner), dtype=object, count=total)
             docids = _as_str_array(raw_docids, "docid")
         try:
-            values = np.fromiter(chain.from_iterable(d.values() for d in inner), dtype=np.float64, count=total)
+            values = np.fromiter(chain.from_iterable(map(_values, inner)), dtype=np.float64, count=total)
         except (TypeError, ValueError, OverflowError):
             bad = next((q, k, v) for q, d in data.items() for k, v in d.items() if not _is_number(v))
             raise InputError(f"query {bad[0]!r}, docid {bad[1]!r}: {_not_finite(cls, bad[2])}",
