@@ -189,7 +189,7 @@ class _Table:
         if not isinstance(data, Mapping):
             raise InvalidParameterError(f"expected a dict {{qid: {{docid: value}}}}, got {type(data).__name__}")
         inner = list(data.values())
-        for q, d in zip(data, inner, strict=True):
+        for q, d in () if all(map(isinstance, inner, repeat(dict))) else zip(data, inner, strict=True):
             if type(d) is not dict and not isinstance(d, Mapping):
                 raise InvalidParameterError(
                     f"query {q!r}: expected a dict {{docid: {cls._value_name}}}, got {type(d).__name__}"
