@@ -123,10 +123,19 @@ def _pair_keys(q: NDArray[np.int64], h: NDArray[np.uint64], nq: int) -> NDArray[
 
 def _check_duplicates(q: NDArray[np.int64], docids: NDArray[Any], rows: NDArray[np.int64],
                       keys: NDArray[np.uint64], qids: NDArray[Any], what: str) -> None:
-    """Raise InputError when a (query, docid) pair occurs twice (keys first, strings to confirm)."""
-    if len(keys) < 2:
+    """Raise InputError when a (query, docid) pair occurs twice (keys first, strings to confirm); each query's
+    rows are contiguous in ``q``."""
+    n = len(keys)
+    if n < 2:
         return
-    ks = np.sort(keys)
+    # a pair can repeat only within its query (rows grouped by query): when every query has the same number of
+    # rows (the usual run), each query's keys are sorted on their own, ~3x faster than one sort of them all
+    bounds = np.flatnonzero(q[1:] != q[:-1]) + 1
+    width = int(bounds[0]) if len(bounds) else n
+    if n % width == 0 and len(bounds) == n // width - 1 and bool((bounds == np.arange(width, n, width)).all()):
+        ks = np.sort(keys.reshape(-1, width), axis=1).ravel()  # keys equal across two queries: confirmed below
+    else:
+        ks = np.sort(keys)
     dup = ks[1:][ks[1:] == ks[:-1]]
     if not dup.size:
         return

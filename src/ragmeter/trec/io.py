@@ -48,7 +48,7 @@ try:  # the arrow extra: Arrow's CSV reader parses TREC files (imported with thi
 except ImportError:  # the line parser reads every file, into the same values
     pa = pc = pa_csv = None  # type: ignore[assignment]
 
-from .._arrowbuf import np_num
+from .._arrowbuf import arrow_numbers, np_bool, np_num
 from .._optional import is_pandas_frame, require
 from ..errors import EmptyInputError, InputError, InvalidParameterError
 from ..types import finite_number
@@ -388,15 +388,29 @@ def _fast_parse(data: bytes | mmap.mmap, names: tuple[str, ...], value: str) -> 
     values = np_num(table.column(value))  # from the buffers: ChunkedArray.to_numpy() imports pandas (~0.4 s)
     if np.isnan(values).any():
         return None
-    encoded = pc.dictionary_encode(table.column("qid").combine_chunks(memory_pool=_PARSE_POOL),
-                                   memory_pool=_PARSE_POOL)
-    qids = np.asarray(encoded.dictionary.to_pylist(), dtype=object)
+    codes, qids = _arrow_qid_codes(table.column("qid"))
     if any(q.startswith("#") for q in qids.tolist()):  # a comment line with as many words as a line has fields
         return None
-    codes = np_num(encoded.indices).astype(np.int64)
     docids = ArrowIds(table.column("docid"))
     tag = table.column("tag")[-1].as_py() if "tag" in names else None
     return {"qid": codes, "qids": qids, "docid": docids, value: values, "tag": tag}
+
+
+def _arrow_qid_codes(column: pa.ChunkedArray) -> tuple[NDArray[np.int64], NDArray[Any]]:
+    """``(codes, qids)`` of an Arrow string column: the distinct ids in first-seen order and each row's index
+    into them. A file lists each query's lines together: the ids are compared with the next row's in Arrow
+    and only the first of each block is read in Python (~4x faster than Arrow's dictionary_encode, which
+    hashes every row); interleaved ids are dictionary-encoded."""
+    n = len(column)
+    starts = np.flatnonzero(np.concatenate(([True], np_bool(pc.not_equal(column.slice(1), column.slice(0, n - 1))))))
+    if len(starts) > n // 4:
+        encoded = pc.dictionary_encode(column.combine_chunks(memory_pool=_PARSE_POOL), memory_pool=_PARSE_POOL)
+        return np_num(encoded.indices).astype(np.int64), np.asarray(encoded.dictionary.to_pylist(), dtype=object)
+    heads = column.take(arrow_numbers(starts)).to_pylist()
+    first_seen: dict[str, int] = {}
+    block_codes = np.fromiter(map(first_seen.setdefault, heads, map(len, repeat(first_seen))), dtype=np.int64,
+                              count=len(heads))
+    return np.repeat(block_codes, np.diff(np.append(starts, n))), np.asarray(list(first_seen), dtype=object)
 
 
 def _slow_parse(data: bytes, path: str, names: tuple[str, ...], value_field: str, exact: bool
