@@ -193,7 +193,8 @@ class RelevanceBatch:
         """Per-query sum of ``values`` over positions where ``mask`` holds."""
         if mask is None:
             return np.bincount(self.seg, weights=values, minlength=self.n)
-        return np.bincount(self.seg[mask], weights=values[mask], minlength=self.n)
+        rows = np.flatnonzero(mask)  # one pass over the mask, then two gathers of (usually few) rows
+        return np.bincount(self.seg[rows], weights=values[rows], minlength=self.n)
 
     def within(self, k: int | None) -> NDArray[np.bool_] | None:
         """Mask of positions at rank <= k (None for no cutoff)."""
