@@ -127,3 +127,14 @@ def test_a_judged_docid_with_a_lone_surrogate_is_hashed_not_refused(tmp_path):
     path.write_text("q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\n", encoding="utf-8")
     qrels = {"q1": {"a": 1, "\udcff": 1}}
     assert trec_evaluate(qrels, str(path), ["num_rel_ret", "num_rel"]) == {"num_rel_ret": 1, "num_rel": 2}
+
+
+def test_a_non_str_docid_far_into_a_large_dict_run_is_matched_by_its_str():
+    """The grades are read from the dicts in chunks of queries: a docid given as an int in a late chunk is
+    still the str the qrels judge (the whole run falls back to the key join)."""
+    qrels = {f"q{i}": {"1": 1, "d": 0} for i in range(2500)}
+    run = {f"q{i}": {"1": 0.5, "x": 0.9} for i in range(2500)}
+    mixed = {**run, "q2100": {1: 0.5, "x": 0.9}}
+    expected = {q: 0.5 for q in sorted(qrels)}  # "1" (relevant) ranks second after "x" in every query
+    assert trec_evaluate(qrels, mixed, ["recip_rank"], per_query=True)["recip_rank"] == expected
+    assert trec_evaluate(qrels, run, ["recip_rank"], per_query=True)["recip_rank"] == expected

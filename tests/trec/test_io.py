@@ -11,6 +11,7 @@ import pytest
 
 from ragmeter.errors import EmptyInputError, InputError
 from ragmeter.trec import Qrels, Run
+from ragmeter.trec.ids import ArrowIds
 
 QRELS = {"301": {"FT-1": 1, "FT-2": 0, "FT-3": 2.5, "FT-4": -1}, "302": {"LA-9": 1}}
 RUN = {"301": {"FT-1": 2.5, "FT-3": 2.5, "XX": -0.125}, "302": {"LA-9": 1e-300, "LA-1": 0.1 + 0.2}}
@@ -256,3 +257,64 @@ def test_a_dict_qid_given_as_int_and_as_str_is_refused(which):
     with pytest.raises(InputError, match=r"query '1' is given twice") as e:
         Qrels.from_dict(qrels) if which == "qrels" else Run.from_dict(run)
     assert e.value.field == "qid"
+
+
+PANDAS_PROBE = r"""
+import sys
+from ragmeter.trec import evaluate
+
+qrels, run = sys.argv[1], sys.argv[2]
+res = evaluate(qrels, run, ["map", "P_2", "ndcg_cut_3", "recip_rank", "num_rel_ret"])
+print(res.aggregate()["map"], "pandas" in sys.modules)
+"""
+
+
+def test_trec_files_read_by_arrow_never_import_pandas(tmp_path):
+    """pyarrow's ``to_numpy()`` and ``pa.array()`` import pandas (~0.4 s): reading TREC files, breaking ties
+    by docid and confirming joins on the strings read Arrow's buffers instead."""
+    import subprocess
+    import sys
+
+    (tmp_path / "qrels").write_text("q1 0 d1 1\nq1 0 d2 0\nq1 0 d3 2\nq2 0 é 1\nq2 0 d4 1\n", encoding="utf-8")
+    (tmp_path / "run").write_text("q1 Q0 d1 1 0.5 t\nq1 Q0 d3 2 0.5 t\nq1 Q0 d9 3 0.2 t\n"
+                                  "q2 Q0 d4 1 0.9 t\nq2 Q0 é 2 0.9 t\n", encoding="utf-8")
+    out = subprocess.run([sys.executable, "-c", PANDAS_PROBE, str(tmp_path / "qrels"), str(tmp_path / "run")],
+                         capture_output=True, text=True, check=True).stdout.split()
+    # q1: d3 (rel) ranks above d1 (rel) on the tie (docid descending): AP = 1; q2: é > d4, AP = 1
+    assert out == ["1.0", "False"]
+
+
+def test_qids_split_over_blocks_or_interleaved_read_as_pytrec_eval_does(tmp_path):
+    """A run file's qids are numbered block by block (a qid listed again later keeps its number) or, when
+    they are interleaved, dictionary-encoded: both give pytrec_eval's numbers."""
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    from ragmeter.trec import trec_evaluate
+
+    qrels = {"q1": {"a": 1, "c": 2}, "q2": {"x": 1}, "q3": {"b": 1}}
+    blocks = [(q, d, s) for q, docs in (("q1", "abce"), ("q2", "xywv"), ("q1", "fghi"), ("q3", "bzkl"))
+              for d, s in zip(docs, (0.5, 0.25, 0.75, 0.125), strict=True)]  # 4 blocks of 16 rows
+    interleaved = blocks[::2] + blocks[1::2]
+    (tmp_path / "qrels").write_text("".join(f"{q} 0 {d} {r}\n" for q, docs in qrels.items() for d, r in docs.items()))
+    for name, rows in (("blocks", blocks), ("interleaved", interleaved)):
+        path = tmp_path / name
+        path.write_text("".join(f"{q} Q0 {d} 1 {s} t\n" for q, d, s in rows))
+        assert isinstance(Run.from_file(path).docids, ArrowIds)  # Arrow's reader took it
+        run: dict[str, dict[str, float]] = {}
+        for q, d, s in rows:
+            run.setdefault(q, {})[d] = s
+        expected = pytrec_eval.RelevanceEvaluator(qrels, {"map", "P.2"}).evaluate(run)
+        got = trec_evaluate(str(tmp_path / "qrels"), str(path), ["map", "P_2"], per_query=True)
+        assert got == {m: {q: v[m] for q, v in expected.items()} for m in ("map", "P_2")}
+
+
+@pytest.mark.parametrize("lines", [
+    "q1 Q0 a 1 3 t\nq1 Q0 b 2 2 t\nq2 Q0 a 1 3 t\nq2 Q0 b 2 2 t\nq3 Q0 d 1 3 t\nq3 Q0 d 2 2 t\n",  # equal depths
+    "q1 Q0 a 1 3 t\nq3 Q0 d 1 3 t\nq1 Q0 b 2 2 t\nq3 Q0 d 2 2 t\n",  # q3's two lines in two blocks
+    "q1 Q0 a 1 3 t\nq3 Q0 e 1 3 t\nq3 Q0 d 2 2 t\nq3 Q0 d 3 1 t\n",  # unequal depths
+])
+def test_a_duplicate_docid_in_any_query_of_a_run_file_is_refused(tmp_path, lines):
+    from ragmeter.trec import trec_evaluate
+
+    (tmp_path / "run").write_text(lines)
+    with pytest.raises(InputError, match="query 'q3': docid 'd' appears twice in the run"):
+        trec_evaluate({"q1": {"a": 1}, "q3": {"d": 1}}, str(tmp_path / "run"), ["map"])

@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .engine import Missing, build_batch
+from .ids import compact_strings
 from .io import as_qrels, as_run
 from .measures import Measure, resolve_measures
 
@@ -59,7 +60,7 @@ class TrecResult:
     def per_query(self) -> dict[str, dict[str, Any]]:
         """``{measure: {qid: value}}``: the measures trec_eval prints per query, plus gm_map / gm_bpref as
         their per-query ``log(max(v, 0.00001))`` (as pytrec_eval); num_q and runid are left out."""
-        qids = self.qids.tolist()
+        qids = compact_strings(self.qids.tolist())
         out: dict[str, dict[str, Any]] = {}
         for m in self.measures:
             if m.summary in ("count", "runid"):

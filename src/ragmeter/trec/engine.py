@@ -30,6 +30,7 @@ on the strings (a hash collision can never join the wrong document).
 from __future__ import annotations
 
 import itertools
+from collections import deque
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from numpy.typing import NDArray
 
 from ..errors import InputError, InvalidParameterError
 from ..metrics.retrieval import RelevanceBatch
-from .ids import HashKind, hash_kind, id_hashes, take_ids
+from .ids import HashKind, compact_strings, hash_kind, id_hashes, take_ids
 from .io import Qrels, Run
 from .ranking import rank_rows
 
@@ -122,10 +123,19 @@ def _pair_keys(q: NDArray[np.int64], h: NDArray[np.uint64], nq: int) -> NDArray[
 
 def _check_duplicates(q: NDArray[np.int64], docids: NDArray[Any], rows: NDArray[np.int64],
                       keys: NDArray[np.uint64], qids: NDArray[Any], what: str) -> None:
-    """Raise InputError when a (query, docid) pair occurs twice (keys first, strings to confirm)."""
-    if len(keys) < 2:
+    """Raise InputError when a (query, docid) pair occurs twice (keys first, strings to confirm); each query's
+    rows are contiguous in ``q``."""
+    n = len(keys)
+    if n < 2:
         return
-    ks = np.sort(keys)
+    # a pair can repeat only within its query (rows grouped by query): when every query has the same number of
+    # rows (the usual run), each query's keys are sorted on their own, ~3x faster than one sort of them all
+    bounds = np.flatnonzero(q[1:] != q[:-1]) + 1
+    width = int(bounds[0]) if len(bounds) else n
+    if n % width == 0 and len(bounds) == n // width - 1 and bool((bounds == np.arange(width, n, width)).all()):
+        ks = np.sort(keys.reshape(-1, width), axis=1).ravel()  # keys equal across two queries: confirmed below
+    else:
+        ks = np.sort(keys)
     dup = ks[1:][ks[1:] == ks[:-1]]
     if not dup.size:
         return
@@ -143,22 +153,32 @@ def _check_duplicates(q: NDArray[np.int64], docids: NDArray[Any], rows: NDArray[
 
 def _grades_from_dicts(qrels: Mapping[str, Any], run: Mapping[str, Any], n: int) -> NDArray[np.float64] | None:
     """The grade of every run row in dict order (NaN when unjudged): per query, ``map(qd.get, docids)``;
-    None when a docid of a judged query is not a str (its ``str()`` is what the qrels would match)."""
+    None when a docid of a judged query is not a str (its ``str()`` is what the qrels would match).
+
+    Every loop is a C-level ``map``, run over ``_CHUNK`` queries at a time: a C loop never lets go of the
+    GIL, and the ranking thread (:func:`_rank`) needs it between its numpy calls."""
     nan = float("nan")
+    judged = [qrels.get(q) for q in run]
+    inner = list(run.values())
+    lookups = [_EMPTY.get if j is None else j.get for j in judged]
+    out = np.empty(n, dtype=np.float64)
+    start = 0
+    for a in range(0, len(inner), _CHUNK):
+        part = inner[a:a + _CHUNK]
+        try:  # a TypeError unless every docid of a judged query is a str (cheap: the strings are read next)
+            deque(map("".join, itertools.compress(part, judged[a:a + _CHUNK])), maxlen=0)
+        except TypeError:
+            return None
+        rows = map(map, lookups[a:a + _CHUNK], part, itertools.repeat(itertools.repeat(nan)))
+        count = sum(map(len, part))
+        out[start:start + count] = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.float64, count=count)
+        start += count
+    return out
 
-    def per_query() -> Any:
-        for q, docs in run.items():
-            judged = qrels.get(q)
-            if judged is None:
-                yield itertools.repeat(nan, len(docs))
-            else:
-                "".join(docs)  # a TypeError unless every docid is a str (cheap: the strings are read next)
-                yield map(judged.get, docs, itertools.repeat(nan))
 
-    try:
-        return np.fromiter(itertools.chain.from_iterable(per_query()), dtype=np.float64, count=n)
-    except TypeError:
-        return None
+#: Queries per C-level pass of :func:`_grades_from_dicts` (~1-2 ms of work each).
+_CHUNK = 1024
+_EMPTY: dict[str, float] = {}
 
 
 # ---- qrels preparation (cached on the Qrels object) ---------------------------------------------
@@ -184,11 +204,12 @@ def _prepare(qrels: Qrels, kind: HashKind | None) -> _PreparedQrels:
 
 def _prepare_now(qrels: Qrels, kind: HashKind | None) -> _PreparedQrels:
     nq = qrels.num_queries
-    order = np.argsort(qrels.qids)
-    rank_of_code = np.empty(nq, dtype=np.int64)
+    ids = compact_strings(qrels.qids.tolist())
+    order = np.fromiter(sorted(range(nq), key=ids.__getitem__), dtype=np.int64, count=nq)  # strcmp order, and
+    rank_of_code = np.empty(nq, dtype=np.int64)  # ~8x faster than numpy's argsort of an object array
     rank_of_code[order] = np.arange(nq)
     rq = rank_of_code[qrels.qid_codes]
-    qids = qrels.qids[order]
+    qids = np.array(ids, dtype=object)[order]
     if kind is None:  # judgements joined through the source dicts: no keys (a dict has no duplicates)
         return _PreparedQrels(qids, dict(zip(qids.tolist(), itertools.count())), np.zeros(0, np.uint64),
                               qrels.docids, qrels.values, rq, unique_keys=True, key_filter=np.zeros(0, bool))

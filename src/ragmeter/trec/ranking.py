@@ -61,10 +61,11 @@ def rank_rows(q: NDArray[np.int64], scores: NDArray[np.float64], docids: NDArray
     nseg, width = len(starts), int(lengths.max())
     if nseg * width == n:  # every query has the same depth (the usual run): a plain 2-d sort
         mat = (scores if identity else scores[perm]).reshape(nseg, width)
-        order = np.argsort(mat, axis=1)[:, ::-1]  # descending; ties are reordered by docid below
-        order = order + starts[:, None]
-        flat = order.ravel()
-        srt = mat.ravel()[flat]
+        asc = np.argsort(mat, axis=1)
+        order = asc[:, ::-1]  # descending; ties are reordered by docid below
+        order += starts[:, None]
+        flat = order.flatten()  # a copy: ``asc`` is free again, and holds the sorted scores next
+        srt = np.take(mat.ravel(), flat, out=asc.view(np.float64).ravel())
         del mat, order
         tie = np.empty(n - 1, dtype=bool)
         np.equal(srt[1:], srt[:-1], out=tie)

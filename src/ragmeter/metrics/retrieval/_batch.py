@@ -152,8 +152,11 @@ class RelevanceBatch:
             seg = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
             # int32 (half the memory of the cached array) unless the batch holds 2**31 positions
             itype = np.int32 if offsets[-1] < 2**31 - 1 else np.int64
-            rank = np.arange(1, offsets[-1] + 1, dtype=itype)
-            rank -= np.repeat(offsets[:-1].astype(itype), lengths)
+            if len(lengths) and (lengths == lengths[0]).all():  # every query the same depth: no repeat needed
+                rank = np.tile(np.arange(1, lengths[0] + 1, dtype=itype), len(lengths))
+            else:
+                rank = np.arange(1, offsets[-1] + 1, dtype=itype)
+                rank -= np.repeat(offsets[:-1].astype(itype), lengths)
             self._cache[key] = seg
             self._cache[key + "_rank"] = rank
         return self._cache[key], self._cache[key + "_rank"]
@@ -193,7 +196,8 @@ class RelevanceBatch:
         """Per-query sum of ``values`` over positions where ``mask`` holds."""
         if mask is None:
             return np.bincount(self.seg, weights=values, minlength=self.n)
-        return np.bincount(self.seg[mask], weights=values[mask], minlength=self.n)
+        rows = np.flatnonzero(mask)  # one pass over the mask, then two gathers of (usually few) rows
+        return np.bincount(self.seg[rows], weights=values[rows], minlength=self.n)
 
     def within(self, k: int | None) -> NDArray[np.bool_] | None:
         """Mask of positions at rank <= k (None for no cutoff)."""

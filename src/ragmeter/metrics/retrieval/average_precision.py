@@ -36,8 +36,13 @@ def average_precision_single(ranked: RankedList, k: int | None = None) -> float:
 def average_precision(batch: RelevanceBatch, k: int | None = None) -> FloatArray:
     """Vectorised :func:`average_precision_single`."""
     mask = np.flatnonzero(batch.rel if k is None else batch.rel & (batch.rank <= k))
-    contrib = batch.covered[mask] * batch.cum_rel[mask] / batch.rank[mask]  # only the relevant ranks
-    return safe_div(np.bincount(batch.seg[mask], weights=contrib, minlength=batch.n), batch.num_rel)
+    # relevant items at or above each relevant rank (cum_rel there): every one of them is in ``mask``, so
+    # it is the 1-based position within the query's run of ``mask``
+    seg = batch.seg[mask]
+    first = np.flatnonzero(np.concatenate(([True], seg[1:] != seg[:-1])))
+    hits = np.arange(1, len(mask) + 1) - np.repeat(first, np.diff(np.append(first, len(mask))))
+    contrib = batch.covered[mask] * hits / batch.rank[mask]  # only the relevant ranks
+    return safe_div(np.bincount(seg, weights=contrib, minlength=batch.n), batch.num_rel)
 
 register_retrieval(
     "map",

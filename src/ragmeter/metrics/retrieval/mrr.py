@@ -26,7 +26,7 @@ def mrr_single(ranked: RankedList, k: int | None = None) -> float:
 
 def mrr(batch: RelevanceBatch, k: int | None = None) -> FloatArray:
     """Vectorised :func:`mrr_single`."""
-    mask = batch.rel if k is None else batch.rel & (batch.rank <= k)
+    mask = np.flatnonzero(batch.rel if k is None else batch.rel & (batch.rank <= k))  # the relevant ranks only
     seg = batch.seg[mask]
     out = np.zeros(batch.n, dtype=np.float64)
     if seg.size:

@@ -61,11 +61,11 @@ def ndcg_single(ranked: RankedList, k: int | None = None, gain: str = "exp") -> 
 
 def ndcg(batch: RelevanceBatch, k: int | None = None, gain: str = "exp") -> FloatArray:
     """Vectorised :func:`ndcg_single`."""
-    most = np.zeros(batch.n)  # each query's largest grade, which scales its gains (_g)
-    np.maximum.at(most, batch.seg, batch.gain)
+    pos = np.flatnonzero(batch.gain > 0)  # the positions with a gain (few): everything below reads only them
+    most = np.zeros(batch.n)  # each query's largest grade, which scales its gains (_g); it starts at 0
+    np.maximum.at(most, batch.seg[pos], batch.gain[pos])
     np.maximum.at(most, batch.ideal_seg, batch.ideal)
-    pos = batch.gain > 0
-    mask = np.flatnonzero(pos if k is None else pos & (batch.rank <= k))  # discount only what counts
+    mask = pos if k is None else pos[batch.rank[pos] <= k]  # discount only what counts
     seg = batch.seg[mask]
     dcg = np.bincount(seg, weights=_g(batch.gain[mask], gain, most[seg]) / np.log2(batch.rank[mask] + 1.0),
                       minlength=batch.n)

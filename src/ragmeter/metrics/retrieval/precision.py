@@ -23,7 +23,7 @@ def precision_single(ranked: RankedList, k: int | None = None) -> float:
 
 def precision(batch: RelevanceBatch, k: int | None = None) -> FloatArray:
     """Vectorised :func:`precision_single`."""
-    mask = batch.rel if k is None else batch.rel & (batch.rank <= k)
+    mask = np.flatnonzero(batch.rel if k is None else batch.rel & (batch.rank <= k))  # the relevant ranks only
     hits = np.bincount(batch.seg[mask], minlength=batch.n).astype(np.float64)
     den = batch.lengths.astype(np.float64) if k is None else np.full(batch.n, float(k))
     return safe_div(hits, den)
