@@ -201,17 +201,14 @@ def test_a_bare_yes_or_no_is_one_claim_with_the_sentence_after_it():
 
 # ---- the answer cross-check (cross_check=numbers) ------------------------------------------------------
 
-SOURCE_TASK = "Task: answer the question"
-
-
 def _source_judge(source: str, claim_replies: dict[str, Completion]):
     """A judge that answers the question with ``source`` and each claim with its reply."""
     seen: list[str] = []
 
     async def h(request):
-        text = request.messages[-1].content
-        seen.append(text)
-        if SOURCE_TASK in text:
+        system, text = request.messages[0].content, request.messages[-1].content
+        seen.append(system)
+        if "You answer questions from a context alone" in system:
             assert request.max_tokens == 60 and "<context>" in text and "<question>" in text
             return Completion(source)
         return claim_replies[text.split("<statement>\n", 1)[1].split("\n</statement>", 1)[0]]
@@ -275,7 +272,7 @@ def test_cross_check_skips_answers_without_a_question_or_longer_than_three_claim
     name = "faithfulness(cross_check=numbers,mode=sentences)"
     recs = evaluate(rows, [name], judge=judge, embedder=None).records
     assert all("cross_check" not in r["metrics"][name]["details"] for r in recs)
-    assert all(SOURCE_TASK not in s for s in seen) and len(seen) == 1 + 4
+    assert all("You answer questions" not in s for s in seen) and len(seen) == 1 + 4
 
 
 def test_cross_check_plan_counts_repeated_sentences_as_the_run_does():
@@ -290,26 +287,4 @@ def test_cross_check_plan_counts_repeated_sentences_as_the_run_does():
     ev = get_evaluator(name, judge=judge)
     assert len(ev.planned_calls(row)) == 3
     evaluate([row], [name], judge=judge, embedder=None)
-    assert not any(SOURCE_TASK in s for s in seen)
-
-
-def test_a_samples_calls_share_their_prompt_up_to_the_task():
-    # the source answer's call and the claim calls of one sample with a short context: the same system
-    # prompt, then the same context and question, byte for byte, so a server's prefix cache keeps them
-    seen: list = []
-
-    async def h(request):
-        seen.append(request.messages)
-        text = request.messages[-1].content
-        return Completion("It has 58 floors.") if SOURCE_TASK in text else word(0.6, 0.4)
-
-    ctx = "The tower opened in 2024.\n\nIt has 58 floors above ground."
-    row = Sample.model_validate({"id": "r1", "query": "How tall is the tower?", "contexts": [ctx],
-                                 "answer": "It opened in 2024. It has 58 floors."})
-    evaluate([row], ["faithfulness(cross_check=numbers,mode=sentences)"], judge=Judge(FunctionBackend(h), cache=False),
-             embedder=None)
-    assert len(seen) == 3 and len({m[0].content for m in seen}) == 1  # two claims and the source answer
-    heads = {m[-1].content.split("Task:")[0] for m in seen}
-    assert len(heads) == 1
-    head = heads.pop()
-    assert head.startswith("<context>") and ctx in head and head.rstrip().endswith("</question>")
+    assert not any("You answer questions" in s for s in seen)

@@ -4,7 +4,10 @@ For an answer :math:`a` with check-worthy sentences :math:`C(a)` (:mod:`._checkw
 
 1. each claim :math:`c` gets its evidence window :math:`W(c)` (:mod:`._evidence`): the whole context
    when it is short, else the few context sentences most related to :math:`c`;
-2. one judge call per claim (prompt ``claim_supported``), answered with one word, yes or no, scored
+2. one judge call per claim (prompt ``claim_supported``: the fixed instructions first, then the
+   question, the window, and the claim last, so every call shares the instructions, every call of a
+   sample shares the question too and, with a short context, everything but the claim: the judge
+   server reuses that prefix), answered with one word, yes or no, scored
    :math:`p(c) = P(\text{yes}) / (P(\text{yes}) + P(\text{no}))` (:func:`._verdict.word_verdict`;
    the hard word as 1/0 without log-probabilities);
 3. the offline checks of ``fact_consistency`` on the claim against the whole context: its numbers
@@ -16,13 +19,6 @@ For an answer :math:`a` with check-worthy sentences :math:`C(a)` (:mod:`._checkw
    ``veto=numbers``: a number absent from the context vetoes; ``numbers_names``: a number or a name
    run; ``none``: :math:`s(c) = p(c)`. A veto is recorded on the claim (``veto``, with the missing
    numbers and names), so a reader sees why a claim the judge accepted scores 0.
-
-The prompts are laid out for the judge server's prefix cache (a server keeps the last prompt's
-computed state and evaluates only what follows the longest common prefix): both prompts share one
-system prompt, then the context (the window; the joined contexts when the window is the whole
-context), then the question, then the task, with the claim last. Every call of a sample with a
-short context repeats everything before the claim, the source answer's call included, so a
-one-slot server evaluates little more than the task and the claim of each call after the first.
 
 Faithfulness is then the mean of :math:`s(c)` over :math:`C(a)`; an answer with no check-worthy
 sentence (only greetings, opinions, questions) has nothing to be unfaithful about: 1.0, with the
@@ -139,17 +135,15 @@ def _focus(claim: str, contexts: list[str], spans: list[Span]) -> tuple[Span, ..
     return evidence_window(claim, contexts, k=EVIDENCE_SENTENCES, whole_chars=0, sentences=spans).spans
 
 
-async def _judge_claim(judge: Any, question: str, context: str, claim: str, tag: str,
+async def _judge_claim(judge: Any, question: str, window: Window, claim: str, tag: str,
                        scoring: str) -> dict[str, Any]:
-    """One claim's word verdict against ``context`` (its window's text, or the joined contexts when the
-    window is the whole context: byte for byte the context of the source answer's prompt)."""
     t = template("claim_supported")
 
     async def run() -> dict[str, Any]:
-        return await word_verdict(judge, t.messages(question=question, context=context, statement=claim),
+        return await word_verdict(judge, t.messages(question=question, context=window.text, statement=claim),
                                   tag, t.cache_version, scoring)
 
-    return await shared(judge, f"{t.cache_version}/{scoring}", (question, context, claim), run)
+    return await shared(judge, f"{t.cache_version}/{scoring}", (question, window.text, claim), run)
 
 
 async def sentence_verdicts(judge: Any, sample: Sample, tag: str, params: dict[str, Any],
@@ -170,9 +164,7 @@ async def sentence_verdicts(judge: Any, sample: Sample, tag: str, params: dict[s
     checking = cross_check_applies(sample, len(claims), params)
     source_task = asyncio.ensure_future(source_answer(judge, sample, tag)) if checking else None
     try:
-        joined = joined_context(sample)
-        verdicts = await asyncio.gather(*(_judge_claim(judge, sample.query or "", joined if w.whole else w.text,
-                                                       c.text, tag, params["scoring"])
+        verdicts = await asyncio.gather(*(_judge_claim(judge, sample.query or "", w, c.text, tag, params["scoring"])
                                           for c, w in zip(claims, windows, strict=True)))
         source = None if source_task is None else await source_task
     except BaseException:
