@@ -56,9 +56,14 @@ def test_an_extra_follows_the_extras_its_requirements_ask_for(site: Path) -> Non
     assert install_sizes.closure({"big"}, frozenset({"delta"})).total == 4205 + 7  # delta --no-deps
 
 
-def test_an_extra_not_installed_is_named_not_estimated(site: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_table_names_an_extra_not_installed_and_adds_up_the_rest(site: Path, capsys: pytest.CaptureFixture[str],
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     assert install_sizes.closure({"absent"}).missing == ["not-installed-anywhere"]
+    monkeypatch.setattr(install_sizes, "MB", 1)  # the table in bytes, so every number shows
     assert install_sizes.main([]) == 0
-    out = capsys.readouterr().out
-    assert "not installed here: not-installed-anywhere" in out
-    assert any(line.split()[:2] == ["core", str(round(4205 / (1 << 20), 1))] for line in out.splitlines())
+    lines = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()[1:]}
+    assert lines["absent"][-1] == "not-installed-anywhere"
+    assert lines["core"] == ["4205.0", "0.0"]
+    # total, added to the core, the largest added: gamma 50 (through beta-pkg[fast]), delta 7
+    assert lines["big"] == ["4262.0", "57.0", "gamma", "50.0,", "delta", "7.0"]
+    assert lines["all"] == lines["big"]

@@ -93,7 +93,6 @@ class ArrowIds:
             rows = np.flatnonzero(rows)
         if not len(rows):
             return np.zeros(0, dtype=object)
-
         return _strings(self.column.take(arrow_numbers(rows.astype(np.int64, copy=False))))
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> NDArray[Any]:
@@ -101,7 +100,6 @@ class ArrowIds:
 
     def take(self, rows: NDArray[np.integer]) -> ArrowIds:
         """The ids of ``rows``, still in Arrow."""
-
         return ArrowIds(self.column.take(arrow_numbers(np.asarray(rows, dtype=np.int64))))
 
     def tolist(self) -> list[str]:
