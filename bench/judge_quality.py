@@ -119,7 +119,9 @@ def main() -> None:
           f"seconds: {seconds:.0f}  requests: {stats_.get('requests')}")
     if reuse is not None:
         print(f"prompt tokens reused by the server: {reuse['reused_share']} ({reuse['reused_tokens']} of "
-              f"{reuse['reused_tokens'] + reuse['evaluated_tokens']}, {reuse['requests']} requests logged)")
+              f"{reuse['reused_tokens'] + reuse['evaluated_tokens']}, {reuse['requests']} requests logged); "
+              f"server time: {reuse['prompt_ms'] / 1000:.0f} s on prompts, {reuse['generate_ms'] / 1000:.0f} s "
+              f"writing {reuse['generated_tokens']} tokens")
     print(f"{'metric':<42}{'n':>5}{'errors':>8}{'AUROC':>8}{'mean+':>8}{'mean-':>8}{'rho':>7}")
     for r in rows:
         rho = f"{r['spearman']:.2f}" if "spearman" in r else ""
