@@ -79,6 +79,16 @@ def test_llama_cpp_python_style_500_on_json_schema_falls_back_to_json_object(fak
     assert judge.stats()["format_fallbacks"] == 1
 
 
+def test_a_pinned_mode_is_the_mode_of_every_request(fake_llm, make_judge):
+    fake_llm.rule = lambda call: Reply.json({"score": 3, "reason": "ok"})
+    judge = make_judge(structured_output="json_object")
+    for prompt in ("one", "two", "three"):
+        assert run(ask(judge, prompt)).value.score == 3
+    # before: every request was sent as json_schema, the richer mode a fallback re-probes
+    assert [e.response_format for e in fake_llm.log] == ["json_object"] * 3
+    assert judge.stats()["format_fallbacks"] == 0
+
+
 def test_falls_back_to_prompt_only_json(fake_llm, make_judge):
     def rule(call: ChatCall) -> Reply:
         if call.response_format is not None:

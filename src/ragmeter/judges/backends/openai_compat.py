@@ -263,7 +263,10 @@ class OpenAIBackend:
 
     def _start_mode(self) -> str:
         """The mode a new request starts with: the current one, or, when it is time to retry, the
-        richest mode that was skipped after transient failures (never a dropped one)."""
+        richest mode that was skipped after transient failures (never a dropped one); a pinned mode
+        always."""
+        if self.fixed_mode:
+            return self.mode
         richest = next(m for m in MODES if m not in self._dropped)
         if richest != self.mode and self._requests >= self._reprobe_at:
             return richest
