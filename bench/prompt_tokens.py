@@ -88,10 +88,9 @@ def captured(data: Path, limit: int, metrics: str, root: Path = ROOT) -> list[li
     import ragmeter
     from ragmeter.cli.judge_check import split_names
     from ragmeter.judges import from_spec
+    from ragmeter.judges.check import load_labelled
 
-    rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()][:limit]
-    samples = [ragmeter.Sample(id=r["id"], query=r["query"], answer=r["answer"], contexts=r["contexts"],
-                               reference=r.get("reference")) for r in rows]
+    samples, _ = load_labelled(data, limit)
     sent: list[list[dict[str, Any]]] = []
 
     def rule(call: ChatCall) -> Any:
