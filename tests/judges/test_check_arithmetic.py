@@ -3,8 +3,6 @@ bench/judge_quality.py (which uses :mod:`ragmeter.judges.check`'s functions, not
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -14,6 +12,7 @@ from ragmeter.judges import check
 from ragmeter.judges.label_rules import LabelRule, base_of
 from ragmeter.metrics.generation.faithfulness import hard_score
 from ragmeter.stats.roc import auroc
+from tests.bench.loader import load_bench
 
 jq = SimpleNamespace(separation=check.separation, position_profile=check.position_profile,
                      hard_score=hard_score, split_names=split_names,
@@ -22,11 +21,7 @@ jq = SimpleNamespace(separation=check.separation, position_profile=check.positio
 
 
 def test_the_bench_uses_the_package_arithmetic():
-    path = Path(__file__).resolve().parents[2] / "bench" / "judge_quality.py"
-    spec = importlib.util.spec_from_file_location("judge_quality", path)
-    assert spec and spec.loader
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_bench("judge_quality")  # bench/ on sys.path: it imports prompt_reuse, run alone or not
     assert bench.separation is check.separation and bench.position_profile is check.position_profile
     assert not hasattr(bench, "auroc") and not hasattr(bench, "hard_rows")  # no second copy
 
