@@ -288,3 +288,39 @@ def test_cross_check_plan_counts_repeated_sentences_as_the_run_does():
     assert len(ev.planned_calls(row)) == 3
     evaluate([row], [name], judge=judge, embedder=None)
     assert not any("You answer questions" in s for s in seen)
+
+
+# ---- mode=claims, verdicts=word: the judge's claims, one word each ----------------------------------
+
+def test_claim_words_judge_each_extracted_claim_alone_by_hand():
+    # the analysis call returns two claims; each is judged alone against the (short, whole) context
+    analysis = ('{"claims": ["The footbridge opened in May 2019.", "The footbridge is 124 metres long."], '
+                '"no_facts": "no", "questions": ["When did it open?"], "evasive": "no"}')
+    words = {"The footbridge opened in May 2019.": word(0.8, 0.2),    # P(yes) = 0.8
+             "The footbridge is 124 metres long.": word(0.3, 0.6)}    # 0.3 / 0.9 = 1/3
+    seen: list = []
+
+    async def h(request):
+        seen.append(request)
+        text = request.messages[-1].content
+        if "<statement>" in text:
+            return words[text.split("<statement>\n", 1)[1].split("\n</statement>", 1)[0]]
+        return Completion(analysis)
+
+    judge = Judge(FunctionBackend(h), cache=False)
+    row = Sample.model_validate({"id": "r1", "query": "Tell me about the Harrowgate footbridge.", "contexts": [CTX],
+                                 "answer": "It opened in May 2019 and is 124 metres long."})
+    names = ["faithfulness(verdicts=word)", "hallucination_rate(verdicts=word)"]
+    rec = evaluate([row], names, judge=judge, embedder=None).records[0]["metrics"]
+    f = rec[names[0]]
+    assert f["score"] == pytest.approx((0.8 + 1 / 3) / 2)
+    assert [c["supported"] for c in f["details"]["claims"]] == [True, False]
+    assert [c["p_yes"] for c in f["details"]["claims"]] == pytest.approx([0.8, 1 / 3])
+    # the context's two sentences most related to "... 124 metres long": the span and the opening date
+    assert f["details"]["claims"][1]["evidence"] == ("The Harrowgate footbridge opened on 14 May 2019. "
+                                                     "The steel span is 142 metres long.")
+    assert rec[names[1]]["score"] == pytest.approx(1 - (0.8 + 1 / 3) / 2)
+    # one analysis call and one word per claim, shared by the two metrics; the words share their prefix
+    word_calls = [r.messages[-1].content for r in seen if "<statement>" in r.messages[-1].content]
+    assert len(seen) == 3 and len(word_calls) == 2
+    assert len({c.split("<statement>")[0] for c in word_calls}) == 1

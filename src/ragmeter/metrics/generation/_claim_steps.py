@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ...registry import Param
 from ...types import Sample
 from ._memo import shared
 from ._prompting import joined_context, numbered, reply_shape, template
@@ -50,6 +51,11 @@ class Verdicts(BaseModel):
 
     verdicts: list[Verdict]
 
+
+VERDICTS = Param("verdicts", str, "list", "mode=claims: how the extracted claims are checked: list (one call, a JSON "
+                 "verdict per claim with the context sentence it quotes) or word (one call per claim, one yes/no word "
+                 "scored by P(yes), against the claim's evidence window as in mode=sentences)",
+                 choices=("list", "word"))
 
 EVIDENCE_SLOT = "<sentence from the context, or none>"
 

@@ -137,6 +137,8 @@ def _focus(claim: str, contexts: list[str], spans: list[Span]) -> tuple[Span, ..
 
 async def _judge_claim(judge: Any, question: str, window: Window, claim: str, tag: str,
                        scoring: str) -> dict[str, Any]:
+    """One claim's word verdict against its window (prompt ``claim_supported``), shared by every metric
+    and mode that asks it for the same (question, window, claim)."""
     t = template("claim_supported")
 
     async def run() -> dict[str, Any]:
@@ -187,6 +189,21 @@ async def sentence_verdicts(judge: Any, sample: Sample, tag: str, params: dict[s
                         "window": "whole context" if w.whole else [s.as_dict() for s in w.spans]})
     cross = None if source is None else {"source_answer": source, "not_stated": not answered}
     return SentenceVerdicts(sentences, records, cross)
+
+
+async def claim_words(judge: Any, sample: Sample, claims: list[str], tag: str,
+                      scoring: str) -> list[tuple[bool, str, float | None]]:
+    """``mode=claims, verdicts=word``: one (verdict, evidence, P(yes)) per claim the judge extracted,
+    each claim judged alone, one yes/no word, against its evidence window (step 2 above; no offline
+    veto, no cross-check). ``evidence`` is the :data:`EVIDENCE_SENTENCES` context sentences most
+    related to the claim, in document order: what the reader should look at, not a quote by the judge."""
+    contexts = [t for t in sample.context_texts if t.strip()]
+    spans = context_sentences(contexts)
+    windows = [evidence_window(c, contexts, sentences=spans) for c in claims]
+    verdicts = await asyncio.gather(*(_judge_claim(judge, sample.query or "", w, c, tag, scoring)
+                                      for c, w in zip(claims, windows, strict=True)))
+    return [(d["verdict"] == "yes", " ".join(s.text for s in _focus(c, contexts, spans)), d["p_yes"])
+            for c, d in zip(claims, verdicts, strict=True)]
 
 
 def cross_check_applies(sample: Sample, n_claims: int, params: dict[str, Any]) -> bool:

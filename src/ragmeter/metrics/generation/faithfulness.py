@@ -20,6 +20,13 @@ undefined when none is left; a verdict reply
 with another number of verdicts than claims, or a missing field, is unreadable output (one
 repair, then a recorded JudgeParseError), never a score.
 
+``verdicts=word`` (with ``mode=claims``): the same claims, each judged alone instead of all in one
+call: one yes/no word per claim, scored by P(yes), against the claim's evidence window, the prompt
+and window of ``mode=sentences`` (:func:`._sentence_steps.claim_words`). The claims of a sample share
+every prompt token before the claim, so a one-slot server evaluates little more than the claim from
+the second call on, and no call generates more than one token. Each claim's ``evidence`` is then the
+two context sentences most related to it, not a quote by the judge. Calls: 1 + one per claim.
+
 ``mode=inline``: the same score from one call instead of two: the judge lists the answer's claims
 and, for each as it writes it, the context sentence that states it and a yes/no verdict (prompt
 ``check_answer_claims``); grounding, P(yes) per claim, details and edge cases as in ``mode=claims``
@@ -58,9 +65,9 @@ from ...types import MetricResult, Sample
 from ._answer_steps import NO_CLAIM_UNDEFINED, decompose, decompose_step
 from ._base import JUDGE_VALIDATION, STEPS, JudgedEvaluator, register_judged
 from ._checkworthy import split_claims
-from ._claim_steps import check_inline, verify
+from ._claim_steps import VERDICTS, check_inline, verify
 from ._grounding import grounded_mask, split_grounded
-from ._sentence_steps import CROSS_CHECK, VETO, WINDOWS, cross_check_applies, sentence_verdicts
+from ._sentence_steps import CROSS_CHECK, VETO, WINDOWS, claim_words, cross_check_applies, sentence_verdicts
 from ._verdict import MODE, SCORING, direct_verdict, scoring_of
 
 
@@ -105,7 +112,8 @@ async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts |
     claims, ungrounded = split_grounded(extracted, sample.answer or "", sample.query)
     if not claims:
         return ClaimVerdicts([], [], [], [], no_facts, ungrounded)
-    triples = await verify(ev.judge, sample, claims, "faithfulness", ev.params["scoring"])
+    check = claim_words if ev.params["verdicts"] == "word" else verify
+    triples = await check(ev.judge, sample, claims, "faithfulness", ev.params["scoring"])
     return ClaimVerdicts(claims, [t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples],
                          no_facts, ungrounded)
 
@@ -161,6 +169,10 @@ def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
         return steps
     if ev.params["mode"] in ("direct", "inline"):
         return [PlannedStep((ev.params["mode"], scoring, *content))]
+    if ev.params["verdicts"] == "word":  # one per claim: as many as the answer's check-worthy sentences, most likely
+        n = sum(s.checkworthy for s in split_claims(sample.answer or ""))
+        return [decompose_step(sample, ev.params["steps"]),
+                PlannedStep(("claim_words", scoring, *content), calls=max(1, n), exact=False)]
     return [decompose_step(sample, ev.params["steps"]), PlannedStep(("verify_claims", scoring, *content), exact=False)]
 
 
@@ -263,12 +275,13 @@ register_judged(
                 "no claim without that statement -> undefined",
                 "a verdict count other than the claim count -> JudgeParseError after one repair"),
     requires=("answer", "contexts"),
-    calls="mode=claims: 2 (claims shared with answer_relevancy; verdicts shared with hallucination_rate); "
+    calls="mode=claims: 2 (claims shared with answer_relevancy; verdicts shared with hallucination_rate), "
+          "with verdicts=word 1 + one per claim; "
           "mode=inline: 1 (shared with hallucination_rate); "
           "mode=direct: 1 (max_tokens 1, shared with hallucination_rate); mode=sentences: 1 per check-worthy "
           "sentence (max_tokens 1, shared with hallucination_rate), plus 1 with cross_check=numbers for an answer "
           "of 1-3 such sentences to a question; 0 for empty answer or no context",
-    params=(STEPS, MODE, SCORING, VETO, WINDOWS, CROSS_CHECK),
+    params=(STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
     version="3",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,

@@ -26,6 +26,7 @@ from ...contract import PlannedStep
 from ...registry import LabelCheck
 from ...types import MetricResult, Sample
 from ._base import JUDGE_VALIDATION, STEPS, JudgedEvaluator, register_judged
+from ._claim_steps import VERDICTS
 from ._sentence_steps import CROSS_CHECK, VETO, WINDOWS
 from ._verdict import MODE, SCORING
 from .faithfulness import SHARED_REASONS, SupportOutcome, hard_score, support_outcome, support_steps
@@ -78,7 +79,7 @@ register_judged(
     requires=("answer", "contexts"),
     calls="0 extra when faithfulness (same mode) is evaluated too, else 2 (mode=inline or direct: 1; "
           "mode=sentences: 1 per check-worthy sentence)",
-    params=(STEPS, MODE, SCORING, VETO, WINDOWS, CROSS_CHECK),
+    params=(STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
     higher_is_better=False,
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
     version="3",
