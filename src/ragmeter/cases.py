@@ -18,8 +18,8 @@ one, the reason and the threshold. ``assert_case`` hides its own frames from pyt
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, cast
 
 from .engines.entry import evaluate
 from .errors import InvalidParameterError
@@ -35,7 +35,9 @@ def cases(path: str | os.PathLike[str], *, field_map: dict[str, str] | None = No
     names the file, the line and the field)."""
     import pytest  # a test-time dependency: only the tests that parametrise with cases() need it
 
-    return [pytest.param(s, id=s.id) for s in read_samples(path, field_map=field_map, format=format)]
+    # on_error="raise" (the default): a bad row raises, so every item is a Sample
+    samples = cast("Iterator[Sample]", read_samples(path, field_map=field_map, format=format))
+    return [pytest.param(s, id=s.id) for s in samples]
 
 
 def _interval(details: Mapping[str, Any]) -> str:

@@ -197,7 +197,7 @@ async def _score_stream(
     batched = [ev for ev in pending if isinstance(ev, AsyncBatchEvaluator) and ev.whole_chunk]
     single = [ev for ev in pending if ev not in batched]
     wanted = {ev.name: set(todo[ev.name]) for ev in single}
-    whole_tasks = [asyncio.ensure_future(whole(ev, todo[ev.name])) for ev in batched]
+    whole_tasks: list[asyncio.Future[None]] = [asyncio.ensure_future(whole(ev, todo[ev.name])) for ev in batched]
     by_sample: dict[int, asyncio.Future[None]] = {}
     limit = n if window is None else max(1, window)
     started, running = 0, 0

@@ -71,7 +71,7 @@ class PatternColumn:
     values: NDArray[np.float64]
     keys: Sequence[Hashable]
     inv: NDArray[np.int64]
-    result: Callable[[Hashable, float], MetricResult]
+    result: Callable[[Any, float], MetricResult]  # called with one of ``keys``
 
 
 @dataclass

@@ -233,7 +233,8 @@ class RunProgress:
     def __init__(self, console: Console, *, total: int | None, quiet: bool = False,
                  extra: tuple[ProgressColumn, ...] = (), status: Callable[[], str] | None = None,
                  interval: float = LOG_INTERVAL, get_time: Callable[[], float] | None = None,
-                 log: IO[str] | None = None, calls: Callable[[], tuple[int, ...]] | None = None,
+                 log: IO[str] | None = None,
+                 calls: Callable[[], tuple[int, int | None, *tuple[int, ...]]] | None = None,
                  label: str = "evaluating", unit: str = "rows") -> None:
         self.console = console
         self.label, self.unit = label, unit

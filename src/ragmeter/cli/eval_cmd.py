@@ -21,7 +21,7 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import click
 from rich.console import Console
@@ -322,7 +322,7 @@ def eval_cmd(data: Path, **flags: Any) -> None:
             address=o.ray_address, progress=progress.advance, on_bad_row=samples.note,
             on_judge_stats=judge_column.report if judge_column is not None else None,
             run_info=run_info,
-            **({} if o.max_text_chars is None else {"max_text_chars": o.max_text_chars or None}),
+            **cast("dict[str, Any]", {} if o.max_text_chars is None else {"max_text_chars": o.max_text_chars or None}),
         )
         progress.finish()
     if o.dry_run:

@@ -166,7 +166,7 @@ def _spans_of(record: Any, line: int, first_index: int) -> list[Span | str]:
 
 
 def _sdk_span(record: dict[str, Any], line: int, index: int) -> Span | str:
-    ctx = record.get("context") if isinstance(record.get("context"), dict) else {}
+    ctx: Any = record.get("context") if isinstance(record.get("context"), dict) else {}
     trace_id, span_id = _hex_id(ctx.get("trace_id")), _hex_id(ctx.get("span_id"))
     if trace_id is None or span_id is None:
         return "expected a span with context.trace_id and context.span_id (as span.to_json() writes)"
@@ -181,7 +181,7 @@ def _otlp_span(record: Any, line: int, index: int) -> Span | str:
     span_id = _hex_id(record.get("spanId", record.get("span_id")))
     if trace_id is None or span_id is None:
         return "expected an OTLP span with traceId and spanId"
-    end = record.get("endTimeUnixNano", record.get("end_time_unix_nano", 0))
+    end: Any = record.get("endTimeUnixNano", record.get("end_time_unix_nano", 0))
     try:
         end = int(end)
     except (TypeError, ValueError):

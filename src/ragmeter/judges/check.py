@@ -35,11 +35,11 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -50,6 +50,9 @@ from ..registry import LabelCheck, canonical_name, list_metrics, lookup_spec
 from ..run_names import direction
 from .label_rules import LabelRule, base_of, check_rule_labels, resolve_rules, row_lines
 from .record import prompt_versions
+
+if TYPE_CHECKING:
+    from ..types import Sample
 
 #: The labelled set of a metric checked by a user's label rule without ``data``.
 DEFAULT_SET = "judge_validation.jsonl"
@@ -196,10 +199,10 @@ def labelled_pairs(name: str, records: Sequence[dict[str, Any]], labels: Sequenc
         score, details = float(r["score"]), r.get("details") or {}
         if chunks and check.chunk_ratings is not None:
             rel = [int(bool(x)) for x in lab[rule.field]]
-            used, hard = check.chunk_ratings(details)
-            for u, h, y in zip(used, hard, rel, strict=True):
+            used, hards = check.chunk_ratings(details)
+            for u, hd, y in zip(used, hards, rel, strict=True):
                 out.scores.append(u)
-                out.hard.append(h)
+                out.hard.append(hd)
                 out.labels.append(y)
             out.rows.append({"id": rec.get("id"), "score": score, "label": float(np.mean(rel)) if rel else 0.0})
             continue
@@ -462,7 +465,8 @@ def load_labelled(path: str | Path, limit: int | None = None) -> tuple[list[Any]
     from ..io import read_samples
 
     samples = []
-    for i, s in enumerate(read_samples(path)):
+    # read_samples' default on_error="raise": a bad row raises, so every item is a Sample
+    for i, s in enumerate(cast("Iterator[Sample]", read_samples(path))):
         if limit is not None and i >= limit:
             break
         if not isinstance(s.metadata.get("labels"), dict):
@@ -538,6 +542,7 @@ def judge_check(judge: Any, *, metrics: Sequence[str] | None = None, data: str |
         except JudgeUnreachable as exc:
             stopped = f"{exc}; stopped before finishing {name}"
             break
+        assert run.records is not None  # evaluate keeps the records by default (keep_records=True)
         pairs = labelled_pairs(name, run.records, labelled, rules.get(name))
         report = metric_report(pairs, run.run.get("judge") or {}, time.perf_counter() - t0, thresholds, confidence)
         report["data"] = Path(path).name

@@ -428,7 +428,7 @@ class _Slot:
         try:
             cap = self.limit.capacity()
             while True:
-                pending = [t.done for t in self.ticket.ahead if not t.done.done()]
+                pending: list[asyncio.Future[Any]] = [t.done for t in self.ticket.ahead if not t.done.done()]
                 if len(pending) < cap:
                     break
                 done, _ = await asyncio.wait([task, *pending], return_when=asyncio.FIRST_COMPLETED)

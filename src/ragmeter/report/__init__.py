@@ -88,7 +88,7 @@ def gate_banner(run: Run, gate: dict[str, float]) -> str:
     banner; '' with no gate."""
     if not gate:
         return ""
-    info = run.info.get("gate") if isinstance(run.info.get("gate"), dict) else {}
+    info: Any = run.info.get("gate") if isinstance(run.info.get("gate"), dict) else {}
     on = info.get("statistic") if info.get("statistic") in ("mean", "ci_low") else "mean"
     ceiling = info.get("max_error_rate")
     ceiling = float(ceiling) if isinstance(ceiling, int | float) and not isinstance(ceiling, bool) else 1.0

@@ -130,8 +130,8 @@ def comparison_table(c: Comparison) -> Group:
         t.add_row(r["metric"], str(r["n_pairs"]), num(r["mean_a"]), num(r["mean_b"]), signed(r["diff"]),
                   ci(r["ci"]), r["test"], pval(r["p_value"]), pval(r["p_adjusted"]), _effect(r),
                   Text(r["verdict"], style=style or ""))
-    style = {"worse": "bold red", "better": "bold green", "changed": "bold", "none": ""}
-    head = [Text(line, style=style[kind]) for kind, line in what_changed(c.metrics)]
+    kind_style = {"worse": "bold red", "better": "bold green", "changed": "bold", "none": ""}
+    head = [Text(line, style=kind_style[kind]) for kind, line in what_changed(c.metrics)]
     return Group(*head, t, *[Text(line) for line in _notes(c, 5, md=False)])
 
 

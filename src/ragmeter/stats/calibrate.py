@@ -264,9 +264,9 @@ def _intervals(y: np.ndarray, fl: np.ndarray, fu: np.ndarray, *, confidence: flo
     the PPI++ interval's width to the labels-only one's."""
     ppi = ppi_mean(y, fl, fu, confidence=confidence, lam=lam)
     lo = labels_only_interval(y, confidence=confidence)
-    intervals = {"labels_only": lo.to_dict(),
-                 "judge_only": _judge_only(np.concatenate([fl, fu]), confidence).to_dict(),
-                 "ppi": ppi.to_dict()}
+    intervals: dict[str, Any] = {"labels_only": lo.to_dict(),
+                                 "judge_only": _judge_only(np.concatenate([fl, fu]), confidence).to_dict(),
+                                 "ppi": ppi.to_dict()}
     w_ppi, w_lo = ppi.interval.width, lo.width
     intervals["ppi_width_ratio"] = (w_ppi / w_lo) if w_ppi is not None and w_lo else None
     return intervals

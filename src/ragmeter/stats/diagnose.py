@@ -275,7 +275,8 @@ def diagnose(
     cut = _check_cutoffs(cutoffs)
     r = load_run(run)
     ci = _ci_lookup(r, confidence, seed)
-    findings, not_fired = [], []
+    findings: list[dict[str, Any]] = []
+    not_fired: list[dict[str, Any]] = []
     per_sample: dict[str, list[str]] = {}
     samples: dict[str, dict[str, Any]] = {}
     used: dict[str, str] = {}

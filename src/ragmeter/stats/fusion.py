@@ -82,7 +82,7 @@ def write_trec_run(run: Run, path: str | os.PathLike[str] | None = None, *, tag:
     descending), scores written exactly, and write it to ``path``."""
     if not tag or any(c.isspace() for c in tag):
         raise InvalidParameterError(f"tag: expected a non-empty word without spaces, got {tag!r}")
-    lines = []
+    lines: list[str] = []
     for qid in sorted(run):
         lines.extend(f"{qid} Q0 {doc} {i} {_exact(score)} {tag}"
                      for i, (doc, score) in enumerate(trec_order(run[qid]), start=1))

@@ -34,7 +34,7 @@ from collections import deque
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -443,9 +443,12 @@ def _judgements(pq: _PreparedQrels, order_q: NDArray[np.int64], nb: int, rel_lev
     positive grades descending)."""
     nq = len(pq.qids)
     judged_rel = (pq.rels >= rel_level) & (pq.rels >= 0)
-    num_rel = np.bincount(pq.key_query, weights=judged_rel.astype(np.float64), minlength=nq)[order_q]
+    # np.bincount with weights gives float64 (numpy's stubs say intp whatever the weights)
+    num_rel = cast(NDArray[np.float64], np.bincount(pq.key_query, weights=judged_rel.astype(np.float64),
+                                                    minlength=nq))[order_q]
     judged_nonrel = (pq.rels >= 0) & (pq.rels < rel_level)
-    num_nonrel = np.bincount(pq.key_query, weights=judged_nonrel.astype(np.float64), minlength=nq)[order_q]
+    num_nonrel = cast(NDArray[np.float64], np.bincount(pq.key_query, weights=judged_nonrel.astype(np.float64),
+                                                       minlength=nq))[order_q]
     batch_of_rank = np.full(nq, -1, dtype=np.int64)
     batch_of_rank[order_q] = np.arange(nb)
     jb = batch_of_rank[pq.key_query]

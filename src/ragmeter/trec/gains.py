@@ -17,6 +17,7 @@ the list's own extremes (which reproduces trec_eval's test outputs).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import TypeVar, cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,6 +27,7 @@ from .engine import TrecBatch
 from .kernels import FloatArray, seg_cumsum
 
 Pairs = tuple[tuple[str, float], ...]
+T = TypeVar("T")
 
 
 def valid_int(text: str) -> bool:
@@ -34,13 +36,13 @@ def valid_int(text: str) -> bool:
     return bool(body) and body.isascii() and body.isdigit()
 
 
-def merge_sort(items: list, cmp: Callable[[object, object], int]) -> list:
+def merge_sort(items: list[T], cmp: Callable[[T, T], int]) -> list[T]:
     """glibc's ``msort``: top-down merge sort, left half ``n // 2``, ties (``cmp <= 0``) from the left."""
     if len(items) <= 1:
         return list(items)
     n1 = len(items) // 2
     left, right = merge_sort(items[:n1], cmp), merge_sort(items[n1:], cmp)
-    out: list = []
+    out: list[T] = []
     i = j = 0
     while i < len(left) and j < len(right):
         if cmp(left[i], right[j]) <= 0:
@@ -58,7 +60,7 @@ def _gain_list(pairs: Pairs, num_levels: int) -> tuple[list[tuple[int, float]], 
     entries = [(int(name), float(value)) for name, value in pairs if valid_int(name)]
     given = {lv for lv, _ in entries}
     entries += [(lv, float(lv)) for lv in range(num_levels) if lv not in given]
-    owner = {}
+    owner: dict[int, int] = {}
     for idx, (lv, _) in enumerate(entries):
         owner.setdefault(lv, idx)
     order = merge_sort(list(range(len(entries))), lambda a, b: int(entries[a][1] - entries[b][1]))
@@ -167,7 +169,7 @@ def _at(cum: FloatArray, offsets: NDArray[np.int64], count: NDArray[np.int64]) -
     return out
 
 
-def _dcg_parts(tb: TrecBatch, pairs: Pairs) -> tuple[FloatArray, FloatArray, FloatArray,
+def _dcg_parts(tb: TrecBatch, pairs: Pairs) -> tuple[FloatArray, FloatArray, NDArray[np.int64],
                                                      NDArray[np.int64], FloatArray]:
     """(gain, running DCG per position, ideal offsets, ideal count, running ideal DCG)."""
     b = tb.batch
@@ -227,7 +229,7 @@ def ndcg_rel(tb: TrecBatch, pairs: Pairs) -> FloatArray:
     okj = j > 0
     id_at[okj] = idcg[ioff[:-1][seg[okj]] + j[okj] - 1]
     with np.errstate(divide="ignore", invalid="ignore"):
-        total = np.bincount(seg, weights=dcg[pos] / id_at, minlength=b.n)
+        total = cast(FloatArray, np.bincount(seg, weights=dcg[pos] / id_at, minlength=b.n))  # weights: float64
         found = np.bincount(seg, minlength=b.n)
         d_end = _at(dcg, b.offsets, b.lengths)
         id_end = _at(idcg, ioff, n_ideal)
@@ -292,7 +294,7 @@ def rbp(tb: TrecBatch, pairs: Pairs) -> FloatArray:
     gain = gain_tables(tb, pairs, normalise=True)[0]
     pw = _powers(p, int(b.lengths.max()) if b.n else 0)
     nz = np.flatnonzero(gain != 0)
-    total = np.bincount(b.seg[nz], weights=gain[nz] * pw[b.rank[nz] - 1], minlength=b.n)
+    total = cast(FloatArray, np.bincount(b.seg[nz], weights=gain[nz] * pw[b.rank[nz] - 1], minlength=b.n))
     return (1.0 - p) * total
 
 

@@ -200,7 +200,8 @@ class _Table:
         qids = _as_str_array(raw_qids, "qid")
         if qids is not raw_qids and len(set(qids.tolist())) < len(qids):  # e.g. 1 and "1": one TREC qid
             seen: set[str] = set()
-            twice = next(q for q in qids.tolist() if q in seen or seen.add(q))
+            # set.add returns None: ``or seen.add(q)`` records q and leaves the test false
+            twice = next(q for q in qids.tolist() if q in seen or seen.add(q))  # type: ignore[func-returns-value]
             raise InputError(f"query {twice!r} is given twice (keys {[k for k in data if str(k) == twice]!r}): "
                              "TREC qids are text, so each must be one key", field="qid")
         if cls._docids_read_through_dicts:
@@ -348,7 +349,8 @@ def _split_like_str_split(column: pa.ChunkedArray) -> bool:
             continue
         offsets = np.frombuffer(chunk.buffers()[1], dtype=np.int32)[chunk.offset:chunk.offset + len(chunk) + 1]
         text = np.frombuffer(chunk.buffers()[2], dtype=np.uint8)[int(offsets[0]):int(offsets[-1])]
-        if len(text) and (int(text.min()) <= 0x20 or (int(text.max()) >= 0x80 and _UNICODE_SPACE.search(text))):
+        # text.data: the same bytes as a memoryview (numpy's stubs make an ndarray a Buffer on Python >= 3.12 only)
+        if len(text) and (int(text.min()) <= 0x20 or (int(text.max()) >= 0x80 and _UNICODE_SPACE.search(text.data))):
             return False
     return True
 

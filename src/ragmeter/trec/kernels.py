@@ -14,6 +14,8 @@ The gain-based measures (G, ndcg with gains, ndcg_rel, Rndcg, rbp) are in :mod:`
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -99,7 +101,7 @@ def infap(tb: TrecBatch) -> FloatArray:
         term = 1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((rb + nb + ub) / fj) * (
             (rb + INFAP_EPSILON) / ((rb + nb) + 2 * INFAP_EPSILON))
     term = np.where(fj == 0, 1.0, term)
-    total = np.bincount(seg, weights=term, minlength=b.n)
+    total = cast(FloatArray, np.bincount(seg, weights=term, minlength=b.n))  # weights: float64
     return _div(total, b.num_rel, b.num_rel > 0)
 
 
@@ -110,7 +112,7 @@ def bin_g(tb: TrecBatch) -> FloatArray:
     seg = b.seg[pos]
     i = (b.rank[pos] - 1).astype(np.int64)
     term = 1.0 / np.log2((3 + i - b.cum_rel[pos]).astype(np.float64))
-    total = np.bincount(seg, weights=term, minlength=b.n)
+    total = cast(FloatArray, np.bincount(seg, weights=term, minlength=b.n))  # weights: float64
     return _div(total, b.num_rel, b.num_rel > 0)
 
 

@@ -331,12 +331,13 @@ def columns(spec: TrecSpec, params: tuple[Any, ...] | None, printable: str | Non
     values = spec.default if params is None else params
     run = _cached(spec, values)
     idx = _ORDER[spec.name]
-    common = {"kind": spec.kind, "summary": spec.summary, "per_query": spec.per_query}
+    common: dict[str, Any] = {"kind": spec.kind, "summary": spec.summary, "per_query": spec.per_query}
     if spec.params in ("cut", "cut_double"):
         out = []
         for j, v in enumerate(values):
             label = f"{spec.name}_{v}" if spec.params == "cut" else f"{spec.name}_{v:3.2f}"
-            out.append(Measure(label, lambda tb, j=j: run(tb)[:, j], sort_key=(idx, j), **common))
+            # mypy cannot infer a lambda that binds ``j`` as a default argument against a one-argument Callable
+            out.append(Measure(label, lambda tb, j=j: run(tb)[:, j], sort_key=(idx, j), **common))  # type: ignore[misc]
         return out
     label = f"{spec.name}_{printable}" if printable is not None else spec.name
     return [Measure(label, run, sort_key=(idx, 0), **common)]

@@ -119,6 +119,7 @@ class SentenceVerdicts:
     def details(self, scoring: str, veto: str) -> dict[str, Any]:
         """Per-claim records, the sentences that are not claims (with why), the scoring, the veto and,
         when it ran, the answer cross-check."""
+        out: dict[str, Any]
         out = {"claims": self.claims, "not_claims": [s.as_dict() for s in self.sentences if not s.checkworthy],
                "scoring": scoring, "veto": veto}
         if self.cross_check is not None:

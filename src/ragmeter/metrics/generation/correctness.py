@@ -120,7 +120,7 @@ class Correctness(JudgedEvaluator):
         p = {f: field_verdict_share(a.logprobs, a.raw, f, hard) if scoring == "auto" else None
              for f, hard in (("same_answer", same), ("conflicts", conflicts))}
         hard = agreement_rating(same, conflicts)
-        rating = agreement_rating(*(p[f] if p[f] is not None else float(h)
+        rating = agreement_rating(*(v if (v := p[f]) is not None else float(h)
                                     for f, h in (("same_answer", same), ("conflicts", conflicts))))
         why = a.value.reason or (f"same answer: {'yes' if same else 'no'}; "
                                  f"conflicts: {'yes' if conflicts else 'no'}")

@@ -28,6 +28,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -177,8 +178,8 @@ class RelevanceBatch:
         return self._segments(self.ideal_offsets, "iseg")[0]
 
     @property
-    def ideal_rank(self) -> NDArray[np.int64]:
-        """1-based rank of every ideal grade within its query."""
+    def ideal_rank(self) -> NDArray[np.integer]:
+        """1-based rank of every ideal grade within its query (int32 unless it has 2**31 grades)."""
         return self._segments(self.ideal_offsets, "iseg")[1]
 
     @property
@@ -186,7 +187,7 @@ class RelevanceBatch:
         """Relevant items at or above each position, within its query."""
         if "cum_rel" not in self._cache:
             itype = np.int32 if len(self.rel) < 2**31 - 1 else np.int64
-            c = np.cumsum(self.rel, dtype=itype)
+            c: NDArray[np.integer] = np.cumsum(self.rel, dtype=itype)
             base = np.concatenate((np.zeros(1, dtype=itype), c))[self.offsets[:-1]]
             c -= np.repeat(base, self.lengths)
             self._cache["cum_rel"] = c
@@ -194,10 +195,11 @@ class RelevanceBatch:
 
     def seg_sum(self, values: NDArray, mask: NDArray[np.bool_] | None = None) -> FloatArray:
         """Per-query sum of ``values`` over positions where ``mask`` holds."""
+        # np.bincount with weights gives float64 (numpy's stubs say intp whatever the weights)
         if mask is None:
-            return np.bincount(self.seg, weights=values, minlength=self.n)
+            return cast(FloatArray, np.bincount(self.seg, weights=values, minlength=self.n))
         rows = np.flatnonzero(mask)  # one pass over the mask, then two gathers of (usually few) rows
-        return np.bincount(self.seg[rows], weights=values[rows], minlength=self.n)
+        return cast(FloatArray, np.bincount(self.seg[rows], weights=values[rows], minlength=self.n))
 
     def within(self, k: int | None) -> NDArray[np.bool_] | None:
         """Mask of positions at rank <= k (None for no cutoff)."""

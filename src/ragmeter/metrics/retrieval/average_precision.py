@@ -11,6 +11,8 @@ empty ranking -> 0.
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from ._batch import FloatArray, RankedList, RelevanceBatch, safe_div
@@ -42,7 +44,7 @@ def average_precision(batch: RelevanceBatch, k: int | None = None) -> FloatArray
     first = np.flatnonzero(np.concatenate(([True], seg[1:] != seg[:-1])))
     hits = np.arange(1, len(mask) + 1) - np.repeat(first, np.diff(np.append(first, len(mask))))
     contrib = batch.covered[mask] * hits / batch.rank[mask]  # only the relevant ranks
-    return safe_div(np.bincount(seg, weights=contrib, minlength=batch.n), batch.num_rel)
+    return safe_div(cast(FloatArray, np.bincount(seg, weights=contrib, minlength=batch.n)), batch.num_rel)
 
 register_retrieval(
     "map",

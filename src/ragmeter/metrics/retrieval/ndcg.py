@@ -19,7 +19,7 @@ grade of 1 when no retrieved context contains the reference (so a miss is never 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -74,7 +74,7 @@ def ndcg(batch: RelevanceBatch, k: int | None = None, gain: str = "exp") -> Floa
     iseg = batch.ideal_seg[imask]
     ivals = _g(batch.ideal[imask], gain, most[iseg]) / np.log2(batch.ideal_rank[imask] + 1.0)
     idcg = np.bincount(iseg, weights=ivals, minlength=batch.n)
-    return safe_div(dcg, idcg)
+    return safe_div(cast(FloatArray, dcg), cast(FloatArray, idcg))  # bincount with weights: float64
 
 register_retrieval(
     "ndcg",

@@ -21,7 +21,7 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -49,7 +49,7 @@ def rbp(batch: RelevanceBatch, k: int | None = None, p: float = DEFAULT_P) -> Fl
     """Vectorised :func:`rbp_single`."""
     mask = batch.rel if k is None else batch.rel & (batch.rank <= k)
     weights = np.power(p, batch.rank[mask] - 1.0)
-    return (1.0 - p) * np.bincount(batch.seg[mask], weights=weights, minlength=batch.n)
+    return (1.0 - p) * cast(FloatArray, np.bincount(batch.seg[mask], weights=weights, minlength=batch.n))
 
 
 def _validate(params: dict[str, Any]) -> None:
