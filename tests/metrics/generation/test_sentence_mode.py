@@ -15,6 +15,7 @@ from ragmeter.judges.base import TokenLogprob
 from ragmeter.metrics.generation._checkworthy import classify, split_claims
 from ragmeter.metrics.generation._evidence import context_sentences, evidence_window, lexical_scores
 from ragmeter.metrics.generation._sentence_steps import combine, number_conflicts
+from ragmeter.registry import get_evaluator
 
 # A long hand-made document (about 1,600 characters, 21 sentences): the ferry facts sit in the middle.
 DOC = (
@@ -278,7 +279,6 @@ def test_cross_check_skips_answers_without_a_question_or_longer_than_three_claim
 def test_cross_check_plan_counts_repeated_sentences_as_the_run_does():
     # four check-worthy sentences, two of them the same: past the 3-sentence limit, so no source answer
     # is asked, and the plan has no source-answer step either (one step per distinct sentence: 3)
-    from ragmeter.registry import get_evaluator
 
     answer = "It is steel. It is long. It is steel. It opened in 2019."
     judge, seen = _source_judge("x", {c: word(0.6, 0.4) for c in ["It is steel.", "It is long.", "It opened in 2019."]})
@@ -324,3 +324,61 @@ def test_claim_words_judge_each_extracted_claim_alone_by_hand():
     word_calls = [r.messages[-1].content for r in seen if "<statement>" in r.messages[-1].content]
     assert len(seen) == 3 and len(word_calls) == 2
     assert len({c.split("<statement>")[0] for c in word_calls}) == 1
+
+
+# ---- mode=sentences, verdicts=list: the check-worthy sentences in one verdict list ------------------
+
+def test_sentence_list_checks_every_sentence_in_one_call_against_the_union_of_their_windows():
+    # two check-worthy sentences and a thanks; DOC is longer than 1,500 characters, so the judge reads
+    # the union of the two windows: the crossing's (sentences 6-7 among its 4) and the lighthouse's (its
+    # one matching sentence and, the rest scoring 0, the first three of the document), not the council
+    answer = ("Thanks for asking! The crossing from Port Ellis takes about 40 minutes. "
+              "The lighthouse was automated in 1979.")
+    reply = ('{"verdicts": [{"statement": 1, "evidence": "The crossing takes 40 minutes in calm weather.", '
+             '"supported": "yes"}, {"statement": 2, "evidence": "A lighthouse on the northern cape was built in '
+             '1851 and automated in 1989.", "supported": "no"}]}')
+    seen: list = []
+
+    async def h(request):
+        seen.append(request.messages[-1].content)
+        return Completion(reply)
+
+    judge = Judge(FunctionBackend(h), cache=False)
+    row = Sample.model_validate({"id": "r1", "query": "How do I get to Carrick?", "contexts": [DOC],
+                                 "answer": answer})
+    names = ["faithfulness(mode=sentences,verdicts=list)", "hallucination_rate(mode=sentences,verdicts=list)"]
+    assert len(get_evaluator(names[0], judge=judge).planned_calls(row)) == 1
+    rec = evaluate([row], names, judge=judge, embedder=None).records[0]["metrics"]
+    f = rec[names[0]]
+    # no log-probabilities from this backend: the hard verdicts, yes and no -> (1 + 0) / 2
+    assert f["score"] == 0.5 and rec[names[1]]["score"] == 0.5
+    claims = f["details"]["claims"]
+    assert [c["claim"] for c in claims] == ["The crossing from Port Ellis takes about 40 minutes.",
+                                            "The lighthouse was automated in 1979."]
+    assert [c["supported"] for c in claims] == [True, False] and [c["p_yes"] for c in claims] == [None, None]
+    assert claims[0]["quote"] == "The crossing takes 40 minutes in calm weather."
+    assert [s["text"] for s in f["details"]["not_claims"]] == ["Thanks for asking!"]
+    assert len(seen) == 1  # one call, shared by the two metrics
+    prompt = seen[0]
+    for sentence in ("The crossing takes 40 minutes in calm weather.",
+                     "A lighthouse on the northern cape was built in 1851 and automated in 1989.",
+                     "The island of Carrick lies eleven kilometres off the coast."):
+        assert sentence in prompt
+    assert "The island council meets once a month" not in prompt
+    assert prompt.index("The island of Carrick") < prompt.index("The crossing takes") < prompt.index("A lighthouse")
+
+
+def test_sentence_list_on_a_short_context_reads_it_whole_as_mode_claims_does():
+    reply = '{"verdicts": [{"statement": 1, "evidence": "none", "supported": "no"}]}'
+    seen: list = []
+
+    async def h(request):
+        seen.append(request.messages[-1].content)
+        return Completion(reply)
+
+    row = Sample.model_validate({"id": "r1", "query": "How long?", "contexts": [CTX],
+                                 "answer": "The span is 124 metres long."})
+    rec = evaluate([row], ["faithfulness(mode=sentences,verdicts=list)"], judge=Judge(FunctionBackend(h), cache=False),
+                   embedder=None).records[0]["metrics"]["faithfulness(mode=sentences,verdicts=list)"]
+    assert rec["score"] == 0.0 and rec["details"]["claims"][0]["quote"] == ""
+    assert CTX in seen[0] and len(seen) == 1

@@ -52,10 +52,18 @@ class Verdicts(BaseModel):
     verdicts: list[Verdict]
 
 
-VERDICTS = Param("verdicts", str, "list", "mode=claims: how the extracted claims are checked: list (one call, a JSON "
-                 "verdict per claim with the context sentence it quotes) or word (one call per claim, one yes/no word "
-                 "scored by P(yes), against the claim's evidence window as in mode=sentences)",
-                 choices=("list", "word"))
+VERDICTS = Param("verdicts", str, "auto", "how the claims (mode=claims) or check-worthy sentences (mode=sentences) "
+                 "are checked: list (one call, a JSON verdict per claim with the context sentence it quotes), word "
+                 "(one call per claim, one yes/no word scored by P(yes), against the claim's evidence window) or auto "
+                 "(list with mode=claims, word with mode=sentences)",
+                 choices=("auto", "list", "word"))
+
+
+def verdict_form(params: dict[str, Any]) -> str:
+    """``"list"`` or ``"word"``: the form ``params["verdicts"]`` gives under ``params["mode"]``."""
+    if params.get("verdicts", "auto") != "auto":
+        return str(params["verdicts"])
+    return "word" if params.get("mode") == "sentences" else "list"
 
 EVIDENCE_SLOT = "<sentence from the context, or none>"
 
@@ -67,9 +75,10 @@ def _evidence(text: str) -> str:
 
 
 async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
-                 scoring: str = "hard") -> list[tuple[bool, str, float | None]]:
+                 scoring: str = "hard", context: str | None = None) -> list[tuple[bool, str, float | None]]:
     """One (verdict, evidence, P(yes)) per claim, all claims in one call; the reply must hold exactly
-    one verdict per claim (else one repair, then a JudgeParseError).
+    one verdict per claim (else one repair, then a JudgeParseError). The judge reads ``context``
+    when given (``mode=sentences``: the claims' evidence windows), else the sample's joined contexts.
 
     ``scoring="auto"`` asks for log-probabilities and gives each claim
     P(yes) / (P(yes) + P(no)) of the token where its ``"supported"`` value starts
@@ -77,7 +86,8 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
     not be located (the caller then uses the hard verdict). ``"hard"``: always None.
     """
     t = template("verify_claims")
-    context = joined_context(sample)
+    if context is None:
+        context = joined_context(sample)
 
     async def run() -> list[tuple[bool, str, float | None]]:
         shape = reply_shape("verdicts", [{"statement": i, "evidence": EVIDENCE_SLOT, "supported": "<yes or no>"}

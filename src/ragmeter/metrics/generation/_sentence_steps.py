@@ -52,6 +52,7 @@ from ...types import Sample
 from ..lexical.fact_consistency import check_facts, numbers
 from ..lexical.lexical_faithfulness import STOPWORDS
 from ._checkworthy import Sentence, split_claims
+from ._claim_steps import verdict_form, verify
 from ._evidence import Span, Window, context_sentences, evidence_window
 from ._memo import shared
 from ._prompting import joined_context, template
@@ -149,6 +150,25 @@ async def _judge_claim(judge: Any, question: str, window: Window, claim: str, ta
     return await shared(judge, f"{t.cache_version}/{scoring}", (question, window.text, claim), run)
 
 
+def union_window(windows: list[Window]) -> Window:
+    """The sentences of all ``windows`` once each, in document order (whole when every one is)."""
+    spans = sorted({s for w in windows for s in w.spans}, key=lambda s: (s.context, s.start))
+    return Window(tuple(spans), all(w.whole for w in windows))
+
+
+async def _judge_list(judge: Any, sample: Sample, windows: list[Window], claims: list[str], tag: str,
+                      scoring: str) -> list[dict[str, Any]]:
+    """``verdicts=list``: every claim in one call of ``verify_claims`` against the (shared) window (the
+    joined contexts when it is the whole context, as in ``mode=claims``), each verdict written after the
+    context sentence the judge quotes; records shaped as :func:`word_verdict`'s plus that ``quote``
+    ("" when none)."""
+    if not claims:
+        return []
+    triples = await verify(judge, sample, claims, tag, scoring, context=None if windows[0].whole else windows[0].text)
+    return [{"verdict": "yes" if v else "no", "p_yes": p, "support": p if p is not None else float(v),
+             "scoring": "probability" if p is not None else "hard", "quote": quote} for v, quote, p in triples]
+
+
 async def sentence_verdicts(judge: Any, sample: Sample, tag: str, params: dict[str, Any],
                             embedder: Any = None) -> SentenceVerdicts:
     """The :class:`SentenceVerdicts` of ``sample`` (one call per check-worthy sentence, in parallel
@@ -166,9 +186,16 @@ async def sentence_verdicts(judge: Any, sample: Sample, tag: str, params: dict[s
                for c, v in zip(claims, claim_vectors, strict=True)]
     checking = cross_check_applies(sample, len(claims), params)
     source_task = asyncio.ensure_future(source_answer(judge, sample, tag)) if checking else None
+    listed = verdict_form(params) == "list"
+    if listed:  # one verdict list for every claim, against the union of their windows
+        windows = [union_window(windows)] * len(windows)
     try:
-        verdicts = await asyncio.gather(*(_judge_claim(judge, sample.query or "", w, c.text, tag, params["scoring"])
-                                          for c, w in zip(claims, windows, strict=True)))
+        if listed:
+            verdicts = await _judge_list(judge, sample, windows, [c.text for c in claims], tag, params["scoring"])
+        else:
+            verdicts = await asyncio.gather(*(_judge_claim(judge, sample.query or "", w, c.text, tag,
+                                                           params["scoring"])
+                                              for c, w in zip(claims, windows, strict=True)))
         source = None if source_task is None else await source_task
     except BaseException:
         if source_task is not None:
@@ -181,6 +208,8 @@ async def sentence_verdicts(judge: Any, sample: Sample, tag: str, params: dict[s
         support, vetoed = combine(d["support"], checks, params["veto"])
         record = {"claim": c.text, "start": c.start, "end": c.end, "supported": d["verdict"] == "yes",
                   "p_yes": d["p_yes"], "scoring": d["scoring"], **checks}
+        if "quote" in d:
+            record["quote"] = d["quote"]
         if checking:
             record["conflicts"] = number_conflicts(c.text, source or "") if answered else []
             if record["conflicts"]:

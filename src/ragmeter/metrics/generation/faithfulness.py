@@ -50,7 +50,10 @@ window (:mod:`._evidence`), and the offline number/name checks can veto it (``ve
 the mean support (:mod:`._sentence_steps`). Each claim's details hold its offsets in the answer, the
 context sentences most related to it with their offsets (``evidence``), what the judge read
 (``window``), P(yes), the offline checks and whether they vetoed. An answer with no check-worthy
-sentence scores 1.0. Calls: one per check-worthy sentence.
+sentence scores 1.0. Calls: one per check-worthy sentence. With ``verdicts=list``, one call for all of
+them instead: the verdict list of ``mode=claims`` (a quoted context sentence, then yes/no, per
+sentence; P(yes) at each verdict) against the union of the sentences' windows (the joined contexts
+when they are short), the judge's quote in each claim's ``quote``.
 """
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ from ...types import MetricResult, Sample
 from ._answer_steps import NO_CLAIM_UNDEFINED, decompose, decompose_step
 from ._base import JUDGE_VALIDATION, STEPS, JudgedEvaluator, register_judged
 from ._checkworthy import split_claims
-from ._claim_steps import VERDICTS, check_inline, verify
+from ._claim_steps import VERDICTS, check_inline, verdict_form, verify
 from ._grounding import grounded_mask, split_grounded
 from ._sentence_steps import CROSS_CHECK, VETO, WINDOWS, claim_words, cross_check_applies, sentence_verdicts
 from ._verdict import MODE, SCORING, direct_verdict, scoring_of
@@ -112,7 +115,7 @@ async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts |
     claims, ungrounded = split_grounded(extracted, sample.answer or "", sample.query)
     if not claims:
         return ClaimVerdicts([], [], [], [], no_facts, ungrounded)
-    check = claim_words if ev.params["verdicts"] == "word" else verify
+    check = claim_words if verdict_form(ev.params) == "word" else verify
     triples = await check(ev.judge, sample, claims, "faithfulness", ev.params["scoring"])
     return ClaimVerdicts(claims, [t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples],
                          no_facts, ungrounded)
@@ -163,13 +166,17 @@ def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
     scoring, content = ev.params["scoring"], (sample.query, sample.answer, tuple(sample.context_texts))
     if ev.params["mode"] == "sentences":
         sentences = [s.text for s in split_claims(sample.answer or "") if s.checkworthy]
-        steps = [PlannedStep(("sentence", scoring, sample.query, c, content[2])) for c in dict.fromkeys(sentences)]
+        if verdict_form(ev.params) == "list":
+            steps = [PlannedStep(("sentence_list", scoring, sample.query, tuple(sentences), content[2]))] \
+                if sentences else []
+        else:
+            steps = [PlannedStep(("sentence", scoring, sample.query, c, content[2])) for c in dict.fromkeys(sentences)]
         if cross_check_applies(sample, len(sentences), ev.params):  # counted as the run counts them
             steps.append(PlannedStep(("source_answer", sample.query, content[2])))
         return steps
     if ev.params["mode"] in ("direct", "inline"):
         return [PlannedStep((ev.params["mode"], scoring, *content))]
-    if ev.params["verdicts"] == "word":  # one per claim: as many as the answer's check-worthy sentences, most likely
+    if verdict_form(ev.params) == "word":  # one per claim: as many as the answer's check-worthy sentences, most likely
         n = sum(s.checkworthy for s in split_claims(sample.answer or ""))
         return [decompose_step(sample, ev.params["steps"]),
                 PlannedStep(("claim_words", scoring, *content), calls=max(1, n), exact=False)]
@@ -279,8 +286,9 @@ register_judged(
           "with verdicts=word 1 + one per claim; "
           "mode=inline: 1 (shared with hallucination_rate); "
           "mode=direct: 1 (max_tokens 1, shared with hallucination_rate); mode=sentences: 1 per check-worthy "
-          "sentence (max_tokens 1, shared with hallucination_rate), plus 1 with cross_check=numbers for an answer "
-          "of 1-3 such sentences to a question; 0 for empty answer or no context",
+          "sentence (max_tokens 1, shared with hallucination_rate; with verdicts=list 1 for all of them), plus 1 "
+          "with cross_check=numbers for an answer of 1-3 such sentences to a question; 0 for empty answer or "
+          "no context",
     params=(STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
     version="3",

@@ -78,7 +78,7 @@ register_judged(
                 "a verdict count other than the claim count -> JudgeParseError after one repair"),
     requires=("answer", "contexts"),
     calls="0 extra when faithfulness (same mode) is evaluated too, else 2 (verdicts=word: 1 + one per claim; "
-          "mode=inline or direct: 1; mode=sentences: 1 per check-worthy sentence)",
+          "mode=inline or direct: 1; mode=sentences: 1 per check-worthy sentence, or 1 with verdicts=list)",
     params=(STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
     higher_is_better=False,
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
