@@ -5,6 +5,7 @@ written out, P(yes) from the token probabilities given here)."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -382,3 +383,46 @@ def test_sentence_list_on_a_short_context_reads_it_whole_as_mode_claims_does():
                    embedder=None).records[0]["metrics"]["faithfulness(mode=sentences,verdicts=list)"]
     assert rec["score"] == 0.0 and rec["details"]["claims"][0]["quote"] == ""
     assert CTX in seen[0] and len(seen) == 1
+
+
+# ---- veto=quote: the judge's quote checked offline ----------------------------------------------------
+
+def _claims_judge(claims: list[str], verdicts: list[tuple[str, str]]):
+    analysis = json.dumps({"claims": claims, "no_facts": "no", "questions": ["How long is it?"], "evasive": "no"})
+    listed = json.dumps({"verdicts": [{"statement": i, "evidence": q, "supported": v}
+                                      for i, (q, v) in enumerate(verdicts, 1)]})
+    seen: list = []
+
+    async def h(request):
+        seen.append(request)
+        return Completion(listed if "For each numbered statement" in request.messages[-1].content else analysis)
+
+    return Judge(FunctionBackend(h), cache=False), seen
+
+
+def test_quote_veto_strikes_a_claim_whose_number_conflicts_with_its_quote():
+    # claim 1: 124 m against the quoted 142 m: a conflict in metres -> 0 although the verdict is yes;
+    # claim 2: May 2019 against "14 May 2019": the year is the same -> the verdict stands (1)
+    claims = ["The footbridge is 124 metres long.", "It opened in May 2019."]
+    judge, seen = _claims_judge(claims, [("The steel span is 142 metres long.", "yes"),
+                                         ("The Harrowgate footbridge opened on 14 May 2019.", "yes")])
+    row = Sample.model_validate({"id": "r1", "query": "Tell me about the footbridge.", "contexts": [CTX],
+                                 "answer": "The footbridge is 124 metres long. It opened in May 2019."})
+    names = ["faithfulness(veto=quote)", "hallucination_rate(veto=quote)", "faithfulness"]
+    rec = evaluate([row], names, judge=judge, embedder=None).records[0]["metrics"]
+    f = rec[names[0]]
+    assert f["error"] is None, f
+    assert f["score"] == 0.5 and rec[names[1]]["score"] == 0.5 and rec[names[2]]["score"] == 1.0
+    c = f["details"]["claims"]
+    assert [x["veto"] for x in c] == [True, False] and f["details"]["veto"] == "quote"
+    assert c[0]["quote_conflicts"] == [{"claim": "124 metres", "source": "142 metres"}]
+    assert f["reason"].startswith("1 of 2 claims supported")
+    assert len(seen) == 2  # the analysis and the verdict list, shared by the three metrics
+
+
+@pytest.mark.parametrize("name", ["faithfulness(mode=direct,veto=quote)", "faithfulness(verdicts=word,veto=quote)",
+                                  "hallucination_rate(mode=sentences,veto=quote)"])
+def test_quote_veto_needs_a_verdict_list(name):
+    from ragmeter.errors import InvalidParameterError
+    with pytest.raises(InvalidParameterError, match="veto=quote reads the context sentence each verdict quotes"):
+        get_evaluator(name, judge=Judge(FunctionBackend(lambda r: Completion("yes")), cache=False))

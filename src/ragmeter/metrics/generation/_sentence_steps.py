@@ -58,11 +58,13 @@ from ._memo import shared
 from ._prompting import joined_context, template
 from ._verdict import word_verdict
 
-VETO = Param("veto", str, "none", "mode=sentences: which offline check of the claim against the context "
-             "overrides the judge (support 0 when it fails): none (the default: the judge's P(yes) alone, chosen "
-             "on design rows by a rule written before the run, bench/results/faithfulness_by_kind.md), numbers "
-             "(a number, with its unit, absent from the context), numbers_names (a number or a name run)",
-             choices=("none", "numbers", "numbers_names"))
+VETO = Param("veto", str, "none", "which offline check of a claim overrides the judge (support 0 when it fails): "
+             "none (the default: the judge's P(yes) alone, chosen on design rows by a rule written before the run, "
+             "bench/results/faithfulness_by_kind.md); with mode=sentences, numbers (a number, with its unit, absent "
+             "from the context) or numbers_names (a number or a name run); quote (a number of the claim conflicts, "
+             "in the same unit, with the context sentence the judge quoted for it: verdict lists only, mode=claims "
+             "or inline, or mode=sentences with verdicts=list)",
+             choices=("none", "numbers", "numbers_names", "quote"))
 WINDOWS = Param("windows", str, "lexical", "mode=sentences: how evidence windows are ranked: lexical (IDF-weighted "
                 "word overlap, no model) or hybrid (plus the embedding cosine; needs the run's embedder)",
                 choices=("lexical", "hybrid"))
@@ -213,6 +215,10 @@ async def sentence_verdicts(judge: Any, sample: Sample, tag: str, params: dict[s
         if checking:
             record["conflicts"] = number_conflicts(c.text, source or "") if answered else []
             if record["conflicts"]:
+                support, vetoed = 0.0, True
+        if params["veto"] == "quote":
+            record["quote_conflicts"] = number_conflicts(c.text, d.get("quote", ""))
+            if record["quote_conflicts"]:
                 support, vetoed = 0.0, True
         records.append({**record, "veto": vetoed, "support": support,
                         "evidence": [s.as_dict() for s in _focus(c.text, contexts, spans)],

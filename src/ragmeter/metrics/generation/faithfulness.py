@@ -63,6 +63,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...contract import PlannedStep
+from ...errors import InvalidParameterError
 from ...registry import LabelCheck
 from ...types import MetricResult, Sample
 from ._answer_steps import NO_CLAIM_UNDEFINED, decompose, decompose_step
@@ -70,7 +71,15 @@ from ._base import JUDGE_VALIDATION, STEPS, JudgedEvaluator, register_judged
 from ._checkworthy import split_claims
 from ._claim_steps import VERDICTS, check_inline, verdict_form, verify
 from ._grounding import grounded_mask, split_grounded
-from ._sentence_steps import CROSS_CHECK, VETO, WINDOWS, claim_words, cross_check_applies, sentence_verdicts
+from ._sentence_steps import (
+    CROSS_CHECK,
+    VETO,
+    WINDOWS,
+    claim_words,
+    cross_check_applies,
+    number_conflicts,
+    sentence_verdicts,
+)
 from ._verdict import MODE, SCORING, direct_verdict, scoring_of
 
 
@@ -86,10 +95,20 @@ class ClaimVerdicts:
     p_yes: list[float | None]
     no_facts: bool
     ungrounded: list[dict[str, Any]]
+    #: with ``veto=quote``, per claim the number pairs that conflict with its quote (else None)
+    conflicts: list[list[dict[str, str]]] | None = None
 
     def supports(self) -> list[float]:
-        """Each claim's support: P(yes) where known, else the hard verdict as 1/0."""
-        return [p if p is not None else float(v) for v, p in zip(self.verdicts, self.p_yes, strict=True)]
+        """Each claim's support: 0 where ``veto=quote`` found a conflict, else P(yes) where known, else the
+        hard verdict as 1/0."""
+        vetoed = self.conflicts or [[] for _ in self.claims]
+        return [0.0 if bad else (p if p is not None else float(v))
+                for v, p, bad in zip(self.verdicts, self.p_yes, vetoed, strict=True)]
+
+    def supported(self) -> int:
+        """How many claims have a "yes" verdict and no veto."""
+        vetoed = self.conflicts or [[] for _ in self.claims]
+        return sum(v and not bad for v, bad in zip(self.verdicts, vetoed, strict=True))
 
     @property
     def scoring(self) -> str:
@@ -99,9 +118,14 @@ class ClaimVerdicts:
     def details(self) -> dict[str, Any]:
         """Per-claim verdicts (with the context sentence the judge quoted and P(yes)), the scoring
         used and the dropped ungrounded claims, for the report."""
-        return {"claims": [{"claim": c, "supported": v, "evidence": e, "p_yes": p}
-                           for c, v, e, p in zip(self.claims, self.verdicts, self.evidence, self.p_yes, strict=True)],
-                "scoring": self.scoring, "ungrounded_claims": self.ungrounded}
+        rows = zip(self.claims, self.verdicts, self.evidence, self.p_yes, strict=True)
+        claims: list[dict[str, Any]] = [{"claim": c, "supported": v, "evidence": e, "p_yes": p} for c, v, e, p in rows]
+        out: dict[str, Any] = {"claims": claims, "scoring": self.scoring, "ungrounded_claims": self.ungrounded}
+        if self.conflicts is not None:
+            for c, bad in zip(claims, self.conflicts, strict=True):
+                c["quote_conflicts"], c["veto"] = bad, bool(bad)
+            out["veto"] = "quote"
+        return out
 
 
 async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts | None:
@@ -210,8 +234,10 @@ async def support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcome
         if cv.no_facts:
             return SupportOutcome("no_facts", 1.0, {"claims": [], "no_facts": True})
         return SupportOutcome("no_claim", None, {"claims": [], "no_facts": False})
+    if ev.params["veto"] == "quote":
+        cv.conflicts = [number_conflicts(c, e) for c, e in zip(cv.claims, cv.evidence, strict=True)]
     return SupportOutcome("claims", sum(cv.supports()) / len(cv.claims), cv.details(), scoring=cv.scoring,
-                          supported=sum(cv.verdicts), n=len(cv.claims))
+                          supported=cv.supported(), n=len(cv.claims))
 
 
 #: the reasons shared word for word by faithfulness and hallucination_rate
@@ -221,8 +247,22 @@ SHARED_REASONS = {"ungrounded": ALL_UNGROUNDED, "no_facts": "the judge states th
                                     "not_claims)"}
 
 
+def check_veto(ev: JudgedEvaluator) -> None:
+    """Refuse ``veto=quote`` where no verdict quotes the context (``mode=direct``, one-word verdicts)."""
+    p = ev.params
+    quoting = p["mode"] == "inline" or (p["mode"] in ("claims", "sentences") and verdict_form(p) == "list")
+    if p["veto"] == "quote" and not quoting:
+        raise InvalidParameterError(f"metric {ev.name!r}: veto=quote reads the context sentence each verdict "
+                                    "quotes, so it needs a verdict list: mode=claims or inline, or mode=sentences "
+                                    "with verdicts=list")
+
+
 class Faithfulness(JudgedEvaluator):
     """See the module docstring."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        check_veto(self)
 
     def planned_calls(self, sample: Sample) -> list[PlannedStep]:
         """The calls of :func:`support_outcome` (:func:`support_steps`)."""

@@ -29,11 +29,15 @@ from ._base import JUDGE_VALIDATION, STEPS, JudgedEvaluator, register_judged
 from ._claim_steps import VERDICTS
 from ._sentence_steps import CROSS_CHECK, VETO, WINDOWS
 from ._verdict import MODE, SCORING
-from .faithfulness import SHARED_REASONS, SupportOutcome, hard_score, support_outcome, support_steps
+from .faithfulness import SHARED_REASONS, SupportOutcome, check_veto, hard_score, support_outcome, support_steps
 
 
 class HallucinationRate(JudgedEvaluator):
     """See the module docstring."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        check_veto(self)
 
     def planned_calls(self, sample: Sample) -> list[PlannedStep]:
         """faithfulness's calls, shared with it (:func:`.faithfulness.support_steps`)."""
