@@ -1,13 +1,15 @@
-"""``veto=quote`` scored again on recorded judge replies: no judge call.
+"""The sentence vetoes (``veto=quote``, ``evidence``, ``quote_evidence``) scored again on recorded
+judge replies: no judge call.
 
 A faithfulness result of a verdict list (``mode=claims``, ``mode=inline`` or
 ``mode=sentences,verdicts=list``) records, per claim, the claim, the context sentence the judge
-quoted for it (``evidence``, or ``quote`` in sentence mode), its hard verdict and P(yes). With
-``veto=quote`` a claim whose numbers conflict with its quote
-(:func:`ragmeter.metrics.generation._sentence_steps.number_conflicts`, the function the metric
-calls) scores 0; this script applies that to every recorded claim and prints the AUROC before and
-after, on the same replies (method log ``bench/results/faithfulness_by_kind.md``, section 15).
-The "before" column is recomputed from the details and must equal the recorded AUROC.
+quoted for it (``evidence``, or ``quote`` in sentence mode), its hard verdict and P(yes). Each veto
+strikes (scores 0) the claims that
+:func:`ragmeter.metrics.generation._sentence_steps.veto_conflicts`, the function the metric calls,
+finds in conflict; this script applies it to every recorded claim, with the row's contexts from the
+labelled data, and prints the AUROC before and after, on the same replies (method log
+``bench/results/faithfulness_by_kind.md``, sections 15-16). The "recorded" line is recomputed from
+the details and must equal the saved AUROC.
 
 Usage::
 
@@ -25,38 +27,50 @@ import json
 from pathlib import Path
 from typing import Any
 
+from ragmeter import Sample
 from ragmeter.judges.check import separation
-from ragmeter.metrics.generation._sentence_steps import number_conflicts
+from ragmeter.metrics.generation._evidence import context_sentences
+from ragmeter.metrics.generation._sentence_steps import veto_conflicts
 from ragmeter.stats.roc import auroc
+
+VETOES = ("quote", "evidence", "quote_evidence")
 
 DATA = Path(__file__).resolve().parents[1] / "src/ragmeter/data/validation/judge_validation.jsonl"
 
 
-def support(details: dict[str, Any], veto: bool) -> tuple[float | None, int]:
-    """The faithfulness score from a result's per-claim details, with or without the quote veto, and
-    how many claims the veto struck; None where the details hold no claim (the recorded score stands)."""
+def support(details: dict[str, Any], veto: str, contexts: list[str]) -> tuple[float | None, int]:
+    """The faithfulness score from a result's per-claim details under ``veto`` ("none": as recorded),
+    and how many claims the veto struck; None where the details hold no claim (the recorded score
+    stands)."""
     claims = details.get("claims") or []
     if not claims:
         return None, 0
+    texts = [t for t in contexts if t.strip()]
+    spans = context_sentences(texts)
     values, struck = [], 0
     for c in claims:
         value = c["p_yes"] if c.get("p_yes") is not None else float(bool(c["supported"]))
         quote = c.get("quote", c.get("evidence", "")) or ""
-        if veto and number_conflicts(c["claim"], quote):
+        if veto_conflicts(veto, c["claim"], quote, texts, spans):
             value, struck = 0.0, struck + 1
         values.append(value)
     return sum(values) / len(values), struck
 
 
-def rescored(result: dict[str, Any], name: str, veto: bool) -> tuple[dict[str, Any], int]:
+def rescored(result: dict[str, Any], name: str, veto: str, contexts: list[str]) -> tuple[dict[str, Any], int]:
     """``result`` with its score recomputed (hallucination_rate: 1 - support)."""
     out = copy.deepcopy(result)
     if result.get("error") is not None or result.get("score") is None:
         return out, 0
-    s, struck = support(result.get("details") or {}, veto)
+    s, struck = support(result.get("details") or {}, veto, contexts)
     if s is not None:
         out["score"] = 1 - s if name.startswith("hallucination_rate") else s
     return out, struck
+
+
+def contexts_of(row: dict[str, Any]) -> list[str]:
+    """A labelled row's context texts, as the metric reads them."""
+    return Sample.model_validate({k: row[k] for k in ("id", "query", "answer", "contexts") if k in row}).context_texts
 
 
 def judge_quality_file(saved: dict[str, Any], data: str | None) -> None:
@@ -65,49 +79,52 @@ def judge_quality_file(saved: dict[str, Any], data: str | None) -> None:
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     labels = [r["labels"] for r in rows][: len(saved["records"])]
     names = [n for n in saved["records"][0]["metrics"] if n.split("(")[0] in ("faithfulness", "hallucination_rate")]
-    for veto in (False, True):
+    for veto in ("none", *VETOES):
         records, struck = [], {n: 0 for n in names}
-        for rec in saved["records"]:
+        for rec, row in zip(saved["records"], rows, strict=False):
+            assert rec["id"] == row["id"], (rec["id"], row["id"])
             new = copy.deepcopy(rec)
             for n in names:
-                new["metrics"][n], k = rescored(rec["metrics"][n], n, veto)
+                new["metrics"][n], k = rescored(rec["metrics"][n], n, veto, contexts_of(row))
                 struck[n] += k
             records.append(new)
-        for row in separation(records, labels):
-            if row["metric"] in names:
-                print(f"{'veto=quote' if veto else 'recorded ':<11}{row['metric']:<48}{row['n']:>4}{row['errors']:>4}"
-                      f"{row['auroc']:>8.3f}{row['mean_pos']:>8.3f}{row['mean_neg']:>8.3f}"
-                      f"  claims struck: {struck[row['metric']]}")
+        for r in separation(records, labels):
+            if r["metric"] in names:
+                print(f"{'recorded' if veto == 'none' else veto:<15}{r['metric']:<44}{r['n']:>4}{r['errors']:>4}"
+                      f"{r['auroc']:>8.3f}{r['mean_pos']:>8.3f}{r['mean_neg']:>8.3f}"
+                      f"  claims struck: {struck[r['metric']]}")
     for row in saved["rows"]:
         if row["metric"] in names:
-            print(f"{'saved':<11}{row['metric']:<48}{row['n']:>4}{row['errors']:>4}{row['auroc']:>8.3f}")
+            print(f"{'saved':<15}{row['metric']:<44}{row['n']:>4}{row['errors']:>4}{row['auroc']:>8.3f}")
 
 
-def by_kind_file(saved: dict[str, Any]) -> None:
+def by_kind_file(saved: dict[str, Any], data: str | None) -> None:
     """A ``bench/faithfulness_by_kind.py --out`` file: AUROC per metric and kind, before and after."""
+    path = Path(data or saved["data"])
+    rows = {r["id"]: r for r in (json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip())}
     for name, recs in saved["records"].items():
         for kind in sorted({r["kind"] for r in recs}):
             mine = [r for r in recs if r["kind"] == kind and r.get("error") is None and r.get("score") is not None]
-            for veto in (False, True):
+            for veto in ("none", *VETOES):
                 struck, pos, neg = 0, [], []
                 for r in mine:
-                    new, k = rescored(r, name, veto)
+                    new, k = rescored(r, name, veto, contexts_of(rows[r["id"]]))
                     struck += k
                     (pos if r["faithful"] else neg).append(new["score"])
-                print(f"{'veto=quote' if veto else 'recorded ':<11}{name:<40}{kind:<10}{len(mine):>4}"
+                print(f"{'recorded' if veto == 'none' else veto:<15}{name:<40}{kind:<10}{len(mine):>4}"
                       f"{auroc(pos, neg):>8.3f}  claims struck: {struck}")
     for row in saved["rows"]:
-        print(f"{'saved':<11}{row['metric']:<40}{row['kind']:<10}{row['n']:>4}{row['auroc']:>8.3f}")
+        print(f"{'saved':<15}{row['metric']:<40}{row['kind']:<10}{row['n']:>4}{row['auroc']:>8.3f}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results", help="a results file of bench/judge_quality.py or bench/faithfulness_by_kind.py")
-    ap.add_argument("--data", help="the labelled rows of a judge_quality file (default: its own, else the 72 rows)")
+    ap.add_argument("--data", help="the labelled rows (default: the file's own, else the 72 rows)")
     args = ap.parse_args()
     saved = json.loads(Path(args.results).read_text(encoding="utf-8"))
     if isinstance(saved.get("records"), dict):
-        by_kind_file(saved)
+        by_kind_file(saved, args.data)
     else:
         judge_quality_file(saved, args.data)
 

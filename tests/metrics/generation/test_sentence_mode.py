@@ -415,7 +415,7 @@ def test_quote_veto_strikes_a_claim_whose_number_conflicts_with_its_quote():
     assert f["score"] == 0.5 and rec[names[1]]["score"] == 0.5 and rec[names[2]]["score"] == 1.0
     c = f["details"]["claims"]
     assert [x["veto"] for x in c] == [True, False] and f["details"]["veto"] == "quote"
-    assert c[0]["quote_conflicts"] == [{"claim": "124 metres", "source": "142 metres"}]
+    assert c[0]["veto_conflicts"] == [{"claim": "124 metres", "source": "142 metres"}]
     assert f["reason"].startswith("1 of 2 claims supported")
     assert len(seen) == 2  # the analysis and the verdict list, shared by the three metrics
 
@@ -424,5 +424,36 @@ def test_quote_veto_strikes_a_claim_whose_number_conflicts_with_its_quote():
                                   "hallucination_rate(mode=sentences,veto=quote)"])
 def test_quote_veto_needs_a_verdict_list(name):
     from ragmeter.errors import InvalidParameterError
-    with pytest.raises(InvalidParameterError, match="veto=quote reads the context sentence each verdict quotes"):
+    with pytest.raises(InvalidParameterError, match="veto=quote reads the context sentence each verdict"):
         get_evaluator(name, judge=Judge(FunctionBackend(lambda r: Completion("yes")), cache=False))
+
+
+SUMMITS = "Mount Everest was first climbed on 29 May 1953. K2 was first climbed on 31 July 1954."
+
+
+@pytest.mark.parametrize(("veto", "score", "struck"), [
+    ("none", 1.0, [False, False]),
+    # the judge quoted the K2 sentence for the Everest claim: 1953 against 1954 strikes it, wrongly
+    ("quote", 0.0, [True, True]),
+    # the Everest claim's evidence sentence (everest, 29, may, 1953 shared) agrees with it: it stands
+    ("evidence", 0.5, [False, True]),
+    ("quote_evidence", 0.5, [False, True]),
+])
+def test_sentence_vetoes_by_hand(veto, score, struck):
+    claims = ["Everest was first climbed on 29 May 1953.", "K2 was first climbed in 1956."]
+    judge, _ = _claims_judge(claims, [("K2 was first climbed on 31 July 1954.", "yes"),
+                                      ("K2 was first climbed on 31 July 1954.", "yes")])
+    row = Sample.model_validate({"id": "r1", "query": "When were they first climbed?", "contexts": [SUMMITS],
+                                 "answer": "Everest was first climbed on 29 May 1953. K2 was first climbed in 1956."})
+    name = f"faithfulness(veto={veto})"
+    f = next(iter(evaluate([row], [name], judge=judge, embedder=None).records[0]["metrics"].values()))
+    assert f["score"] == score
+    assert [c.get("veto", False) for c in f["details"]["claims"]] == struck
+    if veto != "none":
+        assert f["details"]["claims"][1]["veto_conflicts"] == [{"claim": "1956", "source": "1954"}]
+
+
+def test_number_vetoes_outside_sentence_mode_are_refused_not_ignored():
+    from ragmeter.errors import InvalidParameterError
+    with pytest.raises(InvalidParameterError, match="veto=numbers applies to mode=sentences only"):
+        get_evaluator("faithfulness(veto=numbers)", judge=Judge(FunctionBackend(lambda r: Completion("")), cache=False))

@@ -61,10 +61,14 @@ from ._verdict import word_verdict
 VETO = Param("veto", str, "none", "which offline check of a claim overrides the judge (support 0 when it fails): "
              "none (the default: the judge's P(yes) alone, chosen on design rows by a rule written before the run, "
              "bench/results/faithfulness_by_kind.md); with mode=sentences, numbers (a number, with its unit, absent "
-             "from the context) or numbers_names (a number or a name run); quote (a number of the claim conflicts, "
-             "in the same unit, with the context sentence the judge quoted for it: verdict lists only, mode=claims "
-             "or inline, or mode=sentences with verdicts=list)",
-             choices=("none", "numbers", "numbers_names", "quote"))
+             "from the context) or numbers_names (a number or a name run); evidence (a number of the claim conflicts, "
+             "in the same unit, with the context sentence most related to the claim; any mode but direct); quote "
+             "(... with the context sentence the judge quoted for it) or quote_evidence (with both): verdict lists "
+             "only (mode=claims or inline, or mode=sentences with verdicts=list)",
+             choices=("none", "numbers", "numbers_names", "evidence", "quote", "quote_evidence"))
+
+#: the veto values that compare a claim's numbers with one context sentence (:func:`veto_conflicts`)
+SENTENCE_VETOES = ("evidence", "quote", "quote_evidence")
 WINDOWS = Param("windows", str, "lexical", "mode=sentences: how evidence windows are ranked: lexical (IDF-weighted "
                 "word overlap, no model) or hybrid (plus the embedding cosine; needs the run's embedder)",
                 choices=("lexical", "hybrid"))
@@ -152,6 +156,27 @@ async def _judge_claim(judge: Any, question: str, window: Window, claim: str, ta
     return await shared(judge, f"{t.cache_version}/{scoring}", (question, window.text, claim), run)
 
 
+def evidence_sentence(claim: str, contexts: list[str], spans: list[Span]) -> str:
+    """The one context sentence most related to ``claim`` (lexical ranking of the evidence windows); ""
+    when the contexts have none."""
+    top = evidence_window(claim, contexts, k=1, whole_chars=0, sentences=spans).spans
+    return top[0].text if top else ""
+
+
+def veto_conflicts(veto: str, claim: str, quote: str, contexts: list[str], spans: list[Span]) -> list[dict[str, str]]:
+    """The number pairs by which ``veto`` strikes ``claim`` (none: it stands). ``evidence``: the claim's
+    numbers against its :func:`evidence_sentence`; ``quote``: against the sentence the judge quoted;
+    ``quote_evidence``: against both (the quote's pairs, when both conflict); other values: none."""
+    if veto == "quote":
+        return number_conflicts(claim, quote)
+    if veto == "evidence":
+        return number_conflicts(claim, evidence_sentence(claim, contexts, spans))
+    if veto == "quote_evidence":
+        pairs = number_conflicts(claim, quote)
+        return pairs if pairs and number_conflicts(claim, evidence_sentence(claim, contexts, spans)) else []
+    return []
+
+
 def union_window(windows: list[Window]) -> Window:
     """The sentences of all ``windows`` once each, in document order (whole when every one is)."""
     spans = sorted({s for w in windows for s in w.spans}, key=lambda s: (s.context, s.start))
@@ -216,9 +241,9 @@ async def sentence_verdicts(judge: Any, sample: Sample, tag: str, params: dict[s
             record["conflicts"] = number_conflicts(c.text, source or "") if answered else []
             if record["conflicts"]:
                 support, vetoed = 0.0, True
-        if params["veto"] == "quote":
-            record["quote_conflicts"] = number_conflicts(c.text, d.get("quote", ""))
-            if record["quote_conflicts"]:
+        if params["veto"] in SENTENCE_VETOES:
+            record["veto_conflicts"] = veto_conflicts(params["veto"], c.text, d.get("quote", ""), contexts, spans)
+            if record["veto_conflicts"]:
                 support, vetoed = 0.0, True
         records.append({**record, "veto": vetoed, "support": support,
                         "evidence": [s.as_dict() for s in _focus(c.text, contexts, spans)],

@@ -70,15 +70,17 @@ from ._answer_steps import NO_CLAIM_UNDEFINED, decompose, decompose_step
 from ._base import JUDGE_VALIDATION, STEPS, JudgedEvaluator, register_judged
 from ._checkworthy import split_claims
 from ._claim_steps import VERDICTS, check_inline, verdict_form, verify
+from ._evidence import context_sentences
 from ._grounding import grounded_mask, split_grounded
 from ._sentence_steps import (
     CROSS_CHECK,
+    SENTENCE_VETOES,
     VETO,
     WINDOWS,
     claim_words,
     cross_check_applies,
-    number_conflicts,
     sentence_verdicts,
+    veto_conflicts,
 )
 from ._verdict import MODE, SCORING, direct_verdict, scoring_of
 
@@ -95,12 +97,14 @@ class ClaimVerdicts:
     p_yes: list[float | None]
     no_facts: bool
     ungrounded: list[dict[str, Any]]
-    #: with ``veto=quote``, per claim the number pairs that conflict with its quote (else None)
+    #: with a sentence veto (``quote``, ``evidence``, ``quote_evidence``), per claim the number pairs
+    #: that strike it (else None)
     conflicts: list[list[dict[str, str]]] | None = None
+    veto: str = "none"
 
     def supports(self) -> list[float]:
-        """Each claim's support: 0 where ``veto=quote`` found a conflict, else P(yes) where known, else the
-        hard verdict as 1/0."""
+        """Each claim's support: 0 where the veto struck it, else P(yes) where known, else the hard
+        verdict as 1/0."""
         vetoed = self.conflicts or [[] for _ in self.claims]
         return [0.0 if bad else (p if p is not None else float(v))
                 for v, p, bad in zip(self.verdicts, self.p_yes, vetoed, strict=True)]
@@ -123,8 +127,8 @@ class ClaimVerdicts:
         out: dict[str, Any] = {"claims": claims, "scoring": self.scoring, "ungrounded_claims": self.ungrounded}
         if self.conflicts is not None:
             for c, bad in zip(claims, self.conflicts, strict=True):
-                c["quote_conflicts"], c["veto"] = bad, bool(bad)
-            out["veto"] = "quote"
+                c["veto_conflicts"], c["veto"] = bad, bool(bad)
+            out["veto"] = self.veto
         return out
 
 
@@ -234,8 +238,12 @@ async def support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcome
         if cv.no_facts:
             return SupportOutcome("no_facts", 1.0, {"claims": [], "no_facts": True})
         return SupportOutcome("no_claim", None, {"claims": [], "no_facts": False})
-    if ev.params["veto"] == "quote":
-        cv.conflicts = [number_conflicts(c, e) for c, e in zip(cv.claims, cv.evidence, strict=True)]
+    if ev.params["veto"] in SENTENCE_VETOES:
+        contexts = [t for t in sample.context_texts if t.strip()]
+        spans = context_sentences(contexts)
+        cv.veto = ev.params["veto"]
+        cv.conflicts = [veto_conflicts(cv.veto, c, e, contexts, spans)
+                        for c, e in zip(cv.claims, cv.evidence, strict=True)]
     return SupportOutcome("claims", sum(cv.supports()) / len(cv.claims), cv.details(), scoring=cv.scoring,
                           supported=cv.supported(), n=len(cv.claims))
 
@@ -248,13 +256,19 @@ SHARED_REASONS = {"ungrounded": ALL_UNGROUNDED, "no_facts": "the judge states th
 
 
 def check_veto(ev: JudgedEvaluator) -> None:
-    """Refuse ``veto=quote`` where no verdict quotes the context (``mode=direct``, one-word verdicts)."""
-    p = ev.params
+    """Refuse a ``veto`` the mode cannot apply (rather than ignore it): ``quote`` and ``quote_evidence``
+    where no verdict quotes the context (``mode=direct``, one-word verdicts), ``evidence`` with
+    ``mode=direct`` (no claims), ``numbers`` and ``numbers_names`` outside ``mode=sentences``."""
+    p, veto = ev.params, ev.params["veto"]
     quoting = p["mode"] == "inline" or (p["mode"] in ("claims", "sentences") and verdict_form(p) == "list")
-    if p["veto"] == "quote" and not quoting:
-        raise InvalidParameterError(f"metric {ev.name!r}: veto=quote reads the context sentence each verdict "
+    if veto in ("quote", "quote_evidence") and not quoting:
+        raise InvalidParameterError(f"metric {ev.name!r}: veto={veto} reads the context sentence each verdict "
                                     "quotes, so it needs a verdict list: mode=claims or inline, or mode=sentences "
                                     "with verdicts=list")
+    if veto == "evidence" and p["mode"] == "direct":
+        raise InvalidParameterError(f"metric {ev.name!r}: veto=evidence checks each claim; mode=direct has none")
+    if veto in ("numbers", "numbers_names") and p["mode"] != "sentences":
+        raise InvalidParameterError(f"metric {ev.name!r}: veto={veto} applies to mode=sentences only")
 
 
 class Faithfulness(JudgedEvaluator):

@@ -1,0 +1,59 @@
+"""bench/quote_veto.py: the recorded claims scored again under each sentence veto, by hand."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from .loader import load_bench
+
+qv = load_bench("quote_veto")
+
+SUMMITS = "Mount Everest was first climbed on 29 May 1953. K2 was first climbed on 31 July 1954."
+DETAILS = {"claims": [
+    # the judge quoted the K2 sentence for the Everest claim; P(yes) 0.9
+    {"claim": "Everest was first climbed on 29 May 1953.", "supported": True,
+     "evidence": "K2 was first climbed on 31 July 1954.", "p_yes": 0.9},
+    # no P(yes): the hard verdict, yes -> 1.0
+    {"claim": "K2 was first climbed in 1956.", "supported": True,
+     "evidence": "K2 was first climbed on 31 July 1954.", "p_yes": None}]}
+
+
+@pytest.mark.parametrize(("veto", "score", "struck"), [
+    ("none", (0.9 + 1.0) / 2, 0),
+    ("quote", 0.0, 2),             # 1953 vs the quoted 1954, 1956 vs 1954
+    ("evidence", 0.9 / 2, 1),      # the Everest claim's own sentence agrees with it
+    ("quote_evidence", 0.9 / 2, 1),
+])
+def test_support_under_each_veto(veto, score, struck):
+    assert qv.support(DETAILS, veto, [SUMMITS]) == (pytest.approx(score), struck)
+
+
+def test_hallucination_rate_is_one_minus_and_errors_stay():
+    r, k = qv.rescored({"score": 0.05, "error": None, "details": DETAILS}, "hallucination_rate", "evidence", [SUMMITS])
+    assert r["score"] == pytest.approx(1 - 0.45) and k == 1
+    err = {"score": None, "error": {"type": "JudgeParseError"}, "details": DETAILS}
+    assert qv.rescored(err, "faithfulness", "quote", [SUMMITS]) == (err, 0)
+    empty = {"score": 1.0, "error": None, "details": {"claims": [], "no_facts": True}}
+    assert qv.rescored(empty, "faithfulness", "quote", [SUMMITS])[0]["score"] == 1.0
+
+
+def test_by_kind_file_prints_auroc_before_and_after(tmp_path, capsys):
+    # two faithful rows that no veto touches (score 0.8) and one unfaithful row (score 0.95) that
+    # every veto strikes to 0: AUROC 0.0 as recorded, 1.0 after
+    rows = [{"id": i, "query": "q", "answer": "a", "contexts": [SUMMITS]} for i in ("a", "b", "c")]
+    data = tmp_path / "rows.jsonl"
+    data.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    fine = {"claims": [{"claim": "K2 was first climbed on 31 July 1954.", "supported": True,
+                        "evidence": "K2 was first climbed on 31 July 1954.", "p_yes": 0.8}]}
+    bad = {"claims": [{"claim": "K2 was first climbed in 1956.", "supported": True,
+                       "evidence": "K2 was first climbed on 31 July 1954.", "p_yes": 0.95}]}
+    saved = {"data": str(data), "rows": [], "records": {"faithfulness": [
+        {"id": "a", "kind": "short", "faithful": True, "score": 0.8, "error": None, "details": fine},
+        {"id": "b", "kind": "short", "faithful": True, "score": 0.8, "error": None, "details": fine},
+        {"id": "c", "kind": "short", "faithful": False, "score": 0.95, "error": None, "details": bad}]}}
+    qv.by_kind_file(saved, None)
+    lines = [x.split() for x in capsys.readouterr().out.splitlines()]
+    assert [(x[0], float(x[4])) for x in lines] == [("recorded", 0.0), ("quote", 1.0), ("evidence", 1.0),
+                                                   ("quote_evidence", 1.0)]
