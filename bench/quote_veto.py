@@ -50,7 +50,8 @@ def support(details: dict[str, Any], veto: str, contexts: list[str]) -> tuple[fl
     values, struck = [], 0
     for c in claims:
         value = c["p_yes"] if c.get("p_yes") is not None else float(bool(c["supported"]))
-        quote = c.get("quote", c.get("evidence", "")) or ""
+        quote = c.get("quote", c.get("evidence", ""))  # sentence mode's "evidence" is offline spans, not a quote
+        quote = quote if isinstance(quote, str) else ""
         if veto_conflicts(veto, c["claim"], quote, texts, spans):
             value, struck = 0.0, struck + 1
         values.append(value)
