@@ -35,7 +35,18 @@ from ragmeter.stats.roc import auroc
 
 VETOES = ("quote", "evidence", "quote_evidence")
 
-DATA = Path(__file__).resolve().parents[1] / "src/ragmeter/data/validation/judge_validation.jsonl"
+VALIDATION = Path(__file__).resolve().parents[1] / "src/ragmeter/data/validation"
+DATA = VALIDATION / "judge_validation.jsonl"
+
+
+def data_path(given: str | None, saved: str | None) -> Path:
+    """The labelled rows: ``--data``, else the path the results file saved, else the bundled file of that name
+    (a results file made from a snapshot of the repository names the snapshot's copy), else the 72 rows."""
+    if given:
+        return Path(given)
+    if saved and Path(saved).exists():
+        return Path(saved)
+    return VALIDATION / Path(saved).name if saved else DATA
 
 
 def support(details: dict[str, Any], veto: str, contexts: list[str]) -> tuple[float | None, int]:
@@ -76,7 +87,7 @@ def contexts_of(row: dict[str, Any]) -> list[str]:
 
 def judge_quality_file(saved: dict[str, Any], data: str | None) -> None:
     """A ``bench/judge_quality.py --out`` file: the bench's own table, before and after."""
-    path = Path(data or saved.get("data") or DATA)
+    path = data_path(data, saved.get("data"))
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     labels = [r["labels"] for r in rows][: len(saved["records"])]
     names = [n for n in saved["records"][0]["metrics"] if n.split("(")[0] in ("faithfulness", "hallucination_rate")]
@@ -101,7 +112,7 @@ def judge_quality_file(saved: dict[str, Any], data: str | None) -> None:
 
 def by_kind_file(saved: dict[str, Any], data: str | None) -> None:
     """A ``bench/faithfulness_by_kind.py --out`` file: AUROC per metric and kind, before and after."""
-    path = Path(data or saved["data"])
+    path = data_path(data, saved.get("data"))
     rows = {r["id"]: r for r in (json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip())}
     for name, recs in saved["records"].items():
         for kind in sorted({r["kind"] for r in recs}):
