@@ -311,7 +311,8 @@ def test_claim_words_judge_each_extracted_claim_alone_by_hand():
     judge = Judge(FunctionBackend(h), cache=False)
     row = Sample.model_validate({"id": "r1", "query": "Tell me about the Harrowgate footbridge.", "contexts": [CTX],
                                  "answer": "It opened in May 2019 and is 124 metres long."})
-    names = ["faithfulness(verdicts=word)", "hallucination_rate(verdicts=word)"]
+    # veto=none: the judge's words alone (the default veto would strike the 124 m claim: see below)
+    names = ["faithfulness(verdicts=word,veto=none)", "hallucination_rate(verdicts=word,veto=none)"]
     rec = evaluate([row], names, judge=judge, embedder=None).records[0]["metrics"]
     f = rec[names[0]]
     assert f["score"] == pytest.approx((0.8 + 1 / 3) / 2)
@@ -408,16 +409,18 @@ def test_quote_veto_strikes_a_claim_whose_number_conflicts_with_its_quote():
                                          ("The Harrowgate footbridge opened on 14 May 2019.", "yes")])
     row = Sample.model_validate({"id": "r1", "query": "Tell me about the footbridge.", "contexts": [CTX],
                                  "answer": "The footbridge is 124 metres long. It opened in May 2019."})
-    names = ["faithfulness(veto=quote)", "hallucination_rate(veto=quote)", "faithfulness"]
+    names = ["faithfulness(veto=quote)", "hallucination_rate(veto=quote)", "faithfulness(veto=none)", "faithfulness"]
     rec = evaluate([row], names, judge=judge, embedder=None).records[0]["metrics"]
     f = rec[names[0]]
     assert f["error"] is None, f
     assert f["score"] == 0.5 and rec[names[1]]["score"] == 0.5 and rec[names[2]]["score"] == 1.0
+    # the default (veto=evidence with mode=claims): the claim's own most related sentence is the 142 m one
+    assert rec[names[3]]["score"] == 0.5 and rec[names[3]]["details"]["veto"] == "evidence"
     c = f["details"]["claims"]
     assert [x["veto"] for x in c] == [True, False] and f["details"]["veto"] == "quote"
     assert c[0]["veto_conflicts"] == [{"claim": "124 metres", "source": "142 metres"}]
     assert f["reason"].startswith("1 of 2 claims supported")
-    assert len(seen) == 2  # the analysis and the verdict list, shared by the three metrics
+    assert len(seen) == 2  # the analysis and the verdict list, shared by the four metrics
 
 
 @pytest.mark.parametrize("name", ["faithfulness(mode=direct,veto=quote)", "faithfulness(verdicts=word,veto=quote)",

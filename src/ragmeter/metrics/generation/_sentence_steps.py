@@ -58,14 +58,15 @@ from ._memo import shared
 from ._prompting import joined_context, template
 from ._verdict import word_verdict
 
-VETO = Param("veto", str, "none", "which offline check of a claim overrides the judge (support 0 when it fails): "
-             "none (the default: the judge's P(yes) alone, chosen on design rows by a rule written before the run, "
-             "bench/results/faithfulness_by_kind.md); with mode=sentences, numbers (a number, with its unit, absent "
+VETO = Param("veto", str, "auto", "which offline check of a claim overrides the judge (support 0 when it fails): "
+             "auto (the default: evidence with mode=claims, none otherwise; each chosen on design rows by a rule "
+             "written before the run, bench/results/faithfulness_by_kind.md, sections 2 and 16); none (the judge's "
+             "P(yes) alone); with mode=sentences, numbers (a number, with its unit, absent "
              "from the context) or numbers_names (a number or a name run); evidence (a number of the claim conflicts, "
              "in the same unit, with the context sentence most related to the claim; any mode but direct); quote "
              "(... with the context sentence the judge quoted for it) or quote_evidence (with both): verdict lists "
              "only (mode=claims or inline, or mode=sentences with verdicts=list)",
-             choices=("none", "numbers", "numbers_names", "evidence", "quote", "quote_evidence"))
+             choices=("auto", "none", "numbers", "numbers_names", "evidence", "quote", "quote_evidence"))
 
 #: the veto values that compare a claim's numbers with one context sentence (:func:`veto_conflicts`)
 SENTENCE_VETOES = ("evidence", "quote", "quote_evidence")

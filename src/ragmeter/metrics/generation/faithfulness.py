@@ -256,10 +256,14 @@ SHARED_REASONS = {"ungrounded": ALL_UNGROUNDED, "no_facts": "the judge states th
 
 
 def check_veto(ev: JudgedEvaluator) -> None:
-    """Refuse a ``veto`` the mode cannot apply (rather than ignore it): ``quote`` and ``quote_evidence``
+    """Resolve ``veto=auto`` (``evidence`` with ``mode=claims``, else ``none``) in ``ev.params``, and
+    refuse a ``veto`` the mode cannot apply (rather than ignore it): ``quote`` and ``quote_evidence```
     where no verdict quotes the context (``mode=direct``, one-word verdicts), ``evidence`` with
     ``mode=direct`` (no claims), ``numbers`` and ``numbers_names`` outside ``mode=sentences``."""
-    p, veto = ev.params, ev.params["veto"]
+    p = ev.params
+    if p["veto"] == "auto":
+        p["veto"] = "evidence" if p["mode"] == "claims" else "none"
+    veto = p["veto"]
     quoting = p["mode"] == "inline" or (p["mode"] in ("claims", "sentences") and verdict_form(p) == "list")
     if veto in ("quote", "quote_evidence") and not quoting:
         raise InvalidParameterError(f"metric {ev.name!r}: veto={veto} reads the context sentence each verdict "
