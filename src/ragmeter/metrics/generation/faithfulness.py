@@ -10,7 +10,16 @@ of supported claims; ``scoring=hard`` always). Hard verdicts stay in the details
 
 (1) The judge decomposes the answer into atomic, self-contained claims C(a) (shared with
 answer_relevancy's question generation: one call reads query and answer); (2) the judge checks
-every claim against the joined contexts, yes or no per claim, all claims in one call.
+every claim against the joined contexts, yes or no per claim, all claims in one call; (3) offline,
+the **evidence veto** (``veto=auto``, which is ``evidence`` with ``mode=claims``): a claim whose
+numbers conflict with the context sentence most related to it (the evidence windows' lexical
+ranking, :mod:`._evidence`) has :math:`s(c) = 0` whatever the judge said. A conflict: for some
+unit (the unit, else the noun counted, else "year"), the claim has a number the sentence lacks and
+the sentence one the claim lacks, two numbers being equal when one is the other rounded
+(:func:`._sentence_steps.number_conflicts`): "56 floors" against "It has 58 floors above ground"
+conflicts; "May 2019" against "opened on 14 May 2019" does not. The struck claims carry
+``veto: true`` and the pairs in ``veto_conflicts``. ``veto=quote`` compares with the sentence the
+judge quoted instead, ``quote_evidence`` with both, ``none`` turns it off.
 
 Edge cases: empty answer -> 1.0 (nothing to be unfaithful about, no call); no context -> 0.0 (no
 call); a non-empty answer with no claim -> 1.0 only when the judge states explicitly that it
