@@ -184,15 +184,15 @@ def union_window(windows: list[Window]) -> Window:
     return Window(tuple(spans), all(w.whole for w in windows))
 
 
-async def _judge_list(judge: Any, sample: Sample, windows: list[Window], claims: list[str], tag: str,
+async def _judge_list(judge: Any, sample: Sample, window: Window, claims: list[str], tag: str,
                       scoring: str) -> list[dict[str, Any]]:
-    """``verdicts=list``: every claim in one call of ``verify_claims`` against the (shared) window (the
-    joined contexts when it is the whole context, as in ``mode=claims``), each verdict written after the
+    """``verdicts=list``: every claim in one call of ``verify_claims`` against ``window`` (the joined
+    contexts when it is the whole context, as in ``mode=claims``), each verdict written after the
     context sentence the judge quotes; records shaped as :func:`word_verdict`'s plus that ``quote``
     ("" when none)."""
     if not claims:
         return []
-    triples = await verify(judge, sample, claims, tag, scoring, context=None if windows[0].whole else windows[0].text)
+    triples = await verify(judge, sample, claims, tag, scoring, context=None if window.whole else window.text)
     return [{"verdict": "yes" if v else "no", "p_yes": p, "support": p if p is not None else float(v),
              "scoring": "probability" if p is not None else "hard", "quote": quote} for v, quote, p in triples]
 
@@ -219,7 +219,8 @@ async def sentence_verdicts(judge: Any, sample: Sample, tag: str, params: dict[s
         windows = [union_window(windows)] * len(windows)
     try:
         if listed:
-            verdicts = await _judge_list(judge, sample, windows, [c.text for c in claims], tag, params["scoring"])
+            verdicts = await _judge_list(judge, sample, windows[0] if windows else Window((), True),
+                                         [c.text for c in claims], tag, params["scoring"])
         else:
             verdicts = await asyncio.gather(*(_judge_claim(judge, sample.query or "", w, c.text, tag,
                                                            params["scoring"])

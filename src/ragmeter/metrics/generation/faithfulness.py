@@ -111,17 +111,19 @@ class ClaimVerdicts:
     conflicts: list[list[dict[str, str]]] | None = None
     veto: str = "none"
 
+    def struck(self) -> list[bool]:
+        """Per claim, whether the veto struck it."""
+        return [bool(c) for c in self.conflicts] if self.conflicts is not None else [False] * len(self.claims)
+
     def supports(self) -> list[float]:
         """Each claim's support: 0 where the veto struck it, else P(yes) where known, else the hard
         verdict as 1/0."""
-        vetoed = self.conflicts or [[] for _ in self.claims]
         return [0.0 if bad else (p if p is not None else float(v))
-                for v, p, bad in zip(self.verdicts, self.p_yes, vetoed, strict=True)]
+                for v, p, bad in zip(self.verdicts, self.p_yes, self.struck(), strict=True)]
 
     def supported(self) -> int:
         """How many claims have a "yes" verdict and no veto."""
-        vetoed = self.conflicts or [[] for _ in self.claims]
-        return sum(v and not bad for v, bad in zip(self.verdicts, vetoed, strict=True))
+        return sum(v and not bad for v, bad in zip(self.verdicts, self.struck(), strict=True))
 
     @property
     def scoring(self) -> str:
