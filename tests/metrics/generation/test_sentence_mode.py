@@ -460,3 +460,17 @@ def test_number_vetoes_outside_sentence_mode_are_refused_not_ignored():
     from ragmeter.errors import InvalidParameterError
     with pytest.raises(InvalidParameterError, match="veto=numbers applies to mode=sentences only"):
         get_evaluator("faithfulness(veto=numbers)", judge=Judge(FunctionBackend(lambda r: Completion("")), cache=False))
+
+
+def test_a_judge_check_made_before_the_evidence_veto_does_not_vouch_for_the_default(tmp_path, monkeypatch):
+    # faithfulness and hallucination_rate were version 3 before the veto changed their default scores: a
+    # check recorded then, with today's prompts, is stale for them, not "on record"
+    from ragmeter.judges.record import _prompts_id, on_record, prompt_versions, record_path
+    monkeypatch.setenv("RAGMETER_CACHE_DIR", str(tmp_path))
+    judge = Judge(FunctionBackend(lambda r: Completion("")), cache=False)
+    entry = {"metric_version": "3", "prompts": _prompts_id(prompt_versions()), "verdict": "usable", "auroc": 0.9}
+    path = record_path(judge)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"metrics": {"faithfulness": entry, "hallucination_rate": entry}}), encoding="utf-8")
+    got = on_record(judge, ["faithfulness", "hallucination_rate"])
+    assert got is not None and [r["verdict"] for r in got["metrics"]] == ["stale", "stale"]
