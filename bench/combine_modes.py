@@ -22,16 +22,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from quote_veto import contexts_of, data_path, rescored
 
-from quote_veto import contexts_of, data_path, rescored  # noqa: E402
-
-from ragmeter.stats.roc import auroc  # noqa: E402
+from ragmeter.stats.roc import auroc
 
 CLAIMS = "faithfulness"
 SENTENCES = "faithfulness(mode=sentences)"

@@ -29,6 +29,7 @@ from typing import Any
 
 from ragmeter import Sample
 from ragmeter.judges.check import separation
+from ragmeter.metrics.generation._checkworthy import split_claims
 from ragmeter.metrics.generation._evidence import context_sentences
 from ragmeter.metrics.generation._sentence_steps import veto_conflicts
 from ragmeter.stats.roc import auroc
@@ -49,13 +50,24 @@ def data_path(given: str | None, saved: str | None) -> Path:
     return VALIDATION / Path(saved).name if saved else DATA
 
 
-def support(details: dict[str, Any], veto: str, contexts: list[str]) -> tuple[float | None, int]:
+def is_claim(text: str) -> bool:
+    """Whether any sentence of a claim's text is check-worthy (``_checkworthy``'s offline rules)."""
+    return any(s.checkworthy for s in split_claims(text))
+
+
+def support(details: dict[str, Any], veto: str, contexts: list[str],
+            checkworthy: bool = False) -> tuple[float | None, int]:
     """The faithfulness score from a result's per-claim details under ``veto`` ("none": as recorded),
     and how many claims the veto struck; None where the details hold no claim (the recorded score
-    stands)."""
+    stands). ``checkworthy``: the claims that are not check-worthy are left out of the mean (1.0 when
+    none is left, as the ``no_checkworthy`` outcome scores)."""
     claims = details.get("claims") or []
     if not claims:
         return None, 0
+    if checkworthy:
+        claims = [c for c in claims if is_claim(c["claim"])]
+        if not claims:
+            return 1.0, 0
     texts = [t for t in contexts if t.strip()]
     spans = context_sentences(texts)
     values, struck = [], 0
@@ -69,12 +81,13 @@ def support(details: dict[str, Any], veto: str, contexts: list[str]) -> tuple[fl
     return sum(values) / len(values), struck
 
 
-def rescored(result: dict[str, Any], name: str, veto: str, contexts: list[str]) -> tuple[dict[str, Any], int]:
+def rescored(result: dict[str, Any], name: str, veto: str, contexts: list[str],
+             checkworthy: bool = False) -> tuple[dict[str, Any], int]:
     """``result`` with its score recomputed (hallucination_rate: 1 - support)."""
     out = copy.deepcopy(result)
     if result.get("error") is not None or result.get("score") is None:
         return out, 0
-    s, struck = support(result.get("details") or {}, veto, contexts)
+    s, struck = support(result.get("details") or {}, veto, contexts, checkworthy)
     if s is not None:
         out["score"] = 1 - s if name.startswith("hallucination_rate") else s
     return out, struck
@@ -85,60 +98,69 @@ def contexts_of(row: dict[str, Any]) -> list[str]:
     return Sample.model_validate({k: row[k] for k in ("id", "query", "answer", "contexts") if k in row}).context_texts
 
 
-def judge_quality_file(saved: dict[str, Any], data: str | None) -> None:
+def variants(checkworthy: bool) -> list[tuple[str, str, bool]]:
+    """``(label, veto, checkworthy)`` of each line: as recorded, each veto, then (``checkworthy``)
+    each again with the non-check-worthy claims left out."""
+    out = [("recorded", "none", False), *((v, v, False) for v in VETOES)]
+    return out + [(f"{label}+K" if v != "none" else "K", v, True) for label, v, _ in out] if checkworthy else out
+
+
+def judge_quality_file(saved: dict[str, Any], data: str | None, checkworthy: bool = False) -> None:
     """A ``bench/judge_quality.py --out`` file: the bench's own table, before and after."""
     path = data_path(data, saved.get("data"))
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     labels = [r["labels"] for r in rows][: len(saved["records"])]
     names = [n for n in saved["records"][0]["metrics"] if n.split("(")[0] in ("faithfulness", "hallucination_rate")]
-    for veto in ("none", *VETOES):
+    for label, veto, cw in variants(checkworthy):
         records, struck = [], {n: 0 for n in names}
         for rec, row in zip(saved["records"], rows, strict=False):
             assert rec["id"] == row["id"], (rec["id"], row["id"])
             new = copy.deepcopy(rec)
             for n in names:
-                new["metrics"][n], k = rescored(rec["metrics"][n], n, veto, contexts_of(row))
+                new["metrics"][n], k = rescored(rec["metrics"][n], n, veto, contexts_of(row), cw)
                 struck[n] += k
             records.append(new)
         for r in separation(records, labels):
             if r["metric"] in names:
-                print(f"{'recorded' if veto == 'none' else veto:<15}{r['metric']:<44}{r['n']:>4}{r['errors']:>4}"
+                print(f"{label:<17}{r['metric']:<44}{r['n']:>4}{r['errors']:>4}"
                       f"{r['auroc']:>8.3f}{r['mean_pos']:>8.3f}{r['mean_neg']:>8.3f}"
                       f"  claims struck: {struck[r['metric']]}")
     for row in saved["rows"]:
         if row["metric"] in names:
-            print(f"{'saved':<15}{row['metric']:<44}{row['n']:>4}{row['errors']:>4}{row['auroc']:>8.3f}")
+            print(f"{'saved':<17}{row['metric']:<44}{row['n']:>4}{row['errors']:>4}{row['auroc']:>8.3f}")
 
 
-def by_kind_file(saved: dict[str, Any], data: str | None) -> None:
+def by_kind_file(saved: dict[str, Any], data: str | None, checkworthy: bool = False) -> None:
     """A ``bench/faithfulness_by_kind.py --out`` file: AUROC per metric and kind, before and after."""
     path = data_path(data, saved.get("data"))
     rows = {r["id"]: r for r in (json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip())}
     for name, recs in saved["records"].items():
         for kind in sorted({r["kind"] for r in recs}):
             mine = [r for r in recs if r["kind"] == kind and r.get("error") is None and r.get("score") is not None]
-            for veto in ("none", *VETOES):
+            for label, veto, cw in variants(checkworthy):
                 struck, pos, neg = 0, [], []
                 for r in mine:
-                    new, k = rescored(r, name, veto, contexts_of(rows[r["id"]]))
+                    new, k = rescored(r, name, veto, contexts_of(rows[r["id"]]), cw)
                     struck += k
                     (pos if r["faithful"] else neg).append(new["score"])
-                print(f"{'recorded' if veto == 'none' else veto:<15}{name:<40}{kind:<10}{len(mine):>4}"
+                print(f"{label:<17}{name:<40}{kind:<10}{len(mine):>4}"
                       f"{auroc(pos, neg):>8.3f}  claims struck: {struck}")
     for row in saved["rows"]:
-        print(f"{'saved':<15}{row['metric']:<40}{row['kind']:<10}{row['n']:>4}{row['auroc']:>8.3f}")
+        print(f"{'saved':<17}{row['metric']:<40}{row['kind']:<10}{row['n']:>4}{row['auroc']:>8.3f}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results", help="a results file of bench/judge_quality.py or bench/faithfulness_by_kind.py")
     ap.add_argument("--data", help="the labelled rows (default: the file's own, else the 72 rows)")
+    ap.add_argument("--checkworthy", action="store_true",
+                    help="also each line with the claims that are not check-worthy left out (lines marked +K)")
     args = ap.parse_args()
     saved = json.loads(Path(args.results).read_text(encoding="utf-8"))
     if isinstance(saved.get("records"), dict):
-        by_kind_file(saved, args.data)
+        by_kind_file(saved, args.data, args.checkworthy)
     else:
-        judge_quality_file(saved, args.data)
+        judge_quality_file(saved, args.data, args.checkworthy)
 
 
 if __name__ == "__main__":

@@ -57,3 +57,14 @@ def test_by_kind_file_prints_auroc_before_and_after(tmp_path, capsys):
     lines = [x.split() for x in capsys.readouterr().out.splitlines()]
     assert [(x[0], float(x[4])) for x in lines] == [("recorded", 0.0), ("quote", 1.0), ("evidence", 1.0),
                                                    ("quote_evidence", 1.0)]
+
+
+def test_checkworthy_leaves_the_non_claims_out_of_the_mean():
+    details = {"claims": [
+        {"claim": "Did you manage to get a seat?", "supported": False, "evidence": "", "p_yes": 0.1},  # question
+        {"claim": "K2 was first climbed on 31 July 1954.", "supported": True, "evidence": "", "p_yes": 0.8},
+        {"claim": "Have a lovely evening.", "supported": True, "evidence": "", "p_yes": 0.5}]}  # greeting
+    assert qv.support(details, "none", [SUMMITS]) == (pytest.approx((0.1 + 0.8 + 0.5) / 3), 0)
+    assert qv.support(details, "none", [SUMMITS], checkworthy=True) == (pytest.approx(0.8), 0)
+    pleasantries = {"claims": [details["claims"][0], details["claims"][2]]}
+    assert qv.support(pleasantries, "evidence", [SUMMITS], checkworthy=True) == (1.0, 0)  # no_checkworthy scores 1

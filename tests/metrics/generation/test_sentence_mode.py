@@ -462,15 +462,53 @@ def test_number_vetoes_outside_sentence_mode_are_refused_not_ignored():
         get_evaluator("faithfulness(veto=numbers)", judge=Judge(FunctionBackend(lambda r: Completion("")), cache=False))
 
 
-def test_a_judge_check_made_before_the_evidence_veto_does_not_vouch_for_the_default(tmp_path, monkeypatch):
-    # faithfulness and hallucination_rate were version 3 before the veto changed their default scores: a
-    # check recorded then, with today's prompts, is stale for them, not "on record"
+@pytest.mark.parametrize("version", ["3", "4"])
+def test_a_judge_check_made_before_the_default_changed_does_not_vouch_for_it(tmp_path, monkeypatch, version):
+    # faithfulness and hallucination_rate were version 3 before the evidence veto and 4 before the
+    # check-worthiness of extracted claims changed their default scores: a check recorded then, with
+    # today's prompts, is stale for them, not "on record"
     from ragmeter.judges.record import _prompts_id, on_record, prompt_versions, record_path
     monkeypatch.setenv("RAGMETER_CACHE_DIR", str(tmp_path))
     judge = Judge(FunctionBackend(lambda r: Completion("")), cache=False)
-    entry = {"metric_version": "3", "prompts": _prompts_id(prompt_versions()), "verdict": "usable", "auroc": 0.9}
+    entry = {"metric_version": version, "prompts": _prompts_id(prompt_versions()), "verdict": "usable", "auroc": 0.9}
     path = record_path(judge)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"metrics": {"faithfulness": entry, "hallucination_rate": entry}}), encoding="utf-8")
     got = on_record(judge, ["faithfulness", "hallucination_rate"])
     assert got is not None and [r["verdict"] for r in got["metrics"]] == ["stale", "stale"]
+
+
+# ---- mode=claims: only check-worthy claims are verified -----------------------------------------------
+
+def test_claims_mode_verifies_only_the_checkworthy_claims():
+    # the judge extracts a greeting, a fact and a question back; the offline rules keep the fact only:
+    # the verdict list is asked about it alone, and the score is its P(yes)-less hard verdict, 1
+    claims = ["Thanks for asking!", "The footbridge is 142 metres long.", "Did you walk across it?"]
+    judge, seen = _claims_judge(claims, [("The steel span is 142 metres long.", "yes")])
+    row = Sample.model_validate({"id": "r1", "query": "How long is the footbridge?", "contexts": [CTX],
+                                 "answer": "Thanks for asking! The footbridge is 142 metres long. "
+                                           "Did you walk across it?"})
+    rec = evaluate([row], ["faithfulness", "hallucination_rate"], judge=judge, embedder=None).records[0]["metrics"]
+    f, h = rec["faithfulness"], rec["hallucination_rate"]
+    assert f["error"] is None, f
+    assert f["score"] == 1.0 and h["score"] == 0.0
+    assert [c["claim"] for c in f["details"]["claims"]] == ["The footbridge is 142 metres long."]
+    assert f["details"]["not_claims"] == [{"text": "Thanks for asking!", "kind": "greeting"},
+                                          {"text": "Did you walk across it?", "kind": "question"}]
+    asked = seen[1].messages[-1].content
+    assert "142 metres long" in asked and "Thanks for asking" not in asked and "walk across" not in asked
+    assert f["reason"].startswith("1 of 1 claims supported")
+
+
+def test_claims_mode_answer_of_pleasantries_only_is_not_unfaithful():
+    # every extracted claim is a greeting or an opinion: nothing to verify (no second call), score 1
+    claims = ["You're welcome!", "It was fun talking with you!", "Have a lovely evening."]
+    judge, seen = _claims_judge(claims, [])
+    row = Sample.model_validate({"id": "r1", "query": "Thanks!", "contexts": [CTX],
+                                 "answer": "You're welcome! It was fun talking with you! Have a lovely evening."})
+    rec = evaluate([row], ["faithfulness", "hallucination_rate"], judge=judge, embedder=None).records[0]["metrics"]
+    f, h = rec["faithfulness"], rec["hallucination_rate"]
+    assert f["error"] is None and f["score"] == 1.0 and h["score"] == 0.0
+    assert [s["kind"] for s in f["details"]["not_claims"]] == ["greeting", "opinion", "greeting"]
+    assert "no sentence of the answer is a claim to check" in f["reason"]
+    assert len(seen) == 1  # the analysis only

@@ -96,6 +96,20 @@ def classify(sentence: str) -> str:
     return "claim"
 
 
+def checkworthy_claims(claims: list[str]) -> tuple[list[str], list[dict[str, str]]]:
+    """The claims a judge extracted that are claims to check (any of their sentences is), and the
+    others as ``{"text", "kind"}`` (the kind of their first sentence), in order."""
+    kept: list[str] = []
+    dropped: list[dict[str, str]] = []
+    for c in claims:
+        kinds = [s.kind for s in split_claims(c)]
+        if "claim" in kinds:
+            kept.append(c)
+        else:
+            dropped.append({"text": c, "kind": kinds[0] if kinds else "greeting"})
+    return kept, dropped
+
+
 def split_claims(answer: str) -> list[Sentence]:
     """Every sentence of ``answer`` with its offsets and :func:`classify` kind; a bare "Yes." or
     "No." is joined to the sentence after it (one claim: the reply's verdict and what it rests on)."""

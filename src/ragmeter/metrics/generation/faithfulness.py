@@ -9,7 +9,9 @@ returns log-probabilities (``scoring=auto``), else 1 for a "yes" verdict and 0 f
 of supported claims; ``scoring=hard`` always). Hard verdicts stay in the details.
 
 (1) The judge decomposes the answer into atomic, self-contained claims C(a) (shared with
-answer_relevancy's question generation: one call reads query and answer); (2) the judge checks
+answer_relevancy's question generation: one call reads query and answer); offline, the claims that
+are not claims to check (questions, greetings, opinions: the rules of :mod:`._checkworthy`, as in
+``mode=sentences``) are left out of C(a) and listed in ``not_claims`` with their kind; (2) the judge checks
 every claim against the joined contexts, yes or no per claim, all claims in one call; (3) offline,
 the **evidence veto** (``veto=auto``, which is ``evidence`` with ``mode=claims``): a claim whose
 numbers conflict with the context sentence most related to it (the evidence windows' lexical
@@ -23,7 +25,8 @@ judge quoted instead, ``quote_evidence`` with both, ``none`` turns it off.
 
 Edge cases: empty answer -> 1.0 (nothing to be unfaithful about, no call); no context -> 0.0 (no
 call); a non-empty answer with no claim -> 1.0 only when the judge states explicitly that it
-makes no factual claim (``no_facts: yes``), else undefined with the reason; extracted claims the
+makes no factual claim (``no_facts: yes``), or when every claim it extracted is a question,
+greeting or opinion (``not_claims``), else undefined with the reason; extracted claims the
 answer does not make (:mod:`._grounding`) are dropped and listed in ``ungrounded_claims``, and
 undefined when none is left; a verdict reply
 with another number of verdicts than claims, or a missing field, is unreadable output (one
@@ -77,7 +80,7 @@ from ...registry import LabelCheck
 from ...types import MetricResult, Sample
 from ._answer_steps import NO_CLAIM_UNDEFINED, decompose, decompose_step
 from ._base import JUDGE_VALIDATION, STEPS, JudgedEvaluator, register_judged
-from ._checkworthy import split_claims
+from ._checkworthy import checkworthy_claims, split_claims
 from ._claim_steps import VERDICTS, check_inline, verdict_form, verify
 from ._evidence import context_sentences
 from ._grounding import grounded_mask, split_grounded
@@ -110,6 +113,8 @@ class ClaimVerdicts:
     #: that strike it (else None)
     conflicts: list[list[dict[str, str]]] | None = None
     veto: str = "none"
+    #: the extracted claims that are not claims to check (questions, greetings, opinions), not verified
+    not_claims: list[dict[str, str]] = field(default_factory=list)
 
     def struck(self) -> list[bool]:
         """Per claim, whether the veto struck it."""
@@ -135,7 +140,8 @@ class ClaimVerdicts:
         used and the dropped ungrounded claims, for the report."""
         rows = zip(self.claims, self.verdicts, self.evidence, self.p_yes, strict=True)
         claims: list[dict[str, Any]] = [{"claim": c, "supported": v, "evidence": e, "p_yes": p} for c, v, e, p in rows]
-        out: dict[str, Any] = {"claims": claims, "scoring": self.scoring, "ungrounded_claims": self.ungrounded}
+        out: dict[str, Any] = {"claims": claims, "scoring": self.scoring, "ungrounded_claims": self.ungrounded,
+                               "not_claims": self.not_claims}
         if self.conflicts is not None:
             for c, bad in zip(claims, self.conflicts, strict=True):
                 c["veto_conflicts"], c["veto"] = bad, bool(bad)
@@ -151,13 +157,14 @@ async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts |
     if ev.params["mode"] == "inline":
         return await _inline_claim_verdicts(ev, sample)
     extracted, no_facts = await decompose(ev.judge, sample, "faithfulness", ev.params["steps"])
-    claims, ungrounded = split_grounded(extracted, sample.answer or "", sample.query)
+    grounded, ungrounded = split_grounded(extracted, sample.answer or "", sample.query)
+    claims, not_claims = checkworthy_claims(grounded)
     if not claims:
-        return ClaimVerdicts([], [], [], [], no_facts, ungrounded)
+        return ClaimVerdicts([], [], [], [], no_facts, ungrounded, not_claims=not_claims)
     check = claim_words if verdict_form(ev.params) == "word" else verify
     triples = await check(ev.judge, sample, claims, "faithfulness", ev.params["scoring"])
     return ClaimVerdicts(claims, [t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples],
-                         no_facts, ungrounded)
+                         no_facts, ungrounded, not_claims=not_claims)
 
 
 async def _inline_claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts:
@@ -244,6 +251,8 @@ async def support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcome
     if cv is None:
         return SupportOutcome("no_context", 0.0)
     if not cv.claims:
+        if cv.not_claims:
+            return SupportOutcome("no_checkworthy", 1.0, cv.details())
         if cv.ungrounded:
             return SupportOutcome("ungrounded", None, cv.details())
         if cv.no_facts:
@@ -360,7 +369,7 @@ register_judged(
           "no context",
     params=(STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="4",
+    version="5",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,
                      positions=claim_positions),
     answer_preference=0,
