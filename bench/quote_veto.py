@@ -56,11 +56,12 @@ def is_claim(text: str) -> bool:
 
 
 def support(details: dict[str, Any], veto: str, contexts: list[str],
-            checkworthy: bool = False) -> tuple[float | None, int]:
+            checkworthy: bool = False, aggregate: str = "mean") -> tuple[float | None, int]:
     """The faithfulness score from a result's per-claim details under ``veto`` ("none": as recorded),
     and how many claims the veto struck; None where the details hold no claim (the recorded score
     stands). ``checkworthy``: the claims that are not check-worthy are left out of the mean (1.0 when
-    none is left, as the ``no_checkworthy`` outcome scores)."""
+    none is left, as the ``no_checkworthy`` outcome scores). ``aggregate``: the claims' ``mean``
+    support, or the ``min`` (the least supported claim)."""
     claims = details.get("claims") or []
     if not claims:
         return None, 0
@@ -78,16 +79,16 @@ def support(details: dict[str, Any], veto: str, contexts: list[str],
         if veto_conflicts(veto, c["claim"], quote, texts, spans):
             value, struck = 0.0, struck + 1
         values.append(value)
-    return sum(values) / len(values), struck
+    return (min(values) if aggregate == "min" else sum(values) / len(values)), struck
 
 
 def rescored(result: dict[str, Any], name: str, veto: str, contexts: list[str],
-             checkworthy: bool = False) -> tuple[dict[str, Any], int]:
+             checkworthy: bool = False, aggregate: str = "mean") -> tuple[dict[str, Any], int]:
     """``result`` with its score recomputed (hallucination_rate: 1 - support)."""
     out = copy.deepcopy(result)
     if result.get("error") is not None or result.get("score") is None:
         return out, 0
-    s, struck = support(result.get("details") or {}, veto, contexts, checkworthy)
+    s, struck = support(result.get("details") or {}, veto, contexts, checkworthy, aggregate)
     if s is not None:
         out["score"] = 1 - s if name.startswith("hallucination_rate") else s
     return out, struck
@@ -105,7 +106,8 @@ def variants(checkworthy: bool) -> list[tuple[str, str, bool]]:
     return out + [(f"{label}+K" if v != "none" else "K", v, True) for label, v, _ in out] if checkworthy else out
 
 
-def judge_quality_file(saved: dict[str, Any], data: str | None, checkworthy: bool = False) -> None:
+def judge_quality_file(saved: dict[str, Any], data: str | None, checkworthy: bool = False,
+                       aggregate: str = "mean") -> None:
     """A ``bench/judge_quality.py --out`` file: the bench's own table, before and after."""
     path = data_path(data, saved.get("data"))
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -117,7 +119,7 @@ def judge_quality_file(saved: dict[str, Any], data: str | None, checkworthy: boo
             assert rec["id"] == row["id"], (rec["id"], row["id"])
             new = copy.deepcopy(rec)
             for n in names:
-                new["metrics"][n], k = rescored(rec["metrics"][n], n, veto, contexts_of(row), cw)
+                new["metrics"][n], k = rescored(rec["metrics"][n], n, veto, contexts_of(row), cw, aggregate)
                 struck[n] += k
             records.append(new)
         for r in separation(records, labels):
@@ -130,7 +132,8 @@ def judge_quality_file(saved: dict[str, Any], data: str | None, checkworthy: boo
             print(f"{'saved':<17}{row['metric']:<44}{row['n']:>4}{row['errors']:>4}{row['auroc']:>8.3f}")
 
 
-def by_kind_file(saved: dict[str, Any], data: str | None, checkworthy: bool = False) -> None:
+def by_kind_file(saved: dict[str, Any], data: str | None, checkworthy: bool = False,
+                 aggregate: str = "mean") -> None:
     """A ``bench/faithfulness_by_kind.py --out`` file: AUROC per metric and kind, before and after."""
     path = data_path(data, saved.get("data"))
     rows = {r["id"]: r for r in (json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip())}
@@ -140,7 +143,7 @@ def by_kind_file(saved: dict[str, Any], data: str | None, checkworthy: bool = Fa
             for label, veto, cw in variants(checkworthy):
                 struck, pos, neg = 0, [], []
                 for r in mine:
-                    new, k = rescored(r, name, veto, contexts_of(rows[r["id"]]), cw)
+                    new, k = rescored(r, name, veto, contexts_of(rows[r["id"]]), cw, aggregate)
                     struck += k
                     (pos if r["faithful"] else neg).append(new["score"])
                 print(f"{label:<17}{name:<40}{kind:<10}{len(mine):>4}"
@@ -155,12 +158,15 @@ def main() -> None:
     ap.add_argument("--data", help="the labelled rows (default: the file's own, else the 72 rows)")
     ap.add_argument("--checkworthy", action="store_true",
                     help="also each line with the claims that are not check-worthy left out (lines marked +K)")
+    ap.add_argument("--aggregate", choices=("mean", "min"), default="mean",
+                    help="a row's score from its claims' supports: their mean (the metric's) or the lowest; "
+                         "with min, the 'recorded' line is the recorded supports' minimum, not the saved score")
     args = ap.parse_args()
     saved = json.loads(Path(args.results).read_text(encoding="utf-8"))
     if isinstance(saved.get("records"), dict):
-        by_kind_file(saved, args.data, args.checkworthy)
+        by_kind_file(saved, args.data, args.checkworthy, args.aggregate)
     else:
-        judge_quality_file(saved, args.data, args.checkworthy)
+        judge_quality_file(saved, args.data, args.checkworthy, args.aggregate)
 
 
 if __name__ == "__main__":
