@@ -68,3 +68,9 @@ def test_checkworthy_leaves_the_non_claims_out_of_the_mean():
     assert qv.support(details, "none", [SUMMITS], checkworthy=True) == (pytest.approx(0.8), 0)
     pleasantries = {"claims": [details["claims"][0], details["claims"][2]]}
     assert qv.support(pleasantries, "evidence", [SUMMITS], checkworthy=True) == (1.0, 0)  # no_checkworthy scores 1
+
+
+def test_aggregate_min_is_the_least_supported_claim():
+    # as recorded: 0.9 and 1.0 (hard yes) -> min 0.9; the evidence veto strikes the 1956 claim -> min 0.0
+    assert qv.support(DETAILS, "none", [SUMMITS], aggregate="min") == (pytest.approx(0.9), 0)
+    assert qv.support(DETAILS, "evidence", [SUMMITS], aggregate="min") == (0.0, 1)
