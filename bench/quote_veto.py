@@ -31,10 +31,23 @@ from ragmeter import Sample
 from ragmeter.judges.check import separation
 from ragmeter.metrics.generation._checkworthy import split_claims
 from ragmeter.metrics.generation._evidence import context_sentences
-from ragmeter.metrics.generation._sentence_steps import veto_conflicts
+from ragmeter.metrics.generation._sentence_steps import offline_checks, veto_conflicts
 from ragmeter.stats.roc import auroc
 
 VETOES = ("quote", "evidence", "quote_evidence")
+#: candidates that also strike a claim for a number (and a name run) the contexts do not hold at all
+#: (method log, section 21; printed with ``--absent``)
+ABSENT = ("evidence+numbers", "evidence+numbers_names")
+
+
+def struck_by(veto: str, claim: str, quote: str, texts: list[str], spans: list[Any]) -> bool:
+    """Whether ``veto`` (one of :data:`VETOES` or :data:`ABSENT`) strikes ``claim``."""
+    if veto in ABSENT:
+        if veto_conflicts("evidence", claim, quote, texts, spans):
+            return True
+        checks = offline_checks(claim, texts)
+        return bool(checks["numbers_missing"] or (veto.endswith("names") and checks["names_missing"]))
+    return bool(veto_conflicts(veto, claim, quote, texts, spans))
 
 VALIDATION = Path(__file__).resolve().parents[1] / "src/ragmeter/data/validation"
 DATA = VALIDATION / "judge_validation.jsonl"
@@ -76,7 +89,7 @@ def support(details: dict[str, Any], veto: str, contexts: list[str],
         value = c["p_yes"] if c.get("p_yes") is not None else float(bool(c["supported"]))
         quote = c.get("quote", c.get("evidence", ""))  # sentence mode's "evidence" is offline spans, not a quote
         quote = quote if isinstance(quote, str) else ""
-        if veto_conflicts(veto, c["claim"], quote, texts, spans):
+        if struck_by(veto, c["claim"], quote, texts, spans):
             value, struck = 0.0, struck + 1
         values.append(value)
     return (min(values) if aggregate == "min" else sum(values) / len(values)), struck
@@ -99,21 +112,21 @@ def contexts_of(row: dict[str, Any]) -> list[str]:
     return Sample.model_validate({k: row[k] for k in ("id", "query", "answer", "contexts") if k in row}).context_texts
 
 
-def variants(checkworthy: bool) -> list[tuple[str, str, bool]]:
-    """``(label, veto, checkworthy)`` of each line: as recorded, each veto, then (``checkworthy``)
-    each again with the non-check-worthy claims left out."""
-    out = [("recorded", "none", False), *((v, v, False) for v in VETOES)]
+def variants(checkworthy: bool, absent: bool = False) -> list[tuple[str, str, bool]]:
+    """``(label, veto, checkworthy)`` of each line: as recorded, each veto (and, with ``absent``, each
+    of :data:`ABSENT`), then (``checkworthy``) each again with the non-check-worthy claims left out."""
+    out = [("recorded", "none", False), *((v, v, False) for v in (*VETOES, *(ABSENT if absent else ())))]
     return out + [(f"{label}+K" if v != "none" else "K", v, True) for label, v, _ in out] if checkworthy else out
 
 
 def judge_quality_file(saved: dict[str, Any], data: str | None, checkworthy: bool = False,
-                       aggregate: str = "mean") -> None:
+                       aggregate: str = "mean", absent: bool = False) -> None:
     """A ``bench/judge_quality.py --out`` file: the bench's own table, before and after."""
     path = data_path(data, saved.get("data"))
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     labels = [r["labels"] for r in rows][: len(saved["records"])]
     names = [n for n in saved["records"][0]["metrics"] if n.split("(")[0] in ("faithfulness", "hallucination_rate")]
-    for label, veto, cw in variants(checkworthy):
+    for label, veto, cw in variants(checkworthy, absent):
         records, struck = [], {n: 0 for n in names}
         for rec, row in zip(saved["records"], rows, strict=False):
             assert rec["id"] == row["id"], (rec["id"], row["id"])
@@ -124,32 +137,32 @@ def judge_quality_file(saved: dict[str, Any], data: str | None, checkworthy: boo
             records.append(new)
         for r in separation(records, labels):
             if r["metric"] in names:
-                print(f"{label:<17}{r['metric']:<44}{r['n']:>4}{r['errors']:>4}"
+                print(f"{label:<26}{r['metric']:<44}{r['n']:>4}{r['errors']:>4}"
                       f"{r['auroc']:>8.3f}{r['mean_pos']:>8.3f}{r['mean_neg']:>8.3f}"
                       f"  claims struck: {struck[r['metric']]}")
     for row in saved["rows"]:
         if row["metric"] in names:
-            print(f"{'saved':<17}{row['metric']:<44}{row['n']:>4}{row['errors']:>4}{row['auroc']:>8.3f}")
+            print(f"{'saved':<26}{row['metric']:<44}{row['n']:>4}{row['errors']:>4}{row['auroc']:>8.3f}")
 
 
 def by_kind_file(saved: dict[str, Any], data: str | None, checkworthy: bool = False,
-                 aggregate: str = "mean") -> None:
+                 aggregate: str = "mean", absent: bool = False) -> None:
     """A ``bench/faithfulness_by_kind.py --out`` file: AUROC per metric and kind, before and after."""
     path = data_path(data, saved.get("data"))
     rows = {r["id"]: r for r in (json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip())}
     for name, recs in saved["records"].items():
         for kind in sorted({r["kind"] for r in recs}):
             mine = [r for r in recs if r["kind"] == kind and r.get("error") is None and r.get("score") is not None]
-            for label, veto, cw in variants(checkworthy):
+            for label, veto, cw in variants(checkworthy, absent):
                 struck, pos, neg = 0, [], []
                 for r in mine:
                     new, k = rescored(r, name, veto, contexts_of(rows[r["id"]]), cw, aggregate)
                     struck += k
                     (pos if r["faithful"] else neg).append(new["score"])
-                print(f"{label:<17}{name:<40}{kind:<10}{len(mine):>4}"
+                print(f"{label:<26}{name:<40}{kind:<10}{len(mine):>4}"
                       f"{auroc(pos, neg):>8.3f}  claims struck: {struck}")
     for row in saved["rows"]:
-        print(f"{'saved':<17}{row['metric']:<40}{row['kind']:<10}{row['n']:>4}{row['auroc']:>8.3f}")
+        print(f"{'saved':<26}{row['metric']:<40}{row['kind']:<10}{row['n']:>4}{row['auroc']:>8.3f}")
 
 
 def main() -> None:
@@ -161,12 +174,14 @@ def main() -> None:
     ap.add_argument("--aggregate", choices=("mean", "min"), default="mean",
                     help="a row's score from its claims' supports: their mean (the metric's) or the lowest; "
                          "with min, the 'recorded' line is the recorded supports' minimum, not the saved score")
+    ap.add_argument("--absent", action="store_true",
+                    help="also the candidates that strike a claim for a number (and name) absent from the contexts")
     args = ap.parse_args()
     saved = json.loads(Path(args.results).read_text(encoding="utf-8"))
     if isinstance(saved.get("records"), dict):
-        by_kind_file(saved, args.data, args.checkworthy, args.aggregate)
+        by_kind_file(saved, args.data, args.checkworthy, args.aggregate, args.absent)
     else:
-        judge_quality_file(saved, args.data, args.checkworthy, args.aggregate)
+        judge_quality_file(saved, args.data, args.checkworthy, args.aggregate, args.absent)
 
 
 if __name__ == "__main__":
