@@ -74,3 +74,16 @@ def test_aggregate_min_is_the_least_supported_claim():
     # as recorded: 0.9 and 1.0 (hard yes) -> min 0.9; the evidence veto strikes the 1956 claim -> min 0.0
     assert qv.support(DETAILS, "none", [SUMMITS], aggregate="min") == (pytest.approx(0.9), 0)
     assert qv.support(DETAILS, "evidence", [SUMMITS], aggregate="min") == (0.0, 1)
+
+
+def test_absent_candidates_strike_a_number_or_name_the_contexts_do_not_hold():
+    texts = [SUMMITS]
+    spans = qv.context_sentences(texts)
+    # 8849 metres is in no context, and Everest's sentence holds no number in metres: the evidence veto
+    # finds no conflict, the absent candidates strike it
+    assert not qv.struck_by("evidence", "Mount Everest is 8849 metres high.", "", texts, spans)
+    assert qv.struck_by("evidence+numbers", "Mount Everest is 8849 metres high.", "", texts, spans)
+    # a name the contexts lack: only the candidate with names strikes it
+    assert not qv.struck_by("evidence+numbers", "Tenzing Norgay climbed Everest.", "", texts, spans)
+    assert qv.struck_by("evidence+numbers_names", "Tenzing Norgay climbed Everest.", "", texts, spans)
+    assert not qv.struck_by("evidence+numbers_names", "K2 was first climbed on 31 July 1954.", "", texts, spans)
