@@ -94,6 +94,8 @@ def main() -> None:
     ap.add_argument("--derived", action="store_true", help="add the DERIVED rules from per-claim details")
     ap.add_argument("--server-log", default=None, help="a llama-cpp-python server log: per kind, the share of "
                     "prompt tokens the server reused from the previous prompt (bench/prompt_reuse.py)")
+    ap.add_argument("--extra-body", default=None, metavar="JSON",
+                    help='extra request fields for the judge backend, e.g. \'{"repeat_penalty": 1.0}\'')
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
 
@@ -117,6 +119,8 @@ def main() -> None:
                     opts["cache"] = args.cache
                 if args.cache_only:
                     opts["dry_run"] = True
+                if args.extra_body:
+                    opts["extra_body"] = json.loads(args.extra_body)
                 judge = from_spec(args.judge, **opts)
             mark = LogMark(args.server_log) if args.server_log else None
             t0 = time.perf_counter()
@@ -150,6 +154,7 @@ def main() -> None:
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(json.dumps({"judge": args.judge, "data": args.data, "split": args.split,
+                                              "extra_body": json.loads(args.extra_body) if args.extra_body else {},
                                               "date": time.strftime("%Y-%m-%d"), "rows": rows_out,
                                               "records": records}, indent=1, default=str))
 
