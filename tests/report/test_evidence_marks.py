@@ -110,6 +110,27 @@ def test_claims_of_an_older_run_without_evidence_mark_the_answer_only():
     assert ev is not None and ev["c"] == [] and ev["k"] == [["supported", 0.9, 0.9, False, 0, 0]]
 
 
+def test_claims_of_mode_claims_mark_their_answer_sentence_and_carry_their_text():
+    # mode=claims: the judge's claims are not answer text; each records the answer sentence it comes
+    # from ("sentence", with its offsets), so two claims of one sentence nest over it, and the list
+    # carries each claim's own text; a non-claim without offsets is listed by kind, not counted as bad
+    s = "It is 142 m <long> & old."
+    details = {"claims": [
+        {"claim": "It is 142 m long.", "sentence": s, "start": 4, "end": 29, "p_yes": 0.9, "support": 0.9,
+         "veto": False, "quote": "", "evidence": [{"context": 0, "start": 10, "end": 28,
+                                                   "text": "The span is 142 m."}]},
+        {"claim": "It is old.", "sentence": s, "start": 4, "end": 29, "p_yes": 0.8, "support": 0.0,
+         "veto": True, "quote": "", "evidence": []}],
+        "not_claims": [{"text": "Hi!", "kind": "greeting"}]}
+    ev = evidence_marks("faithfulness", details, ANSWER, CONTEXTS, None)
+    assert ev is not None
+    assert ev["k"] == [["supported", 0.9, 0.9, False, 1, 1, "It is 142 m long."],
+                       ["unsupported", 0.8, 0.0, True, 0, 0, "It is old."]]
+    assert ev["a"] == [[4, 29, [1, 2], [1, 2], [1, 2]]]
+    assert ev["c"] == [[0, [[18, 36, [1], [1], [1]]]]]
+    assert ev["n"] == []
+
+
 def test_hostile_details_never_raise():
     details = {"claims": ["x", None, {"start": "a", "end": {}, "evidence": "no"},
                           {"start": 0, "end": 3, "evidence": [None, 3, {"context": "0"}]}], "not_claims": "no"}
@@ -219,6 +240,59 @@ def test_tapping_a_claim_focuses_its_evidence(judged_run, browser, tmp_path, wid
         assert target[0].endswith("-2") and target[2:] == [True, True]
         assert target[1] == "The Harrowgate footbridge opened on 14 May 2019."  # claim 2's first evidence span
         assert page.locator("mark.evidence[data-claim='2']").count() == 2
+        assert problems == []
+    finally:
+        ctx.close()
+
+
+# ---- the default faithfulness (mode=claims): claims in the judge's words over their answer sentence ------
+
+CLAIMS_ANSWER = "Hi there! It opened in May 2019 and its span is 124 metres long."
+
+
+@pytest.fixture(scope="module")
+def claims_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A one-row run of the default faithfulness with a fake judge: two claims of one answer sentence,
+    the second struck by the evidence veto (124 against the context's 142 metres)."""
+    out = tmp_path_factory.mktemp("claims")
+    claims = ["It opened in May 2019.", "Its span is 124 metres long.", "Hi there!"]
+    analysis = json.dumps({"claims": claims, "no_facts": "no", "questions": ["When?"], "evasive": "no"})
+    listed = json.dumps({"verdicts": [{"statement": 1, "evidence": "none", "supported": "yes"},
+                                      {"statement": 2, "evidence": "none", "supported": "yes"}]})
+
+    async def judge_fn(request: Any) -> Completion:
+        return Completion(listed if "For each numbered statement" in request.messages[-1].content else analysis)
+
+    row = {"id": "r1", "query": "Tell me about the footbridge.", "answer": CLAIMS_ANSWER,
+           "contexts": [{"id": "a", "text": BRIDGE}, {"id": "c", "text": TOLLS}]}
+    data = out / "data.jsonl"
+    data.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    evaluate([Sample.model_validate(row)], ["faithfulness"], judge=Judge(FunctionBackend(judge_fn), cache=False),
+             embedder=None, out_dir=str(out / "run"))
+    return out / "run", data
+
+
+def test_the_default_faithfulness_marks_its_claims_in_chromium(claims_run, browser, tmp_path):
+    run_dir, data = claims_run
+    payload = _payload(build_report(run_dir, data=data, diagnose=False))
+    ev = payload["samples"][0]["ev"]
+    assert ev["m"] == "faithfulness"
+    assert [k[0] for k in ev["k"]] == ["supported", "unsupported"]
+    assert [k[6] for k in ev["k"]] == ["It opened in May 2019.", "Its span is 124 metres long."]
+    assert [(CLAIMS_ANSWER[s:e], keys) for s, e, keys, _, _ in ev["a"]] == [(CLAIMS_ANSWER[10:], [1, 2])]
+    out = write_report(run_dir, tmp_path / "report.html", data=data, diagnose=False)
+    ctx, page, problems = open_at(browser, out, 390, 700, touch=True)
+    try:
+        assert page.locator("ol.claims q.claim-text").all_text_contents() == [
+            "It opened in May 2019.", "Its span is 124 metres long."]
+        assert page.locator("mark.claim.s-unsupported mark.claim, mark.claim mark.claim.s-unsupported").count() == 1
+        page.locator("sup.claim-ref a", has_text="2✗").tap()
+        page.wait_for_function("() => document.activeElement && document.activeElement.id.startsWith('ev-')")
+        focused = page.evaluate("() => [document.activeElement.id, document.activeElement.textContent]")
+        # claim 2's evidence: the two context sentences most related to it, the first in document order focused
+        assert focused[0].endswith("-2") and focused[1] == "The Harrowgate footbridge opened on 14 May 2019."
+        assert page.locator("mark.evidence[data-claim='2']").all_text_contents() == [
+            "The Harrowgate footbridge opened on 14 May 2019.", "The steel span is 142 metres long."]
         assert problems == []
     finally:
         ctx.close()

@@ -137,6 +137,13 @@ def has_claim_spans(details: Any) -> TypeGuard[dict[str, Any]]:
     return isinstance(claims, list) and any(isinstance(c, dict) and "start" in c and "end" in c for c in claims)
 
 
+def _own_text(claim: dict[str, Any]) -> list[str]:
+    """``[the claim's text]`` when it is not the answer text it marks (mode=claims: the judge's own
+    wording of one claim of a sentence), else ``[]``."""
+    text = claim.get("claim")
+    return [text] if "sentence" in claim and isinstance(text, str) else []
+
+
 def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
@@ -160,10 +167,10 @@ def evidence_marks(metric: str, details: dict[str, Any], answer: str | None, con
     not_claims = details.get("not_claims")
     answer_spans: list[tuple[Any, Any, Hashable, str | None]] = []
     for n, c in enumerate(claims, 1):
-        answer_spans.append((c.get("start"), c.get("end"), n, c.get("claim") if isinstance(c.get("claim"), str)
-                             else None))
+        said = c.get("sentence", c.get("claim"))  # mode=claims: the answer sentence the claim was taken from
+        answer_spans.append((c.get("start"), c.get("end"), n, said if isinstance(said, str) else None))
     for s in not_claims if isinstance(not_claims, list) else []:
-        if isinstance(s, dict):
+        if isinstance(s, dict) and ("start" in s or "end" in s):  # mode=claims lists them without offsets
             answer_spans.append((s.get("start"), s.get("end"), str(s.get("kind") or "not a claim"),
                                  s.get("text") if isinstance(s.get("text"), str) else None))
     in_answer = cut(answer, answer_spans, clip)
@@ -208,7 +215,7 @@ def evidence_marks(metric: str, details: dict[str, Any], answer: str | None, con
         "m": metric,
         "k": [[support_class(c.get("support")), c.get("p_yes") if _number(c.get("p_yes")) else None,
                c.get("support") if _number(c.get("support")) else None, bool(c.get("veto")), recorded[i],
-               shown_spans[i]] for i, c in enumerate(claims)],
+               shown_spans[i], *_own_text(c)] for i, c in enumerate(claims)],
         "a": _encoded(answer, in_answer),
         "c": encoded,
         "n": notes,

@@ -75,8 +75,8 @@ def test_inline_without_logprobs_is_the_share_of_supported_claims():
     f = evaluate([sample(ANSWER + " It is in Paris.")], ["faithfulness(mode=inline)"],
                  judge=judge).records[0]["metrics"]["faithfulness(mode=inline)"]
     assert f["score"] == pytest.approx(1 / 3) and f["details"]["scoring"] == "hard"
-    assert f["details"]["claims"][0]["evidence"] == "completed in March 1889"
-    assert f["details"]["claims"][1]["evidence"] == ""  # "none" is no evidence
+    assert f["details"]["claims"][0]["quote"] == "completed in March 1889"
+    assert f["details"]["claims"][1]["quote"] == ""  # "none" is no evidence
     assert f["reason"].startswith("1 of 3 claims supported")
 
 

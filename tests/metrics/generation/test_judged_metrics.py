@@ -62,7 +62,7 @@ def test_faithfulness_and_hallucination_share_calls(judge, fake_llm):
     assert rec["hallucination_rate"]["score"] == 0.5
     assert [c["supported"] for c in rec["faithfulness"]["details"]["claims"]] == [True, False]
     # the quoted evidence is kept per claim ("none" is stored as "")
-    assert [c["evidence"] for c in rec["faithfulness"]["details"]["claims"]] == ["Paris is the capital of France.", ""]
+    assert [c["quote"] for c in rec["faithfulness"]["details"]["claims"]] == ["Paris is the capital of France.", ""]
     assert rec["hallucination_rate"]["details"]["claims"] == rec["faithfulness"]["details"]["claims"]
     # one analysis call + one verdict call, shared by both metrics
     assert len(fake_llm.log) == 2

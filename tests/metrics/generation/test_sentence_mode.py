@@ -318,9 +318,12 @@ def test_claim_words_judge_each_extracted_claim_alone_by_hand():
     assert f["score"] == pytest.approx((0.8 + 1 / 3) / 2)
     assert [c["supported"] for c in f["details"]["claims"]] == [True, False]
     assert [c["p_yes"] for c in f["details"]["claims"]] == pytest.approx([0.8, 1 / 3])
-    # the context's two sentences most related to "... 124 metres long": the span and the opening date
-    assert f["details"]["claims"][1]["evidence"] == ("The Harrowgate footbridge opened on 14 May 2019. "
-                                                     "The steel span is 142 metres long.")
+    # the context's two sentences most related to "... 124 metres long": the opening date and the span,
+    # with their offsets in the context; a one-word verdict quotes nothing
+    assert [e["text"] for e in f["details"]["claims"][1]["evidence"]] == [
+        "The Harrowgate footbridge opened on 14 May 2019.", "The steel span is 142 metres long."]
+    assert [(e["start"], e["end"]) for e in f["details"]["claims"][1]["evidence"]] == [(0, 48), (49, 83)]
+    assert f["details"]["claims"][1]["quote"] == ""
     assert rec[names[1]]["score"] == pytest.approx(1 - (0.8 + 1 / 3) / 2)
     # one analysis call and one word per claim, shared by the two metrics; the words share their prefix
     word_calls = [r.messages[-1].content for r in seen if "<statement>" in r.messages[-1].content]
@@ -512,3 +515,28 @@ def test_claims_mode_answer_of_pleasantries_only_is_not_unfaithful():
     assert [s["kind"] for s in f["details"]["not_claims"]] == ["greeting", "opinion", "greeting"]
     assert "no sentence of the answer is a claim to check" in f["reason"]
     assert len(seen) == 1  # the analysis only
+
+
+# ---- mode=claims: where each claim is in the answer and where its evidence is in the contexts -----------
+
+def test_claims_mode_records_each_claims_answer_sentence_and_evidence_spans():
+    # two claims from the answer's second sentence, one from its first; offsets worked by hand:
+    # "Thanks for asking! " is 19 characters, the second sentence runs from 19 to the end (83)
+    answer = "Thanks for asking! The footbridge opened in May 2019 and its span is 142 metres long."
+    claims = ["The footbridge opened in May 2019.", "Its span is 142 metres long.", "Thanks for asking!"]
+    judge, _ = _claims_judge(claims, [("The Harrowgate footbridge opened on 14 May 2019.", "yes"),
+                                      ("none", "yes")])
+    row = Sample.model_validate({"id": "r1", "query": "Tell me about the footbridge.", "contexts": [CTX],
+                                 "answer": answer})
+    f = evaluate([row], ["faithfulness"], judge=judge, embedder=None).records[0]["metrics"]["faithfulness"]
+    assert f["error"] is None, f
+    c1, c2 = f["details"]["claims"]
+    assert (c1["start"], c1["end"], c2["start"], c2["end"]) == (19, 85, 19, 85) and len(answer) == 85
+    assert c1["sentence"] == c2["sentence"] == answer[19:]
+    # the judge's quote stays, as quote; evidence is the two context sentences most related, with offsets
+    assert c1["quote"] == "The Harrowgate footbridge opened on 14 May 2019." and c2["quote"] == ""
+    assert c1["evidence"][0] == {"context": 0, "start": 0, "end": 48,
+                                 "text": "The Harrowgate footbridge opened on 14 May 2019."}
+    assert {"context": 0, "start": 49, "end": 83, "text": "The steel span is 142 metres long."} in c2["evidence"]
+    for c in (c1, c2):
+        assert all(CTX[e["start"]:e["end"]] == e["text"] for e in c["evidence"])

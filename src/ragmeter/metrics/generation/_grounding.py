@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..lexical.lexical_faithfulness import content_tokens
+from ._checkworthy import split_claims
 
 #: minimum share of a claim's new content words (beyond the question's) that the answer contains
 GROUNDING_THRESHOLD = 0.5
@@ -66,3 +67,15 @@ def split_grounded(claims: list[str], answer: str, question: str = "",
     """``(grounded claims, [{"claim", "grounding"} of each dropped one])``, order kept."""
     mask, dropped = grounded_mask(claims, answer, question, threshold)
     return [c for c, keep in zip(claims, mask, strict=True) if keep], dropped
+
+
+def source_span(claim: str, answer: str) -> tuple[int, int] | None:
+    """The ``[start, end)`` of the answer sentence a claim was taken from (the sentences of
+    :func:`._checkworthy.split_claims`): the one holding the largest share of the claim's content
+    words, the first on a tie; None when no sentence holds any (for the report's marks)."""
+    best, share = None, 0.0
+    for s in split_claims(answer):
+        g = grounding(claim, s.text)
+        if g > share:
+            best, share = (s.start, s.end), g
+    return best

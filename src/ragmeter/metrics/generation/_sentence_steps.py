@@ -139,7 +139,7 @@ class SentenceVerdicts:
 EVIDENCE_SENTENCES = 2
 
 
-def _focus(claim: str, contexts: list[str], spans: list[Span]) -> tuple[Span, ...]:
+def focus_spans(claim: str, contexts: list[str], spans: list[Span]) -> tuple[Span, ...]:
     """The :data:`EVIDENCE_SENTENCES` context sentences most related to ``claim`` (for the report)."""
     return evidence_window(claim, contexts, k=EVIDENCE_SENTENCES, whole_chars=0, sentences=spans).spans
 
@@ -248,7 +248,7 @@ async def sentence_verdicts(judge: Any, sample: Sample, tag: str, params: dict[s
             if record["veto_conflicts"]:
                 support, vetoed = 0.0, True
         records.append({**record, "veto": vetoed, "support": support,
-                        "evidence": [s.as_dict() for s in _focus(c.text, contexts, spans)],
+                        "evidence": [s.as_dict() for s in focus_spans(c.text, contexts, spans)],
                         "window": "whole context" if w.whole else [s.as_dict() for s in w.spans]})
     cross = None if source is None else {"source_answer": source, "not_stated": not answered}
     return SentenceVerdicts(sentences, records, cross)
@@ -256,17 +256,16 @@ async def sentence_verdicts(judge: Any, sample: Sample, tag: str, params: dict[s
 
 async def claim_words(judge: Any, sample: Sample, claims: list[str], tag: str,
                       scoring: str) -> list[tuple[bool, str, float | None]]:
-    """``mode=claims, verdicts=word``: one (verdict, evidence, P(yes)) per claim the judge extracted,
+    """``mode=claims, verdicts=word``: one (verdict, quote, P(yes)) per claim the judge extracted,
     each claim judged alone, one yes/no word, against its evidence window (step 2 above; no offline
-    veto, no cross-check). ``evidence`` is the :data:`EVIDENCE_SENTENCES` context sentences most
-    related to the claim, in document order: what the reader should look at, not a quote by the judge."""
+    veto, no cross-check). The quote is always "": a one-word verdict quotes nothing (the claim's
+    evidence spans are added by the metric, as for the verdict list)."""
     contexts = [t for t in sample.context_texts if t.strip()]
     spans = context_sentences(contexts)
     windows = [evidence_window(c, contexts, sentences=spans) for c in claims]
     verdicts = await asyncio.gather(*(_judge_claim(judge, sample.query or "", w, c, tag, scoring)
                                       for c, w in zip(claims, windows, strict=True)))
-    return [(d["verdict"] == "yes", " ".join(s.text for s in _focus(c, contexts, spans)), d["p_yes"])
-            for c, d in zip(claims, verdicts, strict=True)]
+    return [(d["verdict"] == "yes", "", d["p_yes"]) for d in verdicts]
 
 
 def cross_check_applies(sample: Sample, n_claims: int, params: dict[str, Any]) -> bool:

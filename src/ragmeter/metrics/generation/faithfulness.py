@@ -23,6 +23,13 @@ conflicts; "May 2019" against "opened on 14 May 2019" does not. The struck claim
 ``veto: true`` and the pairs in ``veto_conflicts``. ``veto=quote`` compares with the sentence the
 judge quoted instead, ``quote_evidence`` with both, ``none`` turns it off.
 
+Per claim the details hold its text (``claim``), the hard verdict (``supported``), the context
+sentence the judge quoted (``quote``, "" for none), ``p_yes``, the ``support`` it counts with, and,
+found offline for the report: the answer sentence it was taken from (``start``, ``end``, ``sentence``:
+the sentence holding the largest share of its content words; absent when none holds any) and its
+``evidence``, the two context sentences most related to it with their offsets, as ``mode=sentences``
+records them.
+
 Edge cases: empty answer -> 1.0 (nothing to be unfaithful about, no call); no context -> 0.0 (no
 call); a non-empty answer with no claim -> 1.0 only when the judge states explicitly that it
 makes no factual claim (``no_facts: yes``), or when every claim it extracted is a question,
@@ -36,8 +43,8 @@ repair, then a recorded JudgeParseError), never a score.
 call: one yes/no word per claim, scored by P(yes), against the claim's evidence window, the prompt
 and window of ``mode=sentences`` (:func:`._sentence_steps.claim_words`). The claims of a sample share
 every prompt token before the claim, so a one-slot server evaluates little more than the claim from
-the second call on, and no call generates more than one token. Each claim's ``evidence`` is then the
-two context sentences most related to it, not a quote by the judge. Calls: 1 + one per claim.
+the second call on, and no call generates more than one token. No verdict quotes the context
+(``quote`` is ""). Calls: 1 + one per claim.
 
 ``mode=inline``: the same score from one call instead of two: the judge lists the answer's claims
 and, for each as it writes it, the context sentence that states it and a yes/no verdict (prompt
@@ -83,7 +90,7 @@ from ._base import JUDGE_VALIDATION, STEPS, JudgedEvaluator, register_judged
 from ._checkworthy import checkworthy_claims, split_claims
 from ._claim_steps import VERDICTS, check_inline, verdict_form, verify
 from ._evidence import context_sentences
-from ._grounding import grounded_mask, split_grounded
+from ._grounding import grounded_mask, source_span, split_grounded
 from ._sentence_steps import (
     CROSS_CHECK,
     SENTENCE_VETOES,
@@ -91,6 +98,7 @@ from ._sentence_steps import (
     WINDOWS,
     claim_words,
     cross_check_applies,
+    focus_spans,
     sentence_verdicts,
     veto_conflicts,
 )
@@ -99,13 +107,14 @@ from ._verdict import MODE, SCORING, direct_verdict, scoring_of
 
 @dataclass
 class ClaimVerdicts:
-    """The grounded claims of an answer, their hard verdicts, quoted evidence ("" when none), P(yes)
-    per claim (None without log-probabilities), the judge's ``no_facts`` statement, and the claims
-    dropped because the answer does not make them (:func:`._grounding.split_grounded`)."""
+    """The grounded claims of an answer, their hard verdicts, the context sentence the judge quoted
+    for each ("" when none), P(yes) per claim (None without log-probabilities), the judge's
+    ``no_facts`` statement, and the claims dropped because the answer does not make them
+    (:func:`._grounding.split_grounded`)."""
 
     claims: list[str]
     verdicts: list[bool]
-    evidence: list[str]
+    quotes: list[str]
     p_yes: list[float | None]
     no_facts: bool
     ungrounded: list[dict[str, Any]]
@@ -115,6 +124,23 @@ class ClaimVerdicts:
     veto: str = "none"
     #: the extracted claims that are not claims to check (questions, greetings, opinions), not verified
     not_claims: list[dict[str, str]] = field(default_factory=list)
+    #: per claim, for the report: the answer sentence it was taken from (``start``, ``end``, ``sentence``;
+    #: absent when no sentence holds its words) and its ``evidence`` spans (:meth:`locate`)
+    places: list[dict[str, Any]] | None = None
+
+    def locate(self, answer: str, contexts: list[str]) -> None:
+        """Fill :attr:`places` offline: each claim's answer sentence (:func:`._grounding.source_span`)
+        and the :data:`._sentence_steps.EVIDENCE_SENTENCES` context sentences most related to it, with
+        their offsets (:func:`._sentence_steps.focus_spans`, as ``mode=sentences`` records them)."""
+        texts = [t for t in contexts if t.strip()]
+        spans = context_sentences(texts)
+        self.places = []
+        for c in self.claims:
+            place: dict[str, Any] = {}
+            at = source_span(c, answer)
+            if at is not None:
+                place = {"start": at[0], "end": at[1], "sentence": answer[at[0]:at[1]]}
+            self.places.append(place | {"evidence": [s.as_dict() for s in focus_spans(c, texts, spans)]})
 
     def struck(self) -> list[bool]:
         """Per claim, whether the veto struck it."""
@@ -138,8 +164,11 @@ class ClaimVerdicts:
     def details(self) -> dict[str, Any]:
         """Per-claim verdicts (with the context sentence the judge quoted and P(yes)), the scoring
         used and the dropped ungrounded claims, for the report."""
-        rows = zip(self.claims, self.verdicts, self.evidence, self.p_yes, strict=True)
-        claims: list[dict[str, Any]] = [{"claim": c, "supported": v, "evidence": e, "p_yes": p} for c, v, e, p in rows]
+        rows = zip(self.claims, self.verdicts, self.quotes, self.p_yes, self.supports(), strict=True)
+        claims: list[dict[str, Any]] = [{"claim": c, "supported": v, "quote": e, "p_yes": p, "support": s}
+                                        for c, v, e, p, s in rows]
+        for c, place in zip(claims, self.places or [{}] * len(claims), strict=True):
+            c.update(place)
         out: dict[str, Any] = {"claims": claims, "scoring": self.scoring, "ungrounded_claims": self.ungrounded,
                                "not_claims": self.not_claims}
         if self.conflicts is not None:
@@ -263,7 +292,8 @@ async def support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcome
         spans = context_sentences(contexts)
         cv.veto = ev.params["veto"]
         cv.conflicts = [veto_conflicts(cv.veto, c, e, contexts, spans)
-                        for c, e in zip(cv.claims, cv.evidence, strict=True)]
+                        for c, e in zip(cv.claims, cv.quotes, strict=True)]
+    cv.locate(sample.answer or "", sample.context_texts)
     return SupportOutcome("claims", sum(cv.supports()) / len(cv.claims), cv.details(), scoring=cv.scoring,
                           supported=cv.supported(), n=len(cv.claims))
 

@@ -212,11 +212,11 @@
     return d;
   }
   // ---- the checked claims in the answer and their evidence in the contexts (report/_evidence.py) -----
-  // s.ev: {m: metric, k: [[class, p_yes, support, veto, spans, shown]], a: answer segments,
+  // s.ev: {m: metric, k: [[class, p_yes, support, veto, spans, shown, text?]], a: answer segments,
   // c: [[context index, segments]], n: notes}; a segment is [start, end, keys, opens, closes].
   // Each piece of text goes in with textContent; links are plain #anchors (no script needed to follow them).
   var SUPPORT = { supported: "✓", doubtful: "?", unsupported: "✗" };
-  function claimOf(s, n) { var k = s.ev.k[n - 1]; return k ? { cls: k[0], p: k[1], support: k[2], veto: k[3], spans: k[4], shown: k[5] } : null; }
+  function claimOf(s, n) { var k = s.ev.k[n - 1]; return k ? { cls: k[0], p: k[1], support: k[2], veto: k[3], spans: k[4], shown: k[5], text: k[6] } : null; }
   function claimWords(s, n) {
     var c = claimOf(s, n);
     return "claim " + n + ": " + c.cls + (c.veto ? " (vetoed)" : "") + ", P(yes) " + fmt(c.p) + ", support " + fmt(c.support);
@@ -302,6 +302,8 @@
     var ol = el("ol", "claims");
     s.ev.k.forEach(function (k, j) {
       var n = j + 1, c = claimOf(s, n), li = el("li", "s-" + c.cls);
+      // a claim in the judge's own words (mode=claims): its text, then its verdict
+      if (typeof c.text === "string") { li.appendChild(el("q", "claim-text", c.text)); li.appendChild(document.createTextNode(" ")); }
       li.appendChild(el("span", "claim-word", SUPPORT[c.cls] + " " + c.cls));
       li.appendChild(document.createTextNode(" · P(yes) " + fmt(c.p) + " · support " + fmt(c.support) + (c.veto ? " · vetoed by the offline check" : "") + " · "));
       if (c.shown) { var a = el("a", null, "evidence"); a.href = "#ev-" + s.i + "-" + n; li.appendChild(a); }
