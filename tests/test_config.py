@@ -164,3 +164,21 @@ def test_a_variable_expands_in_the_judge_and_embedder_specs_and_the_cache_dir():
     assert cfg.eval.cache.dir == "/tmp/c/ragmeter"
     cfg = parse_config("rag:\n  eval:\n    judge: 'openai:m@http://admin:${PW}@127.0.0.1:9/v1'\n", env=SECRET_ENV)
     assert cfg.eval.judge == "openai:m@http://admin:pw-1234@127.0.0.1:9/v1"
+
+
+def test_extra_body_reaches_the_judge_backend():
+    # server-specific request fields (llama-cpp-python's server applies a repeat penalty unless told)
+    from ragmeter.cli._backends import judge_config
+
+    cfg = parse_config("rag:\n  eval:\n    judge: openai:qwen@http://127.0.0.1:8080/v1\n"
+                       "    extra_body: {repeat_penalty: 1.0}\n")
+    jc = judge_config(cfg.rag.eval)
+    assert jc is not None and jc.backend["extra_body"] == {"repeat_penalty": 1.0}
+    assert jc.build().backend.extra_body == {"repeat_penalty": 1.0}
+    plain = judge_config(parse_config("rag:\n  eval:\n    judge: openai:qwen@http://127.0.0.1:8080/v1\n").rag.eval)
+    assert plain is not None and "extra_body" not in plain.backend  # nothing extra is sent by default
+
+
+def test_extra_body_must_be_a_mapping():
+    with pytest.raises(InputError, match="extra_body"):
+        parse_config("rag:\n  eval:\n    extra_body: [1, 2]\n")

@@ -146,6 +146,9 @@ class EvalConfig(BaseModel):
     api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
     #: ``auto``: adaptive, up to 16 in flight (see ragmeter.judges.concurrency); N: exactly N, fixed
     concurrency: int | Literal["auto"] = "auto"
+    #: fields added to every judge request body, for a server's own sampling options (e.g.
+    #: ``{repeat_penalty: 1.0}`` for llama-cpp-python's server); part of the cache key
+    extra_body: dict[str, Any] = Field(default_factory=dict)
     rate_limits: RateLimits = Field(default_factory=RateLimits)
     cache: CacheConfig = Field(default_factory=CacheConfig)
     prices: dict[str, Price] = Field(default_factory=dict)
@@ -451,6 +454,7 @@ rag:
     # embedder: bert:all-MiniLM-L6-v2
 
     concurrency: auto          # judge calls in flight: auto (adapts to the endpoint, up to 16) or N (fixed)
+    # extra_body: {repeat_penalty: 1.0}  # fields added to every judge request (llama-cpp-python's server: greedy)
     rate_limits:
       requests_per_minute: null
       tokens_per_minute: null

@@ -53,6 +53,8 @@ def judge_config(cfg: EvalConfig, *, dry_run: bool = False, repeat: int = 1, key
         options["api_key_env"] = cfg.api_key_env  # a key named for this judge (docs/judges.md)
     if base_url:
         options["base_url"] = base_url
+    if cfg.extra_body:
+        options["extra_body"] = dict(cfg.extra_body)
     options.update({k: v for k, v in (extra or {}).items() if v is not None})
     return JudgeConfig.from_options(cfg.judge, **options)
 
