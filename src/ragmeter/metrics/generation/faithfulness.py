@@ -89,7 +89,7 @@ from ._answer_steps import NO_CLAIM_UNDEFINED, decompose, decompose_step
 from ._base import JUDGE_VALIDATION, STEPS, JudgedEvaluator, register_judged
 from ._checkworthy import checkworthy_claims, split_claims
 from ._claim_steps import VERDICTS, check_inline, verdict_form, verify
-from ._evidence import context_sentences
+from ._evidence import Span, context_sentences
 from ._grounding import grounded_mask, source_span, split_grounded
 from ._sentence_steps import (
     CROSS_CHECK,
@@ -128,12 +128,11 @@ class ClaimVerdicts:
     #: absent when no sentence holds its words) and its ``evidence`` spans (:meth:`locate`)
     places: list[dict[str, Any]] | None = None
 
-    def locate(self, answer: str, contexts: list[str]) -> None:
+    def locate(self, answer: str, texts: list[str], spans: list[Span]) -> None:
         """Fill :attr:`places` offline: each claim's answer sentence (:func:`._grounding.source_span`)
         and the :data:`._sentence_steps.EVIDENCE_SENTENCES` context sentences most related to it, with
-        their offsets (:func:`._sentence_steps.focus_spans`, as ``mode=sentences`` records them)."""
-        texts = [t for t in contexts if t.strip()]
-        spans = context_sentences(texts)
+        their offsets (:func:`._sentence_steps.focus_spans`, as ``mode=sentences`` records them);
+        ``texts`` are the contexts with text and ``spans`` their sentences."""
         self.places = []
         for c in self.claims:
             place: dict[str, Any] = {}
@@ -287,13 +286,13 @@ async def support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcome
         if cv.no_facts:
             return SupportOutcome("no_facts", 1.0, {"claims": [], "no_facts": True})
         return SupportOutcome("no_claim", None, {"claims": [], "no_facts": False})
+    contexts = [t for t in sample.context_texts if t.strip()]
+    spans = context_sentences(contexts)
     if ev.params["veto"] in SENTENCE_VETOES:
-        contexts = [t for t in sample.context_texts if t.strip()]
-        spans = context_sentences(contexts)
         cv.veto = ev.params["veto"]
         cv.conflicts = [veto_conflicts(cv.veto, c, e, contexts, spans)
                         for c, e in zip(cv.claims, cv.quotes, strict=True)]
-    cv.locate(sample.answer or "", sample.context_texts)
+    cv.locate(sample.answer or "", contexts, spans)
     return SupportOutcome("claims", sum(cv.supports()) / len(cv.claims), cv.details(), scoring=cv.scoring,
                           supported=cv.supported(), n=len(cv.claims))
 
