@@ -29,7 +29,7 @@ from typing import Any
 
 from ragmeter import Sample
 from ragmeter.judges.check import separation
-from ragmeter.metrics.generation._checkworthy import split_claims
+from ragmeter.metrics.generation._checkworthy import checkworthy_claims
 from ragmeter.metrics.generation._evidence import context_sentences
 from ragmeter.metrics.generation._sentence_steps import offline_checks, veto_conflicts
 from ragmeter.stats.roc import auroc
@@ -64,8 +64,8 @@ def data_path(given: str | None, saved: str | None) -> Path:
 
 
 def is_claim(text: str) -> bool:
-    """Whether any sentence of a claim's text is check-worthy (``_checkworthy``'s offline rules)."""
-    return any(s.checkworthy for s in split_claims(text))
+    """Whether the metric verifies a claim of this text (:func:`._checkworthy.checkworthy_claims`)."""
+    return bool(checkworthy_claims([text])[0])
 
 
 def support(details: dict[str, Any], veto: str, contexts: list[str],
