@@ -20,7 +20,9 @@ most that many requests at once, each for ``latency`` seconds; the others wait i
 a request whose client gave up keeps its slot until its service time is over, as a real server
 computing an abandoned generation does (counted in :attr:`FakeLLMServer.abandoned`).
 ``props=True`` also answers llama.cpp's ``GET /props`` with ``total_slots``; ``vllm=True`` answers
-``GET /metrics`` with vLLM's Prometheus series (a server that batches any number of requests).
+``GET /metrics`` with vLLM's Prometheus series (a server that batches any number of requests);
+``openapi_title="..."`` answers ``GET /openapi.json`` as a FastAPI server of that title does
+(llama-cpp-python's server is one).
 
 Run standalone (benchmarks, manual tests)::
 
@@ -209,12 +211,14 @@ class FakeLLMServer:
     """The server. ``rule`` and ``latency`` (seconds added to every reply) may be changed any time."""
 
     def __init__(self, rule: Rule | None = None, *, latency: float = 0.0, host: str = "127.0.0.1",
-                 port: int = 0, slots: int | None = None, props: bool = False, vllm: bool = False) -> None:
+                 port: int = 0, slots: int | None = None, props: bool = False, vllm: bool = False,
+                 openapi_title: str | None = None) -> None:
         self.rule: Rule = rule or default_rule
         self.latency = latency
         self.slots = slots
         self.props = props
         self.vllm = vllm
+        self.openapi_title = openapi_title
         self.abandoned = 0
         self.busy = 0
         self.peak_busy = 0
@@ -337,6 +341,13 @@ class FakeLLMServer:
         text = f"# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running {self.busy}\n"
         return web.Response(text=text, content_type="text/plain")
 
+    async def _openapi(self, request: web.Request) -> web.Response:
+        """A FastAPI server's schema (as llama-cpp-python's), titled ``openapi_title``; 404 without one."""
+        if self.openapi_title is None:
+            return web.json_response({"detail": "Not Found"}, status=404)
+        return web.json_response({"openapi": "3.1.0", "info": {"title": self.openapi_title, "version": "0.1.0"},
+                                  "paths": {"/v1/chat/completions": {}}})
+
     async def _models(self, request: web.Request) -> web.Response:
         return web.json_response({"object": "list", "data": [{"id": "fake", "object": "model"}]})
 
@@ -375,6 +386,7 @@ class FakeLLMServer:
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/props", self._props)
         app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/openapi.json", self._openapi)
         self._runner = web.AppRunner(app, handler_cancellation=True, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)

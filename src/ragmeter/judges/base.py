@@ -14,6 +14,11 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 Role = Literal["system", "user", "assistant"]
 
+#: ``ChatRequest.repeat_penalty`` asking for no repetition penalty: the model's most likely tokens,
+#: as temperature 0 intends, where a server would otherwise penalise repeated tokens (llama.cpp's
+#: sampler as llama-cpp-python's server and Ollama run it: 1.1 over the last 64 tokens)
+NO_REPEAT_PENALTY = 1.0
+
 
 @dataclass(frozen=True)
 class Message:
@@ -54,6 +59,12 @@ class ChatRequest:
         generated token and of its ``n`` most likely alternatives (OpenAI's ``logprobs: true,
         top_logprobs: n``); they come back in :attr:`Completion.logprobs` where the server
         supports them, and a backend without them returns ``logprobs=None``.
+    repeat_penalty:
+        None (default): the server's own repetition penalty. A value (:data:`NO_REPEAT_PENALTY`,
+        1.0: none) is a request for that penalty, which the :class:`~ragmeter.judges.Judge` passes
+        on only where the server is known to apply a penalty unasked and to take the field
+        (llama-cpp-python's server, Ollama's native API, the in-process llama.cpp backend) and
+        drops everywhere else, where an unknown field may be refused. A backend sends it when set.
     """
 
     messages: tuple[Message, ...]
@@ -64,6 +75,7 @@ class ChatRequest:
     seed: int | None = None
     timeout: float = 60.0
     top_logprobs: int | None = None
+    repeat_penalty: float | None = None
 
     def message_dicts(self) -> list[dict[str, str]]:
         """The messages as plain dicts."""

@@ -12,7 +12,7 @@ The rules
 ---------
 **Start.** :func:`probe_endpoint` asks a local or private server what it is (``GET /props``
 ``total_slots`` and ``GET /slots`` of llama.cpp's server; ``GET /metrics`` with ``vllm:``
-series for vLLM). Start limit ``L0``:
+series for vLLM; ``GET /openapi.json`` titled as llama-cpp-python's server). Start limit ``L0``:
 
 - llama.cpp with ``k`` slots: ``min(k, max)``, latency mode;
 - vLLM (continuous batching): ``max``, loss mode;
@@ -108,13 +108,16 @@ QUEUE = 1.0
 BASE_WINDOW = 500
 LOCAL_START = 2
 SLACK = 0.05
+#: The ``info.title`` of llama-cpp-python's server in its ``GET /openapi.json`` (FastAPI's schema)
+LLAMA_CPP_PYTHON_TITLE = "\U0001f999 llama.cpp Python API"
 NOISE_FLOOR = 0.25
 
 
 @dataclass(frozen=True)
 class EndpointInfo:
-    """What :func:`probe_endpoint` learnt: ``kind`` (``llama.cpp``, ``vllm``, ``local``,
-    ``remote``, ``none``) and the slot count when the server reports one."""
+    """What :func:`probe_endpoint` learnt: ``kind`` (``llama.cpp``, ``vllm``,
+    ``llama-cpp-python``, ``local``, ``remote``, ``none``) and the slot count when the server
+    reports one."""
 
     kind: str
     slots: int | None = None
@@ -165,6 +168,10 @@ async def probe_endpoint(base_url: str | None, *, timeout: float = 2.0) -> Endpo
         metrics = await get("/metrics")
         if isinstance(metrics, str) and "vllm:" in metrics:
             return EndpointInfo("vllm")
+        spec = await get("/openapi.json")
+        if isinstance(spec, dict) and isinstance(spec.get("info"), dict) and \
+                spec["info"].get("title") == LLAMA_CPP_PYTHON_TITLE:
+            return EndpointInfo("llama-cpp-python")
     return EndpointInfo("local")
 
 
@@ -172,7 +179,7 @@ def start_for(info: EndpointInfo, maximum: int) -> tuple[float, Mode]:
     """The start limit and mode for an endpoint (the table in the module docs)."""
     if info.kind == "llama.cpp" and info.slots:
         return float(min(info.slots, maximum)), "latency"
-    if info.kind == "local":
+    if info.kind in ("local", "llama-cpp-python"):
         return float(min(LOCAL_START, maximum)), "latency"
     return float(maximum), "loss"
 

@@ -41,7 +41,7 @@ from ..errors import (
 from ..masking import mask_secrets, mask_url
 from .base import ChatRequest, Completion, JudgeBackend, Message, TokenLogprob, Usage
 from .cache import CacheEntry, ResponseCache, canonical_json
-from .concurrency import AdaptiveLimit, probe_endpoint, start_for
+from .concurrency import AdaptiveLimit, EndpointInfo, probe_endpoint, start_for
 from .counters import Stats
 from .parsing import length_repair_note, parse_reply, repair_message
 from .pricing import Price, check_prices, cost_of, lookup_price
@@ -198,12 +198,14 @@ _SCHEMA_JSON: dict[int, tuple[dict[str, Any], str]] = {}
 def judge_cache_key(*, backend: str, model: str, base_url: str | None, messages: list[dict[str, str]],
                     temperature: float, max_tokens: int, schema: dict[str, Any] | None, seed: int | None,
                     template_version: str, top_logprobs: int | None = None,
-                    extra_body: dict[str, Any] | None = None) -> str:
+                    extra_body: dict[str, Any] | None = None, repeat_penalty: float | None = None) -> str:
     """``cache_key`` of these fields, i.e. ``sha256:`` + SHA-256 of their canonical JSON.
 
     ``top_logprobs`` is part of the key only when set (a request asking for log-probabilities
     is a different request; keys of requests without it are unchanged); likewise ``extra_body``
-    (the backend's extra request fields, e.g. ``repeat_penalty``) only when not empty.
+    (the backend's extra request fields, e.g. ``repeat_penalty``) only when not empty, and a
+    request's own ``repeat_penalty`` only when set (the request as asked: the same key whether or
+    not this server is one it is passed on to).
 
     The same bytes as ``canonical_json({...all fields...})``, built from pieces so the (large,
     constant) schema is serialised once per schema, not once per call.
@@ -222,6 +224,8 @@ def judge_cache_key(*, backend: str, model: str, base_url: str | None, messages:
         tail_fields["top_logprobs"] = top_logprobs
     if extra_body:
         tail_fields["extra_body"] = extra_body
+    if repeat_penalty is not None:
+        tail_fields["repeat_penalty"] = repeat_penalty
     tail = canonical_json(tail_fields)
     text = f'{head[:-1]},"schema":{schema_json},{tail[1:]}'
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -378,6 +382,8 @@ class Judge:
         self._plan: dict[str, Any] = {}
         self._state: _LoopState | None = None
         self._learned: AdaptiveLimit | None = None
+        #: what the endpoint is, once probed (:meth:`_endpoint_info`)
+        self._endpoint: EndpointInfo | None = None
         self._spent = 0.0
         self._reached = False  # a request ever succeeded
         self._cannot_reach = 0  # consecutive connection/auth failures (no reply of any kind in between)
@@ -401,6 +407,7 @@ class Judge:
         seed: int | None = None,
         sample: int = 0,
         top_logprobs: int | None = None,
+        repeat_penalty: float | None = None,
     ) -> JudgeResult[M]:
         """Ask the judge and return its reply validated as ``schema``.
 
@@ -408,9 +415,11 @@ class Judge:
         ``PromptTemplate.cache_version``) goes into the cache key. Raises a
         :class:`~ragmeter.errors.JudgeError` subclass, e.g. :class:`~ragmeter.errors.JudgeParseError`
         with ``.raw`` when the reply is unreadable even after one repair. ``top_logprobs=n`` asks
-        for token log-probabilities (see :attr:`JudgeResult.logprobs`).
+        for token log-probabilities (see :attr:`JudgeResult.logprobs`); ``repeat_penalty``
+        (:data:`~ragmeter.judges.base.NO_REPEAT_PENALTY`) asks for no repetition penalty where the
+        server would apply one (:attr:`~ragmeter.judges.base.ChatRequest.repeat_penalty`).
         """
-        request = self._request(messages, schema, temperature, max_tokens, seed, top_logprobs)
+        request = self._request(messages, schema, temperature, max_tokens, seed, top_logprobs, repeat_penalty)
         key = self._key(request, template_version, sample)
         self._stats.bump(tag, "calls")
         try:
@@ -472,7 +481,8 @@ class Judge:
         ``requests`` (sent to the backend, retries and repairs included), ``retries``, ``repairs``,
         ``format_fallbacks`` (structured-output downgrades, extra HTTP requests) and
         ``format_fallback_paths`` (``{"json_schema->json_object": n}``), ``extra_body`` (extra
-        request fields sent, e.g. ``{"repeat_penalty": 1.0}``), ``errors``
+        request fields sent, e.g. ``{"repeat_penalty": 1.0}``), ``endpoint`` (what the server was
+        probed to be, once it was: ``llama.cpp``, ``llama-cpp-python``, ``vllm``, ``local``...), ``errors``
         (final failures by type), ``attempt_errors`` (every failed request by type),
         ``prompt_tokens``/``completion_tokens`` (spent, cache hits excluded), ``cost`` (USD, None
         when the price is unknown), dry-run counts, the same per tag in ``by_tag``, and the run's
@@ -481,6 +491,8 @@ class Judge:
         out["format_fallbacks"] = int(getattr(self.backend, "format_fallbacks", 0))
         out["format_fallback_paths"] = dict(getattr(self.backend, "format_fallback_paths", None) or {})
         out["extra_body"] = dict(getattr(self.backend, "extra_body", None) or {})
+        if self._endpoint is not None:
+            out["endpoint"] = self._endpoint.kind
         if self.dry_run:
             est = cost_of(Usage(self._stats.total.estimated_prompt_tokens, 0), self.price)
             out["estimated_prompt_cost"] = None if est is None else round(est, 8)
@@ -513,7 +525,8 @@ class Judge:
     # -- internals ----------------------------------------------------------------------------
 
     def _request(self, messages: MessagesLike, schema: type[BaseModel] | None, temperature: float | None,
-                 max_tokens: int | None, seed: int | None, top_logprobs: int | None = None) -> ChatRequest:
+                 max_tokens: int | None, seed: int | None, top_logprobs: int | None = None,
+                 repeat_penalty: float | None = None) -> ChatRequest:
         return ChatRequest(
             messages=_messages(messages),
             temperature=self.temperature if temperature is None else temperature,
@@ -523,6 +536,7 @@ class Judge:
             seed=self.seed if seed is None else seed,
             timeout=self.timeout,
             top_logprobs=top_logprobs,
+            repeat_penalty=repeat_penalty,
         )
 
     def _key(self, request: ChatRequest, template_version: str, sample: int) -> str:
@@ -539,6 +553,7 @@ class Judge:
             template_version=template_version,
             top_logprobs=request.top_logprobs,
             extra_body=getattr(self.backend, "extra_body", None),
+            repeat_penalty=request.repeat_penalty,
         )
         return f"{key}#{sample}" if sample else key
 
@@ -633,7 +648,7 @@ class Judge:
                                                     slots=prev.slots, timeout=self.timeout)
                         state.limit.slow_start = prev.slow_start
                     else:
-                        info = await probe_endpoint(self.backend.base_url)
+                        info = await self._endpoint_info()
                         start, mode = start_for(info, self.concurrency)
                         state.limit = AdaptiveLimit(self.concurrency, start=start, mode=mode,
                                                     slots=info.slots, timeout=self.timeout)
@@ -641,6 +656,24 @@ class Judge:
                                     self.backend.model, info.kind, info.slots, start, mode)
                     self._learned = state.limit
         return state.limit
+
+    async def _endpoint_info(self) -> EndpointInfo:
+        """What the endpoint is: :func:`~.concurrency.probe_endpoint`, once per judge."""
+        if self._endpoint is None:
+            self._endpoint = await probe_endpoint(self.backend.base_url)
+        return self._endpoint
+
+    async def _passes_repeat_penalty(self, state: _LoopState) -> bool:
+        """Whether a request's ``repeat_penalty`` goes to the server: the backend's
+        ``repeat_penalty_field`` says "yes" (a server that takes it always), "probe" (an
+        OpenAI-compatible server: only when it is llama-cpp-python's) or nothing (never)."""
+        how = getattr(self.backend, "repeat_penalty_field", None)
+        if how == "probe":
+            if self._endpoint is None:
+                async with state.probing:
+                    await self._endpoint_info()
+            return self._endpoint is not None and self._endpoint.kind == "llama-cpp-python"
+        return how == "yes"
 
     def concurrency_info(self) -> dict[str, Any] | None:
         """The adaptive limit of the current/last event loop (mode, start, limit, lowest, peak in
@@ -665,6 +698,8 @@ class Judge:
             state.finalizer = self._close_with_loop()
             await state.finalizer.__anext__()
         limit = await self._limit(state)
+        if request.repeat_penalty is not None and not await self._passes_repeat_penalty(state):
+            request = replace(request, repeat_penalty=None)
         attempt = timeouts = 0
         while True:
             self._raise_if_unreachable()

@@ -40,6 +40,8 @@ class LlamaCppBackend:
     """
 
     name = "llamacpp"
+    #: a request's ``repeat_penalty`` is a ``create_chat_completion`` argument (llama-cpp-python's default: 1.1)
+    repeat_penalty_field = "yes"
 
     def __init__(self, model: str, *, base_url: str | None = None, n_ctx: int = 4096, n_gpu_layers: int = 0,
                  chat_format: str | None = None, extra_body: dict[str, Any] | None = None,
@@ -72,6 +74,8 @@ class LlamaCppBackend:
             kwargs["response_format"] = {"type": "json_object", "schema": request.json_schema}
         if request.seed is not None:
             kwargs["seed"] = request.seed
+        if request.repeat_penalty is not None:
+            kwargs["repeat_penalty"] = request.repeat_penalty
         kwargs.update(self.extra_body)
         with self._lock:
             return self._llm.create_chat_completion(

@@ -67,6 +67,8 @@ class OllamaNativeBackend:
     """
 
     name = "ollama-native"
+    #: a request's ``repeat_penalty`` is a model option here (Ollama's default: 1.1, as llama.cpp's sampler)
+    repeat_penalty_field = "yes"
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
                  api_key_env: str | None = None, extra_body: dict[str, Any] | None = None,
@@ -115,6 +117,8 @@ class OllamaNativeBackend:
         options: dict[str, Any] = {"temperature": request.temperature, "num_predict": request.max_tokens}
         if request.seed is not None:
             options["seed"] = request.seed
+        if request.repeat_penalty is not None:
+            options["repeat_penalty"] = request.repeat_penalty
         out: dict[str, Any] = {"model": self.model, "messages": request.message_dicts(), "stream": False}
         if request.json_schema is not None:
             out["format"] = request.json_schema

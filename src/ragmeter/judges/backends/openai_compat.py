@@ -29,11 +29,17 @@ sampling options; none by default. llama-cpp-python's server applies a *repeat p
 over the last 64 tokens unless told otherwise, which at temperature 0 sometimes writes the
 verdict the model found less likely (a list of "yes" verdicts pushed to "no": 19 of 177
 faithfulness verdict tokens of a 1.5B judge); ``extra_body={"repeat_penalty": 1.0}`` turns it
-off. It is not the default because it was measured not to help and to hurt (docs/judges.md):
-per-chunk AUROC 0.760 vs 0.788 with the penalty (p 0.47), and 4 of 24 passage-recall replies
-looped on one sentence to the token limit (JudgeParseError, 0 with the penalty). ``extra_body``
+off for every request. It is not the backend's default because on every request it was measured
+not to help and to hurt (docs/judges.md): per-chunk AUROC 0.760 vs 0.788 with the penalty (p
+0.47), and 4 of 24 passage-recall replies looped on one sentence to the token limit
+(JudgeParseError, 0 with the penalty). ``extra_body``
 is part of the cache key and of ``judge.stats()``; a server that refuses a field answers with
 an HTTP 400 (a :class:`~ragmeter.errors.JudgeBadRequest`, not retried).
+
+A request's own ``repeat_penalty`` (:attr:`~ragmeter.judges.base.ChatRequest.repeat_penalty`:
+faithfulness's claim analysis and verdict list ask for none) is sent when the judge passes it on,
+which it does only when the server was probed to be llama-cpp-python's
+(:attr:`OpenAIBackend.repeat_penalty_field`); ``extra_body`` wins over it.
 """
 
 from __future__ import annotations
@@ -113,6 +119,9 @@ class OpenAIBackend:
         Extra fields of every request body (server-specific sampling options, e.g.
         ``{"repeat_penalty": 1.0}`` for llama-cpp-python; see the module docs). Default: none.
     """
+
+    #: a request's ``repeat_penalty`` is passed on only to a server probed to take it (llama-cpp-python's)
+    repeat_penalty_field = "probe"
 
     def __init__(
         self,
@@ -302,6 +311,7 @@ class OpenAIBackend:
             "messages": messages,
             "temperature": request.temperature,
             "max_tokens": request.max_tokens,
+            **({} if request.repeat_penalty is None else {"repeat_penalty": request.repeat_penalty}),
             **self.extra_body,
             **extra,
         }

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import AliasChoices, BaseModel, Field
 
 from ...contract import PlannedStep
+from ...judges.base import NO_REPEAT_PENALTY
 from ...types import Sample
 from ._memo import shared
 from ._prompting import template
@@ -50,12 +51,14 @@ NO_CLAIM_UNDEFINED = ("undefined: the judge listed no claim for a non-empty answ
 
 
 async def analyse_answer(judge: Any, sample: Sample, tag: str) -> AnswerAnalysis:
-    """Claims, back-generated questions and the noncommittal flag, in one shared call."""
+    """Claims, back-generated questions and the noncommittal flag, in one shared call, asked with
+    no repetition penalty (:data:`~ragmeter.judges.base.NO_REPEAT_PENALTY`: claims copy the answer's
+    words, which a penalty pushes out)."""
     t = template("analyse_answer")
 
     async def run() -> AnswerAnalysis:
         r = await judge.judge(t.messages(question=sample.query, answer=sample.answer or ""), AnswerAnalysis,
-                              tag=tag, template_version=t.cache_version)
+                              tag=tag, template_version=t.cache_version, repeat_penalty=NO_REPEAT_PENALTY)
         return r.value
 
     return await shared(judge, t.cache_version, (sample.query, sample.answer), run)
@@ -67,8 +70,9 @@ def decompose_step(sample: Sample, steps: str) -> PlannedStep:
 
 
 async def decompose(judge: Any, sample: Sample, tag: str, steps: str) -> tuple[list[str], bool]:
-    """The answer's atomic claims (from the shared analysis, or a dedicated call) and the judge's
-    explicit ``no_facts`` statement (True: "the answer makes no factual claim")."""
+    """The answer's atomic claims (from the shared analysis, or a dedicated call; both asked with no
+    repetition penalty) and the judge's explicit ``no_facts`` statement (True: "the answer makes no
+    factual claim")."""
     if steps == "shared":
         a = await analyse_answer(judge, sample, tag)
         return [c for c in a.claims if c.strip()], a.no_facts
@@ -76,7 +80,7 @@ async def decompose(judge: Any, sample: Sample, tag: str, steps: str) -> tuple[l
 
     async def run() -> tuple[list[str], bool]:
         r = await judge.judge(t.messages(question=sample.query, answer=sample.answer or ""), Claims,
-                              tag=tag, template_version=t.cache_version)
+                              tag=tag, template_version=t.cache_version, repeat_penalty=NO_REPEAT_PENALTY)
         return [c for c in r.value.claims if c.strip()], r.value.no_facts
 
     return await shared(judge, t.cache_version, (sample.query, sample.answer), run)

@@ -75,7 +75,8 @@ def _evidence(text: str) -> str:
 
 
 async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
-                 scoring: str = "hard", context: str | None = None) -> list[tuple[bool, str, float | None]]:
+                 scoring: str = "hard", context: str | None = None,
+                 repeat_penalty: float | None = None) -> list[tuple[bool, str, float | None]]:
     """One (verdict, evidence, P(yes)) per claim, all claims in one call; the reply must hold exactly
     one verdict per claim (else one repair, then a JudgeParseError). The judge reads ``context``
     when given (``mode=sentences``: the claims' evidence windows), else the sample's joined contexts.
@@ -84,6 +85,8 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
     P(yes) / (P(yes) + P(no)) of the token where its ``"supported"`` value starts
     (:func:`._verdict.field_yes_shares`); None where the backend returned none or the token could
     not be located (the caller then uses the hard verdict). ``"hard"``: always None.
+    ``repeat_penalty`` goes with the request (:attr:`~ragmeter.judges.base.ChatRequest.repeat_penalty`;
+    faithfulness ``mode=claims`` asks for none).
     """
     t = template("verify_claims")
     if context is None:
@@ -94,14 +97,15 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
                                          for i in range(1, len(claims) + 1)])
         r = await judge.judge(t.messages(context=context, statements=numbered(claims), shape=shape),
                               sized(Verdicts, len(claims)), tag=tag, template_version=t.cache_version,
-                              top_logprobs=TOP_LOGPROBS if scoring == "auto" else None)
+                              top_logprobs=TOP_LOGPROBS if scoring == "auto" else None,
+                              repeat_penalty=repeat_penalty)
         verdicts = r.value.verdicts
         shares = reply_yes_shares(r, "supported", len(verdicts), scoring)
         p_of = {id(v): p for v, p in zip(verdicts, shares, strict=True)}
         return align(verdicts, len(claims), "statement",
                      lambda v: (v.supported, _evidence(v.evidence), p_of[id(v)]))
 
-    return await shared(judge, f"{t.cache_version}/{scoring}", (context, claims), run)
+    return await shared(judge, f"{t.cache_version}/{scoring}", (context, claims, repeat_penalty), run)
 
 
 async def check_inline(judge: Any, sample: Sample, tag: str, scoring: str = "hard"

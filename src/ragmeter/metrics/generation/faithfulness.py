@@ -12,7 +12,10 @@ of supported claims; ``scoring=hard`` always). Hard verdicts stay in the details
 answer_relevancy's question generation: one call reads query and answer); offline, the claims that
 are not claims to check (questions, greetings, opinions: the rules of :mod:`._checkworthy`, as in
 ``mode=sentences``) are left out of C(a) and listed in ``not_claims`` with their kind; (2) the judge checks
-every claim against the joined contexts, yes or no per claim, all claims in one call; (3) offline,
+every claim against the joined contexts, yes or no per claim, all claims in one call (both calls
+ask for no repetition penalty, :data:`~ragmeter.judges.base.NO_REPEAT_PENALTY`: a server that
+penalises repeated tokens unasked, as llama-cpp-python's does, is told not to; measured with a
+1.5B judge, bench/results/faithfulness_by_kind.md sections 22-23); (3) offline,
 the **evidence veto** (``veto=auto``, which is ``evidence`` with ``mode=claims``): a claim whose
 numbers conflict with the context sentence most related to it (the evidence windows' lexical
 ranking, :mod:`._evidence`) has :math:`s(c) = 0` whatever the judge said. A conflict: for some
@@ -83,6 +86,7 @@ from typing import Any
 
 from ...contract import PlannedStep
 from ...errors import InvalidParameterError
+from ...judges.base import NO_REPEAT_PENALTY
 from ...registry import LabelCheck
 from ...types import MetricResult, Sample
 from ._answer_steps import NO_CLAIM_UNDEFINED, decompose, decompose_step
@@ -189,8 +193,11 @@ async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts |
     claims, not_claims = checkworthy_claims(grounded)
     if not claims:
         return ClaimVerdicts([], [], [], [], no_facts, ungrounded, not_claims=not_claims)
-    check = claim_words if verdict_form(ev.params) == "word" else verify
-    triples = await check(ev.judge, sample, claims, "faithfulness", ev.params["scoring"])
+    if verdict_form(ev.params) == "word":
+        triples = await claim_words(ev.judge, sample, claims, "faithfulness", ev.params["scoring"])
+    else:  # the verdict list copies context sentences and repeats its keys: no repetition penalty
+        triples = await verify(ev.judge, sample, claims, "faithfulness", ev.params["scoring"],
+                               repeat_penalty=NO_REPEAT_PENALTY)
     return ClaimVerdicts(claims, [t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples],
                          no_facts, ungrounded, not_claims=not_claims)
 
@@ -398,7 +405,7 @@ register_judged(
           "no context",
     params=(STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="5",
+    version="6",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,
                      positions=claim_positions),
     answer_preference=0,

@@ -1,0 +1,139 @@
+"""No repetition penalty on faithfulness's claim calls, where the server would apply one unasked.
+
+The default ``faithfulness`` (``mode=claims``) asks for ``repeat_penalty: 1.0`` on its two calls,
+the claim analysis and the verdict list; the judge passes it on only to a server known to take
+it (an OpenAI-compatible server whose ``GET /openapi.json`` is titled as llama-cpp-python's, the
+Ollama native backend, in-process llama.cpp) and nowhere else. Every server here is a real HTTP
+server on loopback (:class:`~tests.judges.fake_server.FakeLLMServer`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import subprocess
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from ragmeter import Sample, evaluate
+from ragmeter.judges import ChatRequest, Message, from_spec
+from ragmeter.judges.backends.ollama_native import OllamaNativeBackend
+from ragmeter.judges.concurrency import LLAMA_CPP_PYTHON_TITLE, probe_endpoint
+from ragmeter.judges.judge import judge_cache_key
+from tests.judges.fake_server import FakeLLMServer
+
+from .rules import judge_rule
+
+GREEDY = {"repeat_penalty": 1.0}
+SAMPLE = Sample(id="a", query="When was the tower completed?", answer="It was completed in 1889. It is in Paris.",
+                contexts=["It was completed in 1889. It stands in Lyon."])
+
+
+@pytest.fixture(scope="module")
+def llama_python() -> Iterator[FakeLLMServer]:
+    """A server that presents itself as llama-cpp-python's does (``/openapi.json`` title)."""
+    with FakeLLMServer(judge_rule, openapi_title=LLAMA_CPP_PYTHON_TITLE) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def other_fastapi() -> Iterator[FakeLLMServer]:
+    """Another FastAPI server (its own title): not known to take the field."""
+    with FakeLLMServer(judge_rule, openapi_title="Some OpenAI-compatible API") as server:
+        yield server
+
+
+def bodies(server: FakeLLMServer, metrics: list[str], **options: Any) -> tuple[dict[str, dict[str, Any]], Any]:
+    """The request body of each reply schema the run asked for (by schema name), and the run's judge stats."""
+    seen: dict[str, dict[str, Any]] = {}
+
+    def rule(call: Any) -> Any:
+        seen[re.sub(r"\d+$", "", call.schema_name or "word")] = call.body
+        return judge_rule(call)
+
+    server.rule = rule
+    judge = from_spec(f"openai:fake-model@{server.url}", cache=False, timeout=5.0, **options)
+    try:
+        report = evaluate([SAMPLE], metrics, judge=judge)
+    finally:
+        judge.close()
+        server.rule = judge_rule
+    return seen, report
+
+
+def test_the_default_asks_llama_cpp_pythons_server_for_none_on_both_claim_calls(llama_python):
+    seen, report = bodies(llama_python, ["faithfulness", "hallucination_rate"])
+    assert set(seen) == {"AnswerAnalysis", "Verdicts"}
+    assert {k: b.get("repeat_penalty") for k, b in seen.items()} == {"AnswerAnalysis": 1.0, "Verdicts": 1.0}
+    assert report.run["judge"]["endpoint"] == "llama-cpp-python"
+    # the rules' judge: "completed in 1889" is in the context, "is in Paris" is not: 1 of 2 supported
+    assert report.records[0]["metrics"]["faithfulness"]["score"] == pytest.approx(0.5)
+
+
+def test_the_bodies_are_those_the_recommended_extra_body_sent(llama_python, other_fastapi):
+    # method log 22 measured the default with extra_body={"repeat_penalty": 1.0}: the new default
+    # sends the same bodies without it
+    new, _ = bodies(llama_python, ["faithfulness"])
+    old, _ = bodies(other_fastapi, ["faithfulness"], extra_body=GREEDY)
+    assert new == old
+
+
+def test_other_metrics_and_other_modes_ask_for_nothing(llama_python):
+    seen, _ = bodies(llama_python, ["faithfulness(mode=direct)", "answer_relevancy", "context_relevancy",
+                                    "faithfulness(mode=sentences)", "faithfulness(mode=claims,verdicts=word)"])
+    # mode=claims,verdicts=word shares the analysis (asked without penalty); its one-word calls are not
+    assert seen.pop("AnswerAnalysis")["repeat_penalty"] == 1.0
+    assert seen and {k: "repeat_penalty" in b for k, b in seen.items()} == {k: False for k in seen}
+
+
+def test_servers_not_known_to_take_it_get_nothing(fake_llm, other_fastapi):
+    for server, kind in ((fake_llm, "local"), (other_fastapi, "local")):
+        seen, report = bodies(server, ["faithfulness"])
+        assert set(seen) == {"AnswerAnalysis", "Verdicts"}
+        assert [b.get("repeat_penalty") for b in seen.values()] == [None, None]
+        assert report.run["judge"]["endpoint"] == kind
+
+
+def test_the_users_extra_body_wins(llama_python):
+    seen, _ = bodies(llama_python, ["faithfulness"], extra_body={"repeat_penalty": 1.1})
+    assert [b["repeat_penalty"] for b in seen.values()] == [1.1, 1.1]
+
+
+def test_the_probe(llama_python, other_fastapi, fake_llm):
+    got = [asyncio.run(probe_endpoint(s.url)).kind for s in (llama_python, other_fastapi, fake_llm)]
+    assert got == ["llama-cpp-python", "local", "local"]
+    assert asyncio.run(probe_endpoint("https://api.openai.com/v1")).kind == "remote"  # never probed
+
+
+def test_the_cache_key_holds_the_request_as_asked():
+    fields = dict(backend="openai", model="m", base_url="http://127.0.0.1:1/v1",
+                  messages=[{"role": "user", "content": "x"}], temperature=0.0, max_tokens=10, schema=None,
+                  seed=None, template_version="t@1")
+    assert judge_cache_key(**fields) == judge_cache_key(**fields, repeat_penalty=None)  # keys without it unchanged
+    assert judge_cache_key(**fields) != judge_cache_key(**fields, repeat_penalty=1.0)
+
+
+def test_ollamas_native_api_takes_it_as_a_model_option_and_extra_body_wins():
+    request = ChatRequest((Message("user", "x"),), repeat_penalty=1.0)
+    assert OllamaNativeBackend("m").body(request)["options"]["repeat_penalty"] == 1.0
+    assert "repeat_penalty" not in OllamaNativeBackend("m").body(ChatRequest((Message("user", "x"),)))["options"]
+    mine = OllamaNativeBackend("m", extra_body={"repeat_penalty": 1.2}).body(request)
+    assert mine["options"]["repeat_penalty"] == 1.2
+
+
+def test_the_title_is_llama_cpp_pythons_own():
+    """Read from the installed llama-cpp-python server's source, where it is installed (CI does not
+    install it; ``RAGMETER_LLAMA_CPP_PYTHON`` may name a Python that has it)."""
+    exe = os.environ.get("RAGMETER_LLAMA_CPP_PYTHON")
+    if exe is None:
+        pytest.importorskip("llama_cpp.server.app", reason="llama-cpp-python[server] is not installed")
+        import sys
+
+        exe = sys.executable
+    code = ("import inspect, re, llama_cpp.server.app as a; "
+            "print(re.search(r'title=\"([^\"]+)\"', inspect.getsource(a)).group(1))")
+    got = subprocess.run([exe, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout.strip()
+    assert got == LLAMA_CPP_PYTHON_TITLE
