@@ -23,7 +23,7 @@ from ragmeter.judges import ChatRequest, Message, from_spec
 from ragmeter.judges.backends.ollama_native import OllamaNativeBackend
 from ragmeter.judges.concurrency import LLAMA_CPP_PYTHON_TITLE, probe_endpoint
 from ragmeter.judges.judge import judge_cache_key
-from tests.judges.fake_server import FakeLLMServer
+from tests.judges.fake_server import FakeLLMServer, Reply
 
 from .rules import judge_rule
 
@@ -137,3 +137,32 @@ def test_the_title_is_llama_cpp_pythons_own():
             "print(re.search(r'title=\"([^\"]+)\"', inspect.getsource(a)).group(1))")
     got = subprocess.run([exe, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout.strip()
     assert got == LLAMA_CPP_PYTHON_TITLE
+
+
+def test_the_analysis_is_capped_by_the_answers_length_and_a_loop_is_repaired(llama_python):
+    # 384 + len(answer) // 2 tokens: "It was completed in 1889. It is in Paris." has 41 characters -> 404
+    assert len(SAMPLE.answer or "") == 41
+    seen: list[dict[str, Any]] = []
+    loop = '{"claims": ["It was completed in 1889.", "It was completed in 1889.", "It was completed in 1889.'
+
+    def rule(call: Any) -> Any:
+        if (call.schema_name or "").startswith("AnswerAnalysis"):
+            seen.append(call.body)
+            if len(seen) == 1:  # the first analysis repeats one claim until the limit
+                return Reply(content=loop, finish_reason="length")
+        return judge_rule(call)
+
+    llama_python.rule = rule
+    judge = from_spec(f"openai:fake-model@{llama_python.url}", cache=False, timeout=5.0)
+    try:
+        report = evaluate([SAMPLE], ["faithfulness"], judge=judge)
+        capped = from_spec(f"openai:fake-model@{llama_python.url}", cache=False, timeout=5.0, max_tokens=300)
+        evaluate([SAMPLE], ["faithfulness"], judge=capped)
+        capped.close()
+    finally:
+        judge.close()
+        llama_python.rule = judge_rule
+    assert [b["max_tokens"] for b in seen] == [404, 404, 300]  # the loop, its repair, the judge's own lower cap
+    assert "404-token limit" in str(seen[1]["messages"])
+    assert report.records[0]["metrics"]["faithfulness"]["score"] == pytest.approx(0.5)
+    assert report.run["judge"]["repairs"] == 1

@@ -50,15 +50,29 @@ NO_CLAIM_UNDEFINED = ("undefined: the judge listed no claim for a non-empty answ
                       "makes no factual claim (no_facts was 'no')")
 
 
+def analysis_budget(answer: str, judge_max: int) -> int:
+    """The analysis reply's token limit: ``min(judge_max, 384 + len(answer) // 2)``.
+
+    The claims restate the answer (about a token per 4 characters), with up to three questions and
+    the JSON around them, so a reply that does not loop stays well under it (at most 57% of it on
+    the first 20 held-out short answers of the 1.5B bench judge, 2026-12-03; a summary of 613
+    characters would need about 300 of its 690). Asked with no repetition penalty, a small judge
+    sometimes repeats one claim until the limit (4 of the first 17 analyses, same run): the limit
+    is what such a reply costs before the length repair (:func:`~ragmeter.judges.parsing.length_repair_note`).
+    """
+    return min(judge_max, 384 + len(answer) // 2)
+
+
 async def analyse_answer(judge: Any, sample: Sample, tag: str) -> AnswerAnalysis:
     """Claims, back-generated questions and the noncommittal flag, in one shared call, asked with
     no repetition penalty (:data:`~ragmeter.judges.base.NO_REPEAT_PENALTY`: claims copy the answer's
-    words, which a penalty pushes out)."""
+    words, which a penalty pushes out) and at most :func:`analysis_budget` tokens."""
     t = template("analyse_answer")
 
     async def run() -> AnswerAnalysis:
         r = await judge.judge(t.messages(question=sample.query, answer=sample.answer or ""), AnswerAnalysis,
-                              tag=tag, template_version=t.cache_version, repeat_penalty=NO_REPEAT_PENALTY)
+                              tag=tag, template_version=t.cache_version, repeat_penalty=NO_REPEAT_PENALTY,
+                              max_tokens=analysis_budget(sample.answer or "", judge.max_tokens))
         return r.value
 
     return await shared(judge, t.cache_version, (sample.query, sample.answer), run)
@@ -80,7 +94,8 @@ async def decompose(judge: Any, sample: Sample, tag: str, steps: str) -> tuple[l
 
     async def run() -> tuple[list[str], bool]:
         r = await judge.judge(t.messages(question=sample.query, answer=sample.answer or ""), Claims,
-                              tag=tag, template_version=t.cache_version, repeat_penalty=NO_REPEAT_PENALTY)
+                              tag=tag, template_version=t.cache_version, repeat_penalty=NO_REPEAT_PENALTY,
+                              max_tokens=analysis_budget(sample.answer or "", judge.max_tokens))
         return [c for c in r.value.claims if c.strip()], r.value.no_facts
 
     return await shared(judge, t.cache_version, (sample.query, sample.answer), run)
