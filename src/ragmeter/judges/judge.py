@@ -572,9 +572,12 @@ class Judge:
             return JudgeResult(value, first.text, first.usage, hit, key=key, sample=sample, logprobs=first.logprobs)
         # one repair: show the judge its reply and what was wrong with it; a reply cut at the token
         # limit is asked again without it (the note on the last user message, so templates that
-        # insist on alternating roles still render), as a looping reply shown back loops again
+        # insist on alternating roles still render), as a looping reply shown back loops again, and
+        # with the server's own repetition penalty when it was asked without one (it looped without:
+        # the 1.5B bench judge repeated claims to the limit in the repair too, 2 of 20 rows)
         if first.finish_reason == "length":
-            fix = replace(request, messages=_with_note(request.messages, length_repair_note(request.max_tokens)))
+            fix = replace(request, messages=_with_note(request.messages, length_repair_note(request.max_tokens)),
+                          repeat_penalty=None)
         else:
             fix = replace(request, messages=(*request.messages, Message("assistant", first.text),
                                              Message("user", repair_message(error, schema))))

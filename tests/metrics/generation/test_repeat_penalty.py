@@ -139,7 +139,7 @@ def test_the_title_is_llama_cpp_pythons_own():
     assert got == LLAMA_CPP_PYTHON_TITLE
 
 
-def test_the_analysis_is_capped_by_the_answers_length_and_a_loop_is_repaired(llama_python):
+def test_the_analysis_is_capped_by_the_answers_length_and_a_loop_is_repaired_with_the_servers_penalty(llama_python):
     # 384 + len(answer) // 2 tokens: "It was completed in 1889. It is in Paris." has 41 characters -> 404
     assert len(SAMPLE.answer or "") == 41
     seen: list[dict[str, Any]] = []
@@ -163,6 +163,8 @@ def test_the_analysis_is_capped_by_the_answers_length_and_a_loop_is_repaired(lla
         judge.close()
         llama_python.rule = judge_rule
     assert [b["max_tokens"] for b in seen] == [404, 404, 300]  # the loop, its repair, the judge's own lower cap
+    # the loop was asked without the penalty; its repair goes with the server's own (none sent)
+    assert [b.get("repeat_penalty") for b in seen] == [1.0, None, 1.0]
     assert "404-token limit" in str(seen[1]["messages"])
     assert report.records[0]["metrics"]["faithfulness"]["score"] == pytest.approx(0.5)
     assert report.run["judge"]["repairs"] == 1
