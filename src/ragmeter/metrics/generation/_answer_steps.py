@@ -57,8 +57,9 @@ def analysis_budget(answer: str, judge_max: int) -> int:
     the JSON around them, so a reply that does not loop stays well under it (at most 57% of it on
     the first 20 held-out short answers of the 1.5B bench judge, 2026-12-03; a summary of 613
     characters would need about 300 of its 690). Asked with no repetition penalty, a small judge
-    sometimes repeats one claim until the limit (4 of the first 17 analyses, same run): the limit
-    is what such a reply costs before the length repair (:func:`~ragmeter.judges.parsing.length_repair_note`).
+    sometimes runs away, adding claims until the limit (5 of those 20 analyses): the limit is what
+    such a reply costs before its length repair (:func:`~ragmeter.judges.parsing.length_repair_note`),
+    which goes with the server's own penalty.
     """
     return min(judge_max, 384 + len(answer) // 2)
 
