@@ -161,9 +161,12 @@ def main() -> None:
 
 def _print(rows: list[dict[str, Any]]) -> None:
     for r in rows:
-        auc = "   n/a" if r["auroc"] is None else f"{r['auroc']:.3f}"
-        if r["auroc"] is not None:  # no interval on too few rows of a class (DeLong needs two of each)
-            auc += " [   n/a    ]" if r["low"] is None else f" [{r['low']:.2f}, {r['high']:.2f}]"
+        if r["auroc"] is None:
+            auc = "   n/a"
+        elif r["low"] is None:  # no interval on too few rows of a class (DeLong needs two of each)
+            auc = f"{r['auroc']:.3f} [   n/a    ]"
+        else:
+            auc = f"{r['auroc']:.3f} [{r['low']:.2f}, {r['high']:.2f}]"
         extra = ""
         if "seconds" in r:
             cached = " (cache hits)" if r["cache_hits"] else ""

@@ -54,9 +54,9 @@ def analysis_budget(answer: str, judge_max: int) -> int:
     """The analysis reply's token limit: ``min(judge_max, 384 + len(answer) // 2)``.
 
     The claims restate the answer (about a token per 4 characters), with up to three questions and
-    the JSON around them, so a reply that does not loop stays well under it (at most 57% of it on
-    the first 20 held-out short answers of the 1.5B bench judge, 2026-12-03; a summary of 613
-    characters would need about 300 of its 690). Asked with no repetition penalty, a small judge
+    the JSON around them, so a reply that does not loop stays well under it (the 58 readable
+    analysis replies of the 1.5B bench judge on the held-out short, dialogue and summary rows,
+    2026-12-03, used at most 61% of it; summaries at most 45%). Asked with no repetition penalty, a small judge
     sometimes runs away, adding claims until the limit (5 of those 20 analyses): the limit is what
     such a reply costs before its length repair (:func:`~ragmeter.judges.parsing.length_repair_note`),
     which goes with the server's own penalty.
