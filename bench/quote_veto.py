@@ -30,7 +30,7 @@ from typing import Any
 from ragmeter import Sample
 from ragmeter.judges.check import separation
 from ragmeter.metrics.generation._checkworthy import checkworthy_claims
-from ragmeter.metrics.generation._evidence import context_sentences
+from ragmeter.metrics.generation._evidence import context_sentences, quote_coverage
 from ragmeter.metrics.generation._sentence_steps import offline_checks, veto_conflicts
 from ragmeter.stats.roc import auroc
 
@@ -38,10 +38,21 @@ VETOES = ("quote", "evidence", "quote_evidence")
 #: candidates that also strike a claim for a number (and a name run) the contexts do not hold at all
 #: (method log, section 21; printed with ``--absent``)
 ABSENT = ("evidence+numbers", "evidence+numbers_names")
+#: candidates that also read whether the judge's quote is in the contexts
+#: (:func:`ragmeter.metrics.generation._evidence.quote_coverage`; method log, section 24; printed with
+#: ``--quote-found``): ``evidence+unfound`` strikes a claim whose quote's coverage is below
+#: :data:`UNFOUND_BELOW`, ``evidence*found`` multiplies its support by the coverage
+QUOTE_FOUND = ("evidence+unfound", "evidence*found")
+UNFOUND_BELOW = 0.75
 
 
 def struck_by(veto: str, claim: str, quote: str, texts: list[str], spans: list[Any]) -> bool:
     """Whether ``veto`` (one of :data:`VETOES` or :data:`ABSENT`) strikes ``claim``."""
+    if veto in QUOTE_FOUND:
+        if veto_conflicts("evidence", claim, quote, texts, spans):
+            return True
+        coverage = quote_coverage(quote, spans)
+        return veto == "evidence+unfound" and coverage is not None and coverage < UNFOUND_BELOW
     if veto in ABSENT:
         if veto_conflicts("evidence", claim, quote, texts, spans):
             return True
@@ -88,9 +99,11 @@ def support(details: dict[str, Any], veto: str, contexts: list[str],
     for c in claims:
         value = c["p_yes"] if c.get("p_yes") is not None else float(bool(c["supported"]))
         quote = c.get("quote", c.get("evidence", ""))  # sentence mode's "evidence" is offline spans, not a quote
-        quote = quote if isinstance(quote, str) else ""
+        quote = quote if isinstance(quote, str) and quote.strip().lower() not in ("none", "<none>") else ""
         if struck_by(veto, c["claim"], quote, texts, spans):
             value, struck = 0.0, struck + 1
+        elif veto == "evidence*found" and (coverage := quote_coverage(quote, spans)) is not None:
+            value *= coverage
         values.append(value)
     return (min(values) if aggregate == "min" else sum(values) / len(values)), struck
 
@@ -112,21 +125,23 @@ def contexts_of(row: dict[str, Any]) -> list[str]:
     return Sample.model_validate({k: row[k] for k in ("id", "query", "answer", "contexts") if k in row}).context_texts
 
 
-def variants(checkworthy: bool, absent: bool = False) -> list[tuple[str, str, bool]]:
+def variants(checkworthy: bool, absent: bool = False, quote_found: bool = False) -> list[tuple[str, str, bool]]:
     """``(label, veto, checkworthy)`` of each line: as recorded, each veto (and, with ``absent``, each
-    of :data:`ABSENT`), then (``checkworthy``) each again with the non-check-worthy claims left out."""
-    out = [("recorded", "none", False), *((v, v, False) for v in (*VETOES, *(ABSENT if absent else ())))]
+    of :data:`ABSENT`; with ``quote_found``, each of :data:`QUOTE_FOUND`), then (``checkworthy``) each
+    again with the non-check-worthy claims left out."""
+    extra = (*(ABSENT if absent else ()), *(QUOTE_FOUND if quote_found else ()))
+    out = [("recorded", "none", False), *((v, v, False) for v in (*VETOES, *extra))]
     return out + [(f"{label}+K" if v != "none" else "K", v, True) for label, v, _ in out] if checkworthy else out
 
 
 def judge_quality_file(saved: dict[str, Any], data: str | None, checkworthy: bool = False,
-                       aggregate: str = "mean", absent: bool = False) -> None:
+                       aggregate: str = "mean", absent: bool = False, quote_found: bool = False) -> None:
     """A ``bench/judge_quality.py --out`` file: the bench's own table, before and after."""
     path = data_path(data, saved.get("data"))
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     labels = [r["labels"] for r in rows][: len(saved["records"])]
     names = [n for n in saved["records"][0]["metrics"] if n.split("(")[0] in ("faithfulness", "hallucination_rate")]
-    for label, veto, cw in variants(checkworthy, absent):
+    for label, veto, cw in variants(checkworthy, absent, quote_found):
         records, struck = [], {n: 0 for n in names}
         for rec, row in zip(saved["records"], rows, strict=False):
             assert rec["id"] == row["id"], (rec["id"], row["id"])
@@ -146,14 +161,14 @@ def judge_quality_file(saved: dict[str, Any], data: str | None, checkworthy: boo
 
 
 def by_kind_file(saved: dict[str, Any], data: str | None, checkworthy: bool = False,
-                 aggregate: str = "mean", absent: bool = False) -> None:
+                 aggregate: str = "mean", absent: bool = False, quote_found: bool = False) -> None:
     """A ``bench/faithfulness_by_kind.py --out`` file: AUROC per metric and kind, before and after."""
     path = data_path(data, saved.get("data"))
     rows = {r["id"]: r for r in (json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip())}
     for name, recs in saved["records"].items():
         for kind in sorted({r["kind"] for r in recs}):
             mine = [r for r in recs if r["kind"] == kind and r.get("error") is None and r.get("score") is not None]
-            for label, veto, cw in variants(checkworthy, absent):
+            for label, veto, cw in variants(checkworthy, absent, quote_found):
                 struck, pos, neg = 0, [], []
                 for r in mine:
                     new, k = rescored(r, name, veto, contexts_of(rows[r["id"]]), cw, aggregate)
@@ -176,12 +191,14 @@ def main() -> None:
                          "with min, the 'recorded' line is the recorded supports' minimum, not the saved score")
     ap.add_argument("--absent", action="store_true",
                     help="also the candidates that strike a claim for a number (and name) absent from the contexts")
+    ap.add_argument("--quote-found", action="store_true",
+                    help="also the candidates that read whether the judge's quote is in the contexts")
     args = ap.parse_args()
     saved = json.loads(Path(args.results).read_text(encoding="utf-8"))
     if isinstance(saved.get("records"), dict):
-        by_kind_file(saved, args.data, args.checkworthy, args.aggregate, args.absent)
+        by_kind_file(saved, args.data, args.checkworthy, args.aggregate, args.absent, args.quote_found)
     else:
-        judge_quality_file(saved, args.data, args.checkworthy, args.aggregate, args.absent)
+        judge_quality_file(saved, args.data, args.checkworthy, args.aggregate, args.absent, args.quote_found)
 
 
 if __name__ == "__main__":
