@@ -30,8 +30,9 @@ from typing import Any
 from ragmeter import Sample
 from ragmeter.judges.check import separation
 from ragmeter.metrics.generation._checkworthy import checkworthy_claims
-from ragmeter.metrics.generation._evidence import context_sentences, quote_coverage
+from ragmeter.metrics.generation._evidence import Span, _words, context_sentences
 from ragmeter.metrics.generation._sentence_steps import offline_checks, veto_conflicts
+from ragmeter.metrics.generation._sentences import sentence_spans
 from ragmeter.stats.roc import auroc
 
 VETOES = ("quote", "evidence", "quote_evidence")
@@ -39,11 +40,26 @@ VETOES = ("quote", "evidence", "quote_evidence")
 #: (method log, section 21; printed with ``--absent``)
 ABSENT = ("evidence+numbers", "evidence+numbers_names")
 #: candidates that also read whether the judge's quote is in the contexts
-#: (:func:`ragmeter.metrics.generation._evidence.quote_coverage`; method log, section 24; printed with
+#: (:func:`quote_coverage`; method log, section 24; printed with
 #: ``--quote-found``): ``evidence+unfound`` strikes a claim whose quote's coverage is below
 #: :data:`UNFOUND_BELOW`, ``evidence*found`` multiplies its support by the coverage
 QUOTE_FOUND = ("evidence+unfound", "evidence*found")
 UNFOUND_BELOW = 0.75
+
+
+def quote_coverage(quote: str, sentences: list[Span]) -> float | None:
+    """How much of a quote the context holds: for each sentence of ``quote``, the largest share of its
+    content words (as :func:`lexical_scores` reads them: stemmed, function words left out) that one
+    context sentence of ``sentences`` holds; the lowest of these over the quote's sentences. 1.0: every
+    sentence of the quote is found in some context sentence; None when the quote has no content word
+    (empty: callers pass "" for a verdict that quotes nothing)."""
+    shares: list[float] = []
+    context_words = [_words(s.text) for s in sentences]
+    for a, b in sentence_spans(quote):
+        target = _words(quote[a:b])
+        if target:
+            shares.append(max((len(target & ws) / len(target) for ws in context_words), default=0.0))
+    return min(shares) if shares else None
 
 
 def struck_by(veto: str, claim: str, quote: str, texts: list[str], spans: list[Any]) -> bool:

@@ -132,7 +132,9 @@ def main() -> None:
 
     errors = JobErrors()
     logging.getLogger("ragas").addHandler(errors)
-    embeddings = make_embeddings(job["embedder_path"])
+    # only ResponseRelevancy reads embeddings: a faithfulness-only job needs no sentence-transformers
+    needs = any(run["metric"] == "answer_relevancy" for run in job["runs"])
+    embeddings = make_embeddings(job["embedder_path"]) if needs else None
     out: dict[str, Any] = {"ragas_version": ragas.__version__,
                            "langchain_community_version": langchain_community.__version__, "runs": []}
     for run in job["runs"]:

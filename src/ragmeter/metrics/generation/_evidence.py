@@ -88,21 +88,6 @@ def _words(text: str) -> set[str]:
     return {_stem(w) for w in content_tokens(text)}
 
 
-def quote_coverage(quote: str, sentences: Sequence[Span]) -> float | None:
-    """How much of a quote the context holds: for each sentence of ``quote``, the largest share of its
-    content words (as :func:`lexical_scores` reads them: stemmed, function words left out) that one
-    context sentence of ``sentences`` holds; the lowest of these over the quote's sentences. 1.0: every
-    sentence of the quote is found in some context sentence; None when the quote has no content word
-    (empty: callers pass "" for a verdict that quotes nothing)."""
-    shares: list[float] = []
-    context_words = [_words(s.text) for s in sentences]
-    for a, b in sentence_spans(quote):
-        target = _words(quote[a:b])
-        if target:
-            shares.append(max((len(target & ws) / len(target) for ws in context_words), default=0.0))
-    return min(shares) if shares else None
-
-
 def lexical_scores(claim: str, sentences: Sequence[Span]) -> list[float]:
     """:math:`\\mathrm{lex}(c, s)` of the module docstring for every sentence."""
     words = [_words(s.text) for s in sentences]
