@@ -117,7 +117,7 @@ def test_thousand_calls_with_faults(fake_llm, make_judge):
 
 JUDGED = ["faithfulness", "hallucination_rate", "answer_relevancy", "context_relevancy", "context_precision_llm",
           "correctness", "answer_grade", "passage_recall", "answer_relevancy(steps=separate)",
-          "faithfulness(steps=separate)", "context_relevancy(scale=graded)", "context_relevancy(decision=reasoned)",
+          "faithfulness(steps=shared)", "context_relevancy(scale=graded)", "context_relevancy(decision=reasoned)",
           "correctness(scale=graded)", "correctness(decision=reasoned)"]
 
 

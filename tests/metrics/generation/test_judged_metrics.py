@@ -87,7 +87,7 @@ def test_canonical_set_costs_three_calls_per_sample_with_ragas_answer_relevancy(
     for i, smp in enumerate(samples):
         smp.answer = f"Paris is the capital of France. Sample {i}."
     emb = BagOfWordsEmbedder()
-    run = evaluate(samples, ["faithfulness", "answer_relevancy(method=questions)", "context_relevancy",
+    run = evaluate(samples, ["faithfulness(steps=shared)", "answer_relevancy(method=questions)", "context_relevancy",
                              "context_recall"], judge=judge, embedder=emb)
     # analyse_answer x4 + verify_claims x4; the one-word chunk decisions (one per chunk) have
     # identical query + chunk in every sample -> each asked once
@@ -97,14 +97,29 @@ def test_canonical_set_costs_three_calls_per_sample_with_ragas_answer_relevancy(
     assert (analyse, verify, rate) == (4, 4, len(CTX))
     assert len(fake_llm.log) <= 3 * len(samples)
     assert run.summary()["context_recall"]["mean"] == 1.0
-    assert run.summary()["faithfulness"]["errors"] == 0
+    assert run.summary()["faithfulness(steps=shared)"]["errors"] == 0
+
+
+def test_faithfulness_lists_claims_in_its_own_call_by_default(judge, fake_llm):
+    """The default claim call writes only claims and no_facts (decompose_answer), not the questions of
+    the shared analysis; with answer_relevancy(method=questions) that is one call more per sample."""
+    smp = s(answer="Paris is the capital of France. It has about two million people.", contexts=CTX)
+    evaluate([smp], ["faithfulness"], judge=judge)
+    assert [c.schema for c in fake_llm.log] == ["Claims", "Verdicts2"]
+    fake_llm.clear_log()
+    evaluate([smp], ["faithfulness(steps=shared)"], judge=judge)
+    assert [c.schema for c in fake_llm.log] == ["AnswerAnalysis", "Verdicts2"]
+    fake_llm.clear_log()
+    evaluate([s(answer="Paris is the capital of France. Sample 2.", contexts=CTX)],
+             ["faithfulness", "answer_relevancy(method=questions)"], judge=judge, embedder=BagOfWordsEmbedder())
+    assert sorted(c.schema for c in fake_llm.log) == ["AnswerAnalysis", "Claims", "Verdicts2"]
 
 
 def test_calls_per_sample_without_sharing_across_samples(judge, fake_llm):
     smp = s(answer="Paris is the capital of France.", contexts=CTX)
     # context_relevancy in one call (scale=graded) and by default (one one-word call per chunk)
-    evaluate([smp], ["faithfulness", "answer_relevancy(method=questions)", "context_relevancy(scale=graded)"],
-             judge=judge, embedder=BagOfWordsEmbedder())
+    evaluate([smp], ["faithfulness(steps=shared)", "answer_relevancy(method=questions)",
+                     "context_relevancy(scale=graded)"], judge=judge, embedder=BagOfWordsEmbedder())
     assert len(fake_llm.log) == 3
     fake_llm.clear_log()
     evaluate([smp], ["faithfulness(steps=separate)", "answer_relevancy(method=questions,steps=separate)",
@@ -374,7 +389,7 @@ def test_injected_scores_in_the_answer_do_not_change_parsing(judge, fake_llm):
     fake_llm.rule = rule
     r = get_evaluator("faithfulness", judge=judge).evaluate(s(answer=evil, contexts=["Paris is in France."]))
     assert r.score == 0.0
-    analysis = next(c for c in fake_llm.log if c.schema == "AnswerAnalysis")
+    analysis = next(c for c in fake_llm.log if c.schema == "Claims")
     # the closing tag inside the answer was escaped, so the answer could not leave its data block
     assert analysis.user_text.count("</answer>") == 1 and "&lt;/answer>" in analysis.user_text
 

@@ -4,7 +4,9 @@
 Hand counts, for the samples below (3 distinct chunks each; row 3 has an empty answer, row 4 no
 context): faithfulness 2 calls on rows 1-2 (claims, then their verdicts) and none on rows 3-4;
 answer_relevancy one call on every row with an answer (1, 2, 4); context_relevancy one call per
-chunk on rows 1-3.
+chunk on rows 1-3. ``faithfulness(steps=shared)`` takes its claims from the analysis call that
+``answer_relevancy(method=questions)`` makes, so with it the pair costs one call less per row with
+a context.
 """
 
 from __future__ import annotations
@@ -40,7 +42,8 @@ CASES = {
     ("context_relevancy",): (9, True),
     ("context_relevancy", "context_precision_llm"): (9, True),
     ("context_relevancy(scale=graded)",): (3, True),
-    ("faithfulness", "answer_relevancy(method=questions)"): (4 + 1, False),
+    ("faithfulness", "answer_relevancy(method=questions)"): (4 + 3, False),
+    ("faithfulness(steps=shared)", "answer_relevancy(method=questions)"): (4 + 1, False),
     ("faithfulness(steps=separate)", "answer_relevancy(method=questions,steps=separate)"): (4 + 3, False),
     ("faithfulness", "answer_relevancy", "context_relevancy", "context_recall"): (4 + 3 + 9, False),
 }

@@ -300,13 +300,20 @@ def test_scoring_mode_is_in_the_cache_key_and_logprobs_come_back_from_the_cache(
 ANSWER = "It was completed in 1889 and designed by Gustave Eiffel."
 
 
+def claim_reply(schema: str, claims: list[str]) -> str:
+    """The reply of faithfulness's claim call (``Claims``) or of the shared analysis (``AnswerAnalysis``)."""
+    extra = {"questions": ["When?"], "evasive": "no"} if schema == "AnswerAnalysis" else {}
+    return json.dumps({"claims": claims, "no_facts": "no", **extra})
+
+
 def claims_handler(claims: list[str], verdict_tokens: list[TokenLogprob]):
-    """analyse_answer returns ``claims``; verify_claims returns one verdict per statement asked,
-    spelled token by token with ``verdict_tokens`` at the value positions."""
+    """The claim call (faithfulness's own, or the shared analysis) returns ``claims``; verify_claims
+    returns one verdict per statement asked, spelled token by token with ``verdict_tokens`` at the
+    value positions."""
 
     async def h(request):
-        if request.schema_name == "AnswerAnalysis":
-            return json.dumps({"claims": claims, "no_facts": "no", "questions": ["When?"], "evasive": "no"})
+        if request.schema_name in ("Claims", "AnswerAnalysis"):
+            return claim_reply(request.schema_name, claims)
         n = int(request.schema_name.removeprefix("Verdicts"))  # sized(Verdicts, n): one verdict per claim
         toks: list[TokenLogprob] = [TokenLogprob('{"verdicts": [', -0.01)]
         for i in range(n):
@@ -334,15 +341,15 @@ def test_claims_mode_is_the_mean_p_yes_and_keeps_hard_verdicts():
     assert [c["supported"] for c in d["claims"]] == [True, False]
     assert [c["p_yes"] for c in d["claims"]] == pytest.approx([s1, s2])
     assert d["scoring"] == "probability" and d["ungrounded_claims"] == []
-    assert len(seen) == 2  # analyse + verify, shared by both metrics
+    assert len(seen) == 2  # the claim call + verify, shared by both metrics
 
 
 def test_claims_mode_without_logprobs_is_the_share_of_supported_claims():
     claims = ["The Eiffel Tower was completed in 1889.", "The Eiffel Tower was designed by Gustave Eiffel."]
 
     async def h(request):
-        if request.schema_name == "AnswerAnalysis":
-            return json.dumps({"claims": claims, "no_facts": "no", "questions": ["When?"], "evasive": "no"})
+        if request.schema_name in ("Claims", "AnswerAnalysis"):
+            return claim_reply(request.schema_name, claims)
         return json.dumps({"verdicts": [{"statement": 1, "evidence": "none", "supported": "yes"},
                                         {"statement": 2, "evidence": "none", "supported": "no"}]})
 

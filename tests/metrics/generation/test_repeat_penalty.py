@@ -1,7 +1,7 @@
 """No repetition penalty on faithfulness's claim calls, where the server would apply one unasked.
 
 The default ``faithfulness`` (``mode=claims``) asks for ``repeat_penalty: 1.0`` on its two calls,
-the claim analysis and the verdict list; the judge passes it on only to a server known to take
+the claim list and the verdict list; the judge passes it on only to a server known to take
 it (an OpenAI-compatible server whose ``GET /openapi.json`` is titled as llama-cpp-python's, the
 Ollama native backend, in-process llama.cpp) and nowhere else. Every server here is a real HTTP
 server on loopback (:class:`~tests.judges.fake_server.FakeLLMServer`).
@@ -66,8 +66,8 @@ def bodies(server: FakeLLMServer, metrics: list[str], **options: Any) -> tuple[d
 
 def test_the_default_asks_llama_cpp_pythons_server_for_none_on_both_claim_calls(llama_python):
     seen, report = bodies(llama_python, ["faithfulness", "hallucination_rate"])
-    assert set(seen) == {"AnswerAnalysis", "Verdicts"}
-    assert {k: b.get("repeat_penalty") for k, b in seen.items()} == {"AnswerAnalysis": 1.0, "Verdicts": 1.0}
+    assert set(seen) == {"Claims", "Verdicts"}
+    assert {k: b.get("repeat_penalty") for k, b in seen.items()} == {"Claims": 1.0, "Verdicts": 1.0}
     assert report.run["judge"]["endpoint"] == "llama-cpp-python"
     # the rules' judge: "completed in 1889" is in the context, "is in Paris" is not: 1 of 2 supported
     assert report.records[0]["metrics"]["faithfulness"]["score"] == pytest.approx(0.5)
@@ -84,15 +84,16 @@ def test_the_bodies_are_those_the_recommended_extra_body_sent(llama_python, othe
 def test_other_metrics_and_other_modes_ask_for_nothing(llama_python):
     seen, _ = bodies(llama_python, ["faithfulness(mode=direct)", "answer_relevancy", "context_relevancy",
                                     "faithfulness(mode=sentences)", "faithfulness(mode=claims,verdicts=word)"])
-    # mode=claims,verdicts=word shares the analysis (asked without penalty); its one-word calls are not
-    assert seen.pop("AnswerAnalysis")["repeat_penalty"] == 1.0
+    # mode=claims,verdicts=word lists its claims as the default does (asked without penalty); its
+    # one-word calls are not
+    assert seen.pop("Claims")["repeat_penalty"] == 1.0
     assert seen and {k: "repeat_penalty" in b for k, b in seen.items()} == {k: False for k in seen}
 
 
 def test_servers_not_known_to_take_it_get_nothing(fake_llm, other_fastapi):
     for server, kind in ((fake_llm, "local"), (other_fastapi, "local")):
         seen, report = bodies(server, ["faithfulness"])
-        assert set(seen) == {"AnswerAnalysis", "Verdicts"}
+        assert set(seen) == {"Claims", "Verdicts"}
         assert [b.get("repeat_penalty") for b in seen.values()] == [None, None]
         assert report.run["judge"]["endpoint"] == kind
 
@@ -139,16 +140,16 @@ def test_the_title_is_llama_cpp_pythons_own():
     assert got == LLAMA_CPP_PYTHON_TITLE
 
 
-def test_the_analysis_is_capped_by_the_answers_length_and_a_loop_is_repaired_with_the_servers_penalty(llama_python):
+def test_the_claim_list_is_capped_by_the_answers_length_and_a_loop_is_repaired_with_the_servers_penalty(llama_python):
     # 384 + len(answer) // 2 tokens: "It was completed in 1889. It is in Paris." has 41 characters -> 404
     assert len(SAMPLE.answer or "") == 41
     seen: list[dict[str, Any]] = []
     loop = '{"claims": ["It was completed in 1889.", "It was completed in 1889.", "It was completed in 1889.'
 
     def rule(call: Any) -> Any:
-        if (call.schema_name or "").startswith("AnswerAnalysis"):
+        if (call.schema_name or "").startswith("Claims"):
             seen.append(call.body)
-            if len(seen) == 1:  # the first analysis repeats one claim until the limit
+            if len(seen) == 1:  # the first claim list repeats one claim until the limit
                 return Reply(content=loop, finish_reason="length")
         return judge_rule(call)
 

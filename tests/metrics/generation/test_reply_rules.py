@@ -150,8 +150,11 @@ def test_ratings_by_passage_number_in_any_order(judge, fake_llm):
 
 
 def _analysis(claims, no_facts, questions=(), evasive="no"):
-    return _with("AnswerAnalysis",
-                 {"claims": list(claims), "no_facts": no_facts, "questions": list(questions), "evasive": evasive})
+    """The same claims from the shared analysis (``AnswerAnalysis``) and from faithfulness's own claim
+    call (``Claims``, its default)."""
+    return answering("AnswerAnalysis",
+                     {"claims": list(claims), "no_facts": no_facts, "questions": list(questions), "evasive": evasive},
+                     answering("Claims", {"claims": list(claims), "no_facts": no_facts}))
 
 
 def test_no_claim_without_the_judges_statement_is_undefined(judge, fake_llm):
@@ -176,11 +179,12 @@ def test_no_claim_with_the_judges_statement_is_scored(judge, fake_llm):
     assert m["faithfulness"]["details"]["no_facts"] is True
 
 
-def test_separate_decomposition_needs_the_statement_too(judge, fake_llm):
-    fake_llm.rule = _with("Claims", {"claims": [], "no_facts": "no"})
-    r = get_evaluator("faithfulness(steps=separate)", judge=judge).evaluate(
+def test_shared_analysis_needs_the_statement_too(judge, fake_llm):
+    fake_llm.rule = _with("AnswerAnalysis", {"claims": [], "no_facts": "no", "questions": [], "evasive": "no"})
+    r = get_evaluator("faithfulness(steps=shared)", judge=judge).evaluate(
         s(answer="Paris is the capital.", contexts=["Paris is the capital."]))
     assert r.score is None and "undefined" in r.reason
+    assert [c.schema for c in fake_llm.log] == ["AnswerAnalysis"]
 
 
 def test_no_generated_question_is_undefined_unless_evasive(judge, fake_llm):

@@ -1,10 +1,11 @@
 """Steps that read the answer: its claims, back-generated questions and the noncommittal flag.
 
 - :func:`analyse_answer`: prompt ``analyse_answer.prompt``, reply :class:`AnswerAnalysis`; used by
-  faithfulness and hallucination_rate (claims) and answer_relevancy(method=questions) (questions,
-  noncommittal).
-- :func:`decompose`: the claims, from the shared analysis or, with ``steps=separate``, from
-  prompt ``decompose_answer.prompt`` with reply :class:`Claims`.
+  answer_relevancy(method=questions) (questions, noncommittal) and, with ``steps=shared``, by the
+  claim metrics (claims).
+- :func:`decompose`: the claims, from prompt ``decompose_answer.prompt`` with reply :class:`Claims`
+  (``steps=separate``, the default of faithfulness, hallucination_rate and faithfulness_nli) or
+  from the shared analysis (``steps=shared``).
 
 A non-empty answer with no claim is scored only when the judge says so explicitly
 (``no_facts: yes``); otherwise the claim metrics are undefined with the reason

@@ -23,6 +23,12 @@ from ...types import MetricResult, Sample
 
 STEPS = Param("steps", str, "shared", "shared: one call reads query+answer for several tasks; separate: one "
               "call per task", choices=("shared", "separate"))
+#: faithfulness, hallucination_rate and faithfulness_nli: by default their own claim call
+#: (``decompose_answer``); the shared analysis also writes the questions that only
+#: answer_relevancy(method=questions,steps=shared) reads (method log, section 25)
+CLAIM_STEPS = Param("steps", str, "separate", "separate (default): one call lists the answer's claims; shared: "
+                    "the answer analysis that also writes the questions answer_relevancy(method=questions) reads, "
+                    "one call for both metrics", choices=("shared", "separate"))
 SCALE = Param("scale", str, "graded", "graded: the judge rates 0-10 directly; binary: yes/no decisions per item, "
               "from which ragmeter derives the 0-10 rating", choices=("graded", "binary"))
 #: How a yes/no decision is asked (answer_relevancy, correctness and the chunk metrics): one word

@@ -8,8 +8,9 @@ where :math:`s(c)` is P(yes) / (P(yes) + P(no)) of the claim's verdict token whe
 returns log-probabilities (``scoring=auto``), else 1 for a "yes" verdict and 0 for "no" (the share
 of supported claims; ``scoring=hard`` always). Hard verdicts stay in the details.
 
-(1) The judge decomposes the answer into atomic, self-contained claims C(a) (shared with
-answer_relevancy's question generation: one call reads query and answer); offline, the claims that
+(1) The judge decomposes the answer into atomic, self-contained claims C(a) (its own call,
+``decompose_answer``; with ``steps=shared`` the answer analysis that also writes
+answer_relevancy(method=questions)'s questions, one call for both metrics); offline, the claims that
 are not claims to check (questions, greetings, opinions: the rules of :mod:`._checkworthy`, as in
 ``mode=sentences``) are left out of C(a) and listed in ``not_claims`` with their kind; (2) the judge checks
 every claim against the joined contexts, yes or no per claim, all claims in one call (both calls
@@ -90,7 +91,7 @@ from ...judges.base import NO_REPEAT_PENALTY
 from ...registry import LabelCheck
 from ...types import MetricResult, Sample
 from ._answer_steps import NO_CLAIM_UNDEFINED, decompose, decompose_step
-from ._base import JUDGE_VALIDATION, STEPS, JudgedEvaluator, register_judged
+from ._base import CLAIM_STEPS, JUDGE_VALIDATION, JudgedEvaluator, register_judged
 from ._checkworthy import checkworthy_claims, split_claims
 from ._claim_steps import VERDICTS, check_inline, verdict_form, verify
 from ._evidence import Span, context_sentences
@@ -396,16 +397,17 @@ register_judged(
                 "no claim without that statement -> undefined",
                 "a verdict count other than the claim count -> JudgeParseError after one repair"),
     requires=("answer", "contexts"),
-    calls="mode=claims: 2 (claims shared with answer_relevancy; verdicts shared with hallucination_rate), "
+    calls="mode=claims: 2 (claims and verdicts shared with hallucination_rate; with steps=shared the claims "
+          "come from the analysis answer_relevancy(method=questions,steps=shared) reads too), "
           "with verdicts=word 1 + one per claim; "
           "mode=inline: 1 (shared with hallucination_rate); "
           "mode=direct: 1 (max_tokens 1, shared with hallucination_rate); mode=sentences: 1 per check-worthy "
           "sentence (max_tokens 1, shared with hallucination_rate; with verdicts=list 1 for all of them), plus 1 "
           "with cross_check=numbers for an answer of 1-3 such sentences to a question; 0 for empty answer or "
           "no context",
-    params=(STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
+    params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="6",
+    version="7",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,
                      positions=claim_positions),
     answer_preference=0,

@@ -63,7 +63,7 @@ from ...registry import MetricSpec, Param, register
 from ...types import MetricResult, Sample
 from ..lexical.lexical_faithfulness import content_tokens, split_sentences
 from ._answer_steps import NO_CLAIM_UNDEFINED, decompose
-from ._base import STEPS
+from ._base import CLAIM_STEPS
 from ._prompting import joined_context
 
 NAME = "faithfulness_nli"
@@ -464,10 +464,11 @@ _spec_box.append(register(MetricSpec(
               "in (0, 1]", minimum=0.0),
         Param("claims", str, "auto", "auto: the judge's claims when a judge is configured, else sentences",
               choices=CLAIM_SOURCES),
-        STEPS,
+        CLAIM_STEPS,
     ),
     requires=("answer", "contexts"),
     default_names=(),
+    version="2",
     reference_level=0.5,
     undefined="undefined only with the judge's claims, when the judge lists no claim for a non-empty answer "
               "without stating it makes none; a model load or inference failure is recorded as the sample's error",

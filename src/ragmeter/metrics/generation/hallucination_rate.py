@@ -25,7 +25,7 @@ from typing import Any
 from ...contract import PlannedStep
 from ...registry import LabelCheck
 from ...types import MetricResult, Sample
-from ._base import JUDGE_VALIDATION, STEPS, JudgedEvaluator, register_judged
+from ._base import CLAIM_STEPS, JUDGE_VALIDATION, JudgedEvaluator, register_judged
 from ._claim_steps import VERDICTS
 from ._sentence_steps import CROSS_CHECK, VETO, WINDOWS
 from ._verdict import MODE, SCORING
@@ -83,9 +83,9 @@ register_judged(
     requires=("answer", "contexts"),
     calls="0 extra when faithfulness (same mode) is evaluated too, else 2 (verdicts=word: 1 + one per claim; "
           "mode=inline or direct: 1; mode=sentences: 1 per check-worthy sentence, or 1 with verdicts=list)",
-    params=(STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
+    params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
     higher_is_better=False,
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="6",
+    version="7",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_rate),
 )
