@@ -49,10 +49,11 @@ UNFOUND_BELOW = 0.75
 
 def quote_coverage(quote: str, sentences: list[Span]) -> float | None:
     """How much of a quote the context holds: for each sentence of ``quote``, the largest share of its
-    content words (as :func:`lexical_scores` reads them: stemmed, function words left out) that one
-    context sentence of ``sentences`` holds; the lowest of these over the quote's sentences. 1.0: every
-    sentence of the quote is found in some context sentence; None when the quote has no content word
-    (empty: callers pass "" for a verdict that quotes nothing)."""
+    content words (as :func:`ragmeter.metrics.generation._evidence.lexical_scores` reads them:
+    stemmed, function words left out) that one context sentence of ``sentences`` holds; the lowest of
+    these over the quote's sentences. 1.0: every sentence of the quote is found in some context
+    sentence; None when the quote has no content word (empty: callers pass "" for a verdict that
+    quotes nothing)."""
     shares: list[float] = []
     context_words = [_words(s.text) for s in sentences]
     for a, b in sentence_spans(quote):
@@ -63,12 +64,15 @@ def quote_coverage(quote: str, sentences: list[Span]) -> float | None:
 
 
 def struck_by(veto: str, claim: str, quote: str, texts: list[str], spans: list[Any]) -> bool:
-    """Whether ``veto`` (one of :data:`VETOES` or :data:`ABSENT`) strikes ``claim``."""
+    """Whether ``veto`` (one of :data:`VETOES`, :data:`ABSENT` or :data:`QUOTE_FOUND`) strikes ``claim``
+    (``evidence*found`` strikes as ``evidence`` does; its scaling is in :func:`support`)."""
     if veto in QUOTE_FOUND:
         if veto_conflicts("evidence", claim, quote, texts, spans):
             return True
+        if veto == "evidence*found":
+            return False
         coverage = quote_coverage(quote, spans)
-        return veto == "evidence+unfound" and coverage is not None and coverage < UNFOUND_BELOW
+        return coverage is not None and coverage < UNFOUND_BELOW
     if veto in ABSENT:
         if veto_conflicts("evidence", claim, quote, texts, spans):
             return True
