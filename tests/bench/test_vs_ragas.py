@@ -180,6 +180,22 @@ def test_end_to_end_with_ragas_on_loopback(tmp_path):
             assert scores == [pytest.approx(1.0, abs=1e-9)] * 2, r["metric"]
 
 
+@pytest.mark.skipif(not Path(RAGAS_PYTHON).exists(),
+                    reason=f"needs the RAGAS bench venv at {RAGAS_PYTHON} (RAGMETER_RAGAS_PYTHON)")
+def test_a_faithfulness_job_loads_no_embedder(tmp_path, monkeypatch):
+    # RAGAS's Faithfulness reads no embeddings: the runner must not load sentence-transformers for it
+    # (a path that does not exist would fail the run if it did)
+    real = vs.run_ragas
+    monkeypatch.setattr(vs, "run_ragas", lambda *a: real(*a[:-1], "/nonexistent/all-MiniLM-L6-v2"))
+    with FakeLLMServer(ragas_rule) as server:
+        out = vs.main(["--judge-url", server.url, "--model", "fake", "--data", str(_data(tmp_path)), "--tools", "ragas",
+                       "--settings", "best", "--metrics", "faithfulness", "--ragas-python", RAGAS_PYTHON,
+                       "--out", str(tmp_path / "out.json")])
+    [r] = out["results"]
+    assert r["metric"] == "faithfulness" and r["errors"] == 0
+    assert [x["score"] for x in r["rows"]] == [pytest.approx(1.0)] * 2
+
+
 def test_proxy_cap_refuses_past_the_limit_without_forwarding():
     with FakeLLMServer(lambda call: Reply(content="ok")) as server:
         proxy = vs.CountingProxy(server.url, max_forwarded=2).start()
