@@ -115,6 +115,21 @@ def test_faithfulness_lists_claims_in_its_own_call_by_default(judge, fake_llm):
     assert sorted(c.schema for c in fake_llm.log) == ["AnswerAnalysis", "Claims", "Verdicts2"]
 
 
+def test_bare_verdicts_ask_for_no_quote_and_score_as_the_list(judge, fake_llm):
+    """verdicts=bare sends the verdict list without the evidence slot; with the same rule-based
+    verdicts it scores as the quoting list (1 of 2 claims in the context) with every quote empty,
+    and a veto that reads quotes is refused."""
+    smp = s(answer="Paris is the capital of France. It has about two million people.", contexts=CTX)
+    r = get_evaluator("faithfulness(verdicts=bare,scoring=hard)", judge=judge).evaluate(smp)
+    assert [c.schema for c in fake_llm.log] == ["Claims", "BareVerdicts2"]
+    asked = fake_llm.log[1].user_text
+    assert '"evidence"' not in asked and '"supported": "<yes or no>"' in asked
+    assert r.score == 0.5
+    assert [c["quote"] for c in r.details["claims"]] == ["", ""]
+    with pytest.raises(InvalidParameterError, match="veto=quote"):
+        get_evaluator("faithfulness(verdicts=bare,veto=quote)", judge=judge)
+
+
 def test_calls_per_sample_without_sharing_across_samples(judge, fake_llm):
     smp = s(answer="Paris is the capital of France.", contexts=CTX)
     # context_relevancy in one call (scale=graded) and by default (one one-word call per chunk)

@@ -1,7 +1,9 @@
 """The claim verification steps: claims checked against the joined contexts.
 
 - :func:`verify`: prompt ``verify_claims.prompt``, reply model :class:`Verdicts` asked with
-  ``sized(Verdicts, n)`` (exactly one verdict per given claim), after a separate decomposition.
+  ``sized(Verdicts, n)`` (exactly one verdict per given claim, each after the context sentence it
+  quotes), after a separate decomposition; with ``quote=False`` (``verdicts=bare``) prompt
+  ``verify_claims_bare.prompt`` and :class:`BareVerdicts`: the verdicts alone.
 - :func:`check_inline`: prompt ``check_answer_claims.prompt``, reply model :class:`InlineClaims`:
   one call lists the answer's claims, each with its evidence and verdict (``mode=inline``).
 
@@ -30,6 +32,13 @@ class Verdict(BaseModel):
     supported: YesNo
 
 
+class BareVerdict(BaseModel):
+    """One claim's verdict without a quote."""
+
+    statement: int
+    supported: YesNo
+
+
 class InlineClaim(BaseModel):
     """One claim of the answer with the context sentence that states it and its verdict."""
 
@@ -52,15 +61,22 @@ class Verdicts(BaseModel):
     verdicts: list[Verdict]
 
 
+class BareVerdicts(BaseModel):
+    """Reply of ``verify_claims_bare`` (ask with ``sized(BareVerdicts, n)``)."""
+
+    verdicts: list[BareVerdict]
+
+
 VERDICTS = Param("verdicts", str, "auto", "how the claims (mode=claims) or check-worthy sentences (mode=sentences) "
-                 "are checked: list (one call, a JSON verdict per claim with the context sentence it quotes), word "
+                 "are checked: list (one call, a JSON verdict per claim with the context sentence it quotes), "
+                 "bare (the same list without the quotes: statement number and yes/no only), word "
                  "(one call per claim, one yes/no word scored by P(yes), against the claim's evidence window) or auto "
                  "(list with mode=claims, word with mode=sentences)",
-                 choices=("auto", "list", "word"))
+                 choices=("auto", "list", "bare", "word"))
 
 
 def verdict_form(params: dict[str, Any]) -> str:
-    """``"list"`` or ``"word"``: the form ``params["verdicts"]`` gives under ``params["mode"]``."""
+    """``"list"``, ``"bare"`` or ``"word"``: the form ``params["verdicts"]`` gives under ``params["mode"]``."""
     if params.get("verdicts", "auto") != "auto":
         return str(params["verdicts"])
     return "word" if params.get("mode") == "sentences" else "list"
@@ -76,7 +92,7 @@ def _evidence(text: str) -> str:
 
 async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
                  scoring: str = "hard", context: str | None = None,
-                 repeat_penalty: float | None = None) -> list[tuple[bool, str, float | None]]:
+                 repeat_penalty: float | None = None, quote: bool = True) -> list[tuple[bool, str, float | None]]:
     """One (verdict, evidence, P(yes)) per claim, all claims in one call; the reply must hold exactly
     one verdict per claim (else one repair, then a JudgeParseError). The judge reads ``context``
     when given (``mode=sentences``: the claims' evidence windows), else the sample's joined contexts.
@@ -86,24 +102,27 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
     (:func:`._verdict.field_yes_shares`); None where the backend returned none or the token could
     not be located (the caller then uses the hard verdict). ``"hard"``: always None.
     ``repeat_penalty`` goes with the request (:attr:`~ragmeter.judges.base.ChatRequest.repeat_penalty`;
-    faithfulness ``mode=claims`` asks for none).
+    faithfulness ``mode=claims`` asks for none). ``quote=False``: the verdicts without the quoted
+    sentences (``verify_claims_bare``; every evidence is "").
     """
-    t = template("verify_claims")
+    t = template("verify_claims" if quote else "verify_claims_bare")
     if context is None:
         context = joined_context(sample)
 
     async def run() -> list[tuple[bool, str, float | None]]:
-        shape = reply_shape("verdicts", [{"statement": i, "evidence": EVIDENCE_SLOT, "supported": "<yes or no>"}
+        slot = {"evidence": EVIDENCE_SLOT} if quote else {}
+        shape = reply_shape("verdicts", [{"statement": i, **slot, "supported": "<yes or no>"}
                                          for i in range(1, len(claims) + 1)])
+        model = sized(Verdicts if quote else BareVerdicts, len(claims))
         r = await judge.judge(t.messages(context=context, statements=numbered(claims), shape=shape),
-                              sized(Verdicts, len(claims)), tag=tag, template_version=t.cache_version,
+                              model, tag=tag, template_version=t.cache_version,
                               top_logprobs=TOP_LOGPROBS if scoring == "auto" else None,
                               repeat_penalty=repeat_penalty)
         verdicts = r.value.verdicts
         shares = reply_yes_shares(r, "supported", len(verdicts), scoring)
         p_of = {id(v): p for v, p in zip(verdicts, shares, strict=True)}
         return align(verdicts, len(claims), "statement",
-                     lambda v: (v.supported, _evidence(v.evidence), p_of[id(v)]))
+                     lambda v: (v.supported, _evidence(getattr(v, "evidence", "")), p_of[id(v)]))
 
     return await shared(judge, f"{t.cache_version}/{scoring}", (context, claims, repeat_penalty), run)
 

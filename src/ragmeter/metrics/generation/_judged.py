@@ -32,6 +32,8 @@ step                          reads                      used by
                                                          (questions, noncommittal), and the claims
                                                          of the three above with ``steps=shared``
 ``verify_claims``             claims, contexts           faithfulness, hallucination_rate
+(``verify_claims_bare`` with                             (one verdict per claim)
+verdicts=bare)
 ``rate_chunks``               query, contexts            context_relevancy, context_precision_llm
 (``chunk_relevance`` if                                  (0-10 per chunk; yes/no with scale=binary)
 binary)

@@ -43,6 +43,10 @@ undefined when none is left; a verdict reply
 with another number of verdicts than claims, or a missing field, is unreadable output (one
 repair, then a recorded JudgeParseError), never a score.
 
+``verdicts=bare`` (with ``mode=claims`` or ``sentences``): the verdict list without the quotes, each
+verdict a statement number and yes/no (prompt ``verify_claims_bare``): fewer tokens written in the
+one call that asks for log-probabilities; ``quote`` is "".
+
 ``verdicts=word`` (with ``mode=claims``): the same claims, each judged alone instead of all in one
 call: one yes/no word per claim, scored by P(yes), against the claim's evidence window, the prompt
 and window of ``mode=sentences`` (:func:`._sentence_steps.claim_words`). The claims of a sample share
@@ -198,7 +202,7 @@ async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts |
         triples = await claim_words(ev.judge, sample, claims, "faithfulness", ev.params["scoring"])
     else:  # the verdict list copies context sentences and repeats its keys: no repetition penalty
         triples = await verify(ev.judge, sample, claims, "faithfulness", ev.params["scoring"],
-                               repeat_penalty=NO_REPEAT_PENALTY)
+                               repeat_penalty=NO_REPEAT_PENALTY, quote=verdict_form(ev.params) == "list")
     return ClaimVerdicts(claims, [t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples],
                          no_facts, ungrounded, not_claims=not_claims)
 
@@ -248,8 +252,9 @@ def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
     scoring, content = ev.params["scoring"], (sample.query, sample.answer, tuple(sample.context_texts))
     if ev.params["mode"] == "sentences":
         sentences = [s.text for s in split_claims(sample.answer or "") if s.checkworthy]
-        if verdict_form(ev.params) == "list":
-            steps = [PlannedStep(("sentence_list", scoring, sample.query, tuple(sentences), content[2]))] \
+        form = verdict_form(ev.params)
+        if form in ("list", "bare"):
+            steps = [PlannedStep(("sentence_list", form, scoring, sample.query, tuple(sentences), content[2]))] \
                 if sentences else []
         else:
             steps = [PlannedStep(("sentence", scoring, sample.query, c, content[2])) for c in dict.fromkeys(sentences)]
@@ -262,7 +267,8 @@ def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
         n = sum(s.checkworthy for s in split_claims(sample.answer or ""))
         return [decompose_step(sample, ev.params["steps"]),
                 PlannedStep(("claim_words", scoring, *content), calls=max(1, n), exact=False)]
-    return [decompose_step(sample, ev.params["steps"]), PlannedStep(("verify_claims", scoring, *content), exact=False)]
+    return [decompose_step(sample, ev.params["steps"]),
+            PlannedStep(("verify_claims", verdict_form(ev.params), scoring, *content), exact=False)]
 
 
 async def support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcome:
