@@ -151,12 +151,16 @@ def main() -> None:
                 records[name].append({"id": rec["id"], "kind": kind, "faithful": labels[i]["faithful"],
                                       **rec["metrics"][name]})
             _print(rows_out[-1 - (len(DERIVED) if args.derived else 0):])
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps({"judge": args.judge, "data": args.data, "split": args.split,
-                                              "extra_body": json.loads(args.extra_body) if args.extra_body else {},
-                                              "date": time.strftime("%Y-%m-%d"), "rows": rows_out,
-                                              "records": records}, indent=1, default=str))
+            if args.out:  # after every kind, so a run stopped later keeps what it measured
+                _write(args, rows_out, records)
+
+
+def _write(args: argparse.Namespace, rows: list[dict[str, Any]], records: dict[str, list[dict[str, Any]]]) -> None:
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps({"judge": args.judge, "data": args.data, "split": args.split,
+                                          "extra_body": json.loads(args.extra_body) if args.extra_body else {},
+                                          "date": time.strftime("%Y-%m-%d"), "rows": rows,
+                                          "records": records}, indent=1, default=str))
 
 
 def _print(rows: list[dict[str, Any]]) -> None:
