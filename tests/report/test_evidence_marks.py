@@ -131,6 +131,18 @@ def test_claims_of_mode_claims_mark_their_answer_sentence_and_carry_their_text()
     assert ev["n"] == []
 
 
+def test_a_non_claim_of_mode_claims_marks_its_answer_sentence_by_kind():
+    # mode=claims records the answer sentence a non-claim was taken from; the judge's own wording
+    # ("Hello there") is not the answer's text, the sentence is what the offsets are checked against
+    details = {"claims": [{"claim": "It is 142 m long.", "sentence": "It is 142 m <long> & old.", "start": 4,
+                           "end": 29, "p_yes": 0.9, "support": 0.9, "veto": False, "quote": "", "evidence": []}],
+               "not_claims": [{"text": "Hello there", "kind": "greeting", "start": 0, "end": 3, "sentence": "Hi!"}]}
+    ev = evidence_marks("faithfulness", details, ANSWER, CONTEXTS, None)
+    assert ev is not None
+    assert ev["a"] == [[0, 3, ["greeting"], ["greeting"], ["greeting"]], [4, 29, [1], [1], [1]]]
+    assert ev["n"] == []
+
+
 def test_hostile_details_never_raise():
     details = {"claims": ["x", None, {"start": "a", "end": {}, "evidence": "no"},
                           {"start": 0, "end": 3, "evidence": [None, 3, {"context": "0"}]}], "not_claims": "no"}
@@ -279,13 +291,17 @@ def test_the_default_faithfulness_marks_its_claims_in_chromium(claims_run, brows
     assert ev["m"] == "faithfulness"
     assert [k[0] for k in ev["k"]] == ["supported", "unsupported"]
     assert [k[6] for k in ev["k"]] == ["It opened in May 2019.", "Its span is 124 metres long."]
-    assert [(CLAIMS_ANSWER[s:e], keys) for s, e, keys, _, _ in ev["a"]] == [(CLAIMS_ANSWER[10:], [1, 2])]
+    # the greeting the judge listed is marked by its kind over its own sentence
+    assert [(CLAIMS_ANSWER[s:e], keys) for s, e, keys, _, _ in ev["a"]] == [
+        ("Hi there!", ["greeting"]), (CLAIMS_ANSWER[10:], [1, 2])]
     out = write_report(run_dir, tmp_path / "report.html", data=data, diagnose=False)
     ctx, page, problems = open_at(browser, out, 390, 700, touch=True)
     try:
         assert page.locator("ol.claims q.claim-text").all_text_contents() == [
             "It opened in May 2019.", "Its span is 124 metres long."]
         assert page.locator("mark.claim.s-unsupported mark.claim, mark.claim mark.claim.s-unsupported").count() == 1
+        greeting = page.locator("span.not-claim")
+        assert greeting.get_attribute("data-kind") == "greeting" and greeting.text_content() == "Hi there!"
         page.locator("sup.claim-ref a", has_text="2✗").tap()
         page.wait_for_function("() => document.activeElement && document.activeElement.id.startsWith('ev-')")
         focused = page.evaluate("() => [document.activeElement.id, document.activeElement.textContent]")

@@ -170,9 +170,12 @@ def evidence_marks(metric: str, details: dict[str, Any], answer: str | None, con
         said = c.get("sentence", c.get("claim"))  # mode=claims: the answer sentence the claim was taken from
         answer_spans.append((c.get("start"), c.get("end"), n, said if isinstance(said, str) else None))
     for s in not_claims if isinstance(not_claims, list) else []:
-        if isinstance(s, dict) and ("start" in s or "end" in s):  # mode=claims lists them without offsets
+        # mode=claims: the answer sentence the judge's text was taken from ("sentence"); none in a
+        # sentence a checked claim comes from (or in a run older than that), then listed by kind only
+        if isinstance(s, dict) and ("start" in s or "end" in s):
+            said = s.get("sentence", s.get("text"))
             answer_spans.append((s.get("start"), s.get("end"), str(s.get("kind") or "not a claim"),
-                                 s.get("text") if isinstance(s.get("text"), str) else None))
+                                 said if isinstance(said, str) else None))
     in_answer = cut(answer, answer_spans, clip)
     with_text = [k for k, t in enumerate(contexts) if t and t.strip()]  # what ``context`` counts
     per_context: dict[int, list[tuple[Any, Any, Hashable, str | None]]] = {}

@@ -496,8 +496,11 @@ def test_claims_mode_verifies_only_the_checkworthy_claims():
     assert f["error"] is None, f
     assert f["score"] == 1.0 and h["score"] == 0.0
     assert [c["claim"] for c in f["details"]["claims"]] == ["The footbridge is 142 metres long."]
-    assert f["details"]["not_claims"] == [{"text": "Thanks for asking!", "kind": "greeting"},
-                                          {"text": "Did you walk across it?", "kind": "question"}]
+    # each with the answer sentence it was taken from: 18 characters, a space, 34, a space, 23
+    assert f["details"]["not_claims"] == [
+        {"text": "Thanks for asking!", "kind": "greeting", "start": 0, "end": 18, "sentence": "Thanks for asking!"},
+        {"text": "Did you walk across it?", "kind": "question", "start": 54, "end": 77,
+         "sentence": "Did you walk across it?"}]
     asked = seen[1].messages[-1].content
     assert "142 metres long" in asked and "Thanks for asking" not in asked and "walk across" not in asked
     assert f["reason"].startswith("1 of 1 claims supported")
@@ -513,6 +516,9 @@ def test_claims_mode_answer_of_pleasantries_only_is_not_unfaithful():
     f, h = rec["faithfulness"], rec["hallucination_rate"]
     assert f["error"] is None and f["score"] == 1.0 and h["score"] == 0.0
     assert [s["kind"] for s in f["details"]["not_claims"]] == ["greeting", "opinion", "greeting"]
+    # each with the answer sentence it was taken from: 15 + 1 + 28 + 1 + 22 characters
+    assert [(s["start"], s["end"], s["sentence"]) for s in f["details"]["not_claims"]] == [
+        (0, 15, "You're welcome!"), (16, 44, "It was fun talking with you!"), (45, 67, "Have a lovely evening.")]
     assert "no sentence of the answer is a claim to check" in f["reason"]
     assert len(seen) == 1  # the analysis only
 
@@ -533,6 +539,9 @@ def test_claims_mode_records_each_claims_answer_sentence_and_evidence_spans():
     c1, c2 = f["details"]["claims"]
     assert (c1["start"], c1["end"], c2["start"], c2["end"]) == (19, 85, 19, 85) and len(answer) == 85
     assert c1["sentence"] == c2["sentence"] == answer[19:]
+    # the greeting, not checked, with its own sentence (0-18) for the report
+    assert f["details"]["not_claims"] == [{"text": "Thanks for asking!", "kind": "greeting", "start": 0, "end": 18,
+                                           "sentence": "Thanks for asking!"}]
     # the judge's quote stays, as quote; evidence is the two context sentences most related, with offsets
     assert c1["quote"] == "The Harrowgate footbridge opened on 14 May 2019." and c2["quote"] == ""
     assert c1["evidence"][0] == {"context": 0, "start": 0, "end": 48,

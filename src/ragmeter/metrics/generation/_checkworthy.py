@@ -96,11 +96,11 @@ def classify(sentence: str) -> str:
     return "claim"
 
 
-def checkworthy_claims(claims: list[str]) -> tuple[list[str], list[dict[str, str]]]:
+def checkworthy_claims(claims: list[str]) -> tuple[list[str], list[dict[str, Any]]]:
     """The claims a judge extracted that are claims to check (any of their sentences is), and the
     others as ``{"text", "kind"}`` (the kind of their first sentence), in order."""
     kept: list[str] = []
-    dropped: list[dict[str, str]] = []
+    dropped: list[dict[str, Any]] = []
     for c in claims:
         kinds = [s.kind for s in split_claims(c)]
         if "claim" in kinds:

@@ -131,8 +131,9 @@ class ClaimVerdicts:
     #: that strike it (else None)
     conflicts: list[list[dict[str, str]]] | None = None
     veto: str = "none"
-    #: the extracted claims that are not claims to check (questions, greetings, opinions), not verified
-    not_claims: list[dict[str, str]] = field(default_factory=list)
+    #: the extracted claims that are not claims to check (questions, greetings, opinions), not verified;
+    #: :meth:`locate` adds the answer sentence each was taken from where no checked claim comes from it
+    not_claims: list[dict[str, Any]] = field(default_factory=list)
     #: per claim, for the report: the answer sentence it was taken from (``start``, ``end``, ``sentence``;
     #: absent when no sentence holds its words) and its ``evidence`` spans (:meth:`locate`)
     places: list[dict[str, Any]] | None = None
@@ -141,7 +142,9 @@ class ClaimVerdicts:
         """Fill :attr:`places` offline: each claim's answer sentence (:func:`._grounding.source_span`)
         and the :data:`._sentence_steps.EVIDENCE_SENTENCES` context sentences most related to it, with
         their offsets (:func:`._sentence_steps.focus_spans`, as ``mode=sentences`` records them);
-        ``texts`` are the contexts with text and ``spans`` their sentences."""
+        ``texts`` are the contexts with text and ``spans`` their sentences. Each of :attr:`not_claims`
+        gets its answer sentence too (``start``, ``end``, ``sentence``) unless a checked claim was
+        taken from that sentence (the report marks a sentence as a claim or as what it is, not both)."""
         self.places = []
         for c in self.claims:
             place: dict[str, Any] = {}
@@ -149,6 +152,11 @@ class ClaimVerdicts:
             if at is not None:
                 place = {"start": at[0], "end": at[1], "sentence": answer[at[0]:at[1]]}
             self.places.append(place | {"evidence": [s.as_dict() for s in focus_spans(c, texts, spans)]})
+        taken = {(p["start"], p["end"]) for p in self.places if "start" in p}
+        for nc in self.not_claims:
+            at = source_span(nc["text"], answer)
+            if at is not None and at not in taken:
+                nc.update(start=at[0], end=at[1], sentence=answer[at[0]:at[1]])
 
     def struck(self) -> list[bool]:
         """Per claim, whether the veto struck it."""
@@ -294,6 +302,7 @@ async def support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcome
         return SupportOutcome("no_context", 0.0)
     if not cv.claims:
         if cv.not_claims:
+            cv.locate(sample.answer or "", [], [])
             return SupportOutcome("no_checkworthy", 1.0, cv.details())
         if cv.ungrounded:
             return SupportOutcome("ungrounded", None, cv.details())
