@@ -14,7 +14,8 @@ Deterministic rules (so tests can compute expected scores by hand):
 - Questions (generate_questions): ["Q: <answer>?"], evasive as above.
 - Verdicts (verify_claims): a statement is supported when its lower-cased text occurs in the
   context (its evidence is then the statement itself, else "none").
-- BareVerdicts (verify_claims_bare): as Verdicts, without the evidence.
+- BareVerdicts (verify_claims_bare, verdicts_after_quotes): as Verdicts, without the evidence.
+- Quotes (quote_claims): as Verdicts' evidence, without the verdicts.
 - InlineClaims (check_answer_claims): claims = the answer's sentences, each checked as in
   Verdicts; no_facts = no sentence.
 - Ratings (rate_chunks, graded): a passage's rating is given by the number in "[rating N]"
@@ -106,6 +107,10 @@ def _bare_verdicts(u: str) -> dict[str, Any]:
     return {"verdicts": [{"statement": v["statement"], "supported": v["supported"]} for v in _verdicts(u)["verdicts"]]}
 
 
+def _quotes(u: str) -> dict[str, Any]:
+    return {"quotes": [{"statement": v["statement"], "evidence": v["evidence"]} for v in _verdicts(u)["verdicts"]]}
+
+
 def _inline(u: str) -> dict[str, Any]:
     ctx = block(u, "context").lower()
     claims = _sentences(block(u, "answer"))
@@ -154,6 +159,7 @@ REPLIES: dict[str, Callable[[str], dict[str, Any]]] = {
     "Questions": _questions,
     "Verdicts": _verdicts,
     "BareVerdicts": _bare_verdicts,
+    "Quotes": _quotes,
     "InlineClaims": _inline,
     "Ratings": _ratings,
     "ChunkVerdicts": _chunk_verdicts,

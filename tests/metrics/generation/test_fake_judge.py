@@ -26,7 +26,7 @@ ROW = {"id": "a", "query": "What is the capital of France?",
        "answer": "Paris is the capital of France. Paris has ten million cats. [rating 7] [same] [grade 4]",
        "contexts": CTX, "reference": "[ESSENTIAL PASSAGE] Paris is the capital of France. [BONUS PASSAGE] Rome."}
 NAMES = ["faithfulness", "hallucination_rate", "faithfulness(steps=shared)", "faithfulness(mode=inline)",
-         "faithfulness(verdicts=bare)",
+         "faithfulness(verdicts=bare)", "faithfulness(verdicts=after_quotes)",
          "answer_relevancy(scale=graded)",
          "answer_relevancy", "answer_relevancy(decision=reasoned)",
          "context_relevancy", "context_relevancy(scale=graded)", "context_relevancy(decision=reasoned)",

@@ -37,6 +37,11 @@ def rows() -> list[Sample]:
 CASES = {
     ("faithfulness",): (4, False),
     ("faithfulness(mode=direct)",): (2, True),
+    ("faithfulness(verdicts=bare)",): (4, False),
+    # claims, quotes, verdicts for each of the two rows with an answer and contexts
+    ("faithfulness(verdicts=after_quotes)", "hallucination_rate(verdicts=after_quotes)"): (6, False),
+    # one list per row of 1 and 2 check-worthy sentences, two calls each
+    ("faithfulness(mode=sentences,verdicts=after_quotes)",): (4, True),
     ("faithfulness", "hallucination_rate"): (4, False),
     ("answer_relevancy",): (3, True),
     ("context_relevancy",): (9, True),

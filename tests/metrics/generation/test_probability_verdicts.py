@@ -344,6 +344,41 @@ def test_claims_mode_is_the_mean_p_yes_and_keeps_hard_verdicts():
     assert len(seen) == 2  # the claim call + verify, shared by both metrics
 
 
+def test_after_quotes_asks_the_quotes_then_the_verdicts_in_one_conversation():
+    # call 2: the quotes, no log-probabilities; call 3: the first call's messages, its reply as the
+    # judge's turn, then the verdict question, with log-probabilities at each "supported" value
+    t1 = TokenLogprob("yes", math.log(0.6), (("yes", math.log(0.6)), ("no", math.log(0.2))))
+    t2 = TokenLogprob("no", math.log(0.5), (("no", math.log(0.5)), ("yes", math.log(0.3))))
+    claims = ["The Eiffel Tower was completed in 1889.", "The Eiffel Tower was designed by Gustave Eiffel."]
+    quotes = json.dumps({"quotes": [{"statement": 1, "evidence": "The Eiffel Tower was completed in March 1889."},
+                                    {"statement": 2, "evidence": "none"}]})
+
+    async def h(request):
+        if request.schema_name == "Claims":
+            return claim_reply("Claims", claims)
+        if request.schema_name == "Quotes2":
+            return quotes
+        assert request.schema_name == "BareVerdicts2"
+        toks = [TokenLogprob('{"verdicts": [{"statement": 1, "supported": "', -0.01), t1,
+                TokenLogprob('"}, {"statement": 2, "supported": "', -0.01), t2, TokenLogprob('"}]}', -0.01)]
+        return Completion("".join(t.token for t in toks), logprobs=tuple(toks))
+
+    judge, seen = judge_of(h)
+    name = "faithfulness(verdicts=after_quotes)"
+    f = evaluate([sample(ANSWER)], [name], judge=judge).records[0]["metrics"][name]
+    assert f["error"] is None, f
+    s1, s2 = 0.6 / 0.8, 0.3 / 0.8
+    assert f["score"] == pytest.approx((s1 + s2) / 2)
+    assert [c["quote"] for c in f["details"]["claims"]] == ["The Eiffel Tower was completed in March 1889.", ""]
+    assert [r.schema_name for r in seen] == ["Claims", "Quotes2", "BareVerdicts2"]
+    ask_quotes, ask_verdicts = seen[1], seen[2]
+    assert ask_quotes.top_logprobs is None and ask_verdicts.top_logprobs == 10
+    assert ask_verdicts.messages[:2] == ask_quotes.messages
+    assert ask_verdicts.messages[2].role == "assistant" and ask_verdicts.messages[2].content == quotes
+    assert ask_verdicts.messages[3].role == "user" and ask_verdicts.messages[3].content.startswith("Now decide")
+    assert len(ask_verdicts.messages) == 4
+
+
 def test_claims_mode_without_logprobs_is_the_share_of_supported_claims():
     claims = ["The Eiffel Tower was completed in 1889.", "The Eiffel Tower was designed by Gustave Eiffel."]
 

@@ -427,10 +427,11 @@ def test_quote_veto_strikes_a_claim_whose_number_conflicts_with_its_quote():
 
 
 @pytest.mark.parametrize("name", ["faithfulness(mode=direct,veto=quote)", "faithfulness(verdicts=word,veto=quote)",
-                                  "hallucination_rate(mode=sentences,veto=quote)"])
+                                  "hallucination_rate(mode=sentences,veto=quote)",
+                                  "faithfulness(verdicts=bare,veto=quote_evidence)"])
 def test_quote_veto_needs_a_verdict_list(name):
     from ragmeter.errors import InvalidParameterError
-    with pytest.raises(InvalidParameterError, match="veto=quote reads the context sentence each verdict"):
+    with pytest.raises(InvalidParameterError, match=r"veto=quote\w* reads the context sentence each verdict"):
         get_evaluator(name, judge=Judge(FunctionBackend(lambda r: Completion("yes")), cache=False))
 
 

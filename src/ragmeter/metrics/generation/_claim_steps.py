@@ -2,8 +2,10 @@
 
 - :func:`verify`: prompt ``verify_claims.prompt``, reply model :class:`Verdicts` asked with
   ``sized(Verdicts, n)`` (exactly one verdict per given claim, each after the context sentence it
-  quotes), after a separate decomposition; with ``quote=False`` (``verdicts=bare``) prompt
-  ``verify_claims_bare.prompt`` and :class:`BareVerdicts`: the verdicts alone.
+  quotes), after a separate decomposition; with ``verdicts=bare`` prompt
+  ``verify_claims_bare.prompt`` and :class:`BareVerdicts`: the verdicts alone; with
+  ``verdicts=after_quotes`` prompts ``quote_claims.prompt`` (:class:`Quotes`) and then, in the same
+  conversation, ``verdicts_after_quotes.prompt`` (:class:`BareVerdicts`).
 - :func:`check_inline`: prompt ``check_answer_claims.prompt``, reply model :class:`InlineClaims`:
   one call lists the answer's claims, each with its evidence and verdict (``mode=inline``).
 
@@ -16,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ...judges.base import Message
 from ...registry import Param
 from ...types import Sample
 from ._memo import shared
@@ -30,6 +33,19 @@ class Verdict(BaseModel):
     statement: int
     evidence: str
     supported: YesNo
+
+
+class Quote(BaseModel):
+    """The context sentence one claim rests on (``verdicts=after_quotes``'s first call)."""
+
+    statement: int
+    evidence: str
+
+
+class Quotes(BaseModel):
+    """Reply of ``quote_claims`` (ask with ``sized(Quotes, n)``)."""
+
+    quotes: list[Quote]
 
 
 class BareVerdict(BaseModel):
@@ -69,14 +85,17 @@ class BareVerdicts(BaseModel):
 
 VERDICTS = Param("verdicts", str, "auto", "how the claims (mode=claims) or check-worthy sentences (mode=sentences) "
                  "are checked: list (one call, a JSON verdict per claim with the context sentence it quotes), "
-                 "bare (the same list without the quotes: statement number and yes/no only), word "
+                 "bare (the same list without the quotes: statement number and yes/no only), after_quotes (two "
+                 "calls of one conversation: the quotes without log-probabilities, then the yes/no list after them), "
+                 "word "
                  "(one call per claim, one yes/no word scored by P(yes), against the claim's evidence window) or auto "
                  "(list with mode=claims, word with mode=sentences)",
-                 choices=("auto", "list", "bare", "word"))
+                 choices=("auto", "list", "bare", "after_quotes", "word"))
 
 
 def verdict_form(params: dict[str, Any]) -> str:
-    """``"list"``, ``"bare"`` or ``"word"``: the form ``params["verdicts"]`` gives under ``params["mode"]``."""
+    """``"list"``, ``"bare"``, ``"after_quotes"`` or ``"word"``: the form ``params["verdicts"]`` gives
+    under ``params["mode"]``."""
     if params.get("verdicts", "auto") != "auto":
         return str(params["verdicts"])
     return "word" if params.get("mode") == "sentences" else "list"
@@ -92,7 +111,7 @@ def _evidence(text: str) -> str:
 
 async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
                  scoring: str = "hard", context: str | None = None,
-                 repeat_penalty: float | None = None, quote: bool = True) -> list[tuple[bool, str, float | None]]:
+                 repeat_penalty: float | None = None, form: str = "list") -> list[tuple[bool, str, float | None]]:
     """One (verdict, evidence, P(yes)) per claim, all claims in one call; the reply must hold exactly
     one verdict per claim (else one repair, then a JudgeParseError). The judge reads ``context``
     when given (``mode=sentences``: the claims' evidence windows), else the sample's joined contexts.
@@ -102,9 +121,13 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
     (:func:`._verdict.field_yes_shares`); None where the backend returned none or the token could
     not be located (the caller then uses the hard verdict). ``"hard"``: always None.
     ``repeat_penalty`` goes with the request (:attr:`~ragmeter.judges.base.ChatRequest.repeat_penalty`;
-    faithfulness ``mode=claims`` asks for none). ``quote=False``: the verdicts without the quoted
-    sentences (``verify_claims_bare``; every evidence is "").
+    faithfulness ``mode=claims`` asks for none). ``form`` (the ``verdicts`` parameter): ``"list"``
+    each verdict after the sentence it quotes; ``"bare"`` the verdicts alone (``verify_claims_bare``;
+    every evidence is ""); ``"after_quotes"`` two calls (:func:`_verify_after_quotes`).
     """
+    if form == "after_quotes":
+        return await _verify_after_quotes(judge, sample, claims, tag, scoring, context, repeat_penalty)
+    quote = form == "list"
     t = template("verify_claims" if quote else "verify_claims_bare")
     if context is None:
         context = joined_context(sample)
@@ -118,13 +141,54 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
                               model, tag=tag, template_version=t.cache_version,
                               top_logprobs=TOP_LOGPROBS if scoring == "auto" else None,
                               repeat_penalty=repeat_penalty)
-        verdicts = r.value.verdicts
-        shares = reply_yes_shares(r, "supported", len(verdicts), scoring)
-        p_of = {id(v): p for v, p in zip(verdicts, shares, strict=True)}
-        return align(verdicts, len(claims), "statement",
-                     lambda v: (v.supported, _evidence(getattr(v, "evidence", "")), p_of[id(v)]))
+        return _read_verdicts(r, len(claims), scoring, None)
 
     return await shared(judge, f"{t.cache_version}/{scoring}", (context, claims, repeat_penalty), run)
+
+
+def _read_verdicts(r: Any, n: int, scoring: str, quotes: list[str] | None) -> list[tuple[bool, str, float | None]]:
+    """(verdict, evidence, P(yes)) per claim of a verdict reply ``r`` (evidence from the reply's
+    own ``evidence`` fields, or ``quotes`` when given)."""
+    verdicts = r.value.verdicts
+    shares = reply_yes_shares(r, "supported", len(verdicts), scoring)
+    p_of = {id(v): p for v, p in zip(verdicts, shares, strict=True)}
+    out = align(verdicts, n, "statement",
+                lambda v: (v.supported, _evidence(getattr(v, "evidence", "")), p_of[id(v)]))
+    return out if quotes is None else [(v, q, p) for (v, _, p), q in zip(out, quotes, strict=True)]
+
+
+async def _verify_after_quotes(judge: Any, sample: Sample, claims: list[str], tag: str, scoring: str,
+                               context: str | None, repeat_penalty: float | None
+                               ) -> list[tuple[bool, str, float | None]]:
+    """``verdicts=after_quotes``: the sentence each claim rests on, then the verdicts, in two calls of
+    one conversation. (1) ``quote_claims``: one quoted context sentence (or "none") per claim,
+    asked without log-probabilities; (2) the same messages, the judge's reply as its own turn, and
+    ``verdicts_after_quotes``'s user turn: one yes/no per claim (the :class:`BareVerdicts` shape),
+    asked with log-probabilities where ``scoring="auto"``. The second call starts with every token
+    of the first call's prompt and reply, so a server that keeps the previous prompt's state
+    evaluates only its last turn; and the quotes, most of what is written, are written without the
+    per-token cost of log-probabilities. Each reply must hold exactly one entry per claim."""
+    t1, t2 = template("quote_claims"), template("verdicts_after_quotes")
+    if context is None:
+        context = joined_context(sample)
+
+    async def run() -> list[tuple[bool, str, float | None]]:
+        n = len(claims)
+        shape1 = reply_shape("quotes", [{"statement": i, "evidence": EVIDENCE_SLOT} for i in range(1, n + 1)])
+        first = t1.messages(context=context, statements=numbered(claims), shape=shape1)
+        r1 = await judge.judge(first, sized(Quotes, n), tag=tag, template_version=t1.cache_version,
+                               repeat_penalty=repeat_penalty)
+        quotes = align(r1.value.quotes, n, "statement", lambda q: _evidence(q.evidence))
+        shape2 = reply_shape("verdicts", [{"statement": i, "supported": "<yes or no>"} for i in range(1, n + 1)])
+        then = t2.messages(shape=shape2)[1:]  # its user turn only: the system message is the first call's
+        r2 = await judge.judge([*first, Message("assistant", r1.raw), *then], sized(BareVerdicts, n), tag=tag,
+                               template_version=f"{t1.cache_version}+{t2.cache_version}",
+                               top_logprobs=TOP_LOGPROBS if scoring == "auto" else None,
+                               repeat_penalty=repeat_penalty)
+        return _read_verdicts(r2, n, scoring, quotes)
+
+    return await shared(judge, f"{t1.cache_version}+{t2.cache_version}/{scoring}",
+                        (context, claims, repeat_penalty), run)
 
 
 async def check_inline(judge: Any, sample: Sample, tag: str, scoring: str = "hard"

@@ -65,7 +65,7 @@ VETO = Param("veto", str, "auto", "which offline check of a claim overrides the 
              "from the context) or numbers_names (a number or a name run); evidence (a number of the claim conflicts, "
              "in the same unit, with the context sentence most related to the claim; any mode but direct); quote "
              "(... with the context sentence the judge quoted for it) or quote_evidence (with both): verdict lists "
-             "only (mode=claims or inline, or mode=sentences with verdicts=list)",
+             "that quote only (verdicts=list with mode=claims or sentences, or mode=inline)",
              choices=("auto", "none", "numbers", "numbers_names", "evidence", "quote", "quote_evidence"))
 
 #: the veto values that compare a claim's numbers with one context sentence (:func:`veto_conflicts`)
@@ -185,15 +185,15 @@ def union_window(windows: list[Window]) -> Window:
 
 
 async def _judge_list(judge: Any, sample: Sample, window: Window, claims: list[str], tag: str,
-                      scoring: str, quote: bool = True) -> list[dict[str, Any]]:
-    """``verdicts=list``: every claim in one call of ``verify_claims`` against ``window`` (the joined
-    contexts when it is the whole context, as in ``mode=claims``), each verdict written after the
-    context sentence the judge quotes; records shaped as :func:`word_verdict`'s plus that ``quote``
+                      scoring: str, form: str = "list") -> list[dict[str, Any]]:
+    """``verdicts=list`` (or ``bare``, ``after_quotes``: ``form``): every claim in one verdict list
+    (:func:`._claim_steps.verify`) against ``window`` (the joined contexts when it is the whole
+    context, as in ``mode=claims``); records shaped as :func:`word_verdict`'s plus the ``quote``
     ("" when none)."""
     if not claims:
         return []
     triples = await verify(judge, sample, claims, tag, scoring, context=None if window.whole else window.text,
-                           quote=quote)
+                           form=form)
     return [{"verdict": "yes" if v else "no", "p_yes": p, "support": p if p is not None else float(v),
              "scoring": "probability" if p is not None else "hard", "quote": quote} for v, quote, p in triples]
 
@@ -215,14 +215,14 @@ async def sentence_verdicts(judge: Any, sample: Sample, tag: str, params: dict[s
                for c, v in zip(claims, claim_vectors, strict=True)]
     checking = cross_check_applies(sample, len(claims), params)
     source_task = asyncio.ensure_future(source_answer(judge, sample, tag)) if checking else None
-    listed = verdict_form(params) in ("list", "bare")
+    listed = verdict_form(params) != "word"
     if listed:  # one verdict list for every claim, against the union of their windows
         windows = [union_window(windows)] * len(windows)
     try:
         if listed:
             verdicts = await _judge_list(judge, sample, windows[0] if windows else Window((), True),
                                          [c.text for c in claims], tag, params["scoring"],
-                                         quote=verdict_form(params) == "list")
+                                         form=verdict_form(params))
         else:
             verdicts = await asyncio.gather(*(_judge_claim(judge, sample.query or "", w, c.text, tag,
                                                            params["scoring"])

@@ -25,7 +25,7 @@ the sentence one the claim lacks, two numbers being equal when one is the other 
 (:func:`._sentence_steps.number_conflicts`): "56 floors" against "It has 58 floors above ground"
 conflicts; "May 2019" against "opened on 14 May 2019" does not. The struck claims carry
 ``veto: true`` and the pairs in ``veto_conflicts``. ``veto=quote`` compares with the sentence the
-judge quoted instead, ``quote_evidence`` with both, ``none`` turns it off.
+judge quoted instead, ``quote_evidence`` with both (not with ``verdicts=bare``), ``none`` turns it off.
 
 Per claim the details hold its text (``claim``), the hard verdict (``supported``), the context
 sentence the judge quoted (``quote``, "" for none), ``p_yes``, the ``support`` it counts with, and,
@@ -45,7 +45,10 @@ repair, then a recorded JudgeParseError), never a score.
 
 ``verdicts=bare`` (with ``mode=claims`` or ``sentences``): the verdict list without the quotes, each
 verdict a statement number and yes/no (prompt ``verify_claims_bare``): fewer tokens written in the
-one call that asks for log-probabilities; ``quote`` is "".
+one call that asks for log-probabilities; ``quote`` is "". ``verdicts=after_quotes``: the quotes
+and the verdicts in two calls of one conversation (prompts ``quote_claims``, then
+``verdicts_after_quotes`` after the judge's own quotes): the quotes are written without
+log-probabilities, the verdicts with them; ``quote`` as with ``verdicts=list``. Calls: 3 per sample.
 
 ``verdicts=word`` (with ``mode=claims``): the same claims, each judged alone instead of all in one
 call: one yes/no word per claim, scored by P(yes), against the claim's evidence window, the prompt
@@ -210,7 +213,7 @@ async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts |
         triples = await claim_words(ev.judge, sample, claims, "faithfulness", ev.params["scoring"])
     else:  # the verdict list copies context sentences and repeats its keys: no repetition penalty
         triples = await verify(ev.judge, sample, claims, "faithfulness", ev.params["scoring"],
-                               repeat_penalty=NO_REPEAT_PENALTY, quote=verdict_form(ev.params) == "list")
+                               repeat_penalty=NO_REPEAT_PENALTY, form=verdict_form(ev.params))
     return ClaimVerdicts(claims, [t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples],
                          no_facts, ungrounded, not_claims=not_claims)
 
@@ -224,6 +227,9 @@ async def _inline_claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVe
     return ClaimVerdicts([k[0] for k in kept], [k[1] for k in kept], [k[2] for k in kept], [k[3] for k in kept],
                          no_facts, ungrounded)
 
+
+#: judge calls of one verdict list, by its form (``verdicts``)
+LIST_CALLS = {"list": 1, "bare": 1, "after_quotes": 2}
 
 #: why a claim metric is undefined when every extracted claim was dropped as ungrounded
 ALL_UNGROUNDED = "undefined: every claim the judge extracted is absent from the answer (ungrounded_claims)"
@@ -261,9 +267,9 @@ def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
     if ev.params["mode"] == "sentences":
         sentences = [s.text for s in split_claims(sample.answer or "") if s.checkworthy]
         form = verdict_form(ev.params)
-        if form in ("list", "bare"):
-            steps = [PlannedStep(("sentence_list", form, scoring, sample.query, tuple(sentences), content[2]))] \
-                if sentences else []
+        if form != "word":
+            steps = [PlannedStep(("sentence_list", form, scoring, sample.query, tuple(sentences), content[2]),
+                                 calls=LIST_CALLS[form])] if sentences else []
         else:
             steps = [PlannedStep(("sentence", scoring, sample.query, c, content[2])) for c in dict.fromkeys(sentences)]
         if cross_check_applies(sample, len(sentences), ev.params):  # counted as the run counts them
@@ -275,8 +281,9 @@ def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
         n = sum(s.checkworthy for s in split_claims(sample.answer or ""))
         return [decompose_step(sample, ev.params["steps"]),
                 PlannedStep(("claim_words", scoring, *content), calls=max(1, n), exact=False)]
+    form = verdict_form(ev.params)
     return [decompose_step(sample, ev.params["steps"]),
-            PlannedStep(("verify_claims", verdict_form(ev.params), scoring, *content), exact=False)]
+            PlannedStep(("verify_claims", form, scoring, *content), calls=LIST_CALLS[form], exact=False)]
 
 
 async def support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcome:
@@ -336,11 +343,12 @@ def check_veto(ev: JudgedEvaluator) -> None:
     if p["veto"] == "auto":
         p["veto"] = "evidence" if p["mode"] == "claims" else "none"
     veto = p["veto"]
-    quoting = p["mode"] == "inline" or (p["mode"] in ("claims", "sentences") and verdict_form(p) == "list")
+    quoting = p["mode"] == "inline" or (p["mode"] in ("claims", "sentences")
+                                        and verdict_form(p) in ("list", "after_quotes"))
     if veto in ("quote", "quote_evidence") and not quoting:
         raise InvalidParameterError(f"metric {ev.name!r}: veto={veto} reads the context sentence each verdict "
-                                    "quotes, so it needs a verdict list: mode=claims or inline, or mode=sentences "
-                                    "with verdicts=list")
+                                    "quotes, so it needs a verdict list that quotes: mode=claims or sentences with "
+                                    "verdicts=list (mode=claims's default), or mode=inline")
     if veto == "evidence" and p["mode"] == "direct":
         raise InvalidParameterError(f"metric {ev.name!r}: veto=evidence checks each claim; mode=direct has none")
     if veto in ("numbers", "numbers_names") and p["mode"] != "sentences":
