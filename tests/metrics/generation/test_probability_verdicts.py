@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ragmeter import Sample, evaluate
+from ragmeter import Sample, evaluate, get_evaluator
 from ragmeter.judges import Completion, FunctionBackend, Judge
 from ragmeter.judges.backends.openai_compat import _completion_from
 from ragmeter.judges.base import TokenLogprob
@@ -377,6 +377,8 @@ def test_after_quotes_asks_the_quotes_then_the_verdicts_in_one_conversation():
     assert ask_verdicts.messages[2].role == "assistant" and ask_verdicts.messages[2].content == quotes
     assert ask_verdicts.messages[3].role == "user" and ask_verdicts.messages[3].content.startswith("Now decide")
     assert len(ask_verdicts.messages) == 4
+    # its quotes are the judge's, so the quote veto can read them (refused with verdicts=bare)
+    get_evaluator("faithfulness(verdicts=after_quotes,veto=quote)", judge=judge)
 
 
 def test_claims_mode_without_logprobs_is_the_share_of_supported_claims():

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ...judges import ReplyShape
 from ...judges.base import Message
 from ...registry import Param
 from ...types import Sample
@@ -87,10 +88,14 @@ VERDICTS = Param("verdicts", str, "auto", "how the claims (mode=claims) or check
                  "are checked: list (one call, a JSON verdict per claim with the context sentence it quotes), "
                  "bare (the same list without the quotes: statement number and yes/no only), after_quotes (two "
                  "calls of one conversation: the quotes without log-probabilities, then the yes/no list after them), "
-                 "word "
-                 "(one call per claim, one yes/no word scored by P(yes), against the claim's evidence window) or auto "
+                 "word (one call per claim, one yes/no word scored by P(yes), against the claim's evidence window) "
+                 "or auto "
                  "(list with mode=claims, word with mode=sentences)",
                  choices=("auto", "list", "bare", "after_quotes", "word"))
+
+
+#: the verdict forms that quote a context sentence for each claim (what ``veto=quote`` reads)
+QUOTING_FORMS = ("list", "after_quotes")
 
 
 def verdict_form(params: dict[str, Any]) -> str:
@@ -133,10 +138,8 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
         context = joined_context(sample)
 
     async def run() -> list[tuple[bool, str, float | None]]:
-        slot = {"evidence": EVIDENCE_SLOT} if quote else {}
-        shape = reply_shape("verdicts", [{"statement": i, **slot, "supported": "<yes or no>"}
-                                         for i in range(1, len(claims) + 1)])
         model = sized(Verdicts if quote else BareVerdicts, len(claims))
+        shape = _verdicts_shape(len(claims), quote)
         r = await judge.judge(t.messages(context=context, statements=numbered(claims), shape=shape),
                               model, tag=tag, template_version=t.cache_version,
                               top_logprobs=TOP_LOGPROBS if scoring == "auto" else None,
@@ -144,6 +147,12 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
         return _read_verdicts(r, len(claims), scoring, None)
 
     return await shared(judge, f"{t.cache_version}/{scoring}", (context, claims, repeat_penalty), run)
+
+
+def _verdicts_shape(n: int, quote: bool) -> ReplyShape:
+    """The reply skeleton of a verdict list of ``n`` claims, with the evidence slot when ``quote``."""
+    slot = {"evidence": EVIDENCE_SLOT} if quote else {}
+    return reply_shape("verdicts", [{"statement": i, **slot, "supported": "<yes or no>"} for i in range(1, n + 1)])
 
 
 def _read_verdicts(r: Any, n: int, scoring: str, quotes: list[str] | None) -> list[tuple[bool, str, float | None]]:
@@ -179,8 +188,8 @@ async def _verify_after_quotes(judge: Any, sample: Sample, claims: list[str], ta
         r1 = await judge.judge(first, sized(Quotes, n), tag=tag, template_version=t1.cache_version,
                                repeat_penalty=repeat_penalty)
         quotes = align(r1.value.quotes, n, "statement", lambda q: _evidence(q.evidence))
-        shape2 = reply_shape("verdicts", [{"statement": i, "supported": "<yes or no>"} for i in range(1, n + 1)])
-        then = t2.messages(shape=shape2)[1:]  # its user turn only: the system message is the first call's
+        # its user turn only: the system message is the first call's
+        then = t2.messages(shape=_verdicts_shape(n, quote=False))[1:]
         r2 = await judge.judge([*first, Message("assistant", r1.raw), *then], sized(BareVerdicts, n), tag=tag,
                                template_version=f"{t1.cache_version}+{t2.cache_version}",
                                top_logprobs=TOP_LOGPROBS if scoring == "auto" else None,

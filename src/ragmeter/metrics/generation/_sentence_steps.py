@@ -65,7 +65,7 @@ VETO = Param("veto", str, "auto", "which offline check of a claim overrides the 
              "from the context) or numbers_names (a number or a name run); evidence (a number of the claim conflicts, "
              "in the same unit, with the context sentence most related to the claim; any mode but direct); quote "
              "(... with the context sentence the judge quoted for it) or quote_evidence (with both): verdict lists "
-             "that quote only (verdicts=list with mode=claims or sentences, or mode=inline)",
+             "that quote only (verdicts=list or after_quotes with mode=claims or sentences, or mode=inline)",
              choices=("auto", "none", "numbers", "numbers_names", "evidence", "quote", "quote_evidence"))
 
 #: the veto values that compare a claim's numbers with one context sentence (:func:`veto_conflicts`)
@@ -215,14 +215,14 @@ async def sentence_verdicts(judge: Any, sample: Sample, tag: str, params: dict[s
                for c, v in zip(claims, claim_vectors, strict=True)]
     checking = cross_check_applies(sample, len(claims), params)
     source_task = asyncio.ensure_future(source_answer(judge, sample, tag)) if checking else None
-    listed = verdict_form(params) != "word"
+    form = verdict_form(params)
+    listed = form != "word"
     if listed:  # one verdict list for every claim, against the union of their windows
         windows = [union_window(windows)] * len(windows)
     try:
         if listed:
             verdicts = await _judge_list(judge, sample, windows[0] if windows else Window((), True),
-                                         [c.text for c in claims], tag, params["scoring"],
-                                         form=verdict_form(params))
+                                         [c.text for c in claims], tag, params["scoring"], form=form)
         else:
             verdicts = await asyncio.gather(*(_judge_claim(judge, sample.query or "", w, c.text, tag,
                                                            params["scoring"])

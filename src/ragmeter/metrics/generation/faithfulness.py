@@ -25,7 +25,7 @@ the sentence one the claim lacks, two numbers being equal when one is the other 
 (:func:`._sentence_steps.number_conflicts`): "56 floors" against "It has 58 floors above ground"
 conflicts; "May 2019" against "opened on 14 May 2019" does not. The struck claims carry
 ``veto: true`` and the pairs in ``veto_conflicts``. ``veto=quote`` compares with the sentence the
-judge quoted instead, ``quote_evidence`` with both (not with ``verdicts=bare``), ``none`` turns it off.
+judge quoted instead, ``quote_evidence`` with both (neither with ``verdicts=bare``), ``none`` turns it off.
 
 Per claim the details hold its text (``claim``), the hard verdict (``supported``), the context
 sentence the judge quoted (``quote``, "" for none), ``p_yes``, the ``support`` it counts with, and,
@@ -100,7 +100,7 @@ from ...types import MetricResult, Sample
 from ._answer_steps import NO_CLAIM_UNDEFINED, decompose, decompose_step
 from ._base import CLAIM_STEPS, JUDGE_VALIDATION, JudgedEvaluator, register_judged
 from ._checkworthy import checkworthy_claims, split_claims
-from ._claim_steps import VERDICTS, check_inline, verdict_form, verify
+from ._claim_steps import QUOTING_FORMS, VERDICTS, check_inline, verdict_form, verify
 from ._evidence import Span, context_sentences
 from ._grounding import grounded_mask, source_span, split_grounded
 from ._sentence_steps import (
@@ -343,12 +343,11 @@ def check_veto(ev: JudgedEvaluator) -> None:
     if p["veto"] == "auto":
         p["veto"] = "evidence" if p["mode"] == "claims" else "none"
     veto = p["veto"]
-    quoting = p["mode"] == "inline" or (p["mode"] in ("claims", "sentences")
-                                        and verdict_form(p) in ("list", "after_quotes"))
+    quoting = p["mode"] == "inline" or (p["mode"] in ("claims", "sentences") and verdict_form(p) in QUOTING_FORMS)
     if veto in ("quote", "quote_evidence") and not quoting:
         raise InvalidParameterError(f"metric {ev.name!r}: veto={veto} reads the context sentence each verdict "
                                     "quotes, so it needs a verdict list that quotes: mode=claims or sentences with "
-                                    "verdicts=list (mode=claims's default), or mode=inline")
+                                    "verdicts=list (mode=claims's default) or after_quotes, or mode=inline")
     if veto == "evidence" and p["mode"] == "direct":
         raise InvalidParameterError(f"metric {ev.name!r}: veto=evidence checks each claim; mode=direct has none")
     if veto in ("numbers", "numbers_names") and p["mode"] != "sentences":
