@@ -28,6 +28,7 @@ from .io.fields import absent_result, field_hints, missing_field
 from .io.options import ReadOptions, read_options
 from .io.records import DEFAULT_MAX_TEXT_CHARS
 from .judges import resolve as resolve_judge
+from .judges.concurrency import REQUEST_RANK
 from .registry import default_metric_names, get_evaluator, skipped_metrics
 from .results import RunResult, RunWriter
 from .types import MetricResult, Sample
@@ -164,10 +165,11 @@ async def _score_stream(
     A sample that lacks a field a metric needs gets the undefined result naming the field
     (:mod:`ragmeter.io.fields`); the metric never sees it. Vectorised ``evaluate_batch``
     evaluators run first over the chunk; then every metric x sample is awaited together so a
-    judge's concurrency is kept busy (sample by sample in task order), at most ``window`` samples
-    at once (None: all): when one finishes the next starts, so a started sample's later calls (a
-    second stage) queue before new samples' first calls and samples finish, and are written, as
-    the run goes; evaluators whose score depends on the whole chunk
+    judge's concurrency is kept busy, at most ``window`` samples at once (None: all): when one
+    finishes the next starts, and a sample's judge requests carry its index
+    (:data:`~ragmeter.judges.concurrency.REQUEST_RANK`), so a started sample's later calls (a
+    second stage) are sent before later samples' first calls and samples finish, and are
+    written, as the run goes; evaluators whose score depends on the whole chunk
     (:class:`~ragmeter.contract.AsyncBatchEvaluator` with ``whole_chunk``) take the chunk.
     """
     n = len(samples)
@@ -183,6 +185,7 @@ async def _score_stream(
 
     async def whole(ev: Evaluator, idx: list[int]) -> None:
         assert isinstance(ev, AsyncBatchEvaluator)
+        REQUEST_RANK.set(-1)  # the first sample is written only once this is done: its requests go first
         try:
             res = list(await ev.aevaluate_batch([samples[i] for i in idx]))
         except Exception as exc:
@@ -191,6 +194,7 @@ async def _score_stream(
             out[ev.name][i] = r
 
     async def per_sample(i: int, evs: list[Evaluator]) -> None:
+        REQUEST_RANK.set(i)  # this task's judge requests wait in sample order (the task's own context)
         for ev, r in zip(evs, await asyncio.gather(*(one(samples[i], ev) for ev in evs)), strict=True):
             out[ev.name][i] = r
 

@@ -414,3 +414,50 @@ def test_learned_timeout_rule():
     assert limit.learned_timeout(60.0) == 270.0           # 3 x the slowest recent reply
     limit.on_success(400.0, None)
     assert limit.learned_timeout(60.0) == 480.0           # at most 8 x the timeout
+
+
+class _TwoCalls:
+    """A two-stage judged metric: a first call, then a second that needs the first's reply."""
+
+    name = "two_calls"
+    version = "1"
+
+    def __init__(self, judge) -> None:
+        self.judge = judge
+
+    async def aevaluate(self, sample):
+        from ragmeter.types import MetricResult
+
+        await self.judge.judge(f"first {sample.query}", Verdict)
+        await self.judge.judge(f"second {sample.query}", Verdict)
+        return MetricResult(name=self.name, score=1.0, version=self.version)
+
+
+def test_a_started_sample_second_call_goes_before_later_samples_first_calls():
+    """On a one-slot server the judge keeps few requests in flight (about 2); the others wait.
+    Waiting requests go by sample: sample i's second call is sent before the first call of any
+    sample after i + peak in flight (first come first served, the second call of sample 0 would
+    wait behind the first calls of all eight samples)."""
+    from ragmeter.evaluator import score_chunk
+    from ragmeter.types import Sample
+
+    n = 8
+    with FakeLLMServer(_rule, latency=SERVICE, slots=1) as server:
+        judge = from_spec(f"openai:qwen@{server.url}", cache=False, timeout=TIMEOUT, backoff=0.01)
+        samples = [Sample(id=str(i), query=f"q{i}", answer="a") for i in range(n)]
+
+        async def go():
+            out = await score_chunk([_TwoCalls(judge)], samples)
+            await judge.aclose()
+            return out
+
+        out = asyncio.run(go())
+        info = judge.concurrency_info()
+        judge.close()
+        order = [e.user_text.strip() for e in server.log]
+    assert [r.score for r in out["two_calls"]] == [1.0] * n
+    assert sorted(order) == sorted([f"first q{i}" for i in range(n)] + [f"second q{i}" for i in range(n)])
+    peak = info["peak_in_flight"]
+    assert peak < n - 1, info
+    for i in range(n - peak - 1):
+        assert order.index(f"second q{i}") < order.index(f"first q{i + peak + 1}"), (i, order)

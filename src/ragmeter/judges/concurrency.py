@@ -71,6 +71,13 @@ the number in flight, ``n / rho`` stays near the server's parallelism however ma
 a one-slot server keeps about 2 in flight, while on a server whose latency does not grow with
 ``n`` the estimate follows ``n`` and the limit still reaches ``max``.
 
+**Order.** Requests waiting for a slot are sent by their sample's rank (:data:`REQUEST_RANK`,
+which the evaluator sets for each sample's task), lowest first, and first come first served
+within a rank (and among requests without one, which come after ranked ones): a started
+sample's later calls (claims, then their verdicts) go before other samples' first calls, so
+samples finish, and are written, in order as the run goes, instead of every sample in the
+window waiting for its first call before any gets its second.
+
 **An abandoned request is not re-sent at once.** After a timeout the request keeps its place
 in flight for one more typical service time (the median latency of recent successes, at most
 the timeout), since the server is probably still computing it; only then is the slot freed
@@ -88,11 +95,14 @@ from __future__ import annotations
 import asyncio
 import bisect
 import contextlib
+import heapq
+import itertools
 import logging
 import math
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from statistics import median
 from typing import Any, Literal, TypeVar
@@ -111,6 +121,10 @@ SLACK = 0.05
 #: The ``info.title`` of llama-cpp-python's server in its ``GET /openapi.json`` (FastAPI's schema)
 LLAMA_CPP_PYTHON_TITLE = "\U0001f999 llama.cpp Python API"
 NOISE_FLOOR = 0.25
+#: The rank of the sample a judge request is made for: waiting requests are sent lowest rank
+#: first (see "Order" in the module docs). The evaluator sets it in each sample's task; ``None``
+#: (a request made outside an evaluation) waits behind ranked requests, first come first served.
+REQUEST_RANK: ContextVar[int | None] = ContextVar("ragmeter_request_rank", default=None)
 
 
 @dataclass(frozen=True)
@@ -223,7 +237,8 @@ class AdaptiveLimit:
         self.timeout = timeout
         self.slow_start = mode == "latency"
         self._inflight: list[_Ticket] = []
-        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._waiters: list[tuple[float, int, asyncio.Future[None]]] = []  # a heap: (rank, arrival, future)
+        self._arrivals = itertools.count()
         self._samples: deque[float] = deque(maxlen=BASE_WINDOW)
         self._sorted: list[float] = []
         self._window: list[tuple[float, float]] = []
@@ -284,13 +299,17 @@ class AdaptiveLimit:
         return len(self._inflight) < max(1, math.floor(self.limit))
 
     async def _acquire(self) -> None:
-        """Wait for a free slot, first come first served (O(1) per wake-up)."""
+        """Wait for a free slot: lowest :data:`REQUEST_RANK` first, then first come first served
+        (O(log n) per wake-up)."""
         if self._room() and not self._waiters:
             return
+        rank = REQUEST_RANK.get()
+        key = (math.inf if rank is None else float(rank), next(self._arrivals))
         loop = asyncio.get_running_loop()
-        fut: asyncio.Future[None] = loop.create_future()
-        self._waiters.append(fut)
         while True:
+            entry = (*key, loop.create_future())
+            heapq.heappush(self._waiters, entry)
+            fut = entry[2]
             try:
                 await fut
             except asyncio.CancelledError:
@@ -298,17 +317,17 @@ class AdaptiveLimit:
                     self._wake()  # woken and then cancelled: pass the wake-up on
                 else:
                     with contextlib.suppress(ValueError):
-                        self._waiters.remove(fut)
+                        self._waiters.remove(entry)
+                        heapq.heapify(self._waiters)
                 raise
             if self._room():
                 return
-            fut = loop.create_future()  # the slot went to another: wait again, at the front
-            self._waiters.appendleft(fut)
+            # the slot went to another: wait again, in the same place (same rank and arrival)
 
     def _wake(self) -> None:
         free = max(1, math.floor(self.limit)) - len(self._inflight)
         while free > 0 and self._waiters:
-            fut = self._waiters.popleft()
+            fut = heapq.heappop(self._waiters)[2]
             if not fut.done():
                 fut.set_result(None)
                 free -= 1
