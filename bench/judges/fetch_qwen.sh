@@ -11,7 +11,7 @@
 # CMAKE_ARGS="-DGGML_NATIVE=OFF" (10-25 min on 2 cores), in a venv outside the repository.
 # A bench/test dependency only: ragmeter itself never needs it.
 # The other server: llama.cpp's own C++ server (llama-server), built from the vendor/llama.cpp of
-# the same llama-cpp-python sdist (build-cpp; ~5 min on 2 cores) and served with one slot
+# the same llama-cpp-python sdist (build-cpp; ~4 min on 2 cores) and served with one slot
 # (serve-cpp). It computes only the requested top log-probabilities, where llama-cpp-python sorts
 # the whole vocabulary in Python for every written token (bench/results/faithfulness_by_kind.md, 29).
 #
