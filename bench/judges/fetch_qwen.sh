@@ -197,18 +197,24 @@ serve_cpp() {
     nohup "$HOME_DIR/bin/llama-server" -m "$MODEL" --host 127.0.0.1 --port "$PORT" -c "$CTX" -t "$THREADS" \
         -np 1 > "$LOG_DIR/server-cpp.log" 2>&1 &
     echo $! > "$LOG_DIR/server-cpp.pid"
-    for _ in $(seq 1 180); do
-        if server_up; then
-            say "serve-cpp: up, pid $(cat "$LOG_DIR/server-cpp.pid"): openai:qwen@http://127.0.0.1:$PORT/v1"
-            return
-        fi
-        kill -0 "$(cat "$LOG_DIR/server-cpp.pid")" 2>/dev/null || die "llama-server exited: see $LOG_DIR/server-cpp.log"
-        sleep 1
-    done
-    die "llama-server did not answer /v1/models within 180 s: see $LOG_DIR/server-cpp.log"
+    wait_up serve-cpp "$LOG_DIR/server-cpp.pid" "$LOG_DIR/server-cpp.log"
 }
 
 server_up() { curl -fsS "http://127.0.0.1:$PORT/v1/models" >/dev/null 2>&1; }
+
+# wait_up NAME PIDFILE LOG: wait until the server answers /v1/models (180 s), or die
+wait_up() {
+    local name="$1" pidfile="$2" log="$3"
+    for _ in $(seq 1 180); do
+        if server_up; then
+            say "$name: up, pid $(cat "$pidfile"): openai:qwen@http://127.0.0.1:$PORT/v1"
+            return
+        fi
+        kill -0 "$(cat "$pidfile")" 2>/dev/null || die "$name: the server exited: see $log"
+        sleep 1
+    done
+    die "$name: the server did not answer /v1/models within 180 s: see $log"
+}
 
 serve() {
     if server_up; then
@@ -222,15 +228,7 @@ serve() {
     nohup "$VENV/bin/python" -m llama_cpp.server --model "$MODEL" --host 127.0.0.1 --port "$PORT" \
         --n_ctx "$CTX" --n_threads "$THREADS" > "$LOG_DIR/server.log" 2>&1 &
     echo $! > "$LOG_DIR/server.pid"
-    for _ in $(seq 1 180); do
-        if server_up; then
-            say "serve: up, pid $(cat "$LOG_DIR/server.pid"): openai:qwen@http://127.0.0.1:$PORT/v1"
-            return
-        fi
-        kill -0 "$(cat "$LOG_DIR/server.pid")" 2>/dev/null || die "the server exited: see $LOG_DIR/server.log"
-        sleep 1
-    done
-    die "the server did not answer /v1/models within 180 s: see $LOG_DIR/server.log"
+    wait_up serve "$LOG_DIR/server.pid" "$LOG_DIR/server.log"
 }
 
 summary() {
