@@ -137,6 +137,8 @@ class Reply:
     drop: bool = False
     finish_reason: str = "stop"
     usage: tuple[int, int] | None = None
+    #: sent as ``usage.prompt_tokens_details.cached_tokens`` (as OpenAI, llama.cpp's server, vLLM do)
+    cached_tokens: int | None = None
     kind: str = ""
     #: OpenAI's ``choices[0].logprobs.content`` list (``[{"token", "logprob", "top_logprobs": [...]}]``)
     logprobs: list[dict[str, Any]] | None = None
@@ -298,7 +300,9 @@ class FakeLLMServer:
                          "finish_reason": reply.finish_reason,
                          **({"logprobs": {"content": reply.logprobs}} if reply.logprobs is not None else {})}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
+                      "total_tokens": prompt_tokens + completion_tokens,
+                      **({"prompt_tokens_details": {"cached_tokens": reply.cached_tokens}}
+                         if reply.cached_tokens is not None else {})},
         }
         return web.json_response(payload, headers=reply.headers)
 

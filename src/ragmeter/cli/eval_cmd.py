@@ -90,7 +90,9 @@ def judge_status(stats: dict[str, Any]) -> str:
     """One line of judge counters, e.g. ``judge: 120 calls, 40 cached, 2 errors, 51,200 tokens, $0.0123``;
     while calls are still waiting for the judge, ``judge: 12 of 50 calls finished, ...`` (a call is
     counted when a metric asks for it, so on a slow judge the asked count runs far ahead of the work done)
-    (plus ``, 1 format fallbacks (json_schema->json_object 1)`` when the server refused a format)."""
+    (plus ``, 1 format fallbacks (json_schema->json_object 1)`` when the server refused a format); when
+    the server reports prompt tokens taken from its own prompt cache, the tokens read e.g.
+    ``51,200 tokens (62% prompt reuse)``."""
     errors = sum((stats.get("errors") or {}).values())
     tokens = (stats.get("prompt_tokens") or 0) + (stats.get("completion_tokens") or 0)
     cost = stats.get("cost")
@@ -98,7 +100,10 @@ def judge_status(stats: dict[str, Any]) -> str:
     calls = stats.get("calls", 0)
     finished = stats.get("finished", calls)
     asked = f"{calls:,} calls" if finished >= calls else f"{finished:,} of {calls:,} calls finished"
-    line = f"judge: {asked}, {stats.get('cache_hits', 0):,} cached, {errors:,} errors, {tokens:,} tokens, {cost_s}"
+    prompt, reused = stats.get("prompt_tokens") or 0, stats.get("cached_prompt_tokens") or 0
+    reuse = f" ({reused / prompt:.0%} prompt reuse)" if reused and prompt else ""
+    line = (f"judge: {asked}, {stats.get('cache_hits', 0):,} cached, {errors:,} errors, {tokens:,} tokens{reuse}, "
+            f"{cost_s}")
     fallbacks = stats.get("format_fallbacks") or 0
     if fallbacks:  # structured output the server refused for some requests: never silent
         paths = ", ".join(f"{k} {v}" for k, v in sorted((stats.get("format_fallback_paths") or {}).items()))

@@ -85,15 +85,24 @@ class ChatRequest:
 @dataclass(frozen=True)
 class Usage:
     """Tokens spent by one call (0 when the backend does not report them). A negative count is no
-    count: ValueError (a backend reading it from a reply refuses the reply, never a negative cost)."""
+    count: ValueError (a backend reading it from a reply refuses the reply, never a negative cost).
+
+    ``cached_prompt_tokens`` is the part of ``prompt_tokens`` the server took from its prompt cache
+    instead of computing it (OpenAI's ``usage.prompt_tokens_details.cached_tokens``, which
+    llama.cpp's server and vLLM report too); 0 when the server does not say."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
 
     def __post_init__(self) -> None:
-        for what, n in (("prompt", self.prompt_tokens), ("completion", self.completion_tokens)):
+        for what, n in (("prompt", self.prompt_tokens), ("completion", self.completion_tokens),
+                        ("cached prompt", self.cached_prompt_tokens)):
             if n < 0:
                 raise ValueError(f"expected token counts >= 0, got {n} {what} tokens")
+        if self.cached_prompt_tokens > self.prompt_tokens:
+            raise ValueError(f"expected cached prompt tokens <= prompt tokens, got {self.cached_prompt_tokens} "
+                             f"of {self.prompt_tokens}")
 
     @property
     def total_tokens(self) -> int:
@@ -101,7 +110,8 @@ class Usage:
         return self.prompt_tokens + self.completion_tokens
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens)
+        return Usage(self.prompt_tokens + other.prompt_tokens, self.completion_tokens + other.completion_tokens,
+                     self.cached_prompt_tokens + other.cached_prompt_tokens)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ class Tally:
     repairs: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
     cost: float = 0.0
     cost_known: bool = True
     errors: Counter[str] = field(default_factory=Counter)
@@ -33,6 +34,7 @@ class Tally:
         """Count tokens spent by one request and their cost (None: unknown price)."""
         self.prompt_tokens += usage.prompt_tokens
         self.completion_tokens += usage.completion_tokens
+        self.cached_prompt_tokens += usage.cached_prompt_tokens
         if cost is None:
             self.cost_known = False
         else:
@@ -52,6 +54,7 @@ class Tally:
             "attempt_errors": dict(sorted(self.attempt_errors.items())),
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "cached_prompt_tokens": self.cached_prompt_tokens,
             "cost": round(self.cost, 8) if self.cost_known else None,
             "dry_run_calls": self.dry_run_calls,
             "estimated_prompt_tokens": self.estimated_prompt_tokens,

@@ -484,7 +484,8 @@ class Judge:
         request fields sent, e.g. ``{"repeat_penalty": 1.0}``), ``endpoint`` (what the server was
         probed to be, once it was: ``llama.cpp``, ``llama-cpp-python``, ``vllm``, ``local``...), ``errors``
         (final failures by type), ``attempt_errors`` (every failed request by type),
-        ``prompt_tokens``/``completion_tokens`` (spent, cache hits excluded), ``cost`` (USD, None
+        ``prompt_tokens``/``completion_tokens`` (spent, cache hits excluded), ``cached_prompt_tokens``
+        (the part of ``prompt_tokens`` the server reported taken from its own prompt cache), ``cost`` (USD, None
         when the price is unknown), dry-run counts, the same per tag in ``by_tag``, and the run's
         plan (:meth:`expect`) when it has one."""
         out: dict[str, Any] = {**self.describe(), **self._stats.total.as_dict(), **self._plan}

@@ -17,7 +17,7 @@ from ...masking import mask_url, url_secrets
 from ..base import ChatRequest, Completion, Message, Usage
 from ..registry import BackendInfo, register_backend
 from ._errors import map_openai_error
-from .openai_compat import is_local_url, schema_instruction
+from .openai_compat import is_local_url, schema_instruction, usage_of
 
 
 def _import_litellm() -> Any:
@@ -138,7 +138,7 @@ class LiteLLMBackend:
         usage = getattr(resp, "usage", None)
         return Completion(
             choice.message.content or "",
-            Usage(int(getattr(usage, "prompt_tokens", 0) or 0), int(getattr(usage, "completion_tokens", 0) or 0)),
+            Usage() if usage is None else usage_of(usage),
             getattr(choice, "finish_reason", None),
         )
 

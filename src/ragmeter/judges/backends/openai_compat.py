@@ -357,13 +357,26 @@ def _format_rejected(exc: JudgeError) -> str | None:
     return None
 
 
+def usage_of(usage: Any) -> Usage:
+    """:class:`Usage` of a reply's ``usage`` (a dict, or an object with the same attributes as
+    litellm returns); the cached part from ``prompt_tokens_details.cached_tokens``, capped at the
+    prompt tokens (a server that says more reused than it was sent is not believed past that)."""
+    def get(obj: Any, name: str) -> Any:
+        return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+    prompt = int(get(usage, "prompt_tokens") or 0)
+    details = get(usage, "prompt_tokens_details")
+    cached = int(get(details, "cached_tokens") or 0) if details is not None else 0
+    return Usage(prompt, int(get(usage, "completion_tokens") or 0), min(max(cached, 0), max(prompt, 0)))
+
+
 def _completion_from(resp: Any, backend: str) -> Completion:
     """A :class:`Completion` from a chat completion body (a dict)."""
     try:
         choice = resp["choices"][0]
         text = (choice.get("message") or {}).get("content") or ""
         usage = resp.get("usage") or {}
-        u = Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+        u = usage_of(usage)
         if not isinstance(text, str):
             raise TypeError("content is not text")
     except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
