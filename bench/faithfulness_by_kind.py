@@ -142,6 +142,7 @@ def main() -> None:
                    "calls": st.get("calls", 0), "requests": st.get("requests", 0),
                    "cache_hits": st.get("cache_hits", 0),
                    "prompt_tokens": st.get("prompt_tokens", 0),
+                   "cached_prompt_tokens": st.get("cached_prompt_tokens", 0),
                    "calls_per_sample": round(st.get("calls", 0) / len(idx), 2) if idx else None,
                    "format_fallbacks": st.get("format_fallback_paths", {})}
             if mark is not None:
@@ -181,8 +182,10 @@ def _print(rows: list[dict[str, Any]]) -> None:
         extra = ""
         if "seconds" in r:
             cached = " (cache hits)" if r["cache_hits"] else ""
+            reused = (f"  prompt {r['cached_prompt_tokens'] / r['prompt_tokens']:.0%} reused"
+                      if r.get("cached_prompt_tokens") and r.get("prompt_tokens") else "")
             extra = (f"  err {r['errors']} undef {r['undefined']}  calls/sample {r['calls_per_sample']}"
-                     f"  {r['seconds']:.0f} s{cached}")
+                     f"  {r['seconds']:.0f} s{cached}{reused}")
         print(f"{r['metric']:<48}{r['kind']:<10}n={r['n']:<4}AUROC {auc}{extra}", flush=True)
 
 

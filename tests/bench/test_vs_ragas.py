@@ -64,6 +64,25 @@ def test_proxy_counts_requests_per_phase_and_abandoned_ones():
         assert len(server.log) == 4  # the server saw exactly the chat requests the proxy counted
 
 
+def test_proxy_sums_the_servers_token_counts_and_the_reused_share():
+    replies = iter([Reply(content="ok", usage=(100, 5), cached_tokens=80),
+                    Reply(content="ok", usage=(60, 3)),  # no prompt_tokens_details: nothing reused
+                    Reply(content="no", status=500)])  # an error body counts no tokens
+    with FakeLLMServer(lambda call: next(replies)) as server:
+        proxy = vs.CountingProxy(server.url).start()
+        try:
+            proxy.set_phase("a")
+            assert [chat(proxy.url)[0] for _ in range(2)] == [200, 200]
+            with pytest.raises(urllib.error.HTTPError):
+                chat(proxy.url)
+        finally:
+            proxy.stop()
+    a = proxy.phase_stats("a")
+    assert (a["prompt_tokens"], a["completion_tokens"], a["cached_prompt_tokens"]) == (160, 8, 80)
+    assert a["prompt_reused_share"] == 0.5  # 80 of 160
+    assert proxy.phase_stats("never")["prompt_reused_share"] is None
+
+
 def test_human_context_precision_and_labels_by_hand():
     assert vs.human_cp([1, 0]) == 1.0
     assert vs.human_cp([0, 1]) == 0.5  # precision@2 = 1/2
