@@ -198,14 +198,17 @@ _SCHEMA_JSON: dict[int, tuple[dict[str, Any], str]] = {}
 def judge_cache_key(*, backend: str, model: str, base_url: str | None, messages: list[dict[str, str]],
                     temperature: float, max_tokens: int, schema: dict[str, Any] | None, seed: int | None,
                     template_version: str, top_logprobs: int | None = None,
-                    extra_body: dict[str, Any] | None = None, repeat_penalty: float | None = None) -> str:
+                    extra_body: dict[str, Any] | None = None, repeat_penalty: float | None = None,
+                    structured_output: str | None = None) -> str:
     """``cache_key`` of these fields, i.e. ``sha256:`` + SHA-256 of their canonical JSON.
 
     ``top_logprobs`` is part of the key only when set (a request asking for log-probabilities
     is a different request; keys of requests without it are unchanged); likewise ``extra_body``
     (the backend's extra request fields, e.g. ``repeat_penalty``) only when not empty, and a
     request's own ``repeat_penalty`` only when set (the request as asked: the same key whether or
-    not this server is one it is passed on to).
+    not this server is one it is passed on to); and a pinned structured-output mode (the backend's
+    ``structured_output`` when not ``auto``) only when set, since the mode changes what is sent (a
+    ``json_object`` request carries the schema as a system message, a ``json_schema`` one does not).
 
     The same bytes as ``canonical_json({...all fields...})``, built from pieces so the (large,
     constant) schema is serialised once per schema, not once per call.
@@ -226,6 +229,8 @@ def judge_cache_key(*, backend: str, model: str, base_url: str | None, messages:
         tail_fields["extra_body"] = extra_body
     if repeat_penalty is not None:
         tail_fields["repeat_penalty"] = repeat_penalty
+    if structured_output is not None:
+        tail_fields["structured_output"] = structured_output
     tail = canonical_json(tail_fields)
     text = f'{head[:-1]},"schema":{schema_json},{tail[1:]}'
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -555,6 +560,8 @@ class Judge:
             top_logprobs=request.top_logprobs,
             extra_body=getattr(self.backend, "extra_body", None),
             repeat_penalty=request.repeat_penalty,
+            structured_output=(getattr(self.backend, "mode", None) if getattr(self.backend, "fixed_mode", False)
+                               else None),
         )
         return f"{key}#{sample}" if sample else key
 
