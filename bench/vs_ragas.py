@@ -130,17 +130,17 @@ class CountingProxy:
     def _count_usage(self, phase: str, body: bytes) -> None:
         """Add a chat reply's ``usage`` (the server's counts; ``prompt_tokens_details.cached_tokens``
         is the part of the prompt the server took from its prompt cache) to ``phase``."""
+        from ragmeter.judges.backends.openai_compat import usage_of
+
         try:
-            usage = json.loads(body).get("usage") or {}
-            details = usage.get("prompt_tokens_details") or {}
-            counts = (int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
-                      int(details.get("cached_tokens") or 0))
+            u = usage_of(json.loads(body).get("usage") or {})
         except (ValueError, AttributeError, TypeError):
             return  # not a chat completion body: nothing to count
         with self._lock:
             s = self.stats.setdefault(phase, self._empty())
-            for name, n in zip(("prompt_tokens", "completion_tokens", "cached_prompt_tokens"), counts, strict=True):
-                s[name] += n
+            s["prompt_tokens"] += u.prompt_tokens
+            s["completion_tokens"] += u.completion_tokens
+            s["cached_prompt_tokens"] += u.cached_prompt_tokens
 
     def _record(self, phase: str, chat: bool, status: int | None, seconds: float, abandoned: bool) -> None:
         with self._lock:

@@ -26,7 +26,10 @@ def ask(judge, prompt: str) -> Verdict:
         finally:
             await judge.aclose()
 
-    return asyncio.run(go())
+    try:
+        return asyncio.run(go())
+    finally:
+        judge.close()  # the cache's connection
 
 
 def format_of(call) -> str:
