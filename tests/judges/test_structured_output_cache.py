@@ -59,3 +59,16 @@ def test_keys_without_a_pinned_mode_are_unchanged():
                   "content": "x"}], temperature=0.0, max_tokens=10, schema=None, seed=None, template_version="t@1")
     assert judge_cache_key(**fields) == judge_cache_key(**fields, structured_output=None)
     assert judge_cache_key(**fields) != judge_cache_key(**fields, structured_output="json_object")
+
+
+def test_a_judge_check_on_record_is_per_pinned_mode(make_judge):
+    # a check of a judge pinned to json_object (the schema in a system message) does not vouch for the
+    # same model asked with json_schema, nor the other way; a judge that leaves the mode to the server
+    # keeps its record
+    from ragmeter.judges.record import record_path
+
+    auto, obj, schema = make_judge(), make_judge(structured_output="json_object"), make_judge(
+        structured_output="json_schema")
+    paths = {record_path(auto), record_path(obj), record_path(schema)}
+    assert len(paths) == 3
+    assert record_path(make_judge(structured_output="auto")) == record_path(auto)

@@ -3,7 +3,8 @@
 A check is stored in ``<cache dir>/judge-checks/<judge id>.json``, where the cache dir is the
 judge's response-cache directory (``--cache-dir`` / ``$RAGMETER_CACHE_DIR`` / the user cache dir)
 and the judge id is the hash of the judge's backend, model and base URL (:meth:`Judge.describe`:
-no key), and of the request fields the backend adds (``extra_body``, when any). The file maps
+no key), and of the request fields the backend adds (``extra_body``, when any, and a pinned
+``structured_output`` mode). The file maps
 each checked metric (canonical name, e.g. ``faithfulness(mode=direct)``) to
 its latest result, with the metric's version and the versions of every judge prompt at the time,
 and what it was checked against: ``label`` (the rule, e.g. ``faithful`` or ``grade>=4``) and
@@ -53,13 +54,16 @@ def record_dir(judge: Any) -> Path:
 
 
 def record_path(judge: Any) -> Path:
-    """The record file of ``judge`` (one per backend + model + base URL, and the backend's
-    ``extra_body`` when it sends one: a check made under other sampling settings, e.g. the server's
-    repeat penalty, does not vouch for this judge)."""
+    """The record file of ``judge`` (one per backend + model + base URL, the backend's
+    ``extra_body`` when it sends one, and its structured-output mode when pinned: a check made under
+    other sampling settings, e.g. the server's repeat penalty, or with the schema sent another way,
+    does not vouch for this judge)."""
     ident_fields = dict(judge.describe())
     extra = getattr(judge.backend, "extra_body", None)
     if extra:
         ident_fields["extra_body"] = extra
+    if getattr(judge.backend, "fixed_mode", False):
+        ident_fields["structured_output"] = getattr(judge.backend, "mode", None)
     ident = json.dumps(ident_fields, sort_keys=True, separators=(",", ":"))
     return record_dir(judge) / (hashlib.sha256(ident.encode("utf-8")).hexdigest()[:16] + ".json")
 
