@@ -94,11 +94,18 @@ class CacheConfig(BaseModel):
 
 
 class Price(BaseModel):
-    """USD per million tokens."""
+    """USD per million tokens; ``cached_input`` is a prompt token served from the provider's prompt
+    cache (the input price when not given)."""
 
     model_config = ConfigDict(extra="forbid")
     input: float = Field(ge=0)
     output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+
+    def as_tuple(self) -> tuple[float, ...]:
+        """``(input, output)`` or ``(input, output, cached_input)``, the judge's price form."""
+        return (self.input, self.output) if self.cached_input is None else (self.input, self.output,
+                                                                             self.cached_input)
 
 
 class GateConfig(BaseModel):
@@ -462,7 +469,7 @@ rag:
       enabled: true            # never pay twice for the same judge call
       dir: null                # default: the user cache dir, or $RAGMETER_CACHE_DIR
     # prices:                  # USD per million tokens, overrides the built-in table
-    #   gpt-4o-mini: {input: 0.15, output: 0.60}
+    #   gpt-4o-mini: {input: 0.15, output: 0.60, cached_input: 0.075}   # cached_input: optional
     max_cost: null             # stop scheduling judge calls once this many USD are spent
     unreachable_after: null    # stop the run (exit 3) after this many failed judge requests in a row [6]
 

@@ -163,8 +163,8 @@ def test_llamacpp_backend_with_a_stub_module(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize(
     ("model", "price"),
-    [("gpt-4o-mini", (0.15, 0.60)), ("gpt-4o-mini-2024-07-18", (0.15, 0.60)),
-     ("openai/gpt-4o", (2.50, 10.00)), ("anthropic/claude-3-5-haiku-20241022", (0.80, 4.00)),
+    [("gpt-4o-mini", (0.15, 0.60, 0.075)), ("gpt-4o-mini-2024-07-18", (0.15, 0.60, 0.075)),
+     ("openai/gpt-4o", (2.50, 10.00, 1.25)), ("anthropic/claude-3-5-haiku-20241022", (0.80, 4.00, 0.08)),
      ("qwen2.5:7b", None), ("gpt-4o-mini-turbo", None)],
 )
 def test_price_lookup_never_guesses(model, price):

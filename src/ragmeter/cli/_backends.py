@@ -11,18 +11,20 @@ from ..embedders import DEFAULT_SPEC, wants_default
 from ..errors import InvalidParameterError
 
 
-def parse_prices(pairs: tuple[str, ...]) -> dict[str, tuple[float, float]]:
-    """``("gpt-4o-mini=0.15,0.60",)`` -> ``{"gpt-4o-mini": (0.15, 0.6)}`` (USD per 1M tokens)."""
-    out: dict[str, tuple[float, float]] = {}
+def parse_prices(pairs: tuple[str, ...]) -> dict[str, tuple[float, ...]]:
+    """``("gpt-4o-mini=0.15,0.60",)`` -> ``{"gpt-4o-mini": (0.15, 0.6)}``; a third number is the
+    cached-input price (``gpt-4o-mini=0.15,0.60,0.075``). USD per 1M tokens."""
+    out: dict[str, tuple[float, ...]] = {}
     for pair in pairs:
         model, sep, rest = pair.partition("=")
         try:
-            pin, pout = (float(x) for x in rest.split(","))
+            values = tuple(float(x) for x in rest.split(","))
         except ValueError:
-            sep = ""
-        if not sep or not model.strip():
-            raise InvalidParameterError(f"--judge-price: expected MODEL=INPUT,OUTPUT (USD per 1M tokens), got {pair!r}")
-        out[model.strip()] = (pin, pout)
+            values = ()
+        if not sep or not model.strip() or len(values) not in (2, 3):
+            raise InvalidParameterError(f"--judge-price: expected MODEL=INPUT,OUTPUT[,CACHED_INPUT] (USD per 1M "
+                                        f"tokens), got {pair!r}")
+        out[model.strip()] = values
     return out
 
 
@@ -43,7 +45,7 @@ def judge_config(cfg: EvalConfig, *, dry_run: bool = False, repeat: int = 1, key
         "cache": (cfg.cache.dir or True) if cfg.cache.enabled else False,
         "max_cost": cfg.max_cost,
         "unreachable_after": cfg.unreachable_after,
-        "prices": {m: (p.input, p.output) for m, p in cfg.prices.items()} or None,
+        "prices": {m: p.as_tuple() for m, p in cfg.prices.items()} or None,
         "dry_run": dry_run,
         "repeat": repeat,
     }

@@ -250,8 +250,9 @@ def _check_out_format(ctx: click.Context, param: click.Parameter, value: str | N
 @click.option("--tpm", type=float, default=None, help="Judge tokens per minute (default: unlimited).")
 @click.option("--judge-timeout", type=float, default=None, help="Seconds per judge request [60].")
 @click.option("--judge-retries", type=click.IntRange(0, 100), default=None, help="Retries per judge request [5].")
-@click.option("--judge-price", multiple=True, metavar="MODEL=IN,OUT",
-              help="USD per 1M input,output tokens for MODEL (repeatable); overrides the built-in table.")
+@click.option("--judge-price", multiple=True, metavar="MODEL=IN,OUT[,CACHED]",
+              help="USD per 1M input,output tokens for MODEL, and optionally per 1M cached input tokens "
+                   "(repeatable); overrides the built-in table.")
 @click.option("--max-cost", type=float, default=None, metavar="USD",
               help="Stop scheduling judge calls once this much is spent; results so far are written.")
 @click.option("--dry-run", is_flag=True, help="Send no judge call: count calls and estimate tokens and cost.")
@@ -457,10 +458,10 @@ def _stop_if_unreachable(err: Console, out_dir: Path) -> Iterator[None]:
         raise SystemExit(3) from None
 
 
-def _price(price: tuple[float, float]) -> Any:
+def _price(price: tuple[float, ...]) -> Any:
     from ..config import Price
 
-    return Price(input=price[0], output=price[1])
+    return Price(input=price[0], output=price[1], cached_input=price[2] if len(price) > 2 else None)
 
 
 def _dry_run_report(run: RunResult, judge: Any, *, out: Console, fmt: str) -> None:

@@ -1,10 +1,20 @@
-"""Token prices and cost.
+r"""Token prices and cost.
 
 :data:`PRICES` is a small table of well-known models in US dollars per million tokens
-``(input, output)``, checked against the providers' public price pages in 2025. Prices change:
-override or extend it with ``Judge(prices={"my-model": (0.2, 0.8)})`` (``--judge-price`` on the
+``(input, output, cached input)``, checked against the providers' public price pages in 2025.
+The third price is what a prompt token the provider served from its prompt cache costs
+(``usage.prompt_tokens_details.cached_tokens``, counted as
+:attr:`~ragmeter.judges.base.Usage.cached_prompt_tokens`); a price given as ``(input, output)``
+charges cached tokens the full input price. Prices change: override or extend the table with
+``Judge(prices={"my-model": (0.2, 0.8)})`` or ``(0.2, 0.8, 0.05)`` (``--judge-price`` on the
 command line). A model that is not in the table has an unknown cost: tokens are still counted
 and cost is reported as ``None``, never guessed. Local backends (``ollama``, ``llamacpp``) cost 0.
+
+.. math::
+
+    \mathrm{cost} = \frac{(p - c)\,\pi_{in} + c\,\pi_{cached} + o\,\pi_{out}}{10^6}
+
+with ``p`` prompt tokens, ``c`` of them cached, ``o`` completion tokens.
 """
 
 from __future__ import annotations
@@ -15,42 +25,48 @@ from collections.abc import Mapping
 from ..errors import InvalidParameterError
 from .base import Usage
 
-Price = tuple[float, float]
+#: USD per 1M tokens: (input, output) or (input, output, cached input).
+Price = tuple[float, ...]
 
-#: USD per 1M tokens, (input, output).
+#: USD per 1M tokens, (input, output, cached input); cached input is the providers' price of a
+#: prompt-cache read (OpenAI's "cached input", Anthropic's "cache hits", Google's "context caching").
 PRICES: dict[str, Price] = {
-    "gpt-4o": (2.50, 10.00),
-    "gpt-4o-mini": (0.15, 0.60),
-    "gpt-4.1": (2.00, 8.00),
-    "gpt-4.1-mini": (0.40, 1.60),
-    "gpt-4.1-nano": (0.10, 0.40),
-    "o3-mini": (1.10, 4.40),
-    "o4-mini": (1.10, 4.40),
+    "gpt-4o": (2.50, 10.00, 1.25),
+    "gpt-4o-mini": (0.15, 0.60, 0.075),
+    "gpt-4.1": (2.00, 8.00, 0.50),
+    "gpt-4.1-mini": (0.40, 1.60, 0.10),
+    "gpt-4.1-nano": (0.10, 0.40, 0.025),
+    "o3-mini": (1.10, 4.40, 0.55),
+    "o4-mini": (1.10, 4.40, 0.275),
     "gpt-3.5-turbo": (0.50, 1.50),
-    "claude-3-5-haiku": (0.80, 4.00),
-    "claude-3-5-sonnet": (3.00, 15.00),
-    "claude-3-7-sonnet": (3.00, 15.00),
-    "claude-3-haiku": (0.25, 1.25),
-    "gemini-1.5-flash": (0.075, 0.30),
-    "gemini-2.0-flash": (0.10, 0.40),
+    "claude-3-5-haiku": (0.80, 4.00, 0.08),
+    "claude-3-5-sonnet": (3.00, 15.00, 0.30),
+    "claude-3-7-sonnet": (3.00, 15.00, 0.30),
+    "claude-3-haiku": (0.25, 1.25, 0.03),
+    "gemini-1.5-flash": (0.075, 0.30, 0.01875),
+    "gemini-2.0-flash": (0.10, 0.40, 0.025),
 }
 
 _DATE_SUFFIX = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
 
 
 def check_prices(prices: Mapping[str, Price] | None) -> dict[str, Price]:
-    """Validate a user price table (``{model: (input_usd_per_1m, output_usd_per_1m)}``)."""
+    """Validate a user price table (``{model: (input, output)}`` or ``(input, output, cached input)``,
+    USD per 1M tokens)."""
     out: dict[str, Price] = {}
     for model, price in (prices or {}).items():
         try:
-            pin, pout = (float(x) for x in price)
+            values = tuple(float(x) for x in price)
         except (TypeError, ValueError):
+            values = ()
+        if len(values) not in (2, 3):
             raise InvalidParameterError(
-                f"price of {model!r}: expected (input, output) USD per 1M tokens, got {price!r}"
-            ) from None
-        if pin < 0 or pout < 0:
+                f"price of {model!r}: expected (input, output) or (input, output, cached input) USD per 1M "
+                f"tokens, got {price!r}"
+            )
+        if any(v < 0 for v in values):
             raise InvalidParameterError(f"price of {model!r}: expected non-negative numbers, got {price!r}")
-        out[model] = (pin, pout)
+        out[model] = values
     return out
 
 
@@ -77,7 +93,9 @@ def lookup_price(model: str, overrides: Mapping[str, Price] | None = None) -> Pr
 
 
 def cost_of(usage: Usage, price: Price | None) -> float | None:
-    """USD cost of ``usage`` at ``price``; None when the price is unknown."""
+    """USD cost of ``usage`` at ``price`` (the module's formula); None when the price is unknown."""
     if price is None:
         return None
-    return (usage.prompt_tokens * price[0] + usage.completion_tokens * price[1]) / 1_000_000
+    cached = usage.cached_prompt_tokens if len(price) > 2 else 0
+    return ((usage.prompt_tokens - cached) * price[0] + cached * price[-1]
+            + usage.completion_tokens * price[1]) / 1_000_000
