@@ -96,7 +96,8 @@ def from_spec(spec: str | Embedder, **options: Any) -> Embedder:
 
 
 #: The embedder a run uses when none is given and it is installed (offline: a packaged model). The numpy
-#: backend gives sentence-transformers' vectors (within float32 rounding) faster and without torch.
+#: backend gives sentence-transformers' vectors (within float32 rounding) without torch: it loads in 0.1 s and
+#: embeds a text in about 1.3x torch's time once loaded (docs/offline.md).
 DEFAULT_SPEC = "bert:all-MiniLM-L6-v2"
 
 
