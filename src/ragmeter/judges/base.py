@@ -162,6 +162,18 @@ class JudgeBackend(Protocol):
         The server URL, or None for in-process / provider-routed backends. Part of the cache key.
     free:
         True when calls cost nothing (a local model): cost is then 0 rather than unknown.
+
+    Optional attributes, read with ``getattr`` where a backend has them (a plugin may leave them out):
+
+    ``extra_body``
+        Fields added to every request (a dict); part of the cache key and of the judge-check record.
+    ``fixed_mode``, ``mode``
+        True when the structured-output mode is pinned, and that mode (``json_schema``,
+        ``json_object``...); a pinned mode is part of the cache key and of the judge-check record.
+    ``repeat_penalty_field``
+        Whether the backend sends :attr:`ChatRequest.repeat_penalty`: ``"yes"`` (always),
+        ``"probe"`` (an OpenAI-compatible server: only when the endpoint probe finds
+        llama-cpp-python's server) or absent (never).
     """
 
     name: str
