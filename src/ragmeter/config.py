@@ -107,6 +107,11 @@ class Price(BaseModel):
         return (self.input, self.output) if self.cached_input is None else (self.input, self.output,
                                                                              self.cached_input)
 
+    @classmethod
+    def from_tuple(cls, price: tuple[float, ...]) -> Price:
+        """The inverse of :meth:`as_tuple`."""
+        return cls(input=price[0], output=price[1], cached_input=price[2] if len(price) > 2 else None)
+
 
 class GateConfig(BaseModel):
     """The CI gate: thresholds per metric and how to compare."""

@@ -100,3 +100,5 @@ def test_judge_price_flag_and_config_take_a_cached_price():
         parse_prices(("m=1,2,3,4",))
     assert Price(input=1, output=2).as_tuple() == (1.0, 2.0)
     assert Price(input=1, output=2, cached_input=0.25).as_tuple() == (1.0, 2.0, 0.25)
+    assert Price.from_tuple((1.0, 2.0, 0.25)) == Price(input=1, output=2, cached_input=0.25)
+    assert Price.from_tuple((1.0, 2.0)).cached_input is None

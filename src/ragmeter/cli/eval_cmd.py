@@ -352,7 +352,7 @@ def eval_cmd(data: Path, **flags: Any) -> None:
 def _configure(o: Any) -> tuple[Any, Any, JudgeConfig | None, EmbedderConfig | None]:
     """The config file merged with the flags, and the judge / embedder configs built from both and
     the environment, once (a missing key or extra is a usage error here, before any work)."""
-    from ..config import load_config, merge_cli
+    from ..config import Price, load_config, merge_cli
     from ..gate import parse_threshold
     from ._backends import embedder_config, judge_config, parse_prices
 
@@ -376,7 +376,7 @@ def _configure(o: Any) -> tuple[Any, Any, JudgeConfig | None, EmbedderConfig | N
     if o.cache_dir:
         cfg.cache.dir = o.cache_dir
     for model, price in parse_prices(o.judge_price).items():
-        cfg.prices[model] = _price(price)
+        cfg.prices[model] = Price.from_tuple(price)
     jconf = judge_config(cfg, dry_run=o.dry_run, repeat=o.repeat, key_env=o.judge_key_env,
                          base_url=o.judge_base_url, extra={"timeout": o.judge_timeout, "max_retries": o.judge_retries})
     # with no embedder configured, the offline MiniLM model (when installed) serves the embedding
@@ -456,12 +456,6 @@ def _stop_if_unreachable(err: Console, out_dir: Path) -> Iterator[None]:
         err.print(f"error: {exc}. Stopped; the rows finished so far are in {out_dir / 'results.jsonl'}",
                   style="red", highlight=False, soft_wrap=True, markup=False)
         raise SystemExit(3) from None
-
-
-def _price(price: tuple[float, ...]) -> Any:
-    from ..config import Price
-
-    return Price(input=price[0], output=price[1], cached_input=price[2] if len(price) > 2 else None)
 
 
 def _dry_run_report(run: RunResult, judge: Any, *, out: Console, fmt: str) -> None:

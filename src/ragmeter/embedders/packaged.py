@@ -52,11 +52,7 @@ class PackagedModel:
 
     @property
     def requirement(self) -> str:
-        return f"{self.dist}=={self.version}"
-
-    @property
-    def model_id(self) -> str:
-        """How cache keys name these files (the same for an installed and a fetched copy)."""
+        """``dist==version``: what pip is asked for, and how cache keys name a fetched copy."""
         return f"{self.dist}=={self.version}"
 
 
@@ -79,7 +75,7 @@ def installed_dir(model: PackagedModel | None = None) -> Path | None:
     spec = importlib.util.find_spec(model.module)
     if spec is None or not spec.submodule_search_locations:
         return None
-    path = Path(next(iter(spec.submodule_search_locations))) / "model"
+    path = Path(next(iter(spec.submodule_search_locations))).resolve() / "model"
     return path if (path / "model.safetensors").is_file() else None
 
 
@@ -99,15 +95,15 @@ def resolve(model: PackagedModel | None = None, **options: Any) -> tuple[Path, s
     """(model directory, ``dist==version`` naming it in cache keys): :func:`model_dir`, with the
     installed package's own version when the files come from an installed package."""
     model = model or MINILM
-    path = model_dir(model, **options)
-    if path == installed_dir(model):
+    found = installed_dir(model)
+    if found is not None:
         from importlib.metadata import PackageNotFoundError, version
 
         try:
-            return path, f"{model.dist}=={version(model.dist)}"
+            return found, f"{model.dist}=={version(model.dist)}"
         except PackageNotFoundError:
-            pass
-    return path, model.model_id
+            return found, model.requirement
+    return model_dir(model, **options), model.requirement
 
 
 def manual_steps(model: PackagedModel | None = None) -> str:

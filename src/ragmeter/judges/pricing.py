@@ -96,6 +96,7 @@ def cost_of(usage: Usage, price: Price | None) -> float | None:
     """USD cost of ``usage`` at ``price`` (the module's formula); None when the price is unknown."""
     if price is None:
         return None
-    cached = usage.cached_prompt_tokens if len(price) > 2 else 0
-    return ((usage.prompt_tokens - cached) * price[0] + cached * price[-1]
+    cached_price = price[2] if len(price) > 2 else price[0]  # two numbers: no discount
+    cached = usage.cached_prompt_tokens
+    return ((usage.prompt_tokens - cached) * price[0] + cached * cached_price
             + usage.completion_tokens * price[1]) / 1_000_000
