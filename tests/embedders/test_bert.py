@@ -128,3 +128,53 @@ def test_a_directory_without_weights_is_a_clear_error(tmp_path):
         from_spec(f"bert:{tmp_path}")
     with pytest.raises(MissingBackendError, match="CPU only"):
         from_spec("bert", device="cuda")
+
+
+def _blas_threads() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+@needs_model
+def test_threads_give_the_vectors_of_one_thread():
+    texts = validation_texts()[:150]  # five chunks of 32: more chunks than threads
+    one = BertEmbedder(cache=False, threads=1)
+    three = BertEmbedder(cache=False, threads=3)
+    assert (one.threads, three.threads) == (1, 3)
+    assert np.abs(one.embed(texts) - three.embed(texts)).max() < 1e-6
+
+
+@needs_model
+def test_the_chunks_run_with_a_one_thread_blas_and_the_limit_is_restored(monkeypatch):
+    before = _blas_threads()
+    emb = BertEmbedder(cache=False, threads=2)
+    _, bert = emb.model
+    real, seen = bert.mean_pooled, []
+
+    def spy(ids, mask):
+        seen.append(_blas_threads())
+        if len(seen) == 3:
+            raise RuntimeError("chunk 3 failed")
+        return real(ids, mask)
+
+    monkeypatch.setattr(bert, "mean_pooled", spy)
+    with pytest.raises(RuntimeError, match="chunk 3 failed"):  # a chunk's error reaches the caller
+        emb.embed([f"text number {i}" for i in range(100)])
+    assert len(seen) >= 3 and all(set(s) == {1} for s in seen)
+    assert _blas_threads() == before
+
+
+def test_without_threadpoolctl_the_chunks_run_one_at_a_time(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a, **k: None if name == "threadpoolctl"
+                        else real(name, *a, **k))
+    if HAVE_MODEL:
+        assert BertEmbedder(cache=False).threads == 1
+    with pytest.raises(MissingBackendError, match="threads=2 needs the threadpoolctl package"):
+        BertEmbedder(cache=False, threads=2)
+
+
+def test_threads_below_one_are_refused():
+    with pytest.raises(ValueError, match="threads must be at least 1, got 0"):
+        BertEmbedder(cache=False, threads=0)

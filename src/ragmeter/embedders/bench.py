@@ -55,9 +55,9 @@ def main(argv: list[str] | None = None) -> None:
         t_cached = time.perf_counter() - t0
     print(f"embedder     {emb.model_id}")
     if local:
-        print(f"load         {t_load:.1f} s (imports + model)")
-    print(f"embed        {args.n} texts x ~{args.words} words: {t_embed:.1f} s "
-          f"({args.n / t_embed:.0f} texts/s, batch size {emb.batch_size}); CPU time {c_embed:.1f} s")
+        print(f"load         {t_load:.2f} s (imports + model)")
+    print(f"embed        {args.n} texts x ~{args.words} words: {t_embed:.2f} s "
+          f"({args.n / t_embed:.0f} texts/s, batch size {emb.batch_size}); CPU time {c_embed:.2f} s")
     print(f"from cache   {t_cached:.2f} s ({fresh.stats.cache_hits} hits, {fresh.stats.backend_calls} backend calls)")
 
 
