@@ -74,9 +74,9 @@ def main() -> None:
             pos = [combine(j, f) for _, y, j, f in mine if y]
             neg = [combine(j, f) for _, y, j, f in mine if not y]
             print(f"{label:<12}{kind:<10}{len(mine):>4}{auroc(pos, neg):>8.3f}")
-        offline_pos = [f for _, y, _, f in mine if y and f is not None]
-        offline_neg = [f for _, y, _, f in mine if not y and f is not None]
-        print(f"{'offline':<12}{kind:<10}{len(offline_pos) + len(offline_neg):>4}{auroc(offline_pos, offline_neg):>8.3f}")
+        f_pos = [f for _, y, _, f in mine if y and f is not None]
+        f_neg = [f for _, y, _, f in mine if not y and f is not None]
+        print(f"{'offline':<12}{kind:<10}{len(f_pos) + len(f_neg):>4}{auroc(f_pos, f_neg):>8.3f}")
 
 
 if __name__ == "__main__":
