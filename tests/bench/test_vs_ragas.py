@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -16,10 +17,27 @@ from tests.bench.loader import load_bench
 from tests.judges.fake_server import FakeLLMServer, Reply
 
 ROOT = Path(__file__).resolve().parents[2]
-RAGAS_PYTHON = os.environ.get("RAGMETER_RAGAS_PYTHON", "/work/judge/ragas-venv/bin/python")
-
-
 vs = load_bench("vs_ragas")
+#: the RAGAS bench venv's interpreter, named explicitly (the bench itself also looks beside the clone)
+RAGAS_PYTHON = os.environ.get("RAGMETER_RAGAS_PYTHON", "")
+
+
+def ragas_venv_imports(*modules: str) -> bool:
+    """Whether the RAGAS bench venv is named, exists and imports ``modules``."""
+    if not RAGAS_PYTHON or not Path(RAGAS_PYTHON).exists():
+        return False
+    code = "import " + ", ".join(modules)
+    return subprocess.run([RAGAS_PYTHON, "-c", code], capture_output=True, timeout=120).returncode == 0
+
+
+RAGAS_MODULES = ("ragas", "langchain_community", "langchain_openai")
+needs_ragas = pytest.mark.skipif(not ragas_venv_imports(*RAGAS_MODULES),
+                                 reason=f"needs RAGMETER_RAGAS_PYTHON naming the RAGAS bench venv's python "
+                                        f"(now {RAGAS_PYTHON!r}) with {', '.join(RAGAS_MODULES)}: bench/vs_ragas.py")
+needs_ragas_st = pytest.mark.skipif(not ragas_venv_imports(*RAGAS_MODULES, "sentence_transformers"),
+                                    reason=f"needs RAGMETER_RAGAS_PYTHON naming the RAGAS bench venv's python "
+                                           f"(now {RAGAS_PYTHON!r}) with sentence_transformers too "
+                                           "(answer_relevancy's embedder)")
 
 
 def post(url: str, body: bytes, timeout: float = 5.0) -> tuple[int, bytes]:
@@ -175,8 +193,7 @@ def ragas_rule(call):
     return Reply(content="not understood")
 
 
-@pytest.mark.skipif(not Path(RAGAS_PYTHON).exists(),
-                    reason=f"needs the RAGAS bench venv at {RAGAS_PYTHON} (RAGMETER_RAGAS_PYTHON)")
+@needs_ragas_st
 def test_end_to_end_with_ragas_on_loopback(tmp_path):
     with FakeLLMServer(ragas_rule) as server:
         out = vs.main(["--judge-url", server.url, "--model", "fake", "--data", str(_data(tmp_path)), "--tools", "ragas",
@@ -199,8 +216,7 @@ def test_end_to_end_with_ragas_on_loopback(tmp_path):
             assert scores == [pytest.approx(1.0, abs=1e-9)] * 2, r["metric"]
 
 
-@pytest.mark.skipif(not Path(RAGAS_PYTHON).exists(),
-                    reason=f"needs the RAGAS bench venv at {RAGAS_PYTHON} (RAGMETER_RAGAS_PYTHON)")
+@needs_ragas
 def test_a_faithfulness_job_loads_no_embedder(tmp_path, monkeypatch):
     # RAGAS's Faithfulness reads no embeddings: the runner must not load sentence-transformers for it
     # (a path that does not exist would fail the run if it did)
