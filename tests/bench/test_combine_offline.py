@@ -1,0 +1,43 @@
+"""bench/combine_offline.py: the per-answer combinations of the judge's score and fact_consistency, by hand."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.bench.loader import load_bench
+
+co = load_bench("combine_offline")
+
+
+def test_the_combinations_by_hand():
+    judge, offline = 0.9, 0.5
+    assert co.COMBINATIONS["judge"](judge, offline) == 0.9
+    assert co.COMBINATIONS["J*F"](judge, offline) == pytest.approx(0.45)
+    assert co.COMBINATIONS["min(J,F)"](judge, offline) == 0.5
+    # an undefined offline score leaves the judge's
+    assert co.COMBINATIONS["J*F"](judge, None) == co.COMBINATIONS["min(J,F)"](judge, None) == 0.9
+
+
+def test_rows_of_a_by_kind_file_with_fact_consistency_computed_on_the_row(tmp_path):
+    rows = {
+        # the answer's number is in the context: every check passes, every content word found -> 1.0
+        "a": {"id": "a", "query": "How long is it?", "answer": "It is 142 metres long.",
+              "contexts": ["The bridge is 142 metres long."]},
+        # checks: the number 124 metres fails, the negation check passes (same clause, no cue on either
+        # side): F = 1/2; content words 124, metres, long: 2 of 3 in the context, P = 2/3 -> 1/3
+        "b": {"id": "b", "query": "How long is it?", "answer": "It is 124 metres long.",
+              "contexts": ["The bridge is 142 metres long."]},
+    }
+    saved = {"records": {"faithfulness": [
+        {"id": "a", "kind": "short", "faithful": True, "score": 0.8, "error": None},
+        {"id": "b", "kind": "short", "faithful": False, "score": 0.9, "error": None},
+        {"id": "c", "kind": "short", "faithful": False, "score": None, "error": {"type": "JudgeParseError"}},
+    ]}}
+    got = co.scored_rows(json.loads(json.dumps(saved)), rows)
+    assert [g[:3] for g in got] == [("short", True, 0.8), ("short", False, 0.9)]  # the errored row left out
+    assert [g[3] for g in got] == [1.0, pytest.approx(1 / 3)]
+    # the judge alone ranks them wrong (0.8 < 0.9); J*F: 0.8 against 0.3, right
+    assert co.COMBINATIONS["J*F"](0.8, got[0][3]) == 0.8
+    assert co.COMBINATIONS["J*F"](0.9, got[1][3]) == pytest.approx(0.3)
