@@ -58,46 +58,63 @@ def faithful_of(row: dict[str, Any]) -> bool:
     return bool(row["labels"]["faithful"])
 
 
-def pairs(claims_file: dict[str, Any], sentences_file: dict[str, Any],
-          data: str | None) -> list[tuple[str, str, bool, float | None, float | None]]:
-    """Per labelled row both files hold: ``(id, kind, faithful, claims score, sentences score)``."""
+Pair = tuple[str, str, bool, float | None, float | None]
+
+
+def pairs(claims_file: dict[str, Any], sentences_file: dict[str, Any], data: str | None,
+          second: str = SENTENCES, as_recorded: bool = False) -> list[Pair]:
+    """Per labelled row both files hold: ``(id, kind, faithful, claims score, second score)``; the
+    second file's metric is ``second`` (default ``faithfulness(mode=sentences)``). The claims score
+    is re-scored under ``veto=evidence`` unless ``as_recorded`` (replies recorded with the
+    default's own veto and check-worthy claims)."""
     path = data_path(data, claims_file.get("data"))
     rows = {r["id"]: r for r in (json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip())}
-    claims, sentences = rows_of(claims_file, CLAIMS), rows_of(sentences_file, SENTENCES)
+    claims, others = rows_of(claims_file, CLAIMS), rows_of(sentences_file, second)
     out = []
     for rid, c in claims.items():
-        if rid not in sentences:
+        if rid not in others:
             continue
         row = rows[rid]
-        a = scored(rescored(c, CLAIMS, "evidence", contexts_of(row))[0]) if scored(c) is not None else None
-        out.append((rid, row.get("kind", "all"), faithful_of(row), a, scored(sentences[rid])))
+        if as_recorded or scored(c) is None:
+            a = scored(c)
+        else:
+            a = scored(rescored(c, CLAIMS, "evidence", contexts_of(row))[0])
+        out.append((rid, row.get("kind", "all"), faithful_of(row), a, scored(others[rid])))
     return out
 
 
-def report(found: list[tuple[str, str, bool, float | None, float | None]]) -> None:
+def report(found: list[Pair], second: str = "sentences",
+           claims: str = "claims (veto=evidence)") -> None:
     """AUROC per kind: each pipeline alone, then each combination, on the rows both scored."""
     for kind in sorted({k for _, k, *_ in found}):
         mine = [p for p in found if p[1] == kind]
         both = [p for p in mine if p[3] is not None and p[4] is not None]
-        lines = {"claims (veto=evidence)": [(f, a) for _, _, f, a, _ in both],
-                 "sentences": [(f, b) for _, _, f, _, b in both]}
+        lines = {claims: [(f, a) for _, _, f, a, _ in both],
+                 second: [(f, b) for _, _, f, _, b in both]}
         for name, fn in COMBINATIONS.items():
             lines[f"B-{name}"] = [(f, fn(a, b)) for _, _, f, a, b in both]  # type: ignore[arg-type]
         for name, vals in lines.items():
             pos = [v for f, v in vals if f]
             neg = [v for f, v in vals if not f]
-            print(f"{kind:<10}{name:<24}{len(vals):>4}{auroc(pos, neg):>8.3f}"
+            print(f"{kind:<10}{name:<30}{len(vals):>4}{auroc(pos, neg):>8.3f}"
                   f"   (rows: {len(mine)}, scored by both: {len(both)})")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("claims", help="results file holding the default faithfulness (mode=claims)")
-    ap.add_argument("sentences", help="results file holding faithfulness(mode=sentences)")
+    ap.add_argument("sentences", help="results file holding faithfulness(mode=sentences) (or --second)")
     ap.add_argument("--data", help="the labelled rows (default: the claims file's own, else the 72 rows)")
+    ap.add_argument("--second", default=SENTENCES, help=f"the second file's metric (default {SENTENCES!r})")
+    ap.add_argument("--claims-as-recorded", action="store_true",
+                    help="take the claims score as recorded (replies of a version with the evidence veto and "
+                         "check-worthy claims), not re-scored under veto=evidence")
     args = ap.parse_args()
-    report(pairs(json.loads(Path(args.claims).read_text(encoding="utf-8")),
-                 json.loads(Path(args.sentences).read_text(encoding="utf-8")), args.data))
+    found = pairs(json.loads(Path(args.claims).read_text(encoding="utf-8")),
+                  json.loads(Path(args.sentences).read_text(encoding="utf-8")), args.data, args.second,
+                  args.claims_as_recorded)
+    report(found, "sentences" if args.second == SENTENCES else args.second,
+           "claims (as recorded)" if args.claims_as_recorded else "claims (veto=evidence)")
 
 
 if __name__ == "__main__":
