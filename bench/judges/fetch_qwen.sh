@@ -26,7 +26,9 @@
 #   JUDGE_PORT           server port                     (default 8080)
 #   JUDGE_THREADS        llama.cpp threads               (default 2)
 #   JUDGE_CTX            context size                    (default 4096)
-#   LLAMA_CPP_VERSION    pin for the build               (default: newest on the index)
+#   LLAMA_CPP_VERSION    pin for the build               (default: newest on the index; for
+#                                                        build-cpp, the version of the venv that
+#                                                        'build' made, else 0.3.36, verified below)
 #   PYTHON               interpreter for the venv        (default python3.11, else python3)
 #
 # Verified here (2026-11-30): 1,117,320,768 bytes, sha256
@@ -159,7 +161,13 @@ build() {
     say "build: llama-cpp-python $(llama_version)"
 }
 
-cpp_version() { echo "${LLAMA_CPP_VERSION:-$(llama_version || true)}"; }
+#: the llama-cpp-python sdist build-cpp takes when neither LLAMA_CPP_VERSION nor a 'build' venv names one
+VERIFIED_LLAMA_CPP=0.3.36
+
+cpp_version() {
+    local v="${LLAMA_CPP_VERSION:-$(llama_version || true)}"
+    echo "${v:-$VERIFIED_LLAMA_CPP}"
+}
 
 build_cpp() {
     local bin="$HOME_DIR/bin/llama-server"
@@ -169,7 +177,6 @@ build_cpp() {
     fi
     local version
     version=$(cpp_version)
-    [[ -n "$version" ]] || die "build-cpp: set LLAMA_CPP_VERSION, or run '$0 build' first (its version is used)"
     local src="$HOME_DIR/src"
     mkdir -p "$src" "$HOME_DIR/bin" "$LOG_DIR"
     say "build-cpp: llama-server from the llama-cpp-python $version sdist (log $LOG_DIR/build-cpp.log)"
