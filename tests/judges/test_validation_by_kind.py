@@ -58,3 +58,25 @@ def test_judge_check_reports_per_kind(fake_llm, make_judge):
     assert kinds["summary"]["auroc"] == 0.5 and kinds["summary"]["verdict"] == "not usable"
     assert kinds["short"]["n_pos"] == 20 and kinds["short"]["n_neg"] == 20
     assert kinds["short"]["verdict"] == "usable"
+
+
+MORE = bundled_path("faithfulness_short_more.jsonl")
+
+
+def test_more_short_rows_follow_the_same_rules():
+    more = [json.loads(line) for line in MORE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    assert len(more) == 40 and {r["kind"] for r in more} == {"short"}
+    ids = {r["id"] for r in more}
+    assert len(ids) == 40 and not ids & {r["id"] for r in rows()}
+    for r in more:
+        assert set(r) == FIELDS, r["id"]
+        group = int(r["id"][-3:-1])
+        assert r["split"] == ("design" if group % 2 else "heldout"), r["id"]
+        k, n = r["labels"]["claims_supported"].split("/")
+        assert r["labels"]["faithful"] == (k == n), r["id"]
+    pairs = Counter(r["id"][:-1] for r in more)
+    assert set(pairs.values()) == {2}  # each context has its faithful and its unfaithful answer
+    counts = Counter((r["split"], r["labels"]["faithful"]) for r in more)
+    assert set(counts.values()) == {10} and len(counts) == 4
+    _samples, labels = load_labelled(MORE)
+    _check_labels("faithfulness", str(MORE), labels)
