@@ -474,7 +474,8 @@ def _dry_run_report(run: RunResult, judge: Any, *, out: Console, fmt: str) -> No
     cells = [[r["metric"], f"{r['calls']:,}", f"{r['cache_hits']:,}", f"{r['prompt_tokens']:,}",
               "unknown price" if r["cost_low"] is None else f"{r['cost_low']:.4f} - {r['cost_high']:.4f}"]
              for r in rows]
-    note = ("cost: prompt tokens only - with every reply at max_tokens. Calls that need an earlier reply "
+    note = ("cost: prompt tokens only - with every reply at max_tokens, every prompt token at the full input "
+            "price (a provider's cached-input discount can make it less). Calls that need an earlier reply "
             "(faithfulness's claim verification) are not counted: add up to one per sample.")
     if fmt == "markdown":
         lines = [f"### {title}", "", "| " + " | ".join(cols) + " |", "|---|---:|---:|---:|---:|",

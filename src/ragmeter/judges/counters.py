@@ -131,8 +131,9 @@ def dry_run_estimate(stats: dict[str, Any], price: tuple[float, float] | None,
     """Per tag (metric) of a dry-run judge's :meth:`~ragmeter.judges.Judge.stats`: the calls that
     would be sent, their estimated prompt tokens, and the cost range in USD: ``cost_low`` counts
     the prompt tokens only, ``cost_high`` adds ``max_tokens`` output tokens per call (the most a
-    reply can cost). Costs are None when the model's price is unknown. A last row ``total``
-    sums them."""
+    reply can cost); both at the full input price, since which prefixes a provider serves from its
+    cache is known only from its replies. Costs are None when the model's price is unknown. A last
+    row ``total`` sums them."""
     rows: list[dict[str, Any]] = []
     for tag, t in sorted((stats.get("by_tag") or {}).items()):
         calls, tokens = int(t.get("dry_run_calls", 0)), int(t.get("estimated_prompt_tokens", 0))
