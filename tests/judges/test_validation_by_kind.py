@@ -15,20 +15,25 @@ DATA = bundled_path("faithfulness_by_kind.jsonl")
 FIELDS = {"id", "kind", "split", "query", "contexts", "answer", "labels", "notes"}
 
 
-def rows() -> list[dict]:
-    return [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
+def rows(path=DATA) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def assert_row_rules(r: dict) -> None:
+    """The fields, the split rule (odd group: design) and the label rule (faithful iff k == n)."""
+    assert set(r) == FIELDS, r["id"]
+    assert r["query"].strip() and r["answer"].strip() and r["notes"].strip()
+    group = int(r["id"][-3:-1])
+    assert r["split"] == ("design" if group % 2 else "heldout"), r["id"]
+    k, n = r["labels"]["claims_supported"].split("/")
+    assert r["labels"]["faithful"] == (k == n), r["id"]
 
 
 def test_rows_parse_and_follow_the_split_rule():
     data = rows()
     assert len(data) == 120 and len({r["id"] for r in data}) == 120
     for r in data:
-        assert set(r) == FIELDS, r["id"]
-        assert r["query"].strip() and r["answer"].strip() and r["notes"].strip()
-        group = int(r["id"][-3:-1])
-        assert r["split"] == ("design" if group % 2 else "heldout"), r["id"]
-        k, n = r["labels"]["claims_supported"].split("/")
-        assert r["labels"]["faithful"] == (k == n), r["id"]
+        assert_row_rules(r)
     counts = Counter((r["kind"], r["split"], r["labels"]["faithful"]) for r in data)
     assert set(counts.values()) == {10} and len(counts) == 12  # 3 kinds x 2 halves x 2 labels
 
@@ -64,18 +69,14 @@ MORE = bundled_path("faithfulness_short_more.jsonl")
 
 
 def test_more_short_rows_follow_the_same_rules():
-    more = [json.loads(line) for line in MORE.read_text(encoding="utf-8").splitlines() if line.strip()]
+    more = rows(MORE)
     assert len(more) == 40 and {r["kind"] for r in more} == {"short"}
     ids = {r["id"] for r in more}
     assert len(ids) == 40 and not ids & {r["id"] for r in rows()}
     for r in more:
-        assert set(r) == FIELDS, r["id"]
-        group = int(r["id"][-3:-1])
-        assert r["split"] == ("design" if group % 2 else "heldout"), r["id"]
-        k, n = r["labels"]["claims_supported"].split("/")
-        assert r["labels"]["faithful"] == (k == n), r["id"]
-    pairs = Counter(r["id"][:-1] for r in more)
-    assert set(pairs.values()) == {2}  # each context has its faithful and its unfaithful answer
+        assert_row_rules(r)
+    pairs = Counter((r["id"][:-1], r["labels"]["faithful"]) for r in more)
+    assert len(pairs) == 40  # each context has one faithful and one unfaithful answer
     counts = Counter((r["split"], r["labels"]["faithful"]) for r in more)
     assert set(counts.values()) == {10} and len(counts) == 4
     _samples, labels = load_labelled(MORE)
