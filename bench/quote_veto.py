@@ -17,6 +17,9 @@ Usage::
     python bench/quote_veto.py bench/results/judge_quality_qwen1.5b_faithfulness_claims_hard32.json \\
         --data src/ragmeter/data/validation/judge_validation_hard.jsonl
     python bench/quote_veto.py bench/results/faithfulness_by_kind_heldout_claims_summary_qwen1.5b.json
+    python bench/quote_veto.py --split design --checkworthy \\
+        bench/results/faithfulness_by_kind_design_llamacpp_nocache_N1.json \\
+        bench/results/faithfulness_short_more_llamacpp_nocache_v7.json
 """
 
 from __future__ import annotations
@@ -180,12 +183,22 @@ def judge_quality_file(saved: dict[str, Any], data: str | None, checkworthy: boo
             print(f"{'saved':<26}{row['metric']:<44}{row['n']:>4}{row['errors']:>4}{row['auroc']:>8.3f}")
 
 
-def by_kind_file(saved: dict[str, Any], data: str | None, checkworthy: bool = False,
-                 aggregate: str = "mean", absent: bool = False, quote_found: bool = False) -> None:
-    """A ``bench/faithfulness_by_kind.py --out`` file: AUROC per metric and kind, before and after."""
-    path = data_path(data, saved.get("data"))
-    rows = {r["id"]: r for r in (json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip())}
-    for name, recs in saved["records"].items():
+def by_kind_file(saved: dict[str, Any] | list[dict[str, Any]], data: str | None, checkworthy: bool = False,
+                 aggregate: str = "mean", absent: bool = False, quote_found: bool = False,
+                 split: str | None = None) -> None:
+    """``bench/faithfulness_by_kind.py --out`` files: AUROC per metric and kind, before and after, the
+    records of several files pooled (each with its own labelled rows unless ``data`` is given), only
+    rows of ``split`` when given."""
+    files = saved if isinstance(saved, list) else [saved]
+    rows: dict[str, Any] = {}
+    pooled: dict[str, list[dict[str, Any]]] = {}
+    for f in files:
+        path = data_path(data, f.get("data"))
+        lines = path.read_text(encoding="utf-8").splitlines()
+        rows |= {r["id"]: r for r in (json.loads(x) for x in lines if x.strip())}
+        for name, recs in f["records"].items():
+            pooled.setdefault(name, []).extend(r for r in recs if split is None or rows[r["id"]].get("split") == split)
+    for name, recs in pooled.items():
         for kind in sorted({r["kind"] for r in recs}):
             mine = [r for r in recs if r["kind"] == kind and r.get("error") is None and r.get("score") is not None]
             for label, veto, cw in variants(checkworthy, absent, quote_found):
@@ -196,13 +209,16 @@ def by_kind_file(saved: dict[str, Any], data: str | None, checkworthy: bool = Fa
                     (pos if r["faithful"] else neg).append(new["score"])
                 print(f"{label:<26}{name:<40}{kind:<10}{len(mine):>4}"
                       f"{auroc(pos, neg):>8.3f}  claims struck: {struck}")
-    for row in saved["rows"]:
-        print(f"{'saved':<26}{row['metric']:<40}{row['kind']:<10}{row['n']:>4}{row['auroc']:>8.3f}")
+    if len(files) == 1 and split is None:
+        for row in files[0]["rows"]:
+            print(f"{'saved':<26}{row['metric']:<40}{row['kind']:<10}{row['n']:>4}{row['auroc']:>8.3f}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("results", help="a results file of bench/judge_quality.py or bench/faithfulness_by_kind.py")
+    ap.add_argument("results", nargs="+", help="a results file of bench/judge_quality.py, or one or more of "
+                    "bench/faithfulness_by_kind.py (their records pooled per kind)")
+    ap.add_argument("--split", help="faithfulness_by_kind files: only the rows of this split (design, heldout)")
     ap.add_argument("--data", help="the labelled rows (default: the file's own, else the 72 rows)")
     ap.add_argument("--checkworthy", action="store_true",
                     help="also each line with the claims that are not check-worthy left out (lines marked +K)")
@@ -214,11 +230,13 @@ def main() -> None:
     ap.add_argument("--quote-found", action="store_true",
                     help="also the candidates that read whether the judge's quote is in the contexts")
     args = ap.parse_args()
-    saved = json.loads(Path(args.results).read_text(encoding="utf-8"))
-    if isinstance(saved.get("records"), dict):
-        by_kind_file(saved, args.data, args.checkworthy, args.aggregate, args.absent, args.quote_found)
+    saved = [json.loads(Path(f).read_text(encoding="utf-8")) for f in args.results]
+    if all(isinstance(s.get("records"), dict) for s in saved):
+        by_kind_file(saved, args.data, args.checkworthy, args.aggregate, args.absent, args.quote_found, args.split)
+    elif len(saved) == 1 and args.split is None:
+        judge_quality_file(saved[0], args.data, args.checkworthy, args.aggregate, args.absent, args.quote_found)
     else:
-        judge_quality_file(saved, args.data, args.checkworthy, args.aggregate, args.absent, args.quote_found)
+        ap.error("pooling and --split apply to bench/faithfulness_by_kind.py files only")
 
 
 if __name__ == "__main__":

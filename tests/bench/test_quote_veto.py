@@ -59,6 +59,29 @@ def test_by_kind_file_prints_auroc_before_and_after(tmp_path, capsys):
                                                    ("quote_evidence", 1.0)]
 
 
+def test_by_kind_files_pool_their_records_of_one_split(tmp_path, capsys):
+    # file 1: a faithful design row (0.8) and an unfaithful held-out row (0.95, struck by the veto);
+    # file 2, with labelled rows of its own: an unfaithful design row (0.95, struck). Pooled design
+    # rows: 0.8 against 0.95 recorded (AUROC 0), 0.8 against 0 after the veto (AUROC 1); the held-out
+    # row is left out, and each file's ids are read against its own rows.
+    fine = {"claims": [{"claim": "K2 was first climbed on 31 July 1954.", "supported": True,
+                        "evidence": "K2 was first climbed on 31 July 1954.", "p_yes": 0.8}]}
+    bad = {"claims": [{"claim": "K2 was first climbed in 1956.", "supported": True,
+                       "evidence": "K2 was first climbed on 31 July 1954.", "p_yes": 0.95}]}
+    saved = []
+    for name, rows in (("one", [("a", "design", True), ("b", "heldout", False)]), ("two", [("c", "design", False)])):
+        data = tmp_path / f"{name}.jsonl"
+        data.write_text("\n".join(json.dumps({"id": i, "split": s, "contexts": [SUMMITS]}) for i, s, _ in rows),
+                        encoding="utf-8")
+        saved.append({"data": str(data), "rows": [], "records": {"faithfulness": [
+            {"id": i, "kind": "short", "faithful": f, "score": 0.8 if f else 0.95, "error": None,
+             "details": fine if f else bad} for i, _, f in rows]}})
+    qv.by_kind_file(saved, None, split="design")
+    lines = [x.split() for x in capsys.readouterr().out.splitlines()]
+    assert [(x[0], int(x[3]), float(x[4])) for x in lines] == [
+        ("recorded", 2, 0.0), ("quote", 2, 1.0), ("evidence", 2, 1.0), ("quote_evidence", 2, 1.0)]
+
+
 def test_checkworthy_leaves_the_non_claims_out_of_the_mean():
     details = {"claims": [
         {"claim": "Did you manage to get a seat?", "supported": False, "evidence": "", "p_yes": 0.1},  # question
