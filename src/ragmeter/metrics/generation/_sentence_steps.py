@@ -308,13 +308,27 @@ def _equal(a: str, b: str) -> bool:
 _QUANTITY = re.compile(r"(?P<cur>[$€£¥])?(?<![\w.,])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?!\d)"
                        r"(?:[ -]?(?P<word>%|°\s?[CF]\b|[A-Za-zµ]+))?")
 #: words after a number that count nothing ("93 to 104", "in 1977 and")
-_NOT_UNITS = STOPWORDS | {"am", "pm", "and", "or", "to", "until", "till", "from", "per", "than", "more", "less"}
+_NOT_UNITS = STOPWORDS | {"am", "pm", "and", "or", "to", "until", "till", "from", "per", "than", "more", "less", "out"}
+#: what follows the number of a count of a whole: "of" or "out of", then "the" or "all", a number and
+#: the word the whole is counted in ("35 of the 70 card points", "3 out of 5 judges", "12 of the stalls")
+_PARTITIVE = re.compile(r"\s*(?:out\s+)?of\s+(?:(?:the|all)\s+)?(?:\d[\d,]*(?:\.\d+)?[ -])?(?P<word>[A-Za-z]+)")
+
+
+def _counted(value: str, word: str) -> str | None:
+    """The unit of ``value`` followed by ``word``: the unit ``fact_consistency`` reads, else the
+    noun, singular; None for a word that counts nothing."""
+    word = word.casefold()
+    if not word.isalpha() or word in _NOT_UNITS:
+        return None
+    return numbers(f"{value} {word}")[0][1] or (word[:-1] if len(word) > 3 and word.endswith("s")
+                                                and not word.endswith("ss") else word)
 
 
 def quantities(text: str) -> list[tuple[str, str, str]]:
     """``(value, unit, as written)`` of the numbers in ``text`` that say what they count: the unit
     ``fact_consistency`` reads ("142 metres" -> m, "$5" -> usd), else the noun after the number,
-    singular ("56 floors" -> floor), else "year" for a whole number from 1000 to 2100; a bare number
+    singular ("56 floors" -> floor), else, for a count of a whole, the whole's ("35 of the 70 card
+    points" -> card, as 70 has), else "year" for a whole number from 1000 to 2100; a bare number
     ("93 to 104") is left out."""
     out = []
     for m in _QUANTITY.finditer(text):
@@ -322,11 +336,12 @@ def quantities(text: str) -> list[tuple[str, str, str]]:
         if not found:
             continue
         value, unit, written = found[0]
-        word = (m.group("word") or "").casefold()
-        if unit is None and word and word.isalpha() and word not in _NOT_UNITS:
-            unit = numbers(f"{value} {word}")[0][1] or (
-                word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word)
+        word = m.group("word") or ""
+        if unit is None and word and (unit := _counted(value, word)) is not None:
             written = m.group(0).strip()
+        whole = _PARTITIVE.match(text, m.end("num")) if unit is None else None
+        if whole is not None and (unit := _counted(value, whole.group("word"))) is not None:
+            written = text[m.start():whole.end()].strip()
         if unit is None and value.isdigit() and 1000 <= int(value) <= 2100:
             unit = "year"
         if unit is not None:
