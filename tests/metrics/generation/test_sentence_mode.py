@@ -227,6 +227,14 @@ def _source_judge(source: str, claim_replies: dict[str, Completion]):
     ("About 90 minutes, and cars travel free.", "40 minutes", [{"claim": "90 minutes", "source": "40 minutes"}]),
     ("Between 93 and 104 km/h.", "93 to 104 km/h", []),                     # a bare 93 says nothing it counts
     ("It opened in 2019.", "It opened in 2019 and 2020.", []),              # the claim's year is the source's
+    # a count of a whole counts what the whole does: 35 and 36 are card points, 70 is on both sides
+    ("At least 35 of the 70 card points.", "The declarer needs at least 36 of the 70 card points to win.",
+     [{"claim": "35 of the 70 card", "source": "36 of the 70 card"}]),
+    ("At least 36 of the 70 card points.", "The declarer needs at least 36 of the 70 card points to win.", []),
+    ("4 out of 5 judges agreed.", "Three of the 5 judges agreed.", []),     # "Three" is no number: nothing to compare
+    ("12 of the stalls sell food.", "21 of the stalls sell food.",
+     [{"claim": "12 of the stalls", "source": "21 of the stalls"}]),
+    ("2 of them were sold.", "3 of them were sold.", []),                   # "them" counts nothing
 ])
 def test_number_conflicts_by_hand(claim, source, conflicts):
     assert number_conflicts(claim, source) == conflicts

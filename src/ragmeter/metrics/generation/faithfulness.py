@@ -20,7 +20,8 @@ penalises repeated tokens unasked, as llama-cpp-python's does, is told not to; m
 the **evidence veto** (``veto=auto``, which is ``evidence`` with ``mode=claims``): a claim whose
 numbers conflict with the context sentence most related to it (the evidence windows' lexical
 ranking, :mod:`._evidence`) has :math:`s(c) = 0` whatever the judge said. A conflict: for some
-unit (the unit, else the noun counted, else "year"), the claim has a number the sentence lacks and
+unit (the unit, else the noun counted, else for a count of a whole the whole's noun: "35 of the 70 card
+points" counts card points; else "year"), the claim has a number the sentence lacks and
 the sentence one the claim lacks, two numbers being equal when one is the other rounded
 (:func:`._sentence_steps.number_conflicts`): "56 floors" against "It has 58 floors above ground"
 conflicts; "May 2019" against "opened on 14 May 2019" does not. The struck claims carry
@@ -429,7 +430,7 @@ register_judged(
           "no context",
     params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="7",
+    version="8",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,
                      positions=claim_positions),
     answer_preference=0,
