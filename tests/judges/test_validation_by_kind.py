@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import pytest
+
 from ragmeter.judges.check import _check_labels, bundled_path, judge_check, load_labelled
 
 from .fake_server import Reply
@@ -65,19 +67,23 @@ def test_judge_check_reports_per_kind(fake_llm, make_judge):
     assert kinds["short"]["verdict"] == "usable"
 
 
-MORE = bundled_path("faithfulness_short_more.jsonl")
+MORE = {"short": bundled_path("faithfulness_short_more.jsonl"),
+        "dialogue": bundled_path("faithfulness_dialogue_more.jsonl")}
 
 
-def test_more_short_rows_follow_the_same_rules():
-    more = rows(MORE)
-    assert len(more) == 40 and {r["kind"] for r in more} == {"short"}
+@pytest.mark.parametrize("kind", sorted(MORE))
+def test_more_rows_follow_the_same_rules(kind):
+    path = MORE[kind]
+    more = rows(path)
+    assert len(more) == 40 and {r["kind"] for r in more} == {kind}
     ids = {r["id"] for r in more}
-    assert len(ids) == 40 and not ids & {r["id"] for r in rows()}
+    others = {r["id"] for p in (DATA, *MORE.values()) if p != path for r in rows(p)}
+    assert len(ids) == 40 and not ids & others
     for r in more:
         assert_row_rules(r)
     pairs = Counter((r["id"][:-1], r["labels"]["faithful"]) for r in more)
     assert len(pairs) == 40  # each context has one faithful and one unfaithful answer
     counts = Counter((r["split"], r["labels"]["faithful"]) for r in more)
     assert set(counts.values()) == {10} and len(counts) == 4
-    _samples, labels = load_labelled(MORE)
-    _check_labels("faithfulness", str(MORE), labels)
+    _samples, labels = load_labelled(path)
+    _check_labels("faithfulness", str(path), labels)
