@@ -91,6 +91,7 @@ def test_lexical_score_is_the_idf_weighted_overlap():
     # an evaluative word inside a statement of fact: checked
     ("They pair best with underfloor heating or big radiators.", "claim"),
     ("Carbon dioxide produced by the wild yeasts in the starter.", "claim"),
+    ("They pair best with small radiators.", "claim"),
     ("I think that's a lovely idea!", "opinion"),
     ("You've got this!", "opinion"),
     ("Haha!", "greeting"),

@@ -18,6 +18,8 @@ rule that applies; the reason is recorded:
    (:data:`EVALUATIVE`: *great, lovely, amazing, cool, fun, sad* ...) and at most
    :data:`REMARK_CONTENT_WORDS` other content words ("Such a sad story." is a remark; "They pair
    best with underfloor heating or big radiators." states a fact with an evaluative word in it).
+   A superlative such as *best* is not an evaluative word: "They pair best with small radiators"
+   and "the best-selling vacuum in Europe" are facts a context can support or contradict.
 4. Otherwise the sentence is a ``claim``.
 
 A hedge does not rescue a claim: "probably around 90 minutes" has a number and is checked. Known
@@ -45,7 +47,7 @@ SHORT_REMARK_WORDS = 12
 REMARK_CONTENT_WORDS = 4
 
 EVALUATIVE = frozenset("""great lovely love amazing awesome cool wonderful fantastic beautiful fun adorable exciting
-excited frustrating sad nice best favourite favorite worth interesting wild fascinating brilliant classic lucky glad
+excited frustrating sad nice favourite favorite worth interesting wild fascinating brilliant classic lucky glad
 happy sorry terrible awful delicious gorgeous incredible impressive cute scary funny boring perfect""".split())
 
 _BARE_REPLY = re.compile(r"(?:yes|no|yeah|yep|nope)\W*", re.IGNORECASE)
