@@ -86,6 +86,12 @@ def test_lexical_score_is_the_idf_weighted_overlap():
     ("Thanks for asking!", "greeting"),
     ("Did you manage to get a seat?", "question"),
     ("Such a sad story.", "opinion"),
+    ("What a great question from your little one.", "opinion"),
+    ("That's lovely that he worked there.", "opinion"),
+    # an evaluative word inside a statement of fact: checked
+    ("They pair best with underfloor heating or big radiators.", "claim"),
+    ("Carbon dioxide produced by the wild yeasts in the starter.", "claim"),
+    ("They pair best with small radiators.", "claim"),
     ("I think that's a lovely idea!", "opinion"),
     ("You've got this!", "opinion"),
     ("Haha!", "greeting"),

@@ -14,8 +14,12 @@ rule that applies; the reason is recorded:
 3. ``opinion``: it holds no number and no name (the number and name rules of ``fact_consistency``)
    and either opens with a first-person stance or feeling (*I*, *I'm*, *I've*, *I'd*, *me too*,
    *my favourite*, *honestly*, *personally*, *you've got this*) or is at most
-   :data:`SHORT_REMARK_WORDS` words long and ends with ``!`` or holds an evaluative word
-   (:data:`EVALUATIVE`: *great, lovely, amazing, cool, fun, sad* ...).
+   :data:`SHORT_REMARK_WORDS` words long and ends with ``!``, or holds an evaluative word
+   (:data:`EVALUATIVE`: *great, lovely, amazing, cool, fun, sad* ...) and at most
+   :data:`REMARK_CONTENT_WORDS` other content words ("Such a sad story." is a remark; "They pair
+   best with underfloor heating or big radiators." states a fact with an evaluative word in it).
+   A superlative such as *best* is not an evaluative word: "They pair best with small radiators"
+   and "the best-selling vacuum in Europe" are facts a context can support or contradict.
 4. Otherwise the sentence is a ``claim``.
 
 A hedge does not rescue a claim: "probably around 90 minutes" has a number and is checked. Known
@@ -31,14 +35,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..lexical.fact_consistency import names, numbers
+from ..lexical.lexical_faithfulness import content_tokens
 from ._sentences import sentence_spans
 
 #: a remark with no number or name of at most this many words that ends with "!" or holds an
 #: evaluative word is an opinion, not a claim
 SHORT_REMARK_WORDS = 12
 
+#: a sentence with an evaluative word is a remark only with at most this many other content words
+#: (:func:`ragmeter.metrics.lexical.lexical_faithfulness.content_tokens`)
+REMARK_CONTENT_WORDS = 4
+
 EVALUATIVE = frozenset("""great lovely love amazing awesome cool wonderful fantastic beautiful fun adorable exciting
-excited frustrating sad nice best favourite favorite worth interesting wild fascinating brilliant classic lucky glad
+excited frustrating sad nice favourite favorite worth interesting wild fascinating brilliant classic lucky glad
 happy sorry terrible awful delicious gorgeous incredible impressive cute scary funny boring perfect""".split())
 
 _BARE_REPLY = re.compile(r"(?:yes|no|yeah|yep|nope)\W*", re.IGNORECASE)
@@ -91,7 +100,9 @@ def classify(sentence: str) -> str:
     if _STANCE.match(rest):
         return "opinion"
     words = [w.lower() for w in _WORD.findall(rest)]
-    if len(words) <= SHORT_REMARK_WORDS and (s.endswith("!") or any(w in EVALUATIVE for w in words)):
+    if len(words) <= SHORT_REMARK_WORDS and (s.endswith("!") or (
+            any(w in EVALUATIVE for w in words)
+            and len([w for w in content_tokens(rest) if w not in EVALUATIVE]) <= REMARK_CONTENT_WORDS)):
         return "opinion"
     return "claim"
 
