@@ -19,6 +19,12 @@ Role = Literal["system", "user", "assistant"]
 #: sampler as llama-cpp-python's server and Ollama run it: 1.1 over the last 64 tokens)
 NO_REPEAT_PENALTY = 1.0
 
+#: ``ChatRequest.repeat_penalty`` of the one repair of a reply cut at the token limit: llama.cpp's
+#: sampler's 1.1 over the last 64 tokens, which llama-cpp-python's server and Ollama apply unasked
+#: and llama.cpp's own server does not (its default is 1.0); a small judge that looped on one
+#: sentence to the limit loops again when asked the same way (measured on the 1.5B bench judge)
+REPAIR_REPEAT_PENALTY = 1.1
+
 
 @dataclass(frozen=True)
 class Message:
@@ -61,10 +67,11 @@ class ChatRequest:
         supports them, and a backend without them returns ``logprobs=None``.
     repeat_penalty:
         None (default): the server's own repetition penalty. A value (:data:`NO_REPEAT_PENALTY`,
-        1.0: none) is a request for that penalty, which the :class:`~ragmeter.judges.Judge` passes
-        on only where the server is known to apply a penalty unasked and to take the field
-        (llama-cpp-python's server, Ollama's native API, the in-process llama.cpp backend) and
-        drops everywhere else, where an unknown field may be refused. A backend sends it when set.
+        1.0: none; :data:`REPAIR_REPEAT_PENALTY`) is a request for that penalty, which the
+        :class:`~ragmeter.judges.Judge` passes on only where the server is known to take the field
+        (llama-cpp-python's server, llama.cpp's own server, Ollama's native API, the in-process
+        llama.cpp backend) and drops everywhere else, where an unknown field may be refused. A
+        backend sends it when set.
     """
 
     messages: tuple[Message, ...]

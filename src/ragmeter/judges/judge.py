@@ -39,7 +39,7 @@ from ..errors import (
     MissingBackendError,
 )
 from ..masking import mask_secrets, mask_url
-from .base import ChatRequest, Completion, JudgeBackend, Message, TokenLogprob, Usage
+from .base import REPAIR_REPEAT_PENALTY, ChatRequest, Completion, JudgeBackend, Message, TokenLogprob, Usage
 from .cache import CacheEntry, ResponseCache, canonical_json
 from .concurrency import AdaptiveLimit, EndpointInfo, probe_endpoint, start_for
 from .counters import Stats
@@ -581,11 +581,12 @@ class Judge:
         # one repair: show the judge its reply and what was wrong with it; a reply cut at the token
         # limit is asked again without it (the note on the last user message, so templates that
         # insist on alternating roles still render), as a looping reply shown back loops again, and
-        # with the server's own repetition penalty when it was asked without one (it looped without:
-        # the 1.5B bench judge repeated claims to the limit in the repair too, 2 of 20 rows)
+        # with a repetition penalty (REPAIR_REPEAT_PENALTY) whatever the request asked (it looped
+        # without: the 1.5B bench judge repeated claims to the limit in the repair too, 2 of 20
+        # rows; llama.cpp's own server applies none unasked)
         if first.finish_reason == "length":
             fix = replace(request, messages=_with_note(request.messages, length_repair_note(request.max_tokens)),
-                          repeat_penalty=None)
+                          repeat_penalty=REPAIR_REPEAT_PENALTY)
         else:
             fix = replace(request, messages=(*request.messages, Message("assistant", first.text),
                                              Message("user", repair_message(error, schema))))
@@ -677,13 +678,14 @@ class Judge:
     async def _passes_repeat_penalty(self, state: _LoopState) -> bool:
         """Whether a request's ``repeat_penalty`` goes to the server: the backend's
         ``repeat_penalty_field`` says "yes" (a server that takes it always), "probe" (an
-        OpenAI-compatible server: only when it is llama-cpp-python's) or nothing (never)."""
+        OpenAI-compatible server: only when it is llama-cpp-python's or llama.cpp's own) or
+        nothing (never)."""
         how = getattr(self.backend, "repeat_penalty_field", None)
         if how == "probe":
             if self._endpoint is None:
                 async with state.probing:
                     await self._endpoint_info()
-            return self._endpoint is not None and self._endpoint.kind == "llama-cpp-python"
+            return self._endpoint is not None and self._endpoint.kind in ("llama-cpp-python", "llama.cpp")
         return how == "yes"
 
     def concurrency_info(self) -> dict[str, Any] | None:

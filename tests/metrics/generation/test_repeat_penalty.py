@@ -1,9 +1,10 @@
 """No repetition penalty on faithfulness's claim calls, where the server would apply one unasked.
 
 The default ``faithfulness`` (``mode=claims``) asks for ``repeat_penalty: 1.0`` on its two calls,
-the claim list and the verdict list; the judge passes it on only to a server known to take
-it (an OpenAI-compatible server whose ``GET /openapi.json`` is titled as llama-cpp-python's, the
-Ollama native backend, in-process llama.cpp) and nowhere else. Every server here is a real HTTP
+the claim list and the verdict list, and a reply cut at the token limit is asked again with 1.1;
+the judge passes the field on only to a server known to take it (an OpenAI-compatible server whose
+``GET /openapi.json`` is titled as llama-cpp-python's, llama.cpp's own server, found by its
+``GET /props``, the Ollama native backend, in-process llama.cpp) and nowhere else. Every server here is a real HTTP
 server on loopback (:class:`~tests.judges.fake_server.FakeLLMServer`).
 """
 
@@ -36,6 +37,13 @@ SAMPLE = Sample(id="a", query="When was the tower completed?", answer="It was co
 def llama_python() -> Iterator[FakeLLMServer]:
     """A server that presents itself as llama-cpp-python's does (``/openapi.json`` title)."""
     with FakeLLMServer(judge_rule, openapi_title=LLAMA_CPP_PYTHON_TITLE) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def llama_cpp() -> Iterator[FakeLLMServer]:
+    """A server that presents itself as llama.cpp's own does (``GET /props`` with ``total_slots``)."""
+    with FakeLLMServer(judge_rule, props=True, slots=1) as server:
         yield server
 
 
@@ -103,9 +111,9 @@ def test_the_users_extra_body_wins(llama_python):
     assert [b["repeat_penalty"] for b in seen.values()] == [1.1, 1.1]
 
 
-def test_the_probe(llama_python, other_fastapi, fake_llm):
-    got = [asyncio.run(probe_endpoint(s.url)).kind for s in (llama_python, other_fastapi, fake_llm)]
-    assert got == ["llama-cpp-python", "local", "local"]
+def test_the_probe(llama_python, llama_cpp, other_fastapi, fake_llm):
+    got = [asyncio.run(probe_endpoint(s.url)).kind for s in (llama_python, llama_cpp, other_fastapi, fake_llm)]
+    assert got == ["llama-cpp-python", "llama.cpp", "local", "local"]
     assert asyncio.run(probe_endpoint("https://api.openai.com/v1")).kind == "remote"  # never probed
 
 
@@ -140,7 +148,46 @@ def test_the_title_is_llama_cpp_pythons_own():
     assert got == LLAMA_CPP_PYTHON_TITLE
 
 
-def test_the_claim_list_is_capped_by_the_answers_length_and_a_loop_is_repaired_with_the_servers_penalty(llama_python):
+def claim_bodies_with_a_loop(server: FakeLLMServer, **options: Any) -> tuple[list[dict[str, Any]], Any]:
+    """The claim-call bodies of one faithfulness run whose first claim list repeats one claim until
+    the token limit, and the run's report."""
+    seen: list[dict[str, Any]] = []
+    loop = '{"claims": ["It was completed in 1889.", "It was completed in 1889.", "It was completed in 1889.'
+
+    def rule(call: Any) -> Any:
+        if (call.schema_name or "").startswith("Claims"):
+            seen.append(call.body)
+            if len(seen) == 1:
+                return Reply(content=loop, finish_reason="length")
+        return judge_rule(call)
+
+    server.rule = rule
+    judge = from_spec(f"openai:fake-model@{server.url}", cache=False, timeout=5.0, **options)
+    try:
+        report = evaluate([SAMPLE], ["faithfulness"], judge=judge)
+    finally:
+        judge.close()
+        server.rule = judge_rule
+    return seen, report
+
+
+def test_llama_cpps_own_server_takes_the_field_and_a_loop_is_repaired_with_a_penalty(llama_cpp):
+    # llama.cpp's server applies no penalty unasked (its default repeat_penalty is 1.0), so a repair
+    # that relied on the server's own penalty looped again there; it is asked for 1.1 instead
+    seen, report = claim_bodies_with_a_loop(llama_cpp)
+    assert report.run["judge"]["endpoint"] == "llama.cpp"
+    assert [b.get("repeat_penalty") for b in seen] == [1.0, 1.1]
+    assert report.records[0]["metrics"]["faithfulness"]["score"] == pytest.approx(0.5)
+    assert report.run["judge"]["repairs"] == 1
+
+
+def test_a_loop_repair_asks_nothing_of_a_server_not_known_to_take_the_field(other_fastapi):
+    seen, report = claim_bodies_with_a_loop(other_fastapi)
+    assert [b.get("repeat_penalty") for b in seen] == [None, None]
+    assert report.run["judge"]["repairs"] == 1
+
+
+def test_the_claim_list_is_capped_by_the_answers_length_and_a_loop_is_repaired_with_a_penalty(llama_python):
     # 384 + len(answer) // 2 tokens: "It was completed in 1889. It is in Paris." has 41 characters -> 404
     assert len(SAMPLE.answer or "") == 41
     seen: list[dict[str, Any]] = []
@@ -164,8 +211,8 @@ def test_the_claim_list_is_capped_by_the_answers_length_and_a_loop_is_repaired_w
         judge.close()
         llama_python.rule = judge_rule
     assert [b["max_tokens"] for b in seen] == [404, 404, 300]  # the loop, its repair, the judge's own lower cap
-    # the loop was asked without the penalty; its repair goes with the server's own (none sent)
-    assert [b.get("repeat_penalty") for b in seen] == [1.0, None, 1.0]
+    # the loop was asked without the penalty; its repair with llama.cpp's sampler's 1.1
+    assert [b.get("repeat_penalty") for b in seen] == [1.0, 1.1, 1.0]
     assert "404-token limit" in str(seen[1]["messages"])
     assert report.records[0]["metrics"]["faithfulness"]["score"] == pytest.approx(0.5)
     assert report.run["judge"]["repairs"] == 1

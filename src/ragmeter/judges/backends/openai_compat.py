@@ -37,9 +37,10 @@ is part of the cache key and of ``judge.stats()``; a server that refuses a field
 an HTTP 400 (a :class:`~ragmeter.errors.JudgeBadRequest`, not retried).
 
 A request's own ``repeat_penalty`` (:attr:`~ragmeter.judges.base.ChatRequest.repeat_penalty`:
-faithfulness's claim list and verdict list ask for none) is sent when the judge passes it on,
-which it does only when the server was probed to be llama-cpp-python's
-(:attr:`OpenAIBackend.repeat_penalty_field`); ``extra_body`` wins over it.
+faithfulness's claim list and verdict list ask for none, the repair of a reply cut at the token
+limit for 1.1) is sent when the judge passes it on, which it does only when the server was probed
+to be llama-cpp-python's or llama.cpp's own (:attr:`OpenAIBackend.repeat_penalty_field`);
+``extra_body`` wins over it.
 """
 
 from __future__ import annotations
