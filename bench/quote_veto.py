@@ -108,7 +108,9 @@ def support(details: dict[str, Any], veto: str, contexts: list[str],
     and how many claims the veto struck; None where the details hold no claim (the recorded score
     stands). ``checkworthy``: the claims that are not check-worthy are left out of the mean (1.0 when
     none is left, as the ``no_checkworthy`` outcome scores). ``aggregate``: the claims' ``mean``
-    support, or the ``min`` (the least supported claim)."""
+    support, the ``min`` (the least supported claim), or ``sentence_min``: the mean over the answer
+    sentences the claims were taken from (``start``, ``end``; a claim with none is a sentence of
+    its own) of each sentence's least supported claim (method log, section 63)."""
     claims = details.get("claims") or []
     if not claims:
         return None, 0
@@ -118,7 +120,8 @@ def support(details: dict[str, Any], veto: str, contexts: list[str],
             return 1.0, 0
     texts = [t for t in contexts if t.strip()]
     spans = context_sentences(texts)
-    values, struck = [], 0
+    values: list[float] = []
+    struck = 0
     for c in claims:
         value = c["p_yes"] if c.get("p_yes") is not None else float(bool(c["supported"]))
         quote = c.get("quote", c.get("evidence", ""))  # sentence mode's "evidence" is offline spans, not a quote
@@ -128,6 +131,12 @@ def support(details: dict[str, Any], veto: str, contexts: list[str],
         elif veto == "evidence*found" and (coverage := quote_coverage(quote, spans)) is not None:
             value *= coverage
         values.append(value)
+    if aggregate == "sentence_min":
+        groups: dict[Any, float] = {}
+        for i, (c, v) in enumerate(zip(claims, values, strict=True)):
+            at = (c["start"], c["end"]) if "start" in c else i
+            groups[at] = min(v, groups.get(at, v))
+        values = list(groups.values())
     return (min(values) if aggregate == "min" else sum(values) / len(values)), struck
 
 
@@ -222,8 +231,9 @@ def main() -> None:
     ap.add_argument("--data", help="the labelled rows (default: the file's own, else the 72 rows)")
     ap.add_argument("--checkworthy", action="store_true",
                     help="also each line with the claims that are not check-worthy left out (lines marked +K)")
-    ap.add_argument("--aggregate", choices=("mean", "min"), default="mean",
-                    help="a row's score from its claims' supports: their mean (the metric's) or the lowest; "
+    ap.add_argument("--aggregate", choices=("mean", "min", "sentence_min"), default="mean",
+                    help="a row's score from its claims' supports: their mean (the metric's), the lowest, or "
+                         "the mean over answer sentences of each one's lowest; "
                          "with min, the 'recorded' line is the recorded supports' minimum, not the saved score")
     ap.add_argument("--absent", action="store_true",
                     help="also the candidates that strike a claim for a number (and name) absent from the contexts")

@@ -93,6 +93,19 @@ def test_checkworthy_leaves_the_non_claims_out_of_the_mean():
     assert qv.support(pleasantries, "evidence", [SUMMITS], checkworthy=True) == (1.0, 0)  # no_checkworthy scores 1
 
 
+def test_aggregate_sentence_min_is_the_mean_over_sentences_of_their_least_supported_claim():
+    details = {"claims": [
+        {"claim": "The loop is 14 km long.", "supported": True, "quote": "", "p_yes": 0.9, "start": 0, "end": 40},
+        {"claim": "Most of the climb is in the last 4 km.", "supported": False, "quote": "", "p_yes": 0.2,
+         "start": 0, "end": 40},
+        {"claim": "It starts at the visitor centre.", "supported": True, "quote": "", "p_yes": 0.8,
+         "start": 41, "end": 80},
+        {"claim": "Walkers need five to six hours.", "supported": True, "quote": "", "p_yes": 0.6}]}  # no sentence
+    # sentences: [0, 40) min(0.9, 0.2) = 0.2; [41, 80) 0.8; the unplaced claim alone 0.6 -> (0.2 + 0.8 + 0.6) / 3
+    assert qv.support(details, "none", [SUMMITS], aggregate="sentence_min") == (pytest.approx(1.6 / 3), 0)
+    assert qv.support(details, "none", [SUMMITS]) == (pytest.approx(2.5 / 4), 0)
+
+
 def test_aggregate_min_is_the_least_supported_claim():
     # as recorded: 0.9 and 1.0 (hard yes) -> min 0.9; the evidence veto strikes the 1956 claim -> min 0.0
     assert qv.support(DETAILS, "none", [SUMMITS], aggregate="min") == (pytest.approx(0.9), 0)
