@@ -25,7 +25,8 @@ rule that applies; the reason is recorded:
 A hedge does not rescue a claim: "probably around 90 minutes" has a number and is checked. Known
 limits: an opinion that carries a name or a number ("Tram 28 is lovely") is checked as a claim; a
 long first-person sentence with a fact and no number or name ("I think it's worth it, since the
-roads stay open") is not.
+roads stay open") is not, nor a short statement of fact with an evaluative word and few other
+words ("They need cool water.").
 """
 
 from __future__ import annotations
