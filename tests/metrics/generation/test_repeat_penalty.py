@@ -148,9 +148,10 @@ def test_the_title_is_llama_cpp_pythons_own():
     assert got == LLAMA_CPP_PYTHON_TITLE
 
 
-def claim_bodies_with_a_loop(server: FakeLLMServer, **options: Any) -> tuple[list[dict[str, Any]], Any]:
-    """The claim-call bodies of one faithfulness run whose first claim list repeats one claim until
-    the token limit, and the run's report."""
+def claim_bodies_with_a_loop(server: FakeLLMServer, *runs: dict[str, Any]) -> tuple[list[dict[str, Any]], Any]:
+    """The claim-call bodies of faithfulness runs on ``SAMPLE`` (one per judge options dict of
+    ``runs``, one run with none given) whose first claim list repeats one claim until the token
+    limit, and the first run's report."""
     seen: list[dict[str, Any]] = []
     loop = '{"claims": ["It was completed in 1889.", "It was completed in 1889.", "It was completed in 1889.'
 
@@ -162,13 +163,17 @@ def claim_bodies_with_a_loop(server: FakeLLMServer, **options: Any) -> tuple[lis
         return judge_rule(call)
 
     server.rule = rule
-    judge = from_spec(f"openai:fake-model@{server.url}", cache=False, timeout=5.0, **options)
+    reports = []
     try:
-        report = evaluate([SAMPLE], ["faithfulness"], judge=judge)
+        for options in runs or ({},):
+            judge = from_spec(f"openai:fake-model@{server.url}", cache=False, timeout=5.0, **options)
+            try:
+                reports.append(evaluate([SAMPLE], ["faithfulness"], judge=judge))
+            finally:
+                judge.close()
     finally:
-        judge.close()
         server.rule = judge_rule
-    return seen, report
+    return seen, reports[0]
 
 
 def test_llama_cpps_own_server_takes_the_field_and_a_loop_is_repaired_with_a_penalty(llama_cpp):
@@ -190,26 +195,8 @@ def test_a_loop_repair_asks_nothing_of_a_server_not_known_to_take_the_field(othe
 def test_the_claim_list_is_capped_by_the_answers_length_and_a_loop_is_repaired_with_a_penalty(llama_python):
     # 384 + len(answer) // 2 tokens: "It was completed in 1889. It is in Paris." has 41 characters -> 404
     assert len(SAMPLE.answer or "") == 41
-    seen: list[dict[str, Any]] = []
-    loop = '{"claims": ["It was completed in 1889.", "It was completed in 1889.", "It was completed in 1889.'
-
-    def rule(call: Any) -> Any:
-        if (call.schema_name or "").startswith("Claims"):
-            seen.append(call.body)
-            if len(seen) == 1:  # the first claim list repeats one claim until the limit
-                return Reply(content=loop, finish_reason="length")
-        return judge_rule(call)
-
-    llama_python.rule = rule
-    judge = from_spec(f"openai:fake-model@{llama_python.url}", cache=False, timeout=5.0)
-    try:
-        report = evaluate([SAMPLE], ["faithfulness"], judge=judge)
-        capped = from_spec(f"openai:fake-model@{llama_python.url}", cache=False, timeout=5.0, max_tokens=300)
-        evaluate([SAMPLE], ["faithfulness"], judge=capped)
-        capped.close()
-    finally:
-        judge.close()
-        llama_python.rule = judge_rule
+    # the first claim list repeats one claim until the limit; a second run with the judge's own lower cap
+    seen, report = claim_bodies_with_a_loop(llama_python, {}, {"max_tokens": 300})
     assert [b["max_tokens"] for b in seen] == [404, 404, 300]  # the loop, its repair, the judge's own lower cap
     # the loop was asked without the penalty; its repair with llama.cpp's sampler's 1.1
     assert [b.get("repeat_penalty") for b in seen] == [1.0, 1.1, 1.0]
