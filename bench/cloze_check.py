@@ -231,7 +231,7 @@ def main() -> None:
     print(f"{'line':<10}{'n':>4}{'AUROC':>8}  95% interval   mean faithful / not")
     for k in ("B", *CANDIDATES):
         iv = auroc_interval(pos[k], neg[k])
-        print(f"{k:<10}{len(pos[k]) + len(neg[k]):>4}{iv.value:>8.3f}  [{iv.low:.2f}, {iv.high:.2f}]"
+        print(f"{k:<10}{len(pos[k]) + len(neg[k]):>4}{iv.estimate:>8.3f}  [{iv.low:.2f}, {iv.high:.2f}]"
               f"   {sum(pos[k]) / len(pos[k]):.3f} / {sum(neg[k]) / len(neg[k]):.3f}")
     blanks = [b for r in rows_out for c in r["claims"] for b in c["blanks"]]
     print(f"blanks: {len(blanks)} ({sum(b['match'] is False for b in blanks)} mismatched, "
