@@ -325,14 +325,40 @@ def _counted(value: str, word: str) -> str | None:
                                                 and not word.endswith("ss") else word)
 
 
-def quantities(text: str) -> list[tuple[str, str, str]]:
-    """``(value, unit, as written)`` of the numbers in ``text`` that say what they count: the unit
-    ``fact_consistency`` reads ("142 metres" -> m, "$5" -> usd), else the noun after the number,
-    singular ("56 floors" -> floor), else, for a count of a whole, the whole's ("35 of the 70 card
-    points" -> card, as 70 has), else "year" for a whole number from 1000 to 2100; a bare number
-    ("93 to 104") is left out."""
+#: a time of day: "20:00", "9:30 am", "3 pm", "11.15 p.m." (groups: 24-hour ``h``/``mm`` with an optional
+#: ``ap``, or 12-hour ``h12``/``mm12`` before ``ap12``)
+_TIME = re.compile(r"(?<![\w.:])(?:(?P<h>[01]?\d|2[0-3]):(?P<mm>[0-5]\d)(?![\d:])(?:\s?(?P<ap>[ap])(?:\.m\.|m\b))?"
+                   r"|(?P<h12>1[0-2]|0?[1-9])(?:[.:](?P<mm12>[0-5]\d))?\s?(?P<ap12>[ap])(?:\.m\.|m\b))", re.IGNORECASE)
+TIME_OF_DAY = "time of day"
+
+
+def times_of_day(text: str) -> list[tuple[int, int, int]]:
+    """``(start, end, minutes after midnight)`` of each time of day in ``text``: "H:MM" or "HH:MM"
+    (hours 0-23), optionally with am/pm, or "H am"/"H pm" (also "H.MM pm", "a.m."; hours 1-12;
+    12 am is midnight, 12 pm noon)."""
     out = []
+    for m in _TIME.finditer(text):
+        hour, minute, ap = ((m.group("h"), m.group("mm"), m.group("ap")) if m.group("h") is not None
+                            else (m.group("h12"), m.group("mm12"), m.group("ap12")))
+        h = int(hour)
+        if ap and h <= 12:
+            h = h % 12 + (12 if ap.casefold() == "p" else 0)
+        out.append((m.start(), m.end(), h * 60 + int(minute or 0)))
+    return out
+
+
+def quantities(text: str) -> list[tuple[str, str, str]]:
+    """``(value, unit, as written)`` of the numbers in ``text`` that say what they count: a time of
+    day (unit :data:`TIME_OF_DAY`, the value in minutes after midnight: "8:30 pm" -> 1230,
+    :func:`times_of_day`), else the unit ``fact_consistency`` reads ("142 metres" -> m, "$5" -> usd),
+    else the noun after the number, singular ("56 floors" -> floor), else, for a count of a whole,
+    the whole's ("35 of the 70 card points" -> card, as 70 has), else "year" for a whole number from
+    1000 to 2100; a bare number ("93 to 104") is left out."""
+    times = times_of_day(text)
+    out = [(str(minutes), TIME_OF_DAY, text[a:b].strip()) for a, b, minutes in times]
     for m in _QUANTITY.finditer(text):
+        if any(a <= m.start("num") < b for a, b, _ in times):
+            continue
         found = numbers(m.group(0))
         if not found:
             continue
@@ -350,17 +376,54 @@ def quantities(text: str) -> list[tuple[str, str, str]]:
     return out
 
 
+#: units that measure one dimension, with their size in the dimension's smallest unit: numbers in
+#: them are compared with each other ("15 metres" against "15 centimetres"); month and year are left
+#: out, as "year" also stands for a calendar year (:func:`quantities`)
+DIMENSIONS: dict[str, tuple[str, float]] = {
+    "mm": ("length", 1), "cm": ("length", 10), "m": ("length", 1e3), "km": ("length", 1e6),
+    "mile": ("length", 1_609_344), "inch": ("length", 25.4), "foot": ("length", 304.8), "feet": ("length", 304.8),
+    "yard": ("length", 914.4),
+    "g": ("mass", 1), "kg": ("mass", 1e3), "lb": ("mass", 453.59237), "tonne": ("mass", 1e6),
+    "ml": ("volume", 1), "l": ("volume", 1e3),
+    "ms": ("duration", 1), "second": ("duration", 1e3), "minute": ("duration", 6e4),
+    "hour": ("duration", 3.6e6), "day": ("duration", 8.64e7), "week": ("duration", 6.048e8),
+    "kb": ("data", 1), "mb": ("data", 1e3), "gb": ("data", 1e6), "tb": ("data", 1e9),
+    # the spelled-out units fact_consistency does not read, as the noun counted (:func:`_counted`)
+    "centimetre": ("length", 10), "centimeter": ("length", 10), "millimetre": ("length", 1),
+    "millimeter": ("length", 1), "millilitre": ("volume", 1), "milliliter": ("volume", 1),
+}
+
+
+def _same_amount(a: str, unit_a: str, b: str, unit_b: str) -> bool:
+    """Whether ``a`` in ``unit_a`` and ``b`` in ``unit_b`` are one amount: :func:`_equal` in one unit;
+    across the units of a dimension (:data:`DIMENSIONS`), when one, converted to the other's unit,
+    rounds to it at its written decimals ("1.6 km" and "1 mile")."""
+    if unit_a == unit_b:
+        return _equal(a, b)
+    size_a, size_b = DIMENSIONS[unit_a][1], DIMENSIONS[unit_b][1]
+
+    def rounds_to(x: str, y_there: float) -> bool:  # y, converted to x's unit, rounds to x
+        return abs(round(y_there, len(x.partition(".")[2])) - float(x)) <= 1e-9 * max(1.0, abs(float(x)))
+
+    return rounds_to(a, float(b) * size_b / size_a) or rounds_to(b, float(a) * size_a / size_b)
+
+
+def _measure(unit: str) -> str:
+    """What a unit measures: its dimension (:data:`DIMENSIONS`), else the unit itself."""
+    return DIMENSIONS[unit][0] if unit in DIMENSIONS else unit
+
+
 def number_conflicts(claim: str, source: str) -> list[dict[str, str]]:
-    """The numbers of ``claim`` that conflict with those of the judge's ``source`` answer (module
-    docstring, step 4): per unit (:func:`quantities`) where each side has a number the other lacks,
-    those pairs."""
+    """The numbers of ``claim`` that conflict with those of ``source`` (module docstring, step 4):
+    per unit (:func:`quantities`; the units of one dimension together, :data:`DIMENSIONS`) where
+    each side has a number the other lacks, those pairs."""
     out: list[dict[str, str]] = []
     mine, theirs = quantities(claim), quantities(source)
-    for unit in sorted({u for _, u, _ in mine} & {u for _, u, _ in theirs}):
-        a = [(v, w) for v, u, w in mine if u == unit]
-        b = [(v, w) for v, u, w in theirs if u == unit]
-        lone_a = [w for v, w in a if not any(_equal(v, x) for x, _ in b)]
-        lone_b = [w for v, w in b if not any(_equal(v, x) for x, _ in a)]
+    for what in sorted({_measure(u) for _, u, _ in mine} & {_measure(u) for _, u, _ in theirs}):
+        a = [(v, u, w) for v, u, w in mine if _measure(u) == what]
+        b = [(v, u, w) for v, u, w in theirs if _measure(u) == what]
+        lone_a = [w for v, u, w in a if not any(_same_amount(v, u, x, ux) for x, ux, _ in b)]
+        lone_b = [w for v, u, w in b if not any(_same_amount(v, u, x, ux) for x, ux, _ in a)]
         if lone_a and lone_b:
             out += [{"claim": x, "source": y} for x in lone_a for y in lone_b]
     return out
