@@ -15,7 +15,7 @@ from ragmeter.judges import Completion, FunctionBackend, Judge
 from ragmeter.judges.base import TokenLogprob
 from ragmeter.metrics.generation._checkworthy import classify, split_claims
 from ragmeter.metrics.generation._evidence import context_sentences, evidence_window, lexical_scores
-from ragmeter.metrics.generation._sentence_steps import combine, number_conflicts
+from ragmeter.metrics.generation._sentence_steps import combine, number_conflicts, times_of_day
 from ragmeter.registry import get_evaluator
 
 # A long hand-made document (about 1,600 characters, 21 sentences): the ferry facts sit in the middle.
@@ -241,9 +241,37 @@ def _source_judge(source: str, claim_replies: dict[str, Completion]):
     ("12 of the stalls sell food.", "21 of the stalls sell food.",
      [{"claim": "12 of the stalls", "source": "21 of the stalls"}]),
     ("2 of them were sold.", "3 of them were sold.", []),                   # "them" counts nothing
+    # times of day: 22:00 is neither 9:00 nor 20:00; "3 pm" is 15:00
+    ("It is open every day until 22:00.", "It is open Monday to Friday from 9:00 to 20:00.",
+     [{"claim": "22:00", "source": "9:00"}, {"claim": "22:00", "source": "20:00"}]),
+    ("Tours run at 11 am and 3 pm.", "Tours run at 11:00 and 15:00.", []),
+    ("The last tour is at 4 p.m.", "Tours run at 11 am and 3 pm.",
+     [{"claim": "4 p.m.", "source": "11 am"}, {"claim": "4 p.m.", "source": "3 pm"}]),
+    ("Doors open at 12 pm.", "Doors open at noon, 12:00.", []),             # 12 pm is noon
+    # units of one dimension compared in one unit
+    ("The top rises by up to 15 metres.", "The top can rise by up to 15 centimetres.",
+     [{"claim": "15 metres", "source": "15 centimetres"}]),
+    ("The race is 5 km.", "The race is run over 5,000 metres.", []),
+    ("The walk is 1.6 km.", "The walk is 1 mile long.", []),                 # 1.609 km rounds to 1.6
+    ("The walk is 1.5 km.", "The walk is 1 mile long.", []),                 # 0.93 miles rounds to 1
+    ("The walk is 2.5 km.", "The walk is 1 mile long.", [{"claim": "2.5 km", "source": "1 mile"}]),
+    ("Light takes about 8 minutes to get here.", "Moonlight takes about 1.3 seconds to reach Earth.",
+     [{"claim": "8 minutes", "source": "1.3 seconds"}]),
+    ("It weighs 2 kg.", "It weighs 2,000 g.", []),
+    ("It was built in 1890 over 3 years.", "Building took 3 years and it opened in 1890.", []),
 ])
 def test_number_conflicts_by_hand(claim, source, conflicts):
     assert number_conflicts(claim, source) == conflicts
+
+
+@pytest.mark.parametrize(("text", "minutes"), [
+    ("from 9:00 to 20:00", [540, 1200]),
+    ("at 12 am, 12 pm and 12:30 p.m.", [0, 720, 750]),
+    ("first ferry 6:30 am, last 11.15 pm", [390, 1395]),
+    ("a 3 amp fuse; I am 5; 25:00; 10:75", []),                       # no times of day
+])
+def test_times_of_day_by_hand(text, minutes):
+    assert [m for _, _, m in times_of_day(text)] == minutes
 
 
 def test_cross_check_vetoes_the_claim_whose_number_conflicts():
@@ -438,6 +466,26 @@ def test_quote_veto_strikes_a_claim_whose_number_conflicts_with_its_quote():
     assert c[0]["veto_conflicts"] == [{"claim": "124 metres", "source": "142 metres"}]
     assert f["reason"].startswith("1 of 2 claims supported")
     assert len(seen) == 2  # the analysis and the verdict list, shared by the four metrics
+
+
+def test_evidence_veto_strikes_a_time_of_day_and_a_unit_the_context_contradicts():
+    # the judge says yes to all three; the evidence sentence of each (CTX): claim 1's "7 am and 9 pm"
+    # against "7 am and 7 pm" (9 pm = 21:00 is not 19:00) -> 0; claim 2's "142 centimetres" against
+    # "142 metres" (14.2 m is not 142 m) -> 0; claim 3's "0.142 km" is 142 m -> stands: 1/3
+    claims = ["Cyclists must dismount between 7 am and 9 pm.", "The steel span is 142 centimetres long.",
+              "The steel span is 0.142 km long."]
+    judge, _ = _claims_judge(claims, [("Cyclists must dismount between 7 am and 7 pm.", "yes"),
+                                      ("The steel span is 142 metres long.", "yes"),
+                                      ("The steel span is 142 metres long.", "yes")])
+    row = Sample.model_validate({"id": "r1", "query": "Tell me about the footbridge.", "contexts": [CTX],
+                                 "answer": " ".join(claims)})
+    f = evaluate([row], ["faithfulness"], judge=judge, embedder=None).records[0]["metrics"]["faithfulness"]
+    assert f["error"] is None, f
+    assert f["score"] == pytest.approx(1 / 3)
+    c = f["details"]["claims"]
+    assert [x["veto"] for x in c] == [True, True, False]
+    assert c[0]["veto_conflicts"] == [{"claim": "9 pm", "source": "7 pm"}]
+    assert c[1]["veto_conflicts"] == [{"claim": "142 centimetres", "source": "142 metres"}]
 
 
 @pytest.mark.parametrize("name", ["faithfulness(mode=direct,veto=quote)", "faithfulness(verdicts=word,veto=quote)",

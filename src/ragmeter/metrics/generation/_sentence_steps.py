@@ -31,11 +31,13 @@ decomposition call.
    "not stated"). Reading a context to answer a question is an easier task for a small judge than
    checking a statement against it, and a number swapped with another number of the same context
    is what it misses when it checks. Then, offline, a claim **conflicts** with that source answer
-   when, for some unit :math:`u` (:func:`quantities`: the unit, else the noun counted, else for a
-   count of a whole the whole's, else "year"),
+   when, for some unit :math:`u` (:func:`quantities`: a time of day, else the unit, else the noun
+   counted, else for a count of a whole the whole's, else "year"; the units of one dimension,
+   :data:`DIMENSIONS`, count as one),
    the claim has a number in :math:`u` that no number in :math:`u` of the source answer equals and
    the source answer has one that no number in :math:`u` of the claim equals, two numbers being
-   equal when one is the other rounded to its decimals (-196 and -195.8). A conflicting claim has
+   equal when one is the other rounded to its decimals (-196 and -195.8), in one unit (1 mile and
+   1.6 km). A conflicting claim has
    :math:`s(c) = 0` (``veto``, with the pairs in ``conflicts``). A source answer "not stated", or
    without numbers, changes nothing. The source answer is in ``details["cross_check"]``. Calls: one
    more per such sample, generating up to :data:`SOURCE_ANSWER_TOKENS` tokens.

@@ -20,11 +20,14 @@ penalises repeated tokens unasked, as llama-cpp-python's does, is told not to; m
 the **evidence veto** (``veto=auto``, which is ``evidence`` with ``mode=claims``): a claim whose
 numbers conflict with the context sentence most related to it (the evidence windows' lexical
 ranking, :mod:`._evidence`) has :math:`s(c) = 0` whatever the judge said. A conflict: for some
-unit (the unit, else the noun counted, else for a count of a whole the whole's noun: "35 of the 70 card
-points" counts card points; else "year"), the claim has a number the sentence lacks and
-the sentence one the claim lacks, two numbers being equal when one is the other rounded
-(:func:`._sentence_steps.number_conflicts`): "56 floors" against "It has 58 floors above ground"
-conflicts; "May 2019" against "opened on 14 May 2019" does not. The struck claims carry
+unit (a time of day, "20:00" or "8 pm"; else the unit, else the noun counted, else for a count of a
+whole the whole's noun: "35 of the 70 card points" counts card points; else "year"; the units of
+one dimension, such as metres and centimetres or minutes and seconds, count as one), the claim has
+a number the sentence lacks and the sentence one the claim lacks, two numbers being equal when one
+is the other rounded, in one unit (:func:`._sentence_steps.number_conflicts`): "56 floors" against
+"It has 58 floors above ground" conflicts, as do "open until 22:00" against "from 9:00 to 20:00"
+and "15 metres" against "15 centimetres"; "May 2019" against "opened on 14 May 2019" does not,
+nor "1.6 km" against "1 mile". The struck claims carry
 ``veto: true`` and the pairs in ``veto_conflicts``. ``veto=quote`` compares with the sentence the
 judge quoted instead, ``quote_evidence`` with both (neither with ``verdicts=bare``), ``none`` turns it off.
 
@@ -430,7 +433,7 @@ register_judged(
           "no context",
     params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="9",
+    version="10",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,
                      positions=claim_positions),
     answer_preference=0,
