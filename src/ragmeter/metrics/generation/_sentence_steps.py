@@ -308,7 +308,8 @@ def _equal(a: str, b: str) -> bool:
     return fa == fb or round(fb, decimals(a)) == fa or round(fa, decimals(b)) == fb
 
 
-_QUANTITY = re.compile(r"(?P<cur>[$€£¥])?(?<![\w.,])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?!\d)"
+_QUANTITY = re.compile(r"(?P<cur>[$€£¥])?(?<![\w.,])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+                       r"|(?i:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b)(?!\d)"
                        r"(?:[ -]?(?P<word>%|°\s?[CF]\b|[A-Za-zµ]+))?")
 #: words after a number that count nothing ("93 to 104", "in 1977 and")
 _NOT_UNITS = STOPWORDS | {"am", "pm", "and", "or", "to", "until", "till", "from", "per", "than", "more", "less", "out"}
@@ -355,7 +356,8 @@ def quantities(text: str) -> list[tuple[str, str, str]]:
     :func:`times_of_day`), else the unit ``fact_consistency`` reads ("142 metres" -> m, "$5" -> usd),
     else the noun after the number, singular ("56 floors" -> floor), else, for a count of a whole,
     the whole's ("35 of the 70 card points" -> card, as 70 has), else "year" for a whole number from
-    1000 to 2100; a bare number ("93 to 104") is left out."""
+    1000 to 2100; a bare number ("93 to 104") is left out. Numbers from two to twelve written as
+    words count as their digits ("three hearts" -> 3, heart)."""
     times = times_of_day(text)
     out = [(str(minutes), TIME_OF_DAY, text[a:b].strip()) for a, b, minutes in times]
     for m in _QUANTITY.finditer(text):
