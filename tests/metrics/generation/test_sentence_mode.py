@@ -237,7 +237,12 @@ def _source_judge(source: str, claim_replies: dict[str, Completion]):
     ("At least 35 of the 70 card points.", "The declarer needs at least 36 of the 70 card points to win.",
      [{"claim": "35 of the 70 card", "source": "36 of the 70 card"}]),
     ("At least 36 of the 70 card points.", "The declarer needs at least 36 of the 70 card points to win.", []),
-    ("4 out of 5 judges agreed.", "Three of the 5 judges agreed.", []),     # "Three" is no number: nothing to compare
+    ("4 out of 5 judges agreed.", "Three of the 5 judges agreed.",          # "Three" counts judges as 3 does
+     [{"claim": "4 out of 5 judges", "source": "Three of the 5 judges"}]),
+    ("Octopuses have two hearts.", "An octopus has three hearts.", [{"claim": "two hearts", "source": "three hearts"}]),
+    ("It has 3 hearts.", "An octopus has three hearts.", []),
+    ("Nine cyclists were killed.", "27 cyclists were killed.", [{"claim": "Nine cyclists", "source": "27 cyclists"}]),
+    ("One sends it round the body and two pump it.", "one sends it round the body", []),  # "one" is no number
     ("12 of the stalls sell food.", "21 of the stalls sell food.",
      [{"claim": "12 of the stalls", "source": "21 of the stalls"}]),
     ("2 of them were sold.", "3 of them were sold.", []),                   # "them" counts nothing

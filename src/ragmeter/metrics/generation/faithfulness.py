@@ -22,7 +22,8 @@ numbers conflict with the context sentence most related to it (the evidence wind
 ranking, :mod:`._evidence`) has :math:`s(c) = 0` whatever the judge said. A conflict: for some
 unit (a time of day, "20:00" or "8 pm"; else the unit, else the noun counted, else for a count of a
 whole the whole's noun: "35 of the 70 card points" counts card points; else "year"; the units of
-one dimension, such as metres and centimetres or minutes and seconds, count as one), the claim has
+one dimension, such as metres and centimetres or minutes and seconds, count as one; two to twelve
+written as words count as their digits: "two hearts" against "three hearts"), the claim has
 a number the sentence lacks and the sentence one the claim lacks, two numbers being equal when one
 is the other rounded, in one unit (:func:`._sentence_steps.number_conflicts`): "56 floors" against
 "It has 58 floors above ground" conflicts, as do "open until 22:00" against "from 9:00 to 20:00"
@@ -433,7 +434,7 @@ register_judged(
           "no context",
     params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="10",
+    version="11",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,
                      positions=claim_positions),
     answer_preference=0,
