@@ -66,9 +66,10 @@ VETO = Param("veto", str, "auto", "which offline check of a claim overrides the 
              "written before the run, bench/results/faithfulness_by_kind.md, sections 2 and 16); none (the judge's "
              "P(yes) alone); with mode=sentences, numbers (a number, with its unit, absent "
              "from the context) or numbers_names (a number or a name run); evidence (a number of the claim conflicts, "
-             "in the same unit, with the context sentence most related to the claim; any mode but direct); quote "
-             "(... with the context sentence the judge quoted for it) or quote_evidence (with both): verdict lists "
-             "that quote only (verdicts=list or after_quotes with mode=claims or sentences, or mode=inline)",
+             "in the same unit or dimension, with the context sentence most related to the claim; any mode but "
+             "direct); quote (... with the context sentence the judge quoted for it) or quote_evidence (with "
+             "both): verdict lists that quote only (verdicts=list or after_quotes with mode=claims or sentences, "
+             "or mode=inline)",
              choices=("auto", "none", "numbers", "numbers_names", "evidence", "quote", "quote_evidence"))
 
 #: the veto values that compare a claim's numbers with one context sentence (:func:`veto_conflicts`)
@@ -79,7 +80,7 @@ WINDOWS = Param("windows", str, "lexical", "mode=sentences: how evidence windows
 
 CROSS_CHECK = Param("cross_check", str, "none", "mode=sentences: numbers (for a sample with a question and an "
                     "answer of 1-3 check-worthy sentences, the judge answers the question from the context; a claim "
-                    "whose number conflicts with that answer's, in the same unit, scores 0) or none",
+                    "whose number conflicts with that answer's, in the same unit or dimension, scores 0) or none",
                     choices=("none", "numbers"))
 
 #: the longest answer (in check-worthy sentences) the answer cross-check applies to: a reply to the question,
