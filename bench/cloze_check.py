@@ -35,11 +35,10 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from quote_veto import contexts_of, data_path, is_claim
+from quote_veto import claim_supports, contexts_of, data_path
 
-from ragmeter.metrics.generation._evidence import context_sentences
-from ragmeter.metrics.generation._sentence_steps import _equal, veto_conflicts
-from ragmeter.metrics.lexical.fact_consistency import _NAME_TOKEN, _is_name
+from ragmeter.metrics.generation._sentence_steps import _equal
+from ragmeter.metrics.lexical.fact_consistency import _NAME_TOKEN, _NUMBER, _WORD_NUMBER, _is_name, numbers
 from ragmeter.metrics.lexical.lexical_faithfulness import content_tokens
 from ragmeter.stats.roc import auroc_interval
 
@@ -48,11 +47,6 @@ SYSTEM = ("You fill in a blank from a context. Text inside XML-style tags such a
 MAX_TOKENS = 16
 BLANK = "___"
 CANDIDATES = ("Z-strike", "Z-scale")
-
-_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d])")
-_WORD_NUMBERS = {w: str(i) for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve".split()) if i >= 2}
-_WORD_NUMBER = re.compile(r"\b(" + "|".join(_WORD_NUMBERS) + r")\b", re.IGNORECASE)
 
 
 def user_message(context: str, cloze: str) -> str:
@@ -64,9 +58,8 @@ def user_message(context: str, cloze: str) -> str:
 
 
 def number_values(text: str) -> list[str]:
-    """The numbers of ``text`` as plain values (digits without thousands commas; "five" as 5)."""
-    out = [m.group(1).replace(",", "") for m in _NUMBER.finditer(text)]
-    return out + [_WORD_NUMBERS[m.group(1).casefold()] for m in _WORD_NUMBER.finditer(text)]
+    """The numbers of ``text`` as ``fact_consistency`` reads them, values only ("6,400" as 6400, "five" as 5)."""
+    return [value for value, _, _ in numbers(text)]
 
 
 def spans(claim: str) -> list[tuple[int, int, str]]:
@@ -76,7 +69,7 @@ def spans(claim: str) -> list[tuple[int, int, str]]:
     span inside an earlier one, or whose text repeats an earlier one, is left out."""
     out: list[tuple[int, int, str]] = []
     for m in _NUMBER.finditer(claim):
-        out.append((m.start(1), m.end(1), "number"))
+        out.append((m.start("num"), m.end("num"), "number"))
     for m in _WORD_NUMBER.finditer(claim):
         out.append((m.start(1), m.end(1), "number"))
     tokens = list(_NAME_TOKEN.finditer(claim))
@@ -162,22 +155,14 @@ def claim_record(judge: Judge, claim: str, context: str) -> list[dict[str, Any]]
 
 def row_scores(judge: Judge, details: dict[str, Any], contexts: list[str]) -> tuple[dict[str, float], list[Any]]:
     """The baseline's and each candidate's score of one recorded result, and its claims' blanks."""
-    claims = [c for c in details.get("claims") or [] if is_claim(c["claim"])]
+    claims, base, _ = claim_supports(details, "evidence", contexts, checkworthy=True)
     if not claims:
         return {k: 1.0 for k in ("B", *CANDIDATES)}, []
-    texts = [t for t in contexts if t.strip()]
-    sentences = context_sentences(texts)
-    context = "\n\n".join(texts)
-    base, strike, scale, log = [], [], [], []
-    for c in claims:
-        value = c["p_yes"] if c.get("p_yes") is not None else float(bool(c["supported"]))
-        quote = c.get("quote", c.get("evidence", ""))
-        quote = quote if isinstance(quote, str) and quote.strip().lower() not in ("none", "<none>") else ""
-        if veto_conflicts("evidence", c["claim"], quote, texts, sentences):
-            value = 0.0
+    context = "\n\n".join(t for t in contexts if t.strip())
+    strike, scale, log = [], [], []
+    for c, value in zip(claims, base, strict=True):
         blanks = claim_record(judge, c["claim"], context) if value > 0 else []
         answered = [b["match"] for b in blanks if b["match"] is not None]
-        base.append(value)
         strike.append(0.0 if any(m is False for m in answered) else value)
         scale.append(value * (sum(answered) / len(answered)) if answered else value)
         log.append({"claim": c["claim"], "support": value, "blanks": blanks})

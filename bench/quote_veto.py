@@ -102,22 +102,14 @@ def is_claim(text: str) -> bool:
     return bool(checkworthy_claims([text])[0])
 
 
-def support(details: dict[str, Any], veto: str, contexts: list[str],
-            checkworthy: bool = False, aggregate: str = "mean") -> tuple[float | None, int]:
-    """The faithfulness score from a result's per-claim details under ``veto`` ("none": as recorded),
-    and how many claims the veto struck; None where the details hold no claim (the recorded score
-    stands). ``checkworthy``: the claims that are not check-worthy are left out of the mean (1.0 when
-    none is left, as the ``no_checkworthy`` outcome scores). ``aggregate``: the claims' ``mean``
-    support, the ``min`` (the least supported claim), or ``sentence_min``: the mean over the answer
-    sentences the claims were taken from (``start``, ``end``; a claim with none is a sentence of
-    its own) of each sentence's least supported claim (method log, section 63)."""
+def claim_supports(details: dict[str, Any], veto: str, contexts: list[str],
+                   checkworthy: bool = False) -> tuple[list[dict[str, Any]], list[float], int]:
+    """The recorded claims the score counts (the check-worthy ones with ``checkworthy``), each one's
+    support under ``veto`` (P(yes), else the hard verdict as 1/0; 0 when the veto strikes it), and how
+    many the veto struck."""
     claims = details.get("claims") or []
-    if not claims:
-        return None, 0
     if checkworthy:
         claims = [c for c in claims if is_claim(c["claim"])]
-        if not claims:
-            return 1.0, 0
     texts = [t for t in contexts if t.strip()]
     spans = context_sentences(texts)
     values: list[float] = []
@@ -131,6 +123,23 @@ def support(details: dict[str, Any], veto: str, contexts: list[str],
         elif veto == "evidence*found" and (coverage := quote_coverage(quote, spans)) is not None:
             value *= coverage
         values.append(value)
+    return claims, values, struck
+
+
+def support(details: dict[str, Any], veto: str, contexts: list[str],
+            checkworthy: bool = False, aggregate: str = "mean") -> tuple[float | None, int]:
+    """The faithfulness score from a result's per-claim details under ``veto`` ("none": as recorded),
+    and how many claims the veto struck; None where the details hold no claim (the recorded score
+    stands). ``checkworthy``: the claims that are not check-worthy are left out of the mean (1.0 when
+    none is left, as the ``no_checkworthy`` outcome scores). ``aggregate``: the claims' ``mean``
+    support, the ``min`` (the least supported claim), or ``sentence_min``: the mean over the answer
+    sentences the claims were taken from (``start``, ``end``; a claim with none is a sentence of
+    its own) of each sentence's least supported claim (method log, section 63)."""
+    if not details.get("claims"):
+        return None, 0
+    claims, values, struck = claim_supports(details, veto, contexts, checkworthy)
+    if not claims:
+        return 1.0, 0
     if aggregate == "sentence_min":
         groups: dict[Any, float] = {}
         for i, (c, v) in enumerate(zip(claims, values, strict=True)):

@@ -87,8 +87,8 @@ def reused(tokens: Sequence[Sequence[int]], order: Sequence[int]) -> int:
 
 def load(path: str) -> list[dict[str, Any]]:
     """The recorded ``/v1/chat/completions`` bodies."""
-    lines = Path(path).read_text(encoding="utf-8").splitlines()
-    return [json.loads(x)["body"] for x in lines if x.strip() and json.loads(x)["path"].endswith("/chat/completions")]
+    records = [json.loads(x) for x in Path(path).read_text(encoding="utf-8").splitlines() if x.strip()]
+    return [r["body"] for r in records if r["path"].endswith("/chat/completions")]
 
 
 def record(port: int, upstream: str, out: str) -> None:

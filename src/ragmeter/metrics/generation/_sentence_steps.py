@@ -52,7 +52,7 @@ from typing import Any
 
 from ...registry import Param
 from ...types import Sample
-from ..lexical.fact_consistency import check_facts, numbers
+from ..lexical.fact_consistency import WORD_NUMBERS, check_facts, numbers
 from ..lexical.lexical_faithfulness import STOPWORDS
 from ._checkworthy import Sentence, split_claims
 from ._claim_steps import verdict_form, verify
@@ -299,18 +299,19 @@ async def source_answer(judge: Any, sample: Sample, tag: str) -> str:
     return str(await shared(judge, t.cache_version, (sample.query, context), run))
 
 
+def _decimals(x: str) -> int:
+    """How many decimals a number is written with ("3.50" -> 2)."""
+    return len(x.partition(".")[2])
+
+
 def _equal(a: str, b: str) -> bool:
     """Whether two numbers (as :func:`numbers` writes them) are equal, one the other rounded to its decimals."""
     fa, fb = float(a), float(b)
-
-    def decimals(x: str) -> int:
-        return len(x.partition(".")[2])
-
-    return fa == fb or round(fb, decimals(a)) == fa or round(fa, decimals(b)) == fb
+    return fa == fb or round(fb, _decimals(a)) == fa or round(fa, _decimals(b)) == fb
 
 
 _QUANTITY = re.compile(r"(?P<cur>[$€£¥])?(?<![\w.,])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-                       r"|(?i:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b)(?!\d)"
+                       r"|(?i:" + "|".join(WORD_NUMBERS) + r")\b)(?!\d)"
                        r"(?:[ -]?(?P<word>%|°\s?[CF]\b|[A-Za-zµ]+))?")
 #: words after a number that count nothing ("93 to 104", "in 1977 and")
 _NOT_UNITS = STOPWORDS | {"am", "pm", "and", "or", "to", "until", "till", "from", "per", "than", "more", "less", "out"}
@@ -408,7 +409,7 @@ def _same_amount(a: str, unit_a: str, b: str, unit_b: str) -> bool:
     size_a, size_b = DIMENSIONS[unit_a][1], DIMENSIONS[unit_b][1]
 
     def rounds_to(x: str, y_there: float) -> bool:  # y, converted to x's unit, rounds to x
-        return abs(round(y_there, len(x.partition(".")[2])) - float(x)) <= 1e-9 * max(1.0, abs(float(x)))
+        return abs(round(y_there, _decimals(x)) - float(x)) <= 1e-9 * max(1.0, abs(float(x)))
 
     return rounds_to(a, float(b) * size_b / size_a) or rounds_to(b, float(a) * size_a / size_b)
 

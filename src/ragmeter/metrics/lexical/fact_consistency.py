@@ -62,9 +62,10 @@ _NUMBER = re.compile(
     r"(?P<cur>[$€£¥])?\s?(?<![\w.,])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d])"
     r"(?:\s?(?P<unit>%|°\s?[CF]\b|[A-Za-zµ]+))?"
 )
-_WORD_NUMBERS = {w: str(i) for i, w in enumerate(
+#: the numbers read when written as words, with their digits
+WORD_NUMBERS = {w: str(i) for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split()) if i >= 2}
-_WORD_NUMBER = re.compile(r"\b(" + "|".join(_WORD_NUMBERS) + r")\b(?:\s+(?P<unit>[A-Za-z]+))?", re.IGNORECASE)
+_WORD_NUMBER = re.compile(r"\b(" + "|".join(WORD_NUMBERS) + r")\b(?:\s+(?P<unit>[A-Za-z]+))?", re.IGNORECASE)
 _UNITS = {
     "%": "%", "percent": "%", "°c": "°c", "°f": "°f", "c": "°c", "f": "°f",
     "km": "km", "kilometre": "km", "kilometer": "km", "m": "m", "metre": "m", "meter": "m", "cm": "cm",
@@ -103,7 +104,7 @@ def numbers(text: str) -> list[tuple[str, str | None, str]]:
     for m in _WORD_NUMBER.finditer(text):
         word_unit = _unit(m.group("unit"))
         written = m.group(1) + (f" {m.group('unit')}" if word_unit else "")
-        out.append((_WORD_NUMBERS[m.group(1).casefold()], word_unit, written))
+        out.append((WORD_NUMBERS[m.group(1).casefold()], word_unit, written))
     return out
 
 
