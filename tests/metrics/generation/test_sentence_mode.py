@@ -263,6 +263,8 @@ def _source_judge(source: str, claim_replies: dict[str, Completion]):
     ("Light takes about 8 minutes to get here.", "Moonlight takes about 1.3 seconds to reach Earth.",
      [{"claim": "8 minutes", "source": "1.3 seconds"}]),
     ("It weighs 2 kg.", "It weighs 2,000 g.", []),
+    ("The pipe is 6 inches wide.", "The pipe is 6 feet wide.", [{"claim": "6 inches", "source": "6 feet"}]),
+    ("The pipe is 6 ft wide.", "The pipe is 72 inches wide.", []),           # 6 x 12 inches
     ("It was built in 1890 over 3 years.", "Building took 3 years and it opened in 1890.", []),
 ])
 def test_number_conflicts_by_hand(claim, source, conflicts):

@@ -52,6 +52,17 @@ def test_numbers_rule():
     assert check_facts("It took 6,400 years.", ["6400 years"])["checks"][0]["passed"] is True
 
 
+def test_spelled_out_units_are_units():
+    # "centimetres" is a unit: 15 metres against 15 centimetres is another amount, not the same
+    # number with the unit on one side only
+    assert numbers("a 15 centimetre rise, 3 millimetres, 250 millilitres, 6 inches, 8 feet, 2 tonnes") == [
+        ("15", "cm", "15 centimetre"), ("3", "mm", "3 millimetres"), ("250", "ml", "250 millilitres"),
+        ("6", "inch", "6 inches"), ("8", "foot", "8 feet"), ("2", "tonne", "2 tonnes")]
+    assert check_facts("It rises 15 metres.", ["The top rises 15 centimetres."])["checks"][0]["passed"] is False
+    assert check_facts("It rises 15 cm.", ["The top rises 15 centimeters."])["checks"][0]["passed"] is True
+    assert check_facts("It is 6 ft tall.", ["It is 6 feet tall."])["checks"][0]["passed"] is True
+
+
 def test_names_rule():
     assert names("Apollo 11 launched from Kennedy Space Center on a Saturn V rocket") == [
         "Kennedy Space Center", "Saturn V"]

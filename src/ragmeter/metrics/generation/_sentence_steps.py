@@ -387,16 +387,12 @@ def quantities(text: str) -> list[tuple[str, str, str]]:
 #: out, as "year" also stands for a calendar year (:func:`quantities`)
 DIMENSIONS: dict[str, tuple[str, float]] = {
     "mm": ("length", 1), "cm": ("length", 10), "m": ("length", 1e3), "km": ("length", 1e6),
-    "mile": ("length", 1_609_344), "inch": ("length", 25.4), "foot": ("length", 304.8), "feet": ("length", 304.8),
-    "yard": ("length", 914.4),
+    "mile": ("length", 1_609_344), "inch": ("length", 25.4), "foot": ("length", 304.8), "yard": ("length", 914.4),
     "g": ("mass", 1), "kg": ("mass", 1e3), "lb": ("mass", 453.59237), "tonne": ("mass", 1e6),
     "ml": ("volume", 1), "l": ("volume", 1e3),
     "ms": ("duration", 1), "second": ("duration", 1e3), "minute": ("duration", 6e4),
     "hour": ("duration", 3.6e6), "day": ("duration", 8.64e7), "week": ("duration", 6.048e8),
     "kb": ("data", 1), "mb": ("data", 1e3), "gb": ("data", 1e6), "tb": ("data", 1e9),
-    # the spelled-out units fact_consistency does not read, as the noun counted (:func:`_counted`)
-    "centimetre": ("length", 10), "centimeter": ("length", 10), "millimetre": ("length", 1),
-    "millimeter": ("length", 1), "millilitre": ("volume", 1), "milliliter": ("volume", 1),
 }
 
 

@@ -18,7 +18,8 @@ are folded first: *don't* -> *do*, *can't* -> *can*, *won't* -> *will*, *world's
 **Numbers.** Every number in the answer: digits with optional thousands separators and decimals
 (``6,400`` = ``6400``, ``9.58``), and the words *two* ... *twelve*. The unit is the token right
 after it when that is a known unit (``%``, ``°C``, ``°F``, ``km``, ``kg``, ``minutes``,
-``seconds``, ``years``...; plurals and short forms folded: *min* = *minute*) or a currency sign
+``seconds``, ``years``, ``feet``...; plurals, short and spelled-out forms folded: *min* = *minute*,
+*centimetres* = *cm*) or a currency sign
 right before it (``$1,500``). A number passes when the contexts hold the same value with the
 same unit, or the same value where either side has no unit. ``9 November 1991`` is the two
 numbers 9 and 1991: dates are checked through their numbers and their month name (a name).
@@ -74,6 +75,9 @@ _UNITS = {
     "ms": "ms", "s": "second", "sec": "second", "second": "second", "min": "minute", "minute": "minute",
     "h": "hour", "hr": "hour", "hour": "hour", "day": "day", "week": "week", "month": "month",
     "year": "year", "visit": "visit", "cup": "cup", "gb": "gb", "mb": "mb", "kb": "kb", "tb": "tb",
+    "centimetre": "cm", "centimeter": "cm", "millimetre": "mm", "millimeter": "mm", "millilitre": "ml",
+    "milliliter": "ml", "inch": "inch", "inches": "inch", "foot": "foot", "feet": "foot", "ft": "foot",
+    "yard": "yard", "tonne": "tonne",
 }
 _CURRENCY = {"$": "usd", "€": "eur", "£": "gbp", "¥": "jpy"}
 _NAME_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
@@ -218,7 +222,7 @@ register_lexical(
     "fact_consistency",
     score_sample,
     role="answer",
-    version="2",
+    version="3",
     summary="Numbers (with units), names and negations of the answer checked against the contexts, "
             "times the share of its content words found there (no model).",
     formula="score = F * P; F = passed checks / checks (1 when none), one check per number, per "
