@@ -1,19 +1,26 @@
 """The judge's faithfulness score and the offline ``fact_consistency`` combined per answer, on recorded
 judge scores: no judge call.
 
-For each row of a results file (``bench/judge_quality.py`` or ``bench/faithfulness_by_kind.py``),
-``fact_consistency`` is computed on the labelled row (answer against its contexts, as the metric
-scores it) and combined with the recorded faithfulness score: ``J*F`` (their product) and
-``min(J,F)`` (the lower). An undefined ``fact_consistency`` leaves the judge's score; a row without a
-judge score (error or undefined) is left out of every line. Prints the AUROC of the judge alone
-(it must equal the saved one), of ``fact_consistency`` alone and of each combination, per set and
-kind (method log ``bench/results/faithfulness_by_kind.md``, section 45).
+For each row of a results file (``bench/judge_quality.py`` or ``bench/faithfulness_by_kind.py``; several
+of the latter are pooled per kind), ``fact_consistency`` is computed on the labelled row (answer
+against its contexts, as the metric scores it) and combined with the judge's faithfulness score:
+``J*F`` (their product), ``min(J,F)`` (the lower), ``J*Fnum`` (the judge's score times the share of
+the answer's number checks that pass, 1 when it has none) and ``J*Fnn`` (the same with the number
+and name checks). An undefined ``fact_consistency`` leaves the judge's score; a row without a judge
+score (error or undefined) is left out of every line. The judge's score is the recorded one, or
+with ``--rescore`` the default's from the recorded replies (``bench/quote_veto.py``'s line
+``evidence+K``). Prints the AUROC of the judge alone (it must equal the saved one, or that line),
+of ``fact_consistency`` alone and of each combination, per set and kind (method log
+``bench/results/faithfulness_by_kind.md``, sections 45 and 73).
 
 Usage::
 
     python bench/combine_offline.py bench/results/faithfulness_by_kind_design_llamacpp_nocache_N1.json
     python bench/combine_offline.py bench/results/judge_quality_qwen1.5b_llamacpp_faithfulness_hard32_nocache_v7.json \\
         --data src/ragmeter/data/validation/judge_validation_hard.jsonl
+    python bench/combine_offline.py --rescore --split design \\
+        bench/results/faithfulness_by_kind_design_llamacpp_nocache_N1.json \\
+        bench/results/faithfulness_short_more_llamacpp_nocache_v7.json
 """
 
 from __future__ import annotations
@@ -24,17 +31,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from quote_veto import data_path
+from quote_veto import contexts_of, data_path, rescored
 
 from ragmeter import Sample
-from ragmeter.metrics.lexical.fact_consistency import score_sample
+from ragmeter.metrics.lexical.fact_consistency import check_facts, score_sample
 from ragmeter.stats.roc import auroc
 
 COMBINATIONS: dict[str, Callable[[float, float | None], float]] = {
     "judge": lambda j, f: j,
     "J*F": lambda j, f: j if f is None else j * f,
     "min(J,F)": lambda j, f: j if f is None else min(j, f),
+    "J*Fnum": lambda j, f: j if f is None else j * f,
+    "J*Fnn": lambda j, f: j if f is None else j * f,
 }
+#: the offline value each combination reads (:func:`offline_values`)
+READS = {"judge": "F", "J*F": "F", "min(J,F)": "F", "J*Fnum": "Fnum", "J*Fnn": "Fnn"}
 
 
 def offline(row: dict[str, Any]) -> float | None:
@@ -43,39 +54,67 @@ def offline(row: dict[str, Any]) -> float | None:
     return score_sample(sample).score
 
 
-def scored_rows(saved: dict[str, Any], rows: dict[str, dict[str, Any]]) -> list[tuple[str, bool, float, float | None]]:
-    """``(kind, faithful, judge score, fact_consistency)`` per row with a judge score."""
+def passed_share(row: dict[str, Any], kinds: tuple[str, ...]) -> float:
+    """The share of ``fact_consistency``'s checks of these kinds on the row's answer that pass (1.0
+    when it has none)."""
+    checks = [c for c in check_facts(row.get("answer") or "", contexts_of(row))["checks"] if c["kind"] in kinds]
+    return sum(bool(c["passed"]) for c in checks) / len(checks) if checks else 1.0
+
+
+def offline_values(row: dict[str, Any]) -> dict[str, float | None]:
+    """``F`` (``fact_consistency``), ``Fnum`` (its number checks' pass share) and ``Fnn`` (number and
+    name checks') of a labelled row."""
+    return {"F": offline(row), "Fnum": passed_share(row, ("number",)), "Fnn": passed_share(row, ("number", "name"))}
+
+
+def scored_rows(saved: dict[str, Any], rows: dict[str, dict[str, Any]], rescore: bool = False,
+                split: str | None = None) -> list[tuple[str, bool, float, dict[str, float | None]]]:
+    """``(kind, faithful, judge score, offline values)`` per row with a judge score (only rows of
+    ``split`` when given); with ``rescore`` the judge score is the default's from the recorded replies."""
+    def judged(result: dict[str, Any], row: dict[str, Any]) -> float:
+        return float(rescored(result, "faithfulness", "evidence", contexts_of(row), True)[0]["score"]
+                     if rescore else result["score"])
+
     out = []
     if isinstance(saved.get("records"), dict):  # bench/faithfulness_by_kind.py
         for r in saved["records"]["faithfulness"]:
-            if r.get("error") is None and r.get("score") is not None:
-                out.append((r["kind"], bool(r["faithful"]), float(r["score"]), offline(rows[r["id"]])))
+            if r.get("error") is None and r.get("score") is not None and (
+                    split is None or rows[r["id"]].get("split") == split):
+                row = rows[r["id"]]
+                out.append((r["kind"], bool(r["faithful"]), judged(r, row), offline_values(row)))
     else:  # bench/judge_quality.py
         for rec in saved["records"]:
             m = rec["metrics"]["faithfulness"]
             if m.get("error") is None and m.get("score") is not None:
                 row = rows[rec["id"]]
-                out.append(("all", bool(row["labels"]["faithful"]), float(m["score"]), offline(row)))
+                out.append(("all", bool(row["labels"]["faithful"]), judged(m, row), offline_values(row)))
     return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("results", help="a results file of bench/judge_quality.py or bench/faithfulness_by_kind.py")
-    ap.add_argument("--data", help="the labelled rows (default: the file's own)")
+    ap.add_argument("results", nargs="+", help="a results file of bench/judge_quality.py, or one or more of "
+                                               "bench/faithfulness_by_kind.py (pooled per kind)")
+    ap.add_argument("--data", help="the labelled rows (default: each file's own)")
+    ap.add_argument("--split", help="faithfulness_by_kind files: only the rows of this split (design, heldout)")
+    ap.add_argument("--rescore", action="store_true",
+                    help="the judge's score is the default's from the recorded replies (quote_veto's evidence+K)")
     args = ap.parse_args()
-    saved = json.loads(Path(args.results).read_text(encoding="utf-8"))
-    path = data_path(args.data, saved.get("data"))
-    rows = {r["id"]: r for r in (json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip())}
-    scored = scored_rows(saved, rows)
+    scored = []
+    for name in args.results:
+        saved = json.loads(Path(name).read_text(encoding="utf-8"))
+        path = data_path(args.data, saved.get("data"))
+        lines = path.read_text(encoding="utf-8").splitlines()
+        rows = {r["id"]: r for r in (json.loads(x) for x in lines if x.strip())}
+        scored += scored_rows(saved, rows, args.rescore, args.split)
     for kind in sorted({s[0] for s in scored}):
         mine = [s for s in scored if s[0] == kind]
         for label, combine in COMBINATIONS.items():
-            pos = [combine(j, f) for _, y, j, f in mine if y]
-            neg = [combine(j, f) for _, y, j, f in mine if not y]
+            pos = [combine(j, f[READS[label]]) for _, y, j, f in mine if y]
+            neg = [combine(j, f[READS[label]]) for _, y, j, f in mine if not y]
             print(f"{label:<12}{kind:<10}{len(mine):>4}{auroc(pos, neg):>8.3f}")
-        f_pos = [f for _, y, _, f in mine if y and f is not None]
-        f_neg = [f for _, y, _, f in mine if not y and f is not None]
+        f_pos = [f["F"] for _, y, _, f in mine if y and f["F"] is not None]
+        f_neg = [f["F"] for _, y, _, f in mine if not y and f["F"] is not None]
         print(f"{'offline':<12}{kind:<10}{len(f_pos) + len(f_neg):>4}{auroc(f_pos, f_neg):>8.3f}")
 
 

@@ -37,7 +37,34 @@ def test_rows_of_a_by_kind_file_with_fact_consistency_computed_on_the_row(tmp_pa
     ]}}
     got = co.scored_rows(json.loads(json.dumps(saved)), rows)
     assert [g[:3] for g in got] == [("short", True, 0.8), ("short", False, 0.9)]  # the errored row left out
-    assert [g[3] for g in got] == [1.0, pytest.approx(1 / 3)]
+    assert [g[3]["F"] for g in got] == [1.0, pytest.approx(1 / 3)]
+    # the number checks alone: a passes its one, b fails its one; no name on either
+    assert [(g[3]["Fnum"], g[3]["Fnn"]) for g in got] == [(1.0, 1.0), (0.0, 0.0)]
     # the judge alone ranks them wrong (0.8 < 0.9); J*F: 0.8 against 0.3, right
-    assert co.COMBINATIONS["J*F"](0.8, got[0][3]) == 0.8
-    assert co.COMBINATIONS["J*F"](0.9, got[1][3]) == pytest.approx(0.3)
+    assert co.COMBINATIONS["J*F"](0.8, got[0][3]["F"]) == 0.8
+    assert co.COMBINATIONS["J*F"](0.9, got[1][3]["F"]) == pytest.approx(0.3)
+
+
+def test_number_and_name_shares_by_hand():
+    row = {"id": "n", "query": "Who built it?", "answer": "In 1931 Otto Brandt built it.",
+           "contexts": ["The bridge was built by Mara Lind in 1931."]}
+    # checks: the number 1931 passes; the name run "Otto Brandt" fails (neither token in the context)
+    got = co.offline_values(row)
+    assert got["Fnum"] == 1.0 and got["Fnn"] == 0.5
+    assert co.COMBINATIONS["J*Fnum"](0.8, got["Fnum"]) == 0.8
+    assert co.COMBINATIONS["J*Fnn"](0.8, got["Fnn"]) == pytest.approx(0.4)
+    # an answer with no number: Fnum is 1
+    assert co.offline_values({**row, "answer": "Mara Lind built it."})["Fnum"] == 1.0
+
+
+def test_rescore_takes_the_defaults_score_from_the_recorded_claims():
+    rows = {"b": {"id": "b", "query": "How long is it?", "answer": "It is 124 metres long.", "split": "design",
+                  "contexts": ["The bridge is 142 metres long."]}}
+    claim = {"claim": "The bridge is 124 metres long.", "supported": True, "p_yes": 0.9,
+             "quote": "The bridge is 142 metres long."}
+    saved = {"records": {"faithfulness": [{"id": "b", "kind": "short", "faithful": False, "score": 0.9,
+                                           "error": None, "details": {"claims": [claim]}}]}}
+    assert co.scored_rows(saved, rows)[0][2] == 0.9  # as recorded
+    # the evidence veto strikes the claim: 124 metres against its sentence's 142 metres
+    assert co.scored_rows(saved, rows, rescore=True)[0][2] == 0.0
+    assert co.scored_rows(saved, rows, rescore=True, split="heldout") == []
