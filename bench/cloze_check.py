@@ -37,8 +37,8 @@ from typing import Any
 
 from quote_veto import claim_supports, contexts_of, data_path
 
-from ragmeter.metrics.generation._sentence_steps import _equal
 from ragmeter.metrics.lexical.fact_consistency import _NAME_TOKEN, _NUMBER, _WORD_NUMBER, _is_name, numbers
+from ragmeter.metrics.lexical.fact_consistency import equal as _equal
 from ragmeter.metrics.lexical.lexical_faithfulness import content_tokens
 from ragmeter.stats.roc import auroc_interval
 

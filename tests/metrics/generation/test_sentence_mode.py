@@ -15,7 +15,8 @@ from ragmeter.judges import Completion, FunctionBackend, Judge
 from ragmeter.judges.base import TokenLogprob
 from ragmeter.metrics.generation._checkworthy import classify, split_claims
 from ragmeter.metrics.generation._evidence import context_sentences, evidence_window, lexical_scores
-from ragmeter.metrics.generation._sentence_steps import combine, number_conflicts, times_of_day
+from ragmeter.metrics.generation._sentence_steps import combine, number_conflicts
+from ragmeter.metrics.lexical.fact_consistency import times_of_day
 from ragmeter.registry import get_evaluator
 
 # A long hand-made document (about 1,600 characters, 21 sentences): the ferry facts sit in the middle.

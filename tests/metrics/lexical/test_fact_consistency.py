@@ -63,6 +63,22 @@ def test_spelled_out_units_are_units():
     assert check_facts("It is 6 ft tall.", ["It is 6 feet tall."])["checks"][0]["passed"] is True
 
 
+def test_times_of_day_and_amounts_in_other_units():
+    def number_checks(answer: str, context: str) -> list[tuple[str, bool]]:
+        return [(c["text"], c["passed"]) for c in check_facts(answer, [context])["checks"] if c["kind"] == "number"]
+
+    # a time of day is one check, passing when the contexts hold the same time in any form
+    assert number_checks("It runs from 8 a.m. to 1 p.m.", "It is held 08:00 to 13:00.") == [
+        ("8 a.m.", True), ("1 p.m.", True)]
+    assert number_checks("It runs until 2 pm.", "It is held 08:00 to 13:00.") == [("2 pm", False)]
+    # the same amount in another unit of the dimension: 6 hours = 360 minutes, 1.5 kg = 1,500 g
+    assert number_checks("It keeps drinks hot for about six hours.", "Drinks stay hot for 360 minutes.") == [
+        ("six hours", True)]
+    assert number_checks("It weighs 1.5 kg.", "It weighs 1,500 g.") == [("1.5 kg", True)]
+    assert number_checks("It keeps drinks hot for seven hours.", "Drinks stay hot for 360 minutes.") == [
+        ("seven hours", False)]
+
+
 def test_names_rule():
     assert names("Apollo 11 launched from Kennedy Space Center on a Saturn V rocket") == [
         "Kennedy Space Center", "Saturn V"]

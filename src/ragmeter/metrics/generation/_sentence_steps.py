@@ -33,7 +33,7 @@ decomposition call.
    is what it misses when it checks. Then, offline, a claim **conflicts** with that source answer
    when, for some unit :math:`u` (:func:`quantities`: a time of day, else the unit, else the noun
    counted, else for a count of a whole the whole's, else "year"; the units of one dimension,
-   :data:`DIMENSIONS`, count as one),
+   ``fact_consistency.DIMENSIONS``, count as one),
    the claim has a number in :math:`u` that no number in :math:`u` of the source answer equals and
    the source answer has one that no number in :math:`u` of the claim equals, two numbers being
    equal when one is the other rounded to its decimals (-196 and -195.8), in one unit (1 mile and
@@ -52,7 +52,15 @@ from typing import Any
 
 from ...registry import Param
 from ...types import Sample
-from ..lexical.fact_consistency import WORD_NUMBERS, check_facts, numbers
+from ..lexical.fact_consistency import (
+    TIME_OF_DAY,
+    WORD_NUMBERS,
+    check_facts,
+    measure,
+    numbers,
+    same_amount,
+    times_of_day,
+)
 from ..lexical.lexical_faithfulness import STOPWORDS
 from ._checkworthy import Sentence, split_claims
 from ._claim_steps import verdict_form, verify
@@ -299,17 +307,6 @@ async def source_answer(judge: Any, sample: Sample, tag: str) -> str:
     return str(await shared(judge, t.cache_version, (sample.query, context), run))
 
 
-def _decimals(x: str) -> int:
-    """How many decimals a number is written with ("3.50" -> 2)."""
-    return len(x.partition(".")[2])
-
-
-def _equal(a: str, b: str) -> bool:
-    """Whether two numbers (as :func:`numbers` writes them) are equal, one the other rounded to its decimals."""
-    fa, fb = float(a), float(b)
-    return fa == fb or round(fb, _decimals(a)) == fa or round(fa, _decimals(b)) == fb
-
-
 _QUANTITY = re.compile(r"(?P<cur>[$€£¥])?(?<![\w.,])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
                        r"|(?i:" + "|".join(WORD_NUMBERS) + r")\b)(?!\d)"
                        r"(?:[ -]?(?P<word>%|°\s?[CF]\b|[A-Za-zµ]+))?")
@@ -328,28 +325,6 @@ def _counted(value: str, word: str) -> str | None:
         return None
     return numbers(f"{value} {word}")[0][1] or (word[:-1] if len(word) > 3 and word.endswith("s")
                                                 and not word.endswith("ss") else word)
-
-
-#: a time of day: "20:00", "9:30 am", "3 pm", "11.15 p.m." (groups: 24-hour ``h``/``mm`` with an optional
-#: ``ap``, or 12-hour ``h12``/``mm12`` before ``ap12``)
-_TIME = re.compile(r"(?<![\w.:])(?:(?P<h>[01]?\d|2[0-3]):(?P<mm>[0-5]\d)(?![\d:])(?:\s?(?P<ap>[ap])(?:\.m\.|m\b))?"
-                   r"|(?P<h12>1[0-2]|0?[1-9])(?:[.:](?P<mm12>[0-5]\d))?\s?(?P<ap12>[ap])(?:\.m\.|m\b))", re.IGNORECASE)
-TIME_OF_DAY = "time of day"
-
-
-def times_of_day(text: str) -> list[tuple[int, int, int]]:
-    """``(start, end, minutes after midnight)`` of each time of day in ``text``: "H:MM" or "HH:MM"
-    (hours 0-23), optionally with am/pm, or "H am"/"H pm" (also "H.MM pm", "a.m."; hours 1-12;
-    12 am is midnight, 12 pm noon)."""
-    out = []
-    for m in _TIME.finditer(text):
-        hour, minute, ap = ((m.group("h"), m.group("mm"), m.group("ap")) if m.group("h") is not None
-                            else (m.group("h12"), m.group("mm12"), m.group("ap12")))
-        h = int(hour)
-        if ap and h <= 12:
-            h = h % 12 + (12 if ap.casefold() == "p" else 0)
-        out.append((m.start(), m.end(), h * 60 + int(minute or 0)))
-    return out
 
 
 def quantities(text: str) -> list[tuple[str, str, str]]:
@@ -382,50 +357,17 @@ def quantities(text: str) -> list[tuple[str, str, str]]:
     return out
 
 
-#: units that measure one dimension, with their size in the dimension's smallest unit: numbers in
-#: them are compared with each other ("15 metres" against "15 centimetres"); month and year are left
-#: out, as "year" also stands for a calendar year (:func:`quantities`)
-DIMENSIONS: dict[str, tuple[str, float]] = {
-    "mm": ("length", 1), "cm": ("length", 10), "m": ("length", 1e3), "km": ("length", 1e6),
-    "mile": ("length", 1_609_344), "inch": ("length", 25.4), "foot": ("length", 304.8), "yard": ("length", 914.4),
-    "g": ("mass", 1), "kg": ("mass", 1e3), "lb": ("mass", 453.59237), "tonne": ("mass", 1e6),
-    "ml": ("volume", 1), "l": ("volume", 1e3),
-    "ms": ("duration", 1), "second": ("duration", 1e3), "minute": ("duration", 6e4),
-    "hour": ("duration", 3.6e6), "day": ("duration", 8.64e7), "week": ("duration", 6.048e8),
-    "kb": ("data", 1), "mb": ("data", 1e3), "gb": ("data", 1e6), "tb": ("data", 1e9),
-}
-
-
-def _same_amount(a: str, unit_a: str, b: str, unit_b: str) -> bool:
-    """Whether ``a`` in ``unit_a`` and ``b`` in ``unit_b`` are one amount: :func:`_equal` in one unit;
-    across the units of a dimension (:data:`DIMENSIONS`), when one, converted to the other's unit,
-    rounds to it at its written decimals ("1.6 km" and "1 mile")."""
-    if unit_a == unit_b:
-        return _equal(a, b)
-    size_a, size_b = DIMENSIONS[unit_a][1], DIMENSIONS[unit_b][1]
-
-    def rounds_to(x: str, y_there: float) -> bool:  # y, converted to x's unit, rounds to x
-        return abs(round(y_there, _decimals(x)) - float(x)) <= 1e-9 * max(1.0, abs(float(x)))
-
-    return rounds_to(a, float(b) * size_b / size_a) or rounds_to(b, float(a) * size_a / size_b)
-
-
-def _measure(unit: str) -> str:
-    """What a unit measures: its dimension (:data:`DIMENSIONS`), else the unit itself."""
-    return DIMENSIONS[unit][0] if unit in DIMENSIONS else unit
-
-
 def number_conflicts(claim: str, source: str) -> list[dict[str, str]]:
     """The numbers of ``claim`` that conflict with those of ``source`` (module docstring, step 4):
-    per unit (:func:`quantities`; the units of one dimension together, :data:`DIMENSIONS`) where
+    per unit (:func:`quantities`; the units of one dimension together, ``fact_consistency.DIMENSIONS``) where
     each side has a number the other lacks, those pairs."""
     out: list[dict[str, str]] = []
     mine, theirs = quantities(claim), quantities(source)
-    for what in sorted({_measure(u) for _, u, _ in mine} & {_measure(u) for _, u, _ in theirs}):
-        a = [(v, u, w) for v, u, w in mine if _measure(u) == what]
-        b = [(v, u, w) for v, u, w in theirs if _measure(u) == what]
-        lone_a = [w for v, u, w in a if not any(_same_amount(v, u, x, ux) for x, ux, _ in b)]
-        lone_b = [w for v, u, w in b if not any(_same_amount(v, u, x, ux) for x, ux, _ in a)]
+    for what in sorted({measure(u) for _, u, _ in mine} & {measure(u) for _, u, _ in theirs}):
+        a = [(v, u, w) for v, u, w in mine if measure(u) == what]
+        b = [(v, u, w) for v, u, w in theirs if measure(u) == what]
+        lone_a = [w for v, u, w in a if not any(same_amount(v, u, x, ux) for x, ux, _ in b)]
+        lone_b = [w for v, u, w in b if not any(same_amount(v, u, x, ux) for x, ux, _ in a)]
         if lone_a and lone_b:
             out += [{"claim": x, "source": y} for x in lone_a for y in lone_b]
     return out

@@ -21,7 +21,11 @@ after it when that is a known unit (``%``, ``°C``, ``°F``, ``km``, ``kg``, ``m
 ``seconds``, ``years``, ``feet``...; plurals, short and spelled-out forms folded: *min* = *minute*,
 *centimetres* = *cm*) or a currency sign
 right before it (``$1,500``). A number passes when the contexts hold the same value with the
-same unit, or the same value where either side has no unit. ``9 November 1991`` is the two
+same unit, or the same value where either side has no unit, or the same amount in another unit
+of its dimension (:data:`DIMENSIONS`: one, converted, rounds to the other at its written
+decimals: ``six hours`` passes on ``360 minutes``, ``1.5 kg`` on ``1,500 g``). A time of day
+(``8 a.m.``, ``20:00``, ``1 pm``; :func:`times_of_day`) is one check, passing when the contexts
+hold the same time in any form. ``9 November 1991`` is the two
 numbers 9 and 1991: dates are checked through their numbers and their month name (a name).
 
 **Names.** Maximal runs of capitalised tokens (or tokens with an inner capital or a digit
@@ -42,7 +46,7 @@ Edge cases: no answer (None) -> undefined; an answer with no content token -> un
 contexts retrieved -> 0; contexts with ids only (no text) -> undefined. Blind to entities swapped
 between roles when both occur in the contexts ("Croatia beat France" against "France beat
 Croatia"), to paraphrased negation ("sold separately" against "isn't included" fails) and to
-numbers written differently (``1.5 kg`` against ``1,500 g``).
+numbers written as fractions or shares (``seven-tenths`` against ``71 percent`` fails).
 """
 
 from __future__ import annotations
@@ -83,6 +87,73 @@ _CURRENCY = {"$": "usd", "€": "eur", "£": "gbp", "¥": "jpy"}
 _NAME_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 
 
+def decimals(x: str) -> int:
+    """How many decimals a number is written with ("3.50" -> 2)."""
+    return len(x.partition(".")[2])
+
+
+def equal(a: str, b: str) -> bool:
+    """Whether two numbers (as :func:`numbers` writes them) are equal, one the other rounded to its decimals."""
+    fa, fb = float(a), float(b)
+    return fa == fb or round(fb, decimals(a)) == fa or round(fa, decimals(b)) == fb
+
+
+#: a time of day: "20:00", "9:30 am", "3 pm", "11.15 p.m." (groups: 24-hour ``h``/``mm`` with an optional
+#: ``ap``, or 12-hour ``h12``/``mm12`` before ``ap12``)
+_TIME = re.compile(r"(?<![\w.:])(?:(?P<h>[01]?\d|2[0-3]):(?P<mm>[0-5]\d)(?![\d:])(?:\s?(?P<ap>[ap])(?:\.m\.|m\b))?"
+                   r"|(?P<h12>1[0-2]|0?[1-9])(?:[.:](?P<mm12>[0-5]\d))?\s?(?P<ap12>[ap])(?:\.m\.|m\b))", re.IGNORECASE)
+#: the unit of a time of day (its value: minutes after midnight)
+TIME_OF_DAY = "time of day"
+
+
+def times_of_day(text: str) -> list[tuple[int, int, int]]:
+    """``(start, end, minutes after midnight)`` of each time of day in ``text``: "H:MM" or "HH:MM"
+    (hours 0-23), optionally with am/pm, or "H am"/"H pm" (also "H.MM pm", "a.m."; hours 1-12;
+    12 am is midnight, 12 pm noon)."""
+    out = []
+    for m in _TIME.finditer(text):
+        hour, minute, ap = ((m.group("h"), m.group("mm"), m.group("ap")) if m.group("h") is not None
+                            else (m.group("h12"), m.group("mm12"), m.group("ap12")))
+        h = int(hour)
+        if ap and h <= 12:
+            h = h % 12 + (12 if ap.casefold() == "p" else 0)
+        out.append((m.start(), m.end(), h * 60 + int(minute or 0)))
+    return out
+
+
+#: units that measure one dimension, with their size in the dimension's smallest unit: numbers in
+#: them are compared with each other ("15 metres" against "15 centimetres"); month and year are left
+#: out, as "year" also stands for a calendar year
+DIMENSIONS: dict[str, tuple[str, float]] = {
+    "mm": ("length", 1), "cm": ("length", 10), "m": ("length", 1e3), "km": ("length", 1e6),
+    "mile": ("length", 1_609_344), "inch": ("length", 25.4), "foot": ("length", 304.8), "yard": ("length", 914.4),
+    "g": ("mass", 1), "kg": ("mass", 1e3), "lb": ("mass", 453.59237), "tonne": ("mass", 1e6),
+    "ml": ("volume", 1), "l": ("volume", 1e3),
+    "ms": ("duration", 1), "second": ("duration", 1e3), "minute": ("duration", 6e4),
+    "hour": ("duration", 3.6e6), "day": ("duration", 8.64e7), "week": ("duration", 6.048e8),
+    "kb": ("data", 1), "mb": ("data", 1e3), "gb": ("data", 1e6), "tb": ("data", 1e9),
+}
+
+
+def measure(unit: str) -> str:
+    """What a unit measures: its dimension (:data:`DIMENSIONS`), else the unit itself."""
+    return DIMENSIONS[unit][0] if unit in DIMENSIONS else unit
+
+
+def same_amount(a: str, unit_a: str, b: str, unit_b: str) -> bool:
+    """Whether ``a`` in ``unit_a`` and ``b`` in ``unit_b`` (units of one :func:`measure`) are one
+    amount: :func:`equal` in one unit; across the units of a dimension (:data:`DIMENSIONS`), when
+    one, converted to the other's unit, rounds to it at its written decimals ("1.6 km" and "1 mile")."""
+    if unit_a == unit_b:
+        return equal(a, b)
+    size_a, size_b = DIMENSIONS[unit_a][1], DIMENSIONS[unit_b][1]
+
+    def rounds_to(x: str, y_there: float) -> bool:  # y, converted to x's unit, rounds to x
+        return abs(round(y_there, decimals(x)) - float(x)) <= 1e-9 * max(1.0, abs(float(x)))
+
+    return rounds_to(a, float(b) * size_b / size_a) or rounds_to(b, float(a) * size_a / size_b)
+
+
 def _unit(word: str | None) -> str | None:
     if not word:
         return None
@@ -96,6 +167,11 @@ def _unit(word: str | None) -> str | None:
 
 def numbers(text: str) -> list[tuple[str, str | None, str]]:
     """``(value, unit, as written)`` for every number in ``text`` (the rule in the module docs)."""
+    return [(value, unit, written) for value, unit, written, _ in _numbers_at(text)]
+
+
+def _numbers_at(text: str) -> list[tuple[str, str | None, str, int]]:
+    """:func:`numbers`, each with the offset where its digits or word start."""
     out = []
     for m in _NUMBER.finditer(text):
         value = m.group("num").replace(",", "")
@@ -104,12 +180,32 @@ def numbers(text: str) -> list[tuple[str, str | None, str]]:
         word_unit = _unit(m.group("unit"))
         unit = _CURRENCY[m.group("cur")] if m.group("cur") else word_unit
         written = (m.group("cur") or "") + m.group("num") + (f" {m.group('unit')}" if word_unit else "")
-        out.append((value, unit, written))
+        out.append((value, unit, written, m.start("num")))
     for m in _WORD_NUMBER.finditer(text):
         word_unit = _unit(m.group("unit"))
         written = m.group(1) + (f" {m.group('unit')}" if word_unit else "")
-        out.append((WORD_NUMBERS[m.group(1).casefold()], word_unit, written))
+        out.append((WORD_NUMBERS[m.group(1).casefold()], word_unit, written, m.start(1)))
     return out
+
+
+def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
+    """The number checks of ``answer`` against the contexts' text ``joined`` (the rule in the module
+    docs): each time of day, then each other number."""
+    ctx_numbers = {(v, u) for v, u, _ in numbers(joined)}
+    ctx_values = {v for v, _ in ctx_numbers}
+    ctx_unitless = {v for v, u in ctx_numbers if u is None}
+    ctx_times = {minutes for _, _, minutes in times_of_day(joined)}
+    times = times_of_day(answer)
+    checks = [{"kind": "number", "text": answer[a:b].strip(), "passed": minutes in ctx_times}
+              for a, b, minutes in times]
+    for value, unit, written, at in _numbers_at(answer):
+        if any(a <= at < b for a, b, _ in times):
+            continue
+        ok = ((value, unit) in ctx_numbers or (unit is None and value in ctx_values) or value in ctx_unitless
+              or (unit in DIMENSIONS and any(u != unit and u in DIMENSIONS and measure(u) == measure(unit)
+                                             and same_amount(value, unit, v, u) for v, u in ctx_numbers)))
+        checks.append({"kind": "number", "text": written, "passed": ok})
+    return checks
 
 
 def _is_name(token: str) -> bool:
@@ -162,13 +258,7 @@ def check_facts(answer: str, contexts: list[str]) -> dict[str, Any]:
     """Every check of the answer against the contexts, and ``F``, ``P`` and the score."""
     joined = " ".join(contexts)
     vocab = set(_TOKEN.findall(_plain(joined).casefold()))
-    ctx_numbers = {(v, u) for v, u, _ in numbers(joined)}
-    ctx_values = {v for v, _ in ctx_numbers}
-    ctx_unitless = {v for v, u in ctx_numbers if u is None}
-    checks: list[dict[str, Any]] = []
-    for value, unit, written in numbers(answer):
-        ok = (value, unit) in ctx_numbers or (unit is None and value in ctx_values) or value in ctx_unitless
-        checks.append({"kind": "number", "text": written, "passed": ok})
+    checks = _number_checks(answer, joined)
     for sentence in split_sentences(answer):
         for run in names(sentence):
             ok = all(t in vocab for t in _TOKEN.findall(_plain(run).casefold()))
@@ -233,7 +323,7 @@ register_lexical(
                 "no number, name or matched sentence -> F = 1 (score = P)",
                 "a sentence's first word is never a name",
                 "blind to swapped roles of names that both occur in the contexts, paraphrased negation, "
-                "and numbers written in other units"),
+                "and numbers written as fractions or shares"),
     requires=("answer", "context_texts"),
     default_names=("fact_consistency",),
     undefined="undefined (None) when the sample has no answer, the answer has no content word, "
