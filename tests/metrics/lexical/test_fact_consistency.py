@@ -77,6 +77,11 @@ def test_times_of_day_and_amounts_in_other_units():
     assert number_checks("It weighs 1.5 kg.", "It weighs 1,500 g.") == [("1.5 kg", True)]
     assert number_checks("It keeps drinks hot for seven hours.", "Drinks stay hot for 360 minutes.") == [
         ("seven hours", False)]
+    # rounding alone does not make an amount in another unit the same: 90 minutes is 1.5 hours, not
+    # "about 2 hours" (25% off), and 1,400 m is not 1 km; 1.6 km is 1 mile (0.6% off)
+    assert number_checks("The tour takes about 2 hours.", "The tour lasts 90 minutes.") == [("2 hours", False)]
+    assert number_checks("The path is 1 km long.", "The path is 1,400 m long.") == [("1 km", False)]
+    assert number_checks("The path is 1.6 km long.", "The path is 1 mile long.") == [("1.6 km", True)]
 
 
 def test_names_rule():

@@ -23,7 +23,8 @@ after it when that is a known unit (``%``, ``°C``, ``°F``, ``km``, ``kg``, ``m
 right before it (``$1,500``). A number passes when the contexts hold the same value with the
 same unit, or the same value where either side has no unit, or the same amount in another unit
 of its dimension (:data:`DIMENSIONS`: one, converted, rounds to the other at its written
-decimals: ``six hours`` passes on ``360 minutes``, ``1.5 kg`` on ``1,500 g``). A time of day
+decimals and is within 5% of it: ``six hours`` passes on ``360 minutes``, ``1.5 kg`` on ``1,500
+g``, ``about 2 hours`` fails on ``90 minutes``). A time of day
 (``8 a.m.``, ``20:00``, ``1 pm``; :func:`times_of_day`) is one check, passing when the contexts
 hold the same time in any form. ``9 November 1991`` is the two
 numbers 9 and 1991: dates are checked through their numbers and their month name (a name).
@@ -135,21 +136,29 @@ DIMENSIONS: dict[str, tuple[str, float]] = {
 }
 
 
+#: how far apart (a share of the larger) two amounts in different units of a dimension may be for a
+#: number check to pass: "1 mile" passes on "1.6 km" (0.6% apart), "about 2 hours" fails on "90 minutes"
+AMOUNT_WITHIN = 0.05
+
+
 def measure(unit: str) -> str:
     """What a unit measures: its dimension (:data:`DIMENSIONS`), else the unit itself."""
     return DIMENSIONS[unit][0] if unit in DIMENSIONS else unit
 
 
-def same_amount(a: str, unit_a: str, b: str, unit_b: str) -> bool:
+def same_amount(a: str, unit_a: str, b: str, unit_b: str, within: float | None = None) -> bool:
     """Whether ``a`` in ``unit_a`` and ``b`` in ``unit_b`` (units of one :func:`measure`) are one
     amount: :func:`equal` in one unit; across the units of a dimension (:data:`DIMENSIONS`), when
-    one, converted to the other's unit, rounds to it at its written decimals ("1.6 km" and "1 mile")."""
+    one, converted to the other's unit, rounds to it at its written decimals ("1.6 km" and "1
+    mile"), and, with ``within``, differs from it by at most that share of the larger ("2 hours" and
+    "90 minutes" round to each other, 25% apart)."""
     if unit_a == unit_b:
         return equal(a, b)
     size_a, size_b = DIMENSIONS[unit_a][1], DIMENSIONS[unit_b][1]
 
     def rounds_to(x: str, y_there: float) -> bool:  # y, converted to x's unit, rounds to x
-        return abs(round(y_there, decimals(x)) - float(x)) <= 1e-9 * max(1.0, abs(float(x)))
+        close = within is None or abs(y_there - float(x)) <= within * max(abs(y_there), abs(float(x)))
+        return close and abs(round(y_there, decimals(x)) - float(x)) <= 1e-9 * max(1.0, abs(float(x)))
 
     return rounds_to(a, float(b) * size_b / size_a) or rounds_to(b, float(a) * size_a / size_b)
 
@@ -203,7 +212,8 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
             continue
         ok = ((value, unit) in ctx_numbers or (unit is None and value in ctx_values) or value in ctx_unitless
               or (unit in DIMENSIONS and any(u != unit and u in DIMENSIONS and measure(u) == measure(unit)
-                                             and same_amount(value, unit, v, u) for v, u in ctx_numbers)))
+                                             and same_amount(value, unit, v, u, AMOUNT_WITHIN)
+                                             for v, u in ctx_numbers)))
         checks.append({"kind": "number", "text": written, "passed": ok})
     return checks
 
