@@ -15,7 +15,7 @@ from ragmeter.judges import Completion, FunctionBackend, Judge
 from ragmeter.judges.base import TokenLogprob
 from ragmeter.metrics.generation._checkworthy import classify, split_claims
 from ragmeter.metrics.generation._evidence import context_sentences, evidence_window, lexical_scores
-from ragmeter.metrics.generation._sentence_steps import combine, number_conflicts
+from ragmeter.metrics.generation._sentence_steps import combine, number_conflicts, shares
 from ragmeter.metrics.lexical.fact_consistency import times_of_day
 from ragmeter.registry import get_evaluator
 
@@ -266,10 +266,29 @@ def _source_judge(source: str, claim_replies: dict[str, Completion]):
     ("It weighs 2 kg.", "It weighs 2,000 g.", []),
     ("The pipe is 6 inches wide.", "The pipe is 6 feet wide.", [{"claim": "6 inches", "source": "6 feet"}]),
     ("The pipe is 6 ft wide.", "The pipe is 72 inches wide.", []),           # 6 x 12 inches
+    # shares written as fractions, against each other and against percentages (within 5 points)
+    ("It has 64 stalls, about half of them selling food.", "About a third of its 64 stalls sell food.",
+     [{"claim": "half", "source": "a third"}]),
+    ("About half of them sell food.", "Some 48% of them sell food.", []),
+    ("About half of them sell food.", "Some 40% of them sell food.", [{"claim": "half", "source": "40 %"}]),
+    ("Roughly seven-tenths of the surface is water.", "About 71 percent of the surface is water.", []),
+    ("Two-thirds of members voted yes.", "Two thirds of the members voted in favour.", []),
+    ("The tour takes half an hour.", "The tour takes 30 minutes; 20% of visitors book it.", []),
     ("It was built in 1890 over 3 years.", "Building took 3 years and it opened in 1890.", []),
 ])
 def test_number_conflicts_by_hand(claim, source, conflicts):
     assert number_conflicts(claim, source) == conflicts
+
+
+@pytest.mark.parametrize(("text", "percentages"), [
+    ("about half of them, a third of the rest and two-thirds of the votes", ["50", "33.3", "66.7"]),
+    ("three quarters, a fifth, nine tenths", ["75", "20", "90"]),
+    # amounts, times and counts, not shares
+    ("half an hour, half a million, one and a half days, half past six, half-price, a quarter of an hour, "
+     "quarter past five, five quarters", []),
+])
+def test_shares_by_hand(text, percentages):
+    assert [p for _, _, p in shares(text)] == percentages
 
 
 @pytest.mark.parametrize(("text", "minutes"), [

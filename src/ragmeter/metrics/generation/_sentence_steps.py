@@ -327,6 +327,52 @@ def _counted(value: str, word: str) -> str | None:
                                                 and not word.endswith("ss") else word)
 
 
+#: a share written as a fraction: "half", "a third", "two-thirds", "three quarters", "nine tenths"
+#: (not "half an hour", "half a million", "half past", "half-price", "a quarter of an hour", "quarter past")
+_FRACTION = re.compile(r"(?<![\w-])(?:(?P<num>a|one|two|three|four|five|six|seven|eight|nine)[\s-]+"
+                       r"(?P<den>thirds?|quarters?|fifths?|tenths?)|(?P<half>half))\b"
+                       r"(?![\s-]+(?:an?\b|past\b|to\b|of\s+an?\s+hour))(?!-)", re.IGNORECASE)
+_NUMERATORS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+               "nine": 9}
+_DENOMINATORS = {"third": 3, "quarter": 4, "fifth": 5, "tenth": 10}
+#: the unit of a share written as a fraction (its value: a percentage); compared with percentages
+SHARE = "share"
+#: how many percentage points a share written as a fraction may be from a percentage and be the same
+SHARE_WITHIN = 5.0
+
+
+def shares(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, percentage)`` of each share written as a fraction in ``text`` (the percentage
+    to one decimal: "a third" -> "33.3"); "and a half" and a numerator not below its denominator
+    are not shares."""
+    out = []
+    for m in _FRACTION.finditer(text):
+        if m.group("half"):
+            if re.search(r"\band\s+(?:a|one)[\s-]+$", text[:m.start()], re.IGNORECASE):
+                continue
+            num, den = 1, 2
+        else:
+            num = _NUMERATORS[m.group("num").casefold()]
+            den = _DENOMINATORS[m.group("den").casefold().rstrip("s")]
+            if num >= den:
+                continue
+        out.append((m.start(), m.end(), f"{100 * num / den:.1f}".rstrip("0").rstrip(".")))
+    return out
+
+
+def _measured(unit: str) -> str:
+    """What the veto compares a unit with: shares and percentages together, else :func:`measure`."""
+    return SHARE if unit in (SHARE, "%") else measure(unit)
+
+
+def _same(a: str, unit_a: str, b: str, unit_b: str) -> bool:
+    """Whether the veto reads two amounts as one: a share and a percentage within
+    :data:`SHARE_WITHIN` points, else :func:`same_amount`."""
+    if {unit_a, unit_b} == {SHARE, "%"}:
+        return abs(float(a) - float(b)) <= SHARE_WITHIN
+    return same_amount(a, unit_a, b, unit_b)
+
+
 def quantities(text: str) -> list[tuple[str, str, str]]:
     """``(value, unit, as written)`` of the numbers in ``text`` that say what they count: a time of
     day (unit :data:`TIME_OF_DAY`, the value in minutes after midnight: "8:30 pm" -> 1230,
@@ -334,11 +380,15 @@ def quantities(text: str) -> list[tuple[str, str, str]]:
     else the noun after the number, singular ("56 floors" -> floor), else, for a count of a whole,
     the whole's ("35 of the 70 card points" -> card, as 70 has), else "year" for a whole number from
     1000 to 2100; a bare number ("93 to 104") is left out. Numbers from two to twelve written as
-    words count as their digits ("three hearts" -> 3, heart)."""
+    words count as their digits ("three hearts" -> 3, heart). A share written as a fraction is a
+    percentage with the unit :data:`SHARE` ("about half" -> 50, :func:`shares`)."""
     times = times_of_day(text)
+    fractions = shares(text)
     out = [(str(minutes), TIME_OF_DAY, text[a:b].strip()) for a, b, minutes in times]
+    out += [(pct, SHARE, text[a:b].strip()) for a, b, pct in fractions]
+    taken = [(a, b) for a, b, _ in times] + [(a, b) for a, b, _ in fractions]
     for m in _QUANTITY.finditer(text):
-        if any(a <= m.start("num") < b for a, b, _ in times):
+        if any(a <= m.start("num") < b for a, b in taken):
             continue
         found = numbers(m.group(0))
         if not found:
@@ -359,15 +409,15 @@ def quantities(text: str) -> list[tuple[str, str, str]]:
 
 def number_conflicts(claim: str, source: str) -> list[dict[str, str]]:
     """The numbers of ``claim`` that conflict with those of ``source`` (module docstring, step 4):
-    per unit (:func:`quantities`; the units of one dimension together, ``fact_consistency.DIMENSIONS``) where
-    each side has a number the other lacks, those pairs."""
+    per unit (:func:`quantities`; the units of one dimension together, ``fact_consistency.DIMENSIONS``,
+    and shares with percentages, :func:`_same`) where each side has a number the other lacks, those pairs."""
     out: list[dict[str, str]] = []
     mine, theirs = quantities(claim), quantities(source)
-    for what in sorted({measure(u) for _, u, _ in mine} & {measure(u) for _, u, _ in theirs}):
-        a = [(v, u, w) for v, u, w in mine if measure(u) == what]
-        b = [(v, u, w) for v, u, w in theirs if measure(u) == what]
-        lone_a = [w for v, u, w in a if not any(same_amount(v, u, x, ux) for x, ux, _ in b)]
-        lone_b = [w for v, u, w in b if not any(same_amount(v, u, x, ux) for x, ux, _ in a)]
+    for what in sorted({_measured(u) for _, u, _ in mine} & {_measured(u) for _, u, _ in theirs}):
+        a = [(v, u, w) for v, u, w in mine if _measured(u) == what]
+        b = [(v, u, w) for v, u, w in theirs if _measured(u) == what]
+        lone_a = [w for v, u, w in a if not any(_same(v, u, x, ux) for x, ux, _ in b)]
+        lone_b = [w for v, u, w in b if not any(_same(v, u, x, ux) for x, ux, _ in a)]
         if lone_a and lone_b:
             out += [{"claim": x, "source": y} for x in lone_a for y in lone_b]
     return out
