@@ -33,7 +33,7 @@ decomposition call.
    is what it misses when it checks. Then, offline, a claim **conflicts** with that source answer
    when, for some unit :math:`u` (:func:`quantities`: a time of day, else the unit, else the noun
    counted, else for a count of a whole the whole's, else "year"; the units of one dimension,
-   ``fact_consistency.DIMENSIONS``, count as one),
+   ``fact_consistency.DIMENSIONS``, count as one, and shares written as fractions with percentages),
    the claim has a number in :math:`u` that no number in :math:`u` of the source answer equals and
    the source answer has one that no number in :math:`u` of the claim equals, two numbers being
    equal when one is the other rounded to its decimals (-196 and -195.8), in one unit (1 mile and

@@ -23,7 +23,8 @@ ranking, :mod:`._evidence`) has :math:`s(c) = 0` whatever the judge said. A conf
 unit (a time of day, "20:00" or "8 pm"; else the unit, else the noun counted, else for a count of a
 whole the whole's noun: "35 of the 70 card points" counts card points; else "year"; the units of
 one dimension, such as metres and centimetres or minutes and seconds, count as one; two to twelve
-written as words count as their digits: "two hearts" against "three hearts"), the claim has
+written as words count as their digits: "two hearts" against "three hearts"; a share written as a
+fraction, "about half", is a percentage, equal to another within 5 points), the claim has
 a number the sentence lacks and the sentence one the claim lacks, two numbers being equal when one
 is the other rounded, in one unit (:func:`._sentence_steps.number_conflicts`): "56 floors" against
 "It has 58 floors above ground" conflicts, as do "open until 22:00" against "from 9:00 to 20:00"
