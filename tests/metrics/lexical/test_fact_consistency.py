@@ -52,6 +52,17 @@ def test_numbers_rule():
     assert check_facts("It took 6,400 years.", ["6400 years"])["checks"][0]["passed"] is True
 
 
+def test_a_minus_sign_is_part_of_the_number():
+    # -196 °C and 196 °C are different temperatures; a hyphen between digits or after a word is no sign
+    assert numbers("It boils at -196 °C, or −320 °F, from 2019-2020 and COVID-19") == [
+        ("-196", "°c", "-196 °C"), ("-320", "°f", "-320 °F"), ("2019", None, "2019"), ("2020", None, "2020"),
+        ("19", None, "19")]
+    checks = check_facts("Liquid nitrogen boils at 196 °C.", ["Liquid nitrogen boils at -196 °C."])["checks"]
+    assert [(c["text"], c["passed"]) for c in checks if c["kind"] == "number"] == [("196 °C", False)]
+    checks = check_facts("It boils at −196 °C.", ["Liquid nitrogen boils at -196 °C."])["checks"]
+    assert [(c["text"], c["passed"]) for c in checks if c["kind"] == "number"] == [("-196 °C", True)]
+
+
 def test_spelled_out_units_are_units():
     # "centimetres" is a unit: 15 metres against 15 centimetres is another amount, not the same
     # number with the unit on one side only

@@ -16,7 +16,8 @@ tokens of all context texts (tokens and stop words as in ``lexical_faithfulness`
 are folded first: *don't* -> *do*, *can't* -> *can*, *won't* -> *will*, *world's* -> *world*). The checks:
 
 **Numbers.** Every number in the answer: digits with optional thousands separators and decimals
-(``6,400`` = ``6400``, ``9.58``), and the words *two* ... *twelve*. The unit is the token right
+(``6,400`` = ``6400``, ``9.58``) and a minus sign before them (``-196``, not the hyphen of
+``2019-2020`` or ``COVID-19``), and the words *two* ... *twelve*. The unit is the token right
 after it when that is a known unit (``%``, ``°C``, ``°F``, ``km``, ``kg``, ``minutes``,
 ``seconds``, ``years``, ``feet``...; plurals, short and spelled-out forms folded: *min* = *minute*,
 *centimetres* = *cm*) or a currency sign
@@ -65,7 +66,7 @@ _WONT = re.compile(r"\bwon['’]t\b", re.IGNORECASE)
 _CLAUSE = re.compile(r"\s*[;:]\s+")
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|neither|nor|cannot|without)\b|n['’]t\b", re.IGNORECASE)
 _NUMBER = re.compile(
-    r"(?P<cur>[$€£¥])?\s?(?<![\w.,])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d])"
+    r"(?P<cur>[$€£¥])?\s?(?:(?<![\w.,])(?P<sign>[-−]))?(?<![\w.,])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d])"
     r"(?:\s?(?P<unit>%|°\s?[CF]\b|[A-Za-zµ]+))?"
 )
 #: the numbers read when written as words, with their digits
@@ -186,10 +187,11 @@ def _numbers_at(text: str) -> list[tuple[str, str | None, str, int]]:
         value = m.group("num").replace(",", "")
         if "." in value:
             value = value.rstrip("0").rstrip(".")
+        sign = "-" if m.group("sign") else ""
         word_unit = _unit(m.group("unit"))
         unit = _CURRENCY[m.group("cur")] if m.group("cur") else word_unit
-        written = (m.group("cur") or "") + m.group("num") + (f" {m.group('unit')}" if word_unit else "")
-        out.append((value, unit, written, m.start("num")))
+        written = (m.group("cur") or "") + sign + m.group("num") + (f" {m.group('unit')}" if word_unit else "")
+        out.append((sign + value if value.strip("0.") else value, unit, written, m.start("num")))
     for m in _WORD_NUMBER.finditer(text):
         word_unit = _unit(m.group("unit"))
         written = m.group(1) + (f" {m.group('unit')}" if word_unit else "")
