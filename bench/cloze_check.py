@@ -58,8 +58,9 @@ def user_message(context: str, cloze: str) -> str:
 
 
 def number_values(text: str) -> list[str]:
-    """The numbers of ``text`` as ``fact_consistency`` reads them, values only ("6,400" as 6400, "five" as 5)."""
-    return [value for value, _, _ in numbers(text)]
+    """The numbers of ``text`` as ``fact_consistency`` reads them, values only and without their sign
+    (a blank holds the digits: "6,400" as 6400, "five" as 5, "-196" as 196)."""
+    return [value.lstrip("-") for value, _, _ in numbers(text)]
 
 
 def spans(claim: str) -> list[tuple[int, int, str]]:

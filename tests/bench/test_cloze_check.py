@@ -30,6 +30,8 @@ def test_spans(claim, blanked):
     ("five", "number", "Five hours", True),
     ("35", "number", "36 of the 70 card points", False),
     ("3.5", "number", "about 3.49", True),   # 3.49 rounded to one decimal is 3.5
+    # a blank holds digits only ("boils at -___ °C"): a fill's minus sign is not part of the match
+    ("196", "number", "-196", True),
 ])
 def test_matches(span, kind, fill, expected):
     assert cc.matches(span, kind, fill) is expected
