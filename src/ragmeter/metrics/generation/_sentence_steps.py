@@ -329,12 +329,11 @@ def _counted(value: str, word: str) -> str | None:
 
 #: a share written as a fraction: "half", "a third", "two-thirds", "three quarters", "nine tenths"
 #: (not "half an hour", "half a million", "half past", "half-price", "a quarter of an hour", "quarter past")
-_FRACTION = re.compile(r"(?<![\w-])(?:(?P<num>a|one|two|three|four|five|six|seven|eight|nine)[\s-]+"
-                       r"(?P<den>thirds?|quarters?|fifths?|tenths?)|(?P<half>half))\b"
-                       r"(?![\s-]+(?:an?\b|past\b|to\b|of\s+an?\s+hour))(?!-)", re.IGNORECASE)
-_NUMERATORS = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-               "nine": 9}
+_NUMERATORS = {"a": 1, "one": 1} | {w: int(d) for w, d in WORD_NUMBERS.items() if int(d) < 10}
 _DENOMINATORS = {"third": 3, "quarter": 4, "fifth": 5, "tenth": 10}
+_FRACTION = re.compile(r"(?<![\w-])(?:(?P<num>" + "|".join(_NUMERATORS) + r")[\s-]+"
+                       r"(?P<den>" + "|".join(f"{d}s?" for d in _DENOMINATORS) + r")|(?P<half>half))\b"
+                       r"(?![\s-]+(?:an?\b|past\b|to\b|of\s+an?\s+hour))(?!-)", re.IGNORECASE)
 #: the unit of a share written as a fraction (its value: a percentage); compared with percentages
 SHARE = "share"
 #: how many percentage points a share written as a fraction may be from a percentage and be the same
