@@ -5,13 +5,14 @@ For each row of a results file (``bench/judge_quality.py`` or ``bench/faithfulne
 of the latter are pooled per kind), ``fact_consistency`` is computed on the labelled row (answer
 against its contexts, as the metric scores it) and combined with the judge's faithfulness score:
 ``J*F`` (their product), ``min(J,F)`` (the lower), ``J*Fnum`` (the judge's score times the share of
-the answer's number checks that pass, 1 when it has none) and ``J*Fnn`` (the same with the number
-and name checks). An undefined ``fact_consistency`` leaves the judge's score; a row without a judge
+the answer's number checks that pass, 1 when it has none), ``J*Fnn`` (the same with the number and
+name checks) and ``J*Fname`` (the name checks alone). An undefined ``fact_consistency`` leaves the
+judge's score; a row without a judge
 score (error or undefined) is left out of every line. The judge's score is the recorded one, or
 with ``--rescore`` the default's from the recorded replies (``bench/quote_veto.py``'s line
 ``evidence+K``). Prints the AUROC of the judge alone (it must equal the saved one, or that line),
 of ``fact_consistency`` alone and of each combination, per set and kind (method log
-``bench/results/faithfulness_by_kind.md``, sections 45 and 73).
+``bench/results/faithfulness_by_kind.md``, sections 45, 73 and 76).
 
 Usage::
 
@@ -43,9 +44,10 @@ COMBINATIONS: dict[str, Callable[[float, float | None], float]] = {
     "min(J,F)": lambda j, f: j if f is None else min(j, f),
     "J*Fnum": lambda j, f: j if f is None else j * f,
     "J*Fnn": lambda j, f: j if f is None else j * f,
+    "J*Fname": lambda j, f: j if f is None else j * f,
 }
 #: the offline value each combination reads (:func:`offline_values`)
-READS = {"judge": "F", "J*F": "F", "min(J,F)": "F", "J*Fnum": "Fnum", "J*Fnn": "Fnn"}
+READS = {"judge": "F", "J*F": "F", "min(J,F)": "F", "J*Fnum": "Fnum", "J*Fnn": "Fnn", "J*Fname": "Fname"}
 
 
 def offline(row: dict[str, Any]) -> float | None:
@@ -62,9 +64,10 @@ def passed_share(row: dict[str, Any], kinds: tuple[str, ...]) -> float:
 
 
 def offline_values(row: dict[str, Any]) -> dict[str, float | None]:
-    """``F`` (``fact_consistency``), ``Fnum`` (its number checks' pass share) and ``Fnn`` (number and
-    name checks') of a labelled row."""
-    return {"F": offline(row), "Fnum": passed_share(row, ("number",)), "Fnn": passed_share(row, ("number", "name"))}
+    """``F`` (``fact_consistency``), ``Fnum`` (its number checks' pass share), ``Fnn`` (number and
+    name checks') and ``Fname`` (name checks') of a labelled row."""
+    return {"F": offline(row), "Fnum": passed_share(row, ("number",)), "Fnn": passed_share(row, ("number", "name")),
+            "Fname": passed_share(row, ("name",))}
 
 
 def scored_rows(saved: dict[str, Any], rows: dict[str, dict[str, Any]], rescore: bool = False,

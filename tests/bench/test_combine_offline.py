@@ -50,11 +50,25 @@ def test_number_and_name_shares_by_hand():
            "contexts": ["The bridge was built by Mara Lind in 1931."]}
     # checks: the number 1931 passes; the name run "Otto Brandt" fails (neither token in the context)
     got = co.offline_values(row)
-    assert got["Fnum"] == 1.0 and got["Fnn"] == 0.5
+    assert got["Fnum"] == 1.0 and got["Fnn"] == 0.5 and got["Fname"] == 0.0
     assert co.COMBINATIONS["J*Fnum"](0.8, got["Fnum"]) == 0.8
     assert co.COMBINATIONS["J*Fnn"](0.8, got["Fnn"]) == pytest.approx(0.4)
+    assert co.COMBINATIONS["J*Fname"](0.8, got["Fname"]) == 0.0
     # an answer with no number: Fnum is 1
     assert co.offline_values({**row, "answer": "Mara Lind built it."})["Fnum"] == 1.0
+
+
+def test_name_share_by_hand():
+    row = {"id": "m", "query": "Who designed it?", "contexts": ["The Harlow Bridge was designed by Mara Lind."],
+           "answer": "Mara Lind designed it with Otto Brandt in 1935."}
+    # name runs: "Mara Lind" is the sentence's first token and the next ("Lind" alone, found),
+    # "Otto Brandt" (not found): 1 of 2 pass; the number 1935 (absent) is not a name check
+    got = co.offline_values(row)
+    assert got["Fname"] == 0.5 and got["Fnum"] == 0.0 and got["Fnn"] == pytest.approx(1 / 3)
+    assert co.COMBINATIONS["J*Fname"](0.8, got["Fname"]) == pytest.approx(0.4)
+    # no name at all: the share is 1 and the judge's score is kept
+    plain = co.offline_values({**row, "answer": "It was designed in 1935."})
+    assert plain["Fname"] == 1.0 and co.COMBINATIONS["J*Fname"](0.8, plain["Fname"]) == 0.8
 
 
 def test_rescore_takes_the_defaults_score_from_the_recorded_claims():
