@@ -275,6 +275,10 @@ def _source_judge(source: str, claim_replies: dict[str, Completion]):
     ("Two-thirds of members voted yes.", "Two thirds of the members voted in favour.", []),
     ("The tour takes half an hour.", "The tour takes 30 minutes; 20% of visitors book it.", []),
     ("It was built in 1890 over 3 years.", "Building took 3 years and it opened in 1890.", []),
+    # a minus sign is part of its number; the hyphen of a range of years is not
+    ("The record low is -20 °C.", "The record low is 20 °C.", [{"claim": "-20 °C", "source": "20 °C"}]),
+    ("The record low is −20 °C.", "The record low is -20 °C.", []),
+    ("It ran in the 2019-2020 season.", "It ran in 2019 and in 2020.", []),
 ])
 def test_number_conflicts_by_hand(claim, source, conflicts):
     assert number_conflicts(claim, source) == conflicts

@@ -104,6 +104,16 @@ def test_names_rule():
     assert name_checks == [("John Adams", False)]  # "Jefferson" opens the sentence: not checked
 
 
+def test_a_unit_with_a_superscript_is_not_a_name():
+    # "km²" and "m³" are units: their superscripts are not the digits of a model name such as "X2"
+    assert names("The lake covers 5 km² and holds 9 m³ of mud near Lund") == ["Lund"]
+    assert names("It emits CO2 and runs on iOS") == ["CO2", "iOS"]
+    # the context spells the unit out: the number passes, no name check fails -> F = 1
+    got = check_facts("The lake covers 5 km².", ["The lake covers 5 square kilometres."])
+    assert [c for c in got["checks"] if c["kind"] == "name"] == []
+    assert got["F"] == 1.0
+
+
 def test_a_possessive_name_is_found_in_the_contexts():
     # "Moon's" is the name "Moon" with the possessive 's, folded as the contexts' words are
     got = check_facts("Its pull on the Moon's orbit is weak.", ["The Moon orbits Earth every 27 days."])

@@ -307,7 +307,8 @@ async def source_answer(judge: Any, sample: Sample, tag: str) -> str:
     return str(await shared(judge, t.cache_version, (sample.query, context), run))
 
 
-_QUANTITY = re.compile(r"(?P<cur>[$€£¥])?(?<![\w.,])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_QUANTITY = re.compile(r"(?P<cur>[$€£¥])?(?:(?<![\w.,])[-−])?"
+                       r"(?<![\w.,])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
                        r"|(?i:" + "|".join(WORD_NUMBERS) + r")\b)(?!\d)"
                        r"(?:[ -]?(?P<word>%|°\s?[CF]\b|[A-Za-zµ]+))?")
 #: words after a number that count nothing ("93 to 104", "in 1977 and")
@@ -378,9 +379,10 @@ def quantities(text: str) -> list[tuple[str, str, str]]:
     :func:`times_of_day`), else the unit ``fact_consistency`` reads ("142 metres" -> m, "$5" -> usd),
     else the noun after the number, singular ("56 floors" -> floor), else, for a count of a whole,
     the whole's ("35 of the 70 card points" -> card, as 70 has), else "year" for a whole number from
-    1000 to 2100; a bare number ("93 to 104") is left out. Numbers from two to twelve written as
-    words count as their digits ("three hearts" -> 3, heart). A share written as a fraction is a
-    percentage with the unit :data:`SHARE` ("about half" -> 50, :func:`shares`)."""
+    1000 to 2100; a bare number ("93 to 104") is left out. A minus sign is part of its number
+    ("-20 °C" is not "20 °C"; the hyphen of "2019-2020" is no sign). Numbers from two to twelve
+    written as words count as their digits ("three hearts" -> 3, heart). A share written as a
+    fraction is a percentage with the unit :data:`SHARE` ("about half" -> 50, :func:`shares`)."""
     times = times_of_day(text)
     fractions = shares(text)
     out = [(str(minutes), TIME_OF_DAY, text[a:b].strip()) for a, b, minutes in times]

@@ -31,10 +31,10 @@ hold the same time in any form. ``9 November 1991`` is the two
 numbers 9 and 1991: dates are checked through their numbers and their month name (a name).
 
 **Names.** Maximal runs of capitalised tokens (or tokens with an inner capital or a digit
-mixed with letters: *iOS*, *NaCl*, *X2*) that are not stop words. The first token of a sentence
-is not a name (the capital marks the sentence). A run passes when every one of its tokens occurs
-in the contexts (case-insensitive, contractions and the possessive *'s* folded on both sides:
-*Moon's* passes on a context that says *Moon*).
+mixed with letters: *iOS*, *NaCl*, *X2*; a superscript is not a digit: *km²* is a unit) that are
+not stop words. The first token of a sentence is not a name (the capital marks the sentence). A
+run passes when every one of its tokens occurs in the contexts (case-insensitive, contractions and
+the possessive *'s* folded on both sides: *Moon's* passes on a context that says *Moon*).
 
 **Negation.** For each answer clause (a sentence cut at ``;`` and ``:``, the scope of a
 negation), the context clause sharing the most of its content tokens (the first on ties); when
@@ -87,6 +87,8 @@ _UNITS = {
 }
 _CURRENCY = {"$": "usd", "€": "eur", "£": "gbp", "¥": "jpy"}
 _NAME_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+#: the digits that make a token with letters a name ("X2"); a superscript ("km²") marks a unit
+_DIGITS = frozenset("0123456789")
 
 
 def decimals(x: str) -> int:
@@ -225,7 +227,7 @@ def _is_name(token: str) -> bool:
         return False
     if token[0].isupper():
         return True
-    return any(c.isupper() for c in token[1:]) or (any(c.isdigit() for c in token) and any(c.isalpha() for c in token))
+    return any(c.isupper() for c in token[1:]) or (any(c in _DIGITS for c in token) and any(c.isalpha() for c in token))
 
 
 def names(sentence: str) -> list[str]:
@@ -324,7 +326,7 @@ register_lexical(
     "fact_consistency",
     score_sample,
     role="answer",
-    version="3",
+    version="4",
     summary="Numbers (with units), names and negations of the answer checked against the contexts, "
             "times the share of its content words found there (no model).",
     formula="score = F * P; F = passed checks / checks (1 when none), one check per number, per "
