@@ -6,13 +6,15 @@ of the latter are pooled per kind), ``fact_consistency`` is computed on the labe
 against its contexts, as the metric scores it) and combined with the judge's faithfulness score:
 ``J*F`` (their product), ``min(J,F)`` (the lower), ``J*Fnum`` (the judge's score times the share of
 the answer's number checks that pass, 1 when it has none), ``J*Fnn`` (the same with the number and
-name checks) and ``J*Fname`` (the name checks alone). An undefined ``fact_consistency`` leaves the
-judge's score; a row without a judge
+name checks), ``J*Fname`` (the name checks alone) and ``J*Fname+q`` (the name checks against the
+contexts and the question); ``V-name+q`` is the default's score from the recorded replies with each
+check-worthy claim struck whose name run the contexts and the question do not hold (needs
+``--rescore``). An undefined ``fact_consistency`` leaves the judge's score; a row without a judge
 score (error or undefined) is left out of every line. The judge's score is the recorded one, or
 with ``--rescore`` the default's from the recorded replies (``bench/quote_veto.py``'s line
 ``evidence+K``). Prints the AUROC of the judge alone (it must equal the saved one, or that line),
 of ``fact_consistency`` alone and of each combination, per set and kind (method log
-``bench/results/faithfulness_by_kind.md``, sections 45, 73 and 76).
+``bench/results/faithfulness_by_kind.md``, sections 45, 73, 76 and 77).
 
 Usage::
 
@@ -32,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from quote_veto import contexts_of, data_path, rescored
+from quote_veto import claim_supports, contexts_of, data_path, rescored
 
 from ragmeter import Sample
 from ragmeter.metrics.lexical.fact_consistency import check_facts, score_sample
@@ -45,9 +47,12 @@ COMBINATIONS: dict[str, Callable[[float, float | None], float]] = {
     "J*Fnum": lambda j, f: j if f is None else j * f,
     "J*Fnn": lambda j, f: j if f is None else j * f,
     "J*Fname": lambda j, f: j if f is None else j * f,
+    "J*Fname+q": lambda j, f: j if f is None else j * f,
+    "V-name+q": lambda j, f: j if f is None else f,
 }
 #: the offline value each combination reads (:func:`offline_values`)
-READS = {"judge": "F", "J*F": "F", "min(J,F)": "F", "J*Fnum": "Fnum", "J*Fnn": "Fnn", "J*Fname": "Fname"}
+READS = {"judge": "F", "J*F": "F", "min(J,F)": "F", "J*Fnum": "Fnum", "J*Fnn": "Fnn", "J*Fname": "Fname",
+         "J*Fname+q": "Fname+q", "V-name+q": "Vname+q"}
 
 
 def offline(row: dict[str, Any]) -> float | None:
@@ -56,18 +61,37 @@ def offline(row: dict[str, Any]) -> float | None:
     return score_sample(sample).score
 
 
-def passed_share(row: dict[str, Any], kinds: tuple[str, ...]) -> float:
+def passed_share(row: dict[str, Any], kinds: tuple[str, ...], question: bool = False) -> float:
     """The share of ``fact_consistency``'s checks of these kinds on the row's answer that pass (1.0
-    when it has none)."""
-    checks = [c for c in check_facts(row.get("answer") or "", contexts_of(row))["checks"] if c["kind"] in kinds]
+    when it has none); with ``question``, checked against the contexts and the row's question."""
+    texts = [*contexts_of(row), *([row.get("query") or ""] if question else [])]
+    checks = [c for c in check_facts(row.get("answer") or "", texts)["checks"] if c["kind"] in kinds]
     return sum(bool(c["passed"]) for c in checks) / len(checks) if checks else 1.0
 
 
 def offline_values(row: dict[str, Any]) -> dict[str, float | None]:
     """``F`` (``fact_consistency``), ``Fnum`` (its number checks' pass share), ``Fnn`` (number and
-    name checks') and ``Fname`` (name checks') of a labelled row."""
+    name checks'), ``Fname`` (name checks') and ``Fname+q`` (name checks' against the contexts and the
+    question) of a labelled row."""
     return {"F": offline(row), "Fnum": passed_share(row, ("number",)), "Fnn": passed_share(row, ("number", "name")),
-            "Fname": passed_share(row, ("name",))}
+            "Fname": passed_share(row, ("name",)), "Fname+q": passed_share(row, ("name",), question=True)}
+
+
+def names_struck(result: dict[str, Any], row: dict[str, Any]) -> float | None:
+    """The default's score from the recorded replies (evidence veto, check-worthy claims, mean) with
+    each claim struck (support 0) that holds a name run the contexts and the question do not hold;
+    None when the result records no claim."""
+    details = result.get("details") or {}
+    if not details.get("claims"):
+        return None
+    texts = contexts_of(row)
+    claims, values, _ = claim_supports(details, "evidence", texts, checkworthy=True)
+    if not claims:
+        return 1.0
+    known = [*texts, row.get("query") or ""]
+    values = [0.0 if any(c["kind"] == "name" and not c["passed"] for c in check_facts(claim["claim"], known)["checks"])
+              else v for claim, v in zip(claims, values, strict=True)]
+    return sum(values) / len(values)
 
 
 def scored_rows(saved: dict[str, Any], rows: dict[str, dict[str, Any]], rescore: bool = False,
@@ -78,19 +102,22 @@ def scored_rows(saved: dict[str, Any], rows: dict[str, dict[str, Any]], rescore:
         return float(rescored(result, "faithfulness", "evidence", contexts_of(row), True)[0]["score"]
                      if rescore else result["score"])
 
+    def with_names_struck(result: dict[str, Any], row: dict[str, Any]) -> dict[str, float | None]:
+        return {**offline_values(row), "Vname+q": names_struck(result, row) if rescore else None}
+
     out = []
     if isinstance(saved.get("records"), dict):  # bench/faithfulness_by_kind.py
         for r in saved["records"]["faithfulness"]:
             if r.get("error") is None and r.get("score") is not None and (
                     split is None or rows[r["id"]].get("split") == split):
                 row = rows[r["id"]]
-                out.append((r["kind"], bool(r["faithful"]), judged(r, row), offline_values(row)))
+                out.append((r["kind"], bool(r["faithful"]), judged(r, row), with_names_struck(r, row)))
     else:  # bench/judge_quality.py
         for rec in saved["records"]:
             m = rec["metrics"]["faithfulness"]
             if m.get("error") is None and m.get("score") is not None:
                 row = rows[rec["id"]]
-                out.append(("all", bool(row["labels"]["faithful"]), judged(m, row), offline_values(row)))
+                out.append(("all", bool(row["labels"]["faithful"]), judged(m, row), with_names_struck(m, row)))
     return out
 
 

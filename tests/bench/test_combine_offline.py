@@ -82,3 +82,35 @@ def test_rescore_takes_the_defaults_score_from_the_recorded_claims():
     # the evidence veto strikes the claim: 124 metres against its sentence's 142 metres
     assert co.scored_rows(saved, rows, rescore=True)[0][2] == 0.0
     assert co.scored_rows(saved, rows, rescore=True, split="heldout") == []
+
+
+def test_names_against_the_contexts_and_the_question_by_hand():
+    row = {"id": "q", "query": "User: Did Otto Brandt build the Harlow Bridge?",
+           "contexts": ["The bridge was built by Brandt and designed by Mara Lind."],
+           "answer": "Yes, Otto Brandt built it, and Karl Voss painted it."}
+    # name runs: "Otto Brandt" ("Otto" only in the question) and "Karl Voss" (nowhere)
+    got = co.offline_values(row)
+    assert got["Fname"] == 0.0            # against the contexts alone both fail
+    assert got["Fname+q"] == 0.5          # with the question, "Otto Brandt" passes
+    assert co.COMBINATIONS["J*Fname+q"](0.8, got["Fname+q"]) == pytest.approx(0.4)
+
+
+def test_a_claim_with_a_name_the_contexts_and_question_lack_is_struck_by_hand():
+    row = {"id": "q", "query": "Who built the Harlow Bridge?",
+           "contexts": ["The Harlow Bridge was built by Otto Brandt in 1931."]}
+    claims = [
+        {"claim": "The Harlow Bridge was built by Otto Brandt.", "supported": True, "p_yes": 0.9,
+         "quote": "The Harlow Bridge was built by Otto Brandt in 1931."},
+        {"claim": "The bridge was painted by Karl Voss.", "supported": True, "p_yes": 0.7, "quote": "none"},
+        {"claim": "I love it!", "supported": True, "p_yes": 0.2, "quote": "none"},   # no check-worthy claim
+    ]
+    result = {"score": 0.6, "error": None, "details": {"claims": claims}}
+    # check-worthy: the first two; "Karl Voss" is in neither the contexts nor the question -> 0;
+    # the first keeps its 0.9: (0.9 + 0) / 2
+    assert co.names_struck(result, row) == pytest.approx(0.45)
+    assert co.names_struck({"score": 0.6, "error": None, "details": {}}, row) is None
+    saved = {"records": {"faithfulness": [{"id": "q", "kind": "short", "faithful": False, **result}]}}
+    rows = {"q": {**row, "answer": "Otto Brandt built it; Karl Voss painted it."}}
+    assert co.scored_rows(saved, rows)[0][3]["Vname+q"] is None     # only with --rescore
+    got = co.scored_rows(saved, rows, rescore=True)[0]
+    assert got[2] == pytest.approx(0.8) and got[3]["Vname+q"] == pytest.approx(0.45)
