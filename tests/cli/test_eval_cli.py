@@ -179,6 +179,9 @@ def test_usage_errors_exit_2(tmp_path, tiny):
     assert res.exit_code == 2 and "'ignore' is not one of 'raise', 'skip'" in res.stderr
     res = _run(str(tiny), "--map", "nonsense", "-o", str(tmp_path / "out"))
     assert res.exit_code == 2 and "--map: expected COLUMN=FIELD" in res.stderr
+    # a negative price is a usage error naming the flag, not an internal error
+    res = _run(str(tiny), "--judge-price", "m=-1,2", "-o", str(tmp_path / "out"))
+    assert res.exit_code == 2 and "--judge-price" in res.stderr and "non-negative" in res.stderr
 
 
 def test_map_and_format_options(tmp_path):

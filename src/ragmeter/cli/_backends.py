@@ -13,7 +13,10 @@ from ..errors import InvalidParameterError
 
 def parse_prices(pairs: tuple[str, ...]) -> dict[str, tuple[float, ...]]:
     """``("gpt-4o-mini=0.15,0.60",)`` -> ``{"gpt-4o-mini": (0.15, 0.6)}``; a third number is the
-    cached-input price (``gpt-4o-mini=0.15,0.60,0.075``). USD per 1M tokens."""
+    cached-input price (``gpt-4o-mini=0.15,0.60,0.075``). USD per 1M tokens, each price then checked
+    as the judge checks a price table (:func:`~ragmeter.judges.pricing.check_prices`: not negative)."""
+    from ..judges.pricing import check_prices
+
     out: dict[str, tuple[float, ...]] = {}
     for pair in pairs:
         model, sep, rest = pair.partition("=")
@@ -24,7 +27,10 @@ def parse_prices(pairs: tuple[str, ...]) -> dict[str, tuple[float, ...]]:
         if not sep or not model.strip() or len(values) not in (2, 3):
             raise InvalidParameterError(f"--judge-price: expected MODEL=INPUT,OUTPUT[,CACHED_INPUT] (USD per 1M "
                                         f"tokens), got {pair!r}")
-        out[model.strip()] = values
+        try:
+            out |= check_prices({model.strip(): values})
+        except InvalidParameterError as exc:
+            raise InvalidParameterError(f"--judge-price: {exc}") from None
     return out
 
 
