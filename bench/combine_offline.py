@@ -40,14 +40,21 @@ from ragmeter import Sample
 from ragmeter.metrics.lexical.fact_consistency import check_facts, score_sample
 from ragmeter.stats.roc import auroc
 
+
+def _product(j: float, f: float | None) -> float:
+    """The judge's score times an offline value (the judge's alone where that is undefined)."""
+    return j if f is None else j * f
+
+
+#: each line's combination of the judge's score ``j`` and the offline value ``f`` it reads
 COMBINATIONS: dict[str, Callable[[float, float | None], float]] = {
     "judge": lambda j, f: j,
-    "J*F": lambda j, f: j if f is None else j * f,
+    "J*F": _product,
     "min(J,F)": lambda j, f: j if f is None else min(j, f),
-    "J*Fnum": lambda j, f: j if f is None else j * f,
-    "J*Fnn": lambda j, f: j if f is None else j * f,
-    "J*Fname": lambda j, f: j if f is None else j * f,
-    "J*Fname+q": lambda j, f: j if f is None else j * f,
+    "J*Fnum": _product,
+    "J*Fnn": _product,
+    "J*Fname": _product,
+    "J*Fname+q": _product,
     "V-name+q": lambda j, f: j if f is None else f,
 }
 #: the offline value each combination reads (:func:`offline_values`)
