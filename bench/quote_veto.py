@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,9 @@ ABSENT = ("evidence+numbers", "evidence+numbers_names")
 #: :data:`UNFOUND_BELOW`, ``evidence*found`` multiplies its support by the coverage
 QUOTE_FOUND = ("evidence+unfound", "evidence*found")
 UNFOUND_BELOW = 0.75
+#: the least support a claim counts with in the geometric mean (``--aggregate geo``): a struck claim's 0
+#: and a P(yes) below it count as this
+GEO_FLOOR = 0.01
 
 
 def quote_coverage(quote: str, sentences: list[Span]) -> float | None:
@@ -132,7 +136,8 @@ def support(details: dict[str, Any], veto: str, contexts: list[str],
     and how many claims the veto struck; None where the details hold no claim (the recorded score
     stands). ``checkworthy``: the claims that are not check-worthy are left out of the mean (1.0 when
     none is left, as the ``no_checkworthy`` outcome scores). ``aggregate``: the claims' ``mean``
-    support, the ``min`` (the least supported claim), or ``sentence_min``: the mean over the answer
+    support, the ``min`` (the least supported claim), ``geo`` (their geometric mean, each support
+    floored at :data:`GEO_FLOOR`; method log, section 79), or ``sentence_min``: the mean over the answer
     sentences the claims were taken from (``start``, ``end``; a claim with none is a sentence of
     its own) of each sentence's least supported claim (method log, section 63)."""
     if not details.get("claims"):
@@ -146,6 +151,8 @@ def support(details: dict[str, Any], veto: str, contexts: list[str],
             at = (c["start"], c["end"]) if "start" in c else i
             groups[at] = min(v, groups.get(at, v))
         values = list(groups.values())
+    if aggregate == "geo":
+        return math.exp(sum(math.log(max(v, GEO_FLOOR)) for v in values) / len(values)), struck
     return (min(values) if aggregate == "min" else sum(values) / len(values)), struck
 
 
@@ -240,8 +247,9 @@ def main() -> None:
     ap.add_argument("--data", help="the labelled rows (default: the file's own, else the 72 rows)")
     ap.add_argument("--checkworthy", action="store_true",
                     help="also each line with the claims that are not check-worthy left out (lines marked +K)")
-    ap.add_argument("--aggregate", choices=("mean", "min", "sentence_min"), default="mean",
-                    help="a row's score from its claims' supports: their mean (the metric's), the lowest, or "
+    ap.add_argument("--aggregate", choices=("mean", "min", "geo", "sentence_min"), default="mean",
+                    help="a row's score from its claims' supports: their mean (the metric's), the lowest, their "
+                         "geometric mean (each at least 0.01), or "
                          "the mean over answer sentences of each one's lowest; "
                          "with min, the 'recorded' line is the recorded supports' minimum, not the saved score")
     ap.add_argument("--absent", action="store_true",

@@ -112,6 +112,18 @@ def test_aggregate_min_is_the_least_supported_claim():
     assert qv.support(DETAILS, "evidence", [SUMMITS], aggregate="min") == (0.0, 1)
 
 
+def test_aggregate_geo_is_the_geometric_mean_with_a_floor():
+    # as recorded: 0.9 and 1.0 -> sqrt(0.9 x 1.0); the evidence veto strikes the 1956 claim: its 0 counts
+    # as 0.01 -> sqrt(0.9 x 0.01) = sqrt(0.009)
+    assert qv.support(DETAILS, "none", [SUMMITS], aggregate="geo") == (pytest.approx(0.9 ** 0.5), 0)
+    assert qv.support(DETAILS, "evidence", [SUMMITS], aggregate="geo") == (pytest.approx(0.009 ** 0.5), 1)
+    three = {"claims": [{"claim": c, "supported": True, "quote": "", "p_yes": p}
+                        for c, p in (("Everest was climbed in 1953.", 0.8), ("K2 was climbed in 1954.", 0.5),
+                                     ("K2 is in Asia.", 0.2))]}
+    # (0.8 x 0.5 x 0.2)^(1/3) = 0.08^(1/3) = 0.4309; the mean would be 0.5
+    assert qv.support(three, "none", [SUMMITS], aggregate="geo") == (pytest.approx(0.08 ** (1 / 3)), 0)
+
+
 def test_absent_candidates_strike_a_number_or_name_the_contexts_do_not_hold():
     texts = [SUMMITS]
     spans = qv.context_sentences(texts)
