@@ -19,7 +19,12 @@ from ragmeter.judges import Completion, FunctionBackend, Judge
 from ragmeter.judges.backends.openai_compat import _completion_from
 from ragmeter.judges.base import TokenLogprob
 from ragmeter.judges.judge import judge_cache_key
-from ragmeter.metrics.generation._grounding import GROUNDING_THRESHOLD, grounding, split_grounded
+from ragmeter.metrics.generation._grounding import (
+    GROUNDING_THRESHOLD,
+    grounding,
+    split_grounded,
+    uncovered_sentences,
+)
 from ragmeter.metrics.generation._verdict import field_yes_shares, yes_share
 
 RECORDED = Path(__file__).resolve().parents[2] / "judges" / "recorded"
@@ -406,6 +411,47 @@ def test_a_claim_the_answer_never_made_is_dropped_before_verification():
     assert f["score"] == pytest.approx(0.9)
     verify_prompt = seen[1].messages[-1].content
     assert "330" not in verify_prompt and "completed in 1889" in verify_prompt
+
+
+def test_the_sentences_no_claim_covers_are_split_into_claims_in_a_call_of_their_own():
+    # the first claim call leaves out the sentence with the year; by hand: that sentence's content
+    # words beyond the question's are {completed, 1889, paris} minus the question's {completed}:
+    # {1889, paris}, of which the claims hold none (coverage 0 < 0.5), so it goes to a second claim
+    # call as the answer, whose claim joins the verdict list
+    answer = "It is made of wrought iron. It was completed in 1889 in Paris."
+    first, second = ["The Eiffel Tower is made of wrought iron."], ["The Eiffel Tower was completed in 1889."]
+    yes = TokenLogprob("yes", math.log(0.9), (("yes", math.log(0.9)), ("no", math.log(0.1))))
+    no = TokenLogprob("no", math.log(0.8), (("no", math.log(0.8)), ("yes", math.log(0.2))))
+    verdicts = claims_handler([], [yes, no])
+
+    async def h(request):
+        if request.schema_name == "Claims":
+            text = request.messages[-1].content
+            return claim_reply("Claims", second if "wrought" not in text else first)
+        return await verdicts(request)
+
+    judge, seen = judge_of(h)
+    f = evaluate([sample(answer)], ["faithfulness"], judge=judge).records[0]["metrics"]["faithfulness"]
+    assert [r.schema_name for r in seen] == ["Claims", "Claims", "Verdicts2"]
+    asked = seen[1].messages[-1].content
+    assert "It was completed in 1889 in Paris." in asked and "wrought" not in asked
+    assert [c["claim"] for c in f["details"]["claims"]] == first + second
+    assert f["score"] == pytest.approx((0.9 + 0.2) / 2)
+
+
+def test_uncovered_sentences_by_hand():
+    q = "How long is the Corran Ridge walk?"
+    answer = ("Oh, you'll love it! The loop is 14 km long. It starts at the Glenmore visitor centre. "
+              "Most of the climbing comes early. Bring a map.")
+    # "The loop is 14 km long.": new words {loop, 14, km, long}, all in the claim -> covered;
+    # "It starts at the Glenmore visitor centre.": {start, glenmore, visitor, centre}, none held -> returned;
+    # "Most of the climbing comes early.": no number or name -> never returned; the greeting is no claim
+    assert uncovered_sentences(["The walk is a 14 km loop and long."], answer, q) == [
+        "It starts at the Glenmore visitor centre."]
+    # half of its new words held (glenmore, visitor of four) is covered: 2/4 is not below 0.5
+    assert uncovered_sentences(["The walk is a 14 km loop and long.", "Glenmore has a visitor car park."],
+                               answer, q) == []
+    assert uncovered_sentences([], "Corran Ridge.", "Where is Corran Ridge?") == []
 
 
 def test_every_claim_ungrounded_is_undefined_with_the_reason():

@@ -15,12 +15,25 @@ count: a self-contained claim restates the subject the question names ("the Eiff
 when the answer says only "it". A claim is grounded when :math:`g(c) \\ge` :data:`GROUNDING_THRESHOLD`
 (0.5: at least half of what the claim adds beyond the question is in the answer). Edge case: a claim
 with no content word beyond the question's has :math:`g = 1` (it adds nothing to check).
+
+The other way round, a small judge's claim list sometimes leaves out a sentence of the answer, and
+the fact it states is then never checked (a dialogue reply's one changed fact among several right
+ones was left out twice in twenty). :func:`uncovered_sentences` finds the answer's sentences that
+state a number or a name (the :mod:`._checkworthy` claims that ``fact_consistency``'s number and
+name rules would read) and whose content words beyond the question's the claims hold less than
+:data:`GROUNDING_THRESHOLD` of, the same measure read from the sentence's side:
+
+.. math:: \\mathrm{cov}(s) = \\frac{|W(s) \\setminus W(q) \\,\\cap\\, \\bigcup_{c} W(c)|}{|W(s) \\setminus W(q)|}
+
+Such sentences are split into claims in one more claim call of their own (``decompose_answer``
+with those sentences as the answer); its grounded, check-worthy claims join the others.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..lexical.fact_consistency import names, numbers
 from ..lexical.lexical_faithfulness import content_tokens
 from ._checkworthy import split_claims
 
@@ -79,3 +92,21 @@ def source_span(claim: str, answer: str) -> tuple[int, int] | None:
         if g > share:
             best, share = (s.start, s.end), g
     return best
+
+
+def uncovered_sentences(claims: list[str], answer: str, question: str = "",
+                        threshold: float = GROUNDING_THRESHOLD) -> list[str]:
+    """The answer's check-worthy sentences (:func:`._checkworthy.split_claims`) that state a number
+    or a name and whose content words beyond the question's ``claims`` hold less than ``threshold``
+    of (:math:`\\mathrm{cov}(s)` of the module docstring), in answer order; a sentence with no
+    content word beyond the question's is never returned."""
+    asked = {_stem(w) for w in content_tokens(question)}
+    held = {_stem(w) for c in claims for w in content_tokens(c)}
+    out: list[str] = []
+    for s in split_claims(answer):
+        if not s.checkworthy or not (numbers(s.text) or names(s.text)):
+            continue
+        new = {_stem(w) for w in content_tokens(s.text)} - asked
+        if new and len(new & held) / len(new) < threshold:
+            out.append(s.text)
+    return out

@@ -108,7 +108,7 @@ from ._base import CLAIM_STEPS, JUDGE_VALIDATION, JudgedEvaluator, register_judg
 from ._checkworthy import checkworthy_claims, split_claims
 from ._claim_steps import QUOTING_FORMS, VERDICTS, check_inline, verdict_form, verify
 from ._evidence import Span, context_sentences
-from ._grounding import grounded_mask, source_span, split_grounded
+from ._grounding import grounded_mask, source_span, split_grounded, uncovered_sentences
 from ._sentence_steps import (
     CROSS_CHECK,
     SENTENCE_VETOES,
@@ -213,6 +213,15 @@ async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts |
     extracted, no_facts = await decompose(ev.judge, sample, "faithfulness", ev.params["steps"])
     grounded, ungrounded = split_grounded(extracted, sample.answer or "", sample.query)
     claims, not_claims = checkworthy_claims(grounded)
+    missing = uncovered_sentences(claims, sample.answer or "", sample.query)
+    if missing:  # the answer's sentences no claim covers, split into claims in a call of their own
+        more, _ = await decompose(ev.judge, sample.model_copy(update={"answer": " ".join(missing)}),
+                                  "faithfulness", "separate")
+        more_grounded, more_ungrounded = split_grounded(more, sample.answer or "", sample.query)
+        more_claims, more_not = checkworthy_claims(more_grounded)
+        claims += [c for c in more_claims if c not in claims]
+        ungrounded += more_ungrounded
+        not_claims += more_not
     if not claims:
         return ClaimVerdicts([], [], [], [], no_facts, ungrounded, not_claims=not_claims)
     if verdict_form(ev.params) == "word":
