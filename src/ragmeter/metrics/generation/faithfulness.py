@@ -12,7 +12,11 @@ of supported claims; ``scoring=hard`` always). Hard verdicts stay in the details
 ``decompose_answer``; with ``steps=shared`` the answer analysis that also writes
 answer_relevancy(method=questions)'s questions, one call for both metrics); offline, the claims that
 are not claims to check (questions, greetings, opinions: the rules of :mod:`._checkworthy`, as in
-``mode=sentences``) are left out of C(a) and listed in ``not_claims`` with their kind; (2) the judge checks
+``mode=sentences``) are left out of C(a) and listed in ``not_claims`` with their kind; an answer
+sentence that states a number or a name and whose content words (beyond the question's) the claims
+hold less than half of (:func:`._grounding.uncovered_sentences`: a fact the claim list left out) is
+split into claims in one more call of the same prompt, with those sentences as the answer, and its
+claims join C(a); (2) the judge checks
 every claim against the joined contexts, yes or no per claim, all claims in one call (both calls
 ask for no repetition penalty, :data:`~ragmeter.judges.base.NO_REPEAT_PENALTY`: a server that
 penalises repeated tokens unasked, as llama-cpp-python's does, is told not to; measured with a
@@ -435,7 +439,8 @@ register_judged(
                 "a verdict count other than the claim count -> JudgeParseError after one repair"),
     requires=("answer", "contexts"),
     calls="mode=claims: 2 (claims and verdicts shared with hallucination_rate; with steps=shared the claims "
-          "come from the analysis answer_relevancy(method=questions,steps=shared) reads too), "
+          "come from the analysis answer_relevancy(method=questions,steps=shared) reads too), 3 when an answer "
+          "sentence with a number or a name is in no claim (its claims from one more claim call), "
           "with verdicts=word 1 + one per claim; "
           "mode=inline: 1 (shared with hallucination_rate); "
           "mode=direct: 1 (max_tokens 1, shared with hallucination_rate); mode=sentences: 1 per check-worthy "
@@ -444,7 +449,7 @@ register_judged(
           "no context",
     params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="14",
+    version="15",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,
                      positions=claim_positions),
     answer_preference=0,
