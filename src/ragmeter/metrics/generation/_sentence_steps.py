@@ -53,6 +53,8 @@ from typing import Any
 from ...registry import Param
 from ...types import Sample
 from ..lexical.fact_consistency import (
+    DIGITS_PATTERN,
+    SIGN_PATTERN,
     TIME_OF_DAY,
     WORD_NUMBERS,
     check_facts,
@@ -307,9 +309,8 @@ async def source_answer(judge: Any, sample: Sample, tag: str) -> str:
     return str(await shared(judge, t.cache_version, (sample.query, context), run))
 
 
-_QUANTITY = re.compile(r"(?P<cur>[$€£¥])?(?:(?<![\w.,])[-−])?"
-                       r"(?<![\w.,])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
-                       r"|(?i:" + "|".join(WORD_NUMBERS) + r")\b)(?!\d)"
+_QUANTITY = re.compile(r"(?P<cur>[$€£¥])?" + SIGN_PATTERN + r"(?<![\w.,])(?P<num>" + DIGITS_PATTERN
+                       + r"|(?i:" + "|".join(WORD_NUMBERS) + r")\b)(?!\d)"
                        r"(?:[ -]?(?P<word>%|°\s?[CF]\b|[A-Za-zµ]+))?")
 #: words after a number that count nothing ("93 to 104", "in 1977 and")
 _NOT_UNITS = STOPWORDS | {"am", "pm", "and", "or", "to", "until", "till", "from", "per", "than", "more", "less", "out"}

@@ -65,8 +65,12 @@ _CONTRACTION = re.compile(r"(?<=can)['’]t\b|(?<!ca)n['’]t\b|['’](?:s|re|ve
 _WONT = re.compile(r"\bwon['’]t\b", re.IGNORECASE)
 _CLAUSE = re.compile(r"\s*[;:]\s+")
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|neither|nor|cannot|without)\b|n['’]t\b", re.IGNORECASE)
+#: a minus sign that starts a number (not the hyphen of "2019-2020" or "COVID-19"), group ``sign``
+SIGN_PATTERN = r"(?:(?<![\w.,])(?P<sign>[-−]))?"
+#: a number in digits, with thousands separators and decimals ("6,400", "9.58")
+DIGITS_PATTERN = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _NUMBER = re.compile(
-    r"(?P<cur>[$€£¥])?\s?(?:(?<![\w.,])(?P<sign>[-−]))?(?<![\w.,])(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d])"
+    r"(?P<cur>[$€£¥])?\s?" + SIGN_PATTERN + r"(?<![\w.,])(?P<num>" + DIGITS_PATTERN + r")(?![\d])"
     r"(?:\s?(?P<unit>%|°\s?[CF]\b|[A-Za-zµ]+))?"
 )
 #: the numbers read when written as words, with their digits
