@@ -68,20 +68,23 @@ def offline(row: dict[str, Any]) -> float | None:
     return score_sample(sample).score
 
 
-def passed_share(row: dict[str, Any], kinds: tuple[str, ...], question: bool = False) -> float:
-    """The share of ``fact_consistency``'s checks of these kinds on the row's answer that pass (1.0
-    when it has none); with ``question``, checked against the contexts and the row's question."""
-    texts = [*contexts_of(row), *([row.get("query") or ""] if question else [])]
-    checks = [c for c in check_facts(row.get("answer") or "", texts)["checks"] if c["kind"] in kinds]
-    return sum(bool(c["passed"]) for c in checks) / len(checks) if checks else 1.0
+def passed_share(checks: list[dict[str, Any]], kinds: tuple[str, ...]) -> float:
+    """The share of ``checks`` (``fact_consistency``'s, on one answer) of these kinds that pass (1.0
+    when there is none)."""
+    mine = [c for c in checks if c["kind"] in kinds]
+    return sum(bool(c["passed"]) for c in mine) / len(mine) if mine else 1.0
 
 
 def offline_values(row: dict[str, Any]) -> dict[str, float | None]:
     """``F`` (``fact_consistency``), ``Fnum`` (its number checks' pass share), ``Fnn`` (number and
     name checks'), ``Fname`` (name checks') and ``Fname+q`` (name checks' against the contexts and the
     question) of a labelled row."""
-    return {"F": offline(row), "Fnum": passed_share(row, ("number",)), "Fnn": passed_share(row, ("number", "name")),
-            "Fname": passed_share(row, ("name",)), "Fname+q": passed_share(row, ("name",), question=True)}
+    answer, texts = row.get("answer") or "", contexts_of(row)
+    checks = check_facts(answer, texts)["checks"]
+    with_question = check_facts(answer, [*texts, row.get("query") or ""])["checks"]
+    return {"F": offline(row), "Fnum": passed_share(checks, ("number",)),
+            "Fnn": passed_share(checks, ("number", "name")), "Fname": passed_share(checks, ("name",)),
+            "Fname+q": passed_share(with_question, ("name",))}
 
 
 def names_struck(result: dict[str, Any], row: dict[str, Any]) -> float | None:
