@@ -458,6 +458,15 @@ def test_every_claim_ungrounded_is_undefined_with_the_reason():
     judge, seen = judge_of(claims_handler(["Paris has ten million cats."], []))
     f = evaluate([sample()], ["faithfulness"], judge=judge).records[0]["metrics"]["faithfulness"]
     assert f["score"] is None and "absent from the answer" in f["reason"] and len(seen) == 1
+    # the answer's one sentence is uncovered, but asking for its claims again would be the same call
+    assert f["details"]["ungrounded_claims"] == [{"claim": "Paris has ten million cats.", "grounding": 0.0}]
+
+
+def test_an_uncovered_sentence_that_is_the_whole_answer_is_not_asked_again_without_the_cache():
+    judge, seen = judge_of(claims_handler(["Paris has ten million cats."], []))
+    two = "It was completed in 1889.  It is in Paris."  # two spaces: the joined sentences differ in text only
+    evaluate([sample(two)], ["faithfulness"], judge=judge)
+    assert [r.schema_name for r in seen] == ["Claims"]
 
 
 def test_grounding_by_hand():

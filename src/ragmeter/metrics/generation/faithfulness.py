@@ -218,7 +218,10 @@ async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts |
     grounded, ungrounded = split_grounded(extracted, sample.answer or "", sample.query)
     claims, not_claims = checkworthy_claims(grounded)
     missing = uncovered_sentences(claims, sample.answer or "", sample.query)
-    if missing:  # the answer's sentences no claim covers, split into claims in a call of their own
+    # the answer's sentences no claim covers, split into claims in a call of their own (unless they
+    # are every sentence of the answer and that call was the first one)
+    again = ev.params["steps"] == "separate" and len(missing) == len(split_claims(sample.answer or ""))
+    if missing and not again:
         more, _ = await decompose(ev.judge, sample.model_copy(update={"answer": " ".join(missing)}),
                                   "faithfulness", "separate")
         more_grounded, more_ungrounded = split_grounded(more, sample.answer or "", sample.query)
