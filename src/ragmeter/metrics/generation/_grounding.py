@@ -102,11 +102,19 @@ def uncovered_sentences(claims: list[str], answer: str, question: str = "",
     content word beyond the question's is never returned."""
     asked = {_stem(w) for w in content_tokens(question)}
     held = {_stem(w) for c in claims for w in content_tokens(c)}
+    asked_values = {v for v, _, _ in numbers(question)}
+    held_values = {v for c in claims for v, _, _ in numbers(c)}
     out: list[str] = []
     for s in split_claims(answer):
-        if not s.checkworthy or not (numbers(s.text) or names(s.text)):
+        found, runs = numbers(s.text), names(s.text)
+        if not s.checkworthy or not (found or runs):
             continue
         new = {_stem(w) for w in content_tokens(s.text)} - asked
-        if new and len(new & held) / len(new) < threshold:
+        if not new:
+            continue
+        unheld_number = any(v not in held_values | asked_values for v, _, _ in found)
+        unheld_name = any((words := {_stem(w) for w in content_tokens(r)} - asked) and not words & held
+                          for r in runs)
+        if len(new & held) / len(new) < threshold or unheld_number or unheld_name:
             out.append(s.text)
     return out
