@@ -25,6 +25,11 @@ name rules would read) and whose content words beyond the question's the claims 
 
 .. math:: \\mathrm{cov}(s) = \\frac{|W(s) \\setminus W(q) \\,\\cap\\, \\bigcup_{c} W(c)|}{|W(s) \\setminus W(q)|}
 
+A sentence is uncovered too when one of its numbers (by value, ``fact_consistency``'s
+:func:`~ragmeter.metrics.lexical.fact_consistency.numbers`) is in no claim and not in the
+question, or one of its name runs (:func:`~ragmeter.metrics.lexical.fact_consistency.names`) has
+content words beyond the question's of which no claim holds any: a changed fact in a sentence that otherwise repeats a listed claim
+("won the Nobel Prize in Chemistry in 1911" against the claim "won the Nobel Prize in 1911").
 Such sentences are split into claims in one more claim call of their own (``decompose_answer``
 with those sentences as the answer); its grounded, check-worthy claims join the others.
 """
@@ -98,15 +103,24 @@ def uncovered_sentences(claims: list[str], answer: str, question: str = "",
                         threshold: float = GROUNDING_THRESHOLD) -> list[str]:
     """The answer's check-worthy sentences (:func:`._checkworthy.split_claims`) that state a number
     or a name and whose content words beyond the question's ``claims`` hold less than ``threshold``
-    of (:math:`\\mathrm{cov}(s)` of the module docstring), in answer order; a sentence with no
-    content word beyond the question's is never returned."""
+    of (:math:`\\mathrm{cov}(s)` of the module docstring), or with a number or a name no claim
+    holds (the module docstring), in answer order; a sentence with no content word beyond the
+    question's is never returned."""
     asked = {_stem(w) for w in content_tokens(question)}
     held = {_stem(w) for c in claims for w in content_tokens(c)}
+    asked_values = {v for v, _, _ in numbers(question)}
+    held_values = {v for c in claims for v, _, _ in numbers(c)}
     out: list[str] = []
     for s in split_claims(answer):
-        if not s.checkworthy or not (numbers(s.text) or names(s.text)):
+        found, runs = numbers(s.text), names(s.text)
+        if not s.checkworthy or not (found or runs):
             continue
         new = {_stem(w) for w in content_tokens(s.text)} - asked
-        if new and len(new & held) / len(new) < threshold:
+        if not new:
+            continue
+        unheld_number = any(v not in held_values | asked_values for v, _, _ in found)
+        unheld_name = any((words := {_stem(w) for w in content_tokens(r)} - asked) and not words & held
+                          for r in runs)
+        if len(new & held) / len(new) < threshold or unheld_number or unheld_name:
             out.append(s.text)
     return out

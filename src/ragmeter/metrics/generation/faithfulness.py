@@ -14,7 +14,8 @@ answer_relevancy(method=questions)'s questions, one call for both metrics); offl
 are not claims to check (questions, greetings, opinions: the rules of :mod:`._checkworthy`, as in
 ``mode=sentences``) are left out of C(a) and listed in ``not_claims`` with their kind; an answer
 sentence that states a number or a name and whose content words (beyond the question's) the claims
-hold less than half of (:func:`._grounding.uncovered_sentences`: a fact the claim list left out) is
+hold less than half of, or with a number or a name no claim holds
+(:func:`._grounding.uncovered_sentences`: a fact the claim list left out), is
 split into claims in one more call of the same prompt, with those sentences as the answer, and its
 claims join C(a); (2) the judge checks
 every claim against the joined contexts, yes or no per claim, all claims in one call (both calls
@@ -452,7 +453,7 @@ register_judged(
           "no context",
     params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="15",
+    version="16",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,
                      positions=claim_positions),
     answer_preference=0,
