@@ -28,8 +28,9 @@ name rules would read) and whose content words beyond the question's the claims 
 A sentence is uncovered too when one of its numbers (by value, ``fact_consistency``'s
 :func:`~ragmeter.metrics.lexical.fact_consistency.numbers`) is in no claim and not in the
 question, or one of its name runs (:func:`~ragmeter.metrics.lexical.fact_consistency.names`) has
-content words beyond the question's of which no claim holds any: a changed fact in a sentence that otherwise repeats a listed claim
-("won the Nobel Prize in Chemistry in 1911" against the claim "won the Nobel Prize in 1911").
+content words beyond the question's of which no claim holds any: a changed fact in a sentence
+that otherwise repeats a listed claim ("won the Nobel Prize in Chemistry in 1911" against the
+claim "won the Nobel Prize in 1911").
 Such sentences are split into claims in one more claim call of their own (``decompose_answer``
 with those sentences as the answer); its grounded, check-worthy claims join the others.
 """
