@@ -457,17 +457,20 @@ def test_uncovered_sentences_by_hand():
 def test_a_sentence_whose_number_or_name_no_claim_holds_is_uncovered():
     q = "What did Marie Curie win in 1911?"
     answer = "She won the Nobel Prize in Chemistry in 1911. She shared it with nobody."
-    # by hand: the first sentence's new words beyond the question's {nobel, prize, chemistry}: the
-    # claim holds nobel and prize (2/3 >= 0.5, covered by words), but the name run "Chemistry" has
-    # the content word chemistry that no claim holds -> uncovered; the second states no number or name
+    # by hand: the first sentence's new words beyond the question's {marie, curie, win, 1911} are
+    # {won, nobel, prize, chemistry}: the claim holds won, nobel and prize (3/4 >= 0.5, covered by
+    # words), but the name run "Chemistry" has the content word chemistry that no claim holds ->
+    # uncovered; the second states no number or name
     claim = "Marie Curie won the Nobel Prize in 1911."
     assert uncovered_sentences([claim], answer, q) == ["She won the Nobel Prize in Chemistry in 1911."]
     assert uncovered_sentences(["Marie Curie won the Nobel Prize in Chemistry in 1911."], answer, q) == []
     # a number no claim holds: 14 km is held, 3 hours is not (the question holds no number)
     walk = "The loop is 14 km long and takes 3 hours."
     assert uncovered_sentences(["The walk is a 14 km long loop that takes hours."], walk, "How long is it?") == [walk]
-    # a number the question holds is not asked for again
-    assert uncovered_sentences(["The loop is 14 km long."], "The loop is 14 km long.", "Is it 3 or 14 km?") == []
+    # a number no claim holds but the question does is not asked for again (new words {long}: held)
+    assert uncovered_sentences(["The loop is long."], "The loop is 14 km long.", "Is the loop 14 km?") == []
+    assert uncovered_sentences(["The loop is long."], "The loop is 14 km long.", "Is the loop long?") == [
+        "The loop is 14 km long."]
 
 
 def test_every_claim_ungrounded_is_undefined_with_the_reason():
