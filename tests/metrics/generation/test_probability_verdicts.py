@@ -439,6 +439,26 @@ def test_the_sentences_no_claim_covers_are_split_into_claims_in_a_call_of_their_
     assert f["score"] == pytest.approx((0.9 + 0.2) / 2)
 
 
+def test_a_claim_both_claim_lists_invent_is_listed_once_among_the_dropped():
+    answer = "It is made of wrought iron. It was completed in 1889 in Paris."
+    cats = "Paris has ten million cats."
+    first = ["The Eiffel Tower is made of wrought iron.", cats]
+    second = [cats, "The Eiffel Tower was completed in 1889."]
+    yes = TokenLogprob("yes", math.log(0.9), (("yes", math.log(0.9)), ("no", math.log(0.1))))
+    verdicts = claims_handler([], [yes, yes])
+
+    async def h(request):
+        if request.schema_name == "Claims":
+            return claim_reply("Claims", second if "wrought" not in request.messages[-1].content else first)
+        return await verdicts(request)
+
+    judge, seen = judge_of(h)
+    f = evaluate([sample(answer)], ["faithfulness"], judge=judge).records[0]["metrics"]["faithfulness"]
+    assert [r.schema_name for r in seen] == ["Claims", "Claims", "Verdicts2"]
+    # by hand: its words beyond the question's {paris, ten, million, cats}, of which the answer holds paris
+    assert f["details"]["ungrounded_claims"] == [{"claim": cats, "grounding": 0.25}]
+
+
 def test_uncovered_sentences_by_hand():
     q = "How long is the Corran Ridge walk?"
     answer = ("Oh, you'll love it! The loop is 14 km long. It starts at the Glenmore visitor centre. "

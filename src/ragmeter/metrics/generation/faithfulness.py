@@ -228,8 +228,8 @@ async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts |
         more_grounded, more_ungrounded = split_grounded(more, sample.answer or "", sample.query)
         more_claims, more_not = checkworthy_claims(more_grounded)
         claims += [c for c in more_claims if c not in claims]
-        ungrounded += more_ungrounded
-        not_claims += more_not
+        ungrounded += [u for u in more_ungrounded if u not in ungrounded]
+        not_claims += [n for n in more_not if n not in not_claims]
     if not claims:
         return ClaimVerdicts([], [], [], [], no_facts, ungrounded, not_claims=not_claims)
     if verdict_form(ev.params) == "word":
