@@ -443,8 +443,9 @@ register_judged(
                 "a verdict count other than the claim count -> JudgeParseError after one repair"),
     requires=("answer", "contexts"),
     calls="mode=claims: 2 (claims and verdicts shared with hallucination_rate; with steps=shared the claims "
-          "come from the analysis answer_relevancy(method=questions,steps=shared) reads too), 3 when an answer "
-          "sentence with a number or a name is in no claim (its claims from one more claim call), "
+          "come from the analysis answer_relevancy(method=questions,steps=shared) reads too), 3 when the claims "
+          "leave out an answer sentence with a number or a name, or one of its numbers or names (its claims "
+          "from one more claim call), "
           "with verdicts=word 1 + one per claim; "
           "mode=inline: 1 (shared with hallucination_rate); "
           "mode=direct: 1 (max_tokens 1, shared with hallucination_rate); mode=sentences: 1 per check-worthy "

@@ -81,8 +81,8 @@ register_judged(
                 "no claim without that statement -> undefined",
                 "a verdict count other than the claim count -> JudgeParseError after one repair"),
     requires=("answer", "contexts"),
-    calls="0 extra when faithfulness (same mode) is evaluated too, else 2, 3 when an answer sentence with a "
-          "number or a name is in no claim (verdicts=word: 1 + one per claim; "
+    calls="0 extra when faithfulness (same mode) is evaluated too, else 2, 3 when the claims leave out an "
+          "answer sentence with a number or a name, or one of its numbers or names (verdicts=word: 1 + one per claim; "
           "mode=inline or direct: 1; mode=sentences: 1 per check-worthy sentence, or 1 with verdicts=list)",
     params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
     higher_is_better=False,
