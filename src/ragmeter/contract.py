@@ -97,10 +97,11 @@ class PlannedStep:
     hallucination_rate share the claim verdicts), or two samples with the same content, plan it
     under the same key, so it is counted once; a step made for every sample however alike has
     the sample's id in its key. ``exact`` is False when the count depends on the judge's replies
-    (a second call made only when the first found claims): the count is then the most likely one."""
+    (a second call made only when the first found claims): ``calls`` is then the number expected,
+    which may be a fraction (a call made for about every other such sample: 0.5)."""
 
     key: Hashable
-    calls: int = 1
+    calls: float = 1
     exact: bool = True
 
 

@@ -25,6 +25,7 @@ order; :func:`sample_units` / :func:`write_samples` are the Sample path's ``unit
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
@@ -75,10 +76,11 @@ class CallPlan:
     two metrics share, or two samples with the same content, counts once, as the run's single-flight
     memo makes it once on the chunk's event loop: :mod:`ragmeter.metrics.generation._memo`), summed
     over the chunks. A step that is not shared across samples has the sample's id in its key.
-    ``exact`` is False when a count depends on the judge's replies, or a judged metric plans no
-    steps (it then counts none). Cached calls are counted: the plan is made without the cache."""
+    ``exact`` is False when a count depends on the judge's replies (``calls`` then sums the numbers
+    expected, shown rounded half up), or a judged metric plans no steps (it then counts none).
+    Cached calls are counted: the plan is made without the cache."""
 
-    calls: int = 0
+    calls: float = 0
     rows: int = 0
     exact: bool = True
 
@@ -94,7 +96,7 @@ class CallPlan:
 
     def as_stats(self) -> dict[str, Any]:
         """The plan as judge counters (:data:`PLAN_KEYS`)."""
-        return dict(zip(PLAN_KEYS, (self.calls, self.rows, self.exact), strict=True))
+        return dict(zip(PLAN_KEYS, (math.floor(self.calls + 0.5), self.rows, self.exact), strict=True))
 
 
 def finish_info(info: dict[str, Any], *, t0: float, input_errors: int, presence: FieldPresence | None,

@@ -251,6 +251,12 @@ async def _inline_claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVe
                          no_facts, ungrounded)
 
 
+#: the expected share of answers of two check-worthy sentences or more whose claims leave out a
+#: sentence, for which one more claim call is made (the run's plan of calls; version 16's replies
+#: of the 1.5B judge on the design halves of faithfulness_by_kind.jsonl and its two more files,
+#: cache off: 19 of 45 such answers, and 2 of 53 answers of one sentence, planned as none)
+LEFT_OUT_SHARE = 0.5
+
 #: judge calls of one verdict list, by its form (``verdicts``)
 LIST_CALLS = {"list": 1, "bare": 1, "after_quotes": 2}
 
@@ -283,7 +289,9 @@ class SupportOutcome:
 def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
     """The calls :func:`support_outcome` makes, keyed as faithfulness and hallucination_rate share
     them: none for an empty answer or no context; the direct verdict; one per check-worthy
-    sentence; the inline call; or the claims and, when the judge finds any (not exact), their verdicts."""
+    sentence; the inline call; or the claims and, when the judge finds any (not exact), their verdicts
+    and, expected for every other answer of two check-worthy sentences or more, the claim call for
+    the sentences the claims leave out (:data:`LEFT_OUT_SHARE`)."""
     if not (sample.answer or "").strip() or not any(t.strip() for t in sample.context_texts):
         return []
     scoring, content = ev.params["scoring"], (sample.query, sample.answer, tuple(sample.context_texts))
@@ -300,13 +308,17 @@ def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
         return steps
     if ev.params["mode"] in ("direct", "inline"):
         return [PlannedStep((ev.params["mode"], scoring, *content))]
+    n = sum(s.checkworthy for s in split_claims(sample.answer or ""))
+    # the claim call for the sentences the claims leave out, expected for every other answer of
+    # two check-worthy sentences or more
+    more = ([PlannedStep(("uncovered_claims", sample.query, sample.answer), calls=LEFT_OUT_SHARE, exact=False)]
+            if n > 1 else [])
     if verdict_form(ev.params) == "word":  # one per claim: as many as the answer's check-worthy sentences, most likely
-        n = sum(s.checkworthy for s in split_claims(sample.answer or ""))
         return [decompose_step(sample, ev.params["steps"]),
-                PlannedStep(("claim_words", scoring, *content), calls=max(1, n), exact=False)]
+                PlannedStep(("claim_words", scoring, *content), calls=max(1, n), exact=False), *more]
     form = verdict_form(ev.params)
     return [decompose_step(sample, ev.params["steps"]),
-            PlannedStep(("verify_claims", form, scoring, *content), calls=LIST_CALLS[form], exact=False)]
+            PlannedStep(("verify_claims", form, scoring, *content), calls=LIST_CALLS[form], exact=False), *more]
 
 
 async def support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcome:
