@@ -37,6 +37,9 @@ def test_dry_run_needs_no_key_sends_nothing_writes_nothing(tmp_path, monkeypatch
     # sample, distinct queries)
     assert rows["faithfulness"]["calls"] == 5 and rows["context_relevancy"]["calls"] == 10
     assert rows["total"]["calls"] == 15 and rows["total"]["prompt_tokens"] > 0
+    # the run's plan counts the calls that need an earlier reply too: faithfulness's verdicts (one
+    # per sample, each answer one sentence), an estimate
+    assert (est["planned_calls"], est["planned_exact"]) == (5 * 2 + 10, False)
     # gpt-4o-mini has a built-in price: the prompt-only cost is tokens x input price
     assert rows["total"]["cost_low"] is not None and rows["total"]["cost_high"] > rows["total"]["cost_low"]
 
@@ -47,6 +50,7 @@ def test_dry_run_table_and_exit_0_against_a_local_server(tmp_path, fake_llm):
                                     "--dry-run", "-o", str(tmp_path / "o")], catch_exceptions=False)
     assert res.exit_code == 0, res.output
     assert "nothing sent, nothing written" in res.output and "faithfulness" in res.output
+    assert "run's plan: ~6 judge calls" in " ".join(res.output.split())
     assert "FAIL" not in res.output and not (tmp_path / "o").exists() and len(fake_llm.log) == 0
 
 

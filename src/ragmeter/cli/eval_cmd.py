@@ -466,8 +466,11 @@ def _dry_run_report(run: RunResult, judge: Any, *, out: Console, fmt: str) -> No
 
     stats = run.run.get("judge") or {}
     rows = dry_run_estimate(stats, getattr(judge, "price", None), int(getattr(judge, "max_tokens", 0) or 0))
+    plan = judge.stats() if judge is not None else {}  # the run's plan stays with the judge's counters
+    planned, exact = plan.get("planned"), bool(plan.get("planned_exact"))
     if fmt == "json":
-        click.echo(json.dumps({"dry_run": True, "samples": len(run), "estimate": rows}, indent=2))
+        click.echo(json.dumps({"dry_run": True, "samples": len(run), "estimate": rows, "planned_calls": planned,
+                               "planned_exact": exact}, indent=2))
         return
     title = f"dry run: nothing sent, nothing written ({len(run)} samples)"
     cols = ("metric", "calls", "cached", "prompt tokens", "cost USD")
@@ -476,7 +479,13 @@ def _dry_run_report(run: RunResult, judge: Any, *, out: Console, fmt: str) -> No
              for r in rows]
     note = ("cost: prompt tokens only - with every reply at max_tokens, every prompt token at the full input "
             "price (a provider's cached-input discount can make it less). Calls that need an earlier reply "
-            "(faithfulness's claim verification) are not counted: add up to one per sample.")
+            "(faithfulness's claim verification, and its claim call for answer sentences the claims leave out) "
+            "are not in the table")
+    if planned is not None:
+        note += (f"; the run's plan: {'' if exact else '~'}{planned:,} judge calls in all"
+                 f"{'' if exact else ' (expected: some depend on the replies)'}.")
+    else:
+        note += "."
     if fmt == "markdown":
         lines = [f"### {title}", "", "| " + " | ".join(cols) + " |", "|---|---:|---:|---:|---:|",
                  *("| " + " | ".join([f"`{c[0]}`", *c[1:]]) + " |" for c in cells), "", note]
