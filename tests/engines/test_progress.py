@@ -263,3 +263,20 @@ def test_eta_follows_the_rate_when_concurrency_ramps_up_mid_run() -> None:
     # the average since the first call (what the rate was before) would be ~2x off there
     clock.t = 24.0
     assert (planned - _ramp_answered(24.0)) / (_ramp_answered(24.0) / 24.0) > 1.3 * (65.0 - 24.0)
+
+
+def test_a_finished_run_shows_the_calls_made_and_no_time_left() -> None:
+    # the plan expected 10 calls (some depend on the replies); the 4 rows ended after 9
+    from rich.console import Console
+
+    clock, answered = _Clock(), [0]
+    bar = RunProgress(Console(file=io.StringIO()), total=4, quiet=True, get_time=clock,
+                      calls=lambda: (answered[0], 10, answered[0], False))
+    clock.t, answered[0] = 60.0, 6
+    bar.advance(3)
+    assert "judge 6/~10 calls" in bar.line() and (bar.eta() or 0) > 0
+    clock.t, answered[0] = 90.0, 9
+    bar.advance(1)
+    line = bar.line()
+    assert "judge 9 calls" in line and "/~10" not in line
+    assert bar.eta() == 0.0 and "ETA 0:00:00" in line

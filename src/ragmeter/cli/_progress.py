@@ -22,8 +22,9 @@ Rules:
   first call, so the time spent loading data and models before does not count). A recent rate,
   not the average since the start: the judge's adaptive concurrency ramps up (or backs off)
   during a run, and the rate of its first seconds says little about the rest. It moves while rows
-  are still in flight; rows are counted as they finish. The judge's other counters (cache hits, errors, tokens,
-  cost) follow when the width allows.
+  are still in flight; rows are counted as they finish. Once every row is done the line shows the
+  calls made (``judge 9 calls``: an expected plan may have said ~10) and ETA 0. The judge's other
+  counters (cache hits, errors, tokens, cost) follow when the width allows.
 * **One line** at any width >= 60 columns (:meth:`RunProgress.line`): the parts that do not fit
   are left out, least useful first (the judge's counters, elapsed time, rates, the percentage);
   rows, calls and the ETA stay.
@@ -278,9 +279,17 @@ class RunProgress:
         task = self.progress.tasks[0]
         self.progress.update(self.task, total=task.completed)
 
+    def done(self) -> bool:
+        """Whether every row of a known total has finished (the judge's calls with them)."""
+        task = self.progress.tasks[0]
+        return bool(task.total) and task.completed >= (task.total or 0)
+
     def eta(self) -> float | None:
-        """Seconds left: the calls left over the call rate when the planned calls are known and a
-        call has been answered; else the rows left over the row rate (:func:`time_remaining`)."""
+        """Seconds left: none once every row is done; the calls left over the call rate when the
+        planned calls are known and a call has been answered; else the rows left over the row
+        rate (:func:`time_remaining`)."""
+        if self.done():
+            return 0.0
         if self.calls is not None:
             answered, planned = self._observe()
             rate = self.call_rate.rate()
@@ -304,6 +313,8 @@ class RunProgress:
             got = self.calls()
             answered, planned = got[:2]
             about = "~" if len(got) > 3 and not got[3] else ""
+            if self.done():  # the calls made are the run's calls, whatever the plan expected
+                planned = None
             parts.append((f"judge {answered:,}" + (f"/{about}{planned:,}" if planned is not None else "") + " calls",
                           8))
             rate = self.call_rate.rate()
