@@ -66,7 +66,7 @@ def judge(fake_llm, make_judge):
 
 
 @pytest.mark.parametrize("metrics", list(CASES), ids=[", ".join(m) for m in CASES])
-def test_planned_calls_are_the_calls_made(judge, fake_llm, metrics):
+def test_planned_calls_against_the_calls_made(judge, fake_llm, metrics):
     planned, received, exact = CASES[metrics]
     evaluate(rows(), list(metrics), judge=judge, embedder=BagOfWordsEmbedder())
     stats = judge.stats()
