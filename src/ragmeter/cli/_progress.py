@@ -282,7 +282,7 @@ class RunProgress:
     def done(self) -> bool:
         """Whether every row of a known total has finished (the judge's calls with them)."""
         task = self.progress.tasks[0]
-        return bool(task.total) and task.completed >= (task.total or 0)
+        return task.total is not None and 0 < task.total <= task.completed
 
     def eta(self) -> float | None:
         """Seconds left: none once every row is done; the calls left over the call rate when the
