@@ -6,8 +6,9 @@ how much of the answer's facts the corrected copy keeps, offline.
 The score of a row is the share of the answer's **fact words** that the correction keeps: its
 content words in its check-worthy sentences (stemmed, function words left out: the words of the
 evidence windows' lexical ranking), where each number and each name-run word counts twice; 1.0 for
-an answer with no such word (greetings, opinions, questions, abstentions). An answer the judge copies unchanged scores 1.0; a swapped number, name or relation that the
-judge corrects loses that word. Labels: ``faithful``; AUROC with its interval per kind.
+an answer with no such word (greetings, opinions, questions, abstentions). An answer the judge
+copies unchanged scores 1.0; a swapped number, name or relation that the judge corrects loses that
+word. Labels: ``faithful``; AUROC with its interval per kind.
 
 Usage::
 
@@ -28,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ragmeter.errors import JudgeError
 from ragmeter.judges import from_spec
 from ragmeter.judges.base import Message
 from ragmeter.judges.check import bundled_path, load_labelled
@@ -110,7 +112,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             res = await judge.judge(messages, Corrected, tag="correction", template_version=TEMPLATE_VERSION)
             rec["corrected"] = res.value.corrected
             rec["score"] = kept_share(s.answer or "", res.value.corrected)
-        except Exception as exc:  # noqa: BLE001 - a judge failure is an error on this row, reported
+        except JudgeError as exc:  # an error on this row, reported
             rec["error"] = f"{type(exc).__name__}: {exc}"
         records.append(rec)
         print(f"{rec['id']:<10}{'F' if rec['faithful'] else 'H'}  {rec.get('score', float('nan')):.3f}", flush=True)
