@@ -5,7 +5,8 @@ how much of the answer's facts the corrected copy keeps, offline.
 
 The score of a row is the share of the answer's **fact words** that the correction keeps: its
 content words in its check-worthy sentences (stemmed, function words left out: the words of the
-evidence windows' lexical ranking), where each number and each name-run word counts twice; 1.0 for
+evidence windows' lexical ranking), where each number and each word of a name run
+(``fact_consistency.names``, which does not read a sentence's first word as a name) counts twice; 1.0 for
 an answer with no such word (greetings, opinions, questions, abstentions). An answer the judge
 copies unchanged scores 1.0; a swapped number, name or relation that the judge corrects loses that
 word. Labels: ``faithful``; AUROC with its interval per kind.
