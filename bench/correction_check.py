@@ -9,7 +9,10 @@ evidence windows' lexical ranking), where each number and each word of a name ru
 (``fact_consistency.names``, which does not read a sentence's first word as a name) counts twice; 1.0 for
 an answer with no such word (greetings, opinions, questions, abstentions). An answer the judge
 copies unchanged scores 1.0; a swapped number, name or relation that the judge corrects loses that
-word. Labels: ``faithful``; AUROC with its interval per kind.
+word. As run for the method log: a number written with a separator or decimals also leaves its digit
+groups among the content words ("3,422": "3" and "422" at 1 each beside "3422" at 2), and a unit
+written in capitals after a sign ("°C") is read as a name run (2). Labels: ``faithful``; AUROC with
+its interval per kind.
 
 Usage::
 
