@@ -17,10 +17,17 @@ A row's record keeps the tokens and both log-probabilities, so other readings ca
 offline; ``struck`` lists the struck words and ``min_pmi`` the lowest fact-word PMI (``null`` for
 an answer with no fact word).
 
+``--combine`` pairs the strikes of results files with the recorded scores of another metric run
+(``--with``: results files of ``bench/faithfulness_by_kind.py`` or ``bench/judge_quality.py``, rows
+matched by id) and prints the AUROC of that score, of ``LS`` (minus the number of struck words) and
+of ``J*LS`` (the score halved for each struck word) on the rows both hold. No judge call.
+
 Usage::
 
     python bench/likelihood_check.py --url http://127.0.0.1:8081 --split design --kinds short \\
         [--data FILE] --out bench/results/likelihood_check_design_short_LS.json
+    python bench/likelihood_check.py --combine bench/results/likelihood_check_design_short_LS.json \\
+        --with bench/results/faithfulness_by_kind_design_llamacpp_nocache_CN_short.json
 """
 
 from __future__ import annotations
@@ -35,6 +42,7 @@ from typing import Any
 from ragmeter.judges.check import bundled_path, load_labelled
 from ragmeter.metrics.generation._checkworthy import split_claims
 from ragmeter.metrics.lexical.fact_consistency import _NAME_TOKEN, _NUMBER, _is_name
+from ragmeter.stats.roc import auroc
 
 #: a fact word whose PMI with the context is at most -TAU is struck
 TAU = 4.0
@@ -98,6 +106,30 @@ def score_record(rec: dict[str, Any], answer: str, tau: float = TAU) -> None:
     rec["min_pmi"] = min((p for _, p in pmis), default=None)
 
 
+def recorded_scores(saved: dict[str, Any], metric: str = "faithfulness") -> dict[str, float | None]:
+    """Row id -> ``metric``'s score in a results file of ``bench/faithfulness_by_kind.py``
+    (``records``: per metric, rows) or of ``bench/judge_quality.py`` (``records``: rows with
+    ``metrics``)."""
+    recs = saved["records"]
+    if isinstance(recs, dict):
+        return {r["id"]: r.get("score") for r in recs[metric]}
+    return {r["id"]: r["metrics"][metric].get("score") for r in recs}
+
+
+def combine(checks: list[dict[str, Any]], scores: dict[str, float | None]) -> dict[str, Any]:
+    """AUROC of the recorded score (``J``), of ``LS`` and of ``J*LS`` on the rows of ``checks``
+    (results of this script) that have no error and a recorded score."""
+    rows = [r for saved in checks for r in saved["records"] if "error" not in r and scores.get(r["id"]) is not None]
+    struck = {"faithful": sum(bool(r["struck"]) for r in rows if r["faithful"]),
+              "unfaithful": sum(bool(r["struck"]) for r in rows if not r["faithful"])}
+    out: dict[str, Any] = {"rows": len(rows), "struck": struck}
+    reads = {"J": lambda r: scores[r["id"]], "LS": lambda r: -len(r["struck"]),
+             "J*LS": lambda r: scores[r["id"]] * 0.5 ** len(r["struck"])}
+    for name, read in reads.items():
+        out[name] = auroc([read(r) for r in rows if r["faithful"]], [read(r) for r in rows if not r["faithful"]])
+    return out
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     samples, labels = load_labelled(args.data)
     kinds = None if args.kinds == "all" else {k.strip() for k in args.kinds.split(",")}
@@ -131,16 +163,28 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--url", required=True, help="llama.cpp server base URL")
+    ap.add_argument("--url", help="llama.cpp server base URL")
+    ap.add_argument("--combine", nargs="+", default=None, help="results files of this script")
+    ap.add_argument("--with", dest="with_", nargs="+", default=None, help="results files of the paired metric")
     ap.add_argument("--data", default=str(bundled_path("faithfulness_by_kind.jsonl")))
     ap.add_argument("--split", default="design", choices=("design", "heldout", "all"))
     ap.add_argument("--kinds", default="short,summary,dialogue")
     ap.add_argument("--tau", type=float, default=TAU)
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
+    if args.combine:
+        scores: dict[str, float | None] = {}
+        for f in args.with_ or ap.error("--combine needs --with"):
+            scores.update(recorded_scores(json.loads(Path(f).read_text(encoding="utf-8"))))
+        res = combine([json.loads(Path(f).read_text(encoding="utf-8")) for f in args.combine], scores)
+        print(f"rows {res['rows']}  struck: faithful {res['struck']['faithful']}, unfaithful "
+              f"{res['struck']['unfaithful']}  AUROC: J {res['J']:.4f}  LS {res['LS']:.4f}  J*LS {res['J*LS']:.4f}")
+        return
+    if not args.url:
+        ap.error("--url is required to run the check")
     out = run(args)
     if args.out:
-        Path(args.out).write_text(json.dumps(out, indent=1, ensure_ascii=False), encoding="utf-8")
+        Path(args.out).write_text(json.dumps(out, ensure_ascii=False, separators=(",", ":")), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -38,3 +38,25 @@ def test_an_answer_with_no_fact_word_strikes_nothing():
     rec = {"token_bytes": [list(b"I love it!")], "lp_ctx": [-9.0], "lp_no": [-1.0]}
     lc.score_record(rec, "I love it!")
     assert rec["struck"] == [] and rec["min_pmi"] is None
+
+
+def test_combine_halves_the_paired_score_for_each_struck_word():
+    # faithful a (J 0.8), b (0.6); unfaithful c (0.9, one word struck -> 0.45), d (0.5); e has an
+    # error and f no recorded score: both left out. J: a beats d only, b beats d only -> 2/4;
+    # J*LS: every faithful row above both unfaithful ones -> 1; LS: 0 against -1 wins, 0 against 0
+    # ties (half) -> (1 + 0.5 + 1 + 0.5) / 4
+    checks = [{"records": [{"id": "a", "faithful": True, "struck": []}, {"id": "b", "faithful": True, "struck": []},
+                           {"id": "c", "faithful": False, "struck": ["56"]},
+                           {"id": "d", "faithful": False, "struck": []},
+                           {"id": "e", "faithful": False, "error": "HTTPError"},
+                           {"id": "f", "faithful": False, "struck": []}]}]
+    res = lc.combine(checks, {"a": 0.8, "b": 0.6, "c": 0.9, "d": 0.5, "e": 0.1, "f": None})
+    assert res["rows"] == 4 and res["struck"] == {"faithful": 0, "unfaithful": 1}
+    assert res["J"] == pytest.approx(0.5) and res["J*LS"] == pytest.approx(1.0) and res["LS"] == pytest.approx(0.75)
+
+
+def test_recorded_scores_read_both_results_layouts():
+    by_kind = {"records": {"faithfulness": [{"id": "qa01a", "score": 0.7}, {"id": "qa01b", "score": None}]}}
+    quality = {"records": [{"id": "h01", "metrics": {"faithfulness": {"score": 0.25}}}]}
+    assert lc.recorded_scores(by_kind) == {"qa01a": 0.7, "qa01b": None}
+    assert lc.recorded_scores(quality) == {"h01": 0.25}
