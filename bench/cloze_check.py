@@ -172,7 +172,9 @@ def row_scores(judge: Judge, details: dict[str, Any], contexts: list[str]) -> tu
 
 
 def records_of(saved: dict[str, Any], kind: str | None) -> list[dict[str, Any]]:
-    """The faithfulness records of a results file: ``id``, ``faithful``, ``details`` (errors left out)."""
+    """The faithfulness records of a results file of ``bench/faithfulness_by_kind.py`` (``kind``:
+    only that kind's) or of ``bench/judge_quality.py``: ``id``, ``score``, ``details`` (and, from the
+    former, ``faithful``); errors and undefined scores left out."""
     if isinstance(saved.get("records"), dict):
         recs = saved["records"].get("faithfulness", [])
         return [r for r in recs if (kind is None or r["kind"] == kind) and r.get("error") is None
@@ -181,7 +183,7 @@ def records_of(saved: dict[str, Any], kind: str | None) -> list[dict[str, Any]]:
     for r in saved["records"]:
         m = r["metrics"].get("faithfulness")
         if m and m.get("error") is None and m.get("score") is not None:
-            out.append({"id": r["id"], "details": m.get("details") or {}})
+            out.append({"id": r["id"], "score": m["score"], "details": m.get("details") or {}})
     return out
 
 

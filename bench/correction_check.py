@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from faithfulness_by_kind import selected
 from pydantic import BaseModel
 
 from ragmeter.errors import JudgeError
@@ -96,10 +97,7 @@ def kept_share(answer: str, corrected: str) -> float:
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     samples, labels = load_labelled(args.data)
-    kinds = None if args.kinds == "all" else {k.strip() for k in args.kinds.split(",")}
-    keep = [i for i, s in enumerate(samples)
-            if (kinds is None or s.metadata.get("kind") in kinds)
-            and (args.split == "all" or s.metadata.get("split") == args.split)]
+    keep = selected(samples, args.kinds, args.split)
     opts: dict[str, Any] = {"timeout": 600, "temperature": 0.0}
     if args.extra_body:
         opts["extra_body"] = json.loads(args.extra_body)

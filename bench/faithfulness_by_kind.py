@@ -70,6 +70,14 @@ DERIVED: dict[str, Callable[[dict[str, Any]], float | None]] = {
 }
 
 
+def selected(samples: list[Any], kinds: str, split: str) -> list[int]:
+    """Indices of the samples of ``kinds`` (comma-separated, or ``all``) in ``split`` (``design``,
+    ``heldout`` or ``all``), read from each sample's ``kind`` and ``split`` metadata."""
+    wanted = None if kinds == "all" else {k.strip() for k in kinds.split(",") if k.strip()}
+    return [i for i, s in enumerate(samples) if (wanted is None or s.metadata.get("kind") in wanted)
+            and (split == "all" or s.metadata.get("split") == split)]
+
+
 def separation(scores: list[float | None], labels: list[bool], sign: float) -> dict[str, Any]:
     """AUROC of ``scores`` (negated when ``sign`` < 0) against ``labels`` with DeLong's 95% interval,
     over the rows with a score."""
@@ -104,8 +112,7 @@ def main() -> None:
 
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
     samples, labels = load_labelled(args.data)
-    keep = [i for i, s in enumerate(samples) if s.metadata.get("kind") in kinds
-            and (args.split == "all" or s.metadata.get("split") == args.split)]
+    keep = selected(samples, ",".join(kinds), args.split)
     # kind by kind, so each kind's seconds and calls are its own
     rows_out: list[dict[str, Any]] = []
     records: dict[str, list[dict[str, Any]]] = {}

@@ -39,9 +39,12 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from cloze_check import records_of
+from faithfulness_by_kind import selected
+
 from ragmeter.judges.check import bundled_path, load_labelled
 from ragmeter.metrics.generation._checkworthy import split_claims
-from ragmeter.metrics.lexical.fact_consistency import _NAME_TOKEN, _NUMBER, _is_name
+from ragmeter.metrics.lexical.fact_consistency import _NUMBER, name_tokens
 from ragmeter.stats.roc import auroc
 
 #: a fact word whose PMI with the context is at most -TAU is struck
@@ -55,9 +58,9 @@ def _post(url: str, path: str, body: dict[str, Any]) -> Any:
         return json.load(resp)
 
 
-def forced(url: str, user: str, answer: str) -> tuple[list[list[int]], list[float]]:
-    """The answer written by the judge after ``user``: each token's bytes and log-probability."""
-    ids = _post(url, "/tokenize", {"content": answer})["tokens"]
+def forced(url: str, user: str, answer: str, ids: list[int]) -> tuple[list[list[int]], list[float]]:
+    """The answer (``ids``: its tokens, from the server's ``/tokenize``) written by the judge after
+    ``user``: each token's bytes and log-probability."""
     body = {"model": "judge", "temperature": 0, "max_tokens": len(ids) + 2, "logprobs": True, "top_logprobs": 1,
             "grammar": "root ::= " + " ".join(f"<[{i}]>" for i in ids), "cache_prompt": False,
             "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]}
@@ -78,9 +81,8 @@ def fact_words(answer: str) -> list[tuple[int, int, str]]:
         for m in _NUMBER.finditer(s.text):
             a, b = m.span("num")
             out.append((s.start + a, s.start + b, m.group("num")))
-        for i, m in enumerate(_NAME_TOKEN.finditer(s.text)):
-            if i > 0 and _is_name(m.group(0)):
-                out.append((s.start + m.start(), s.start + m.end(), m.group(0)))
+        for _, m in name_tokens(s.text):
+            out.append((s.start + m.start(), s.start + m.end(), m.group(0)))
     return sorted(set(out))
 
 
@@ -106,16 +108,6 @@ def score_record(rec: dict[str, Any], answer: str, tau: float = TAU) -> None:
     rec["min_pmi"] = min((p for _, p in pmis), default=None)
 
 
-def recorded_scores(saved: dict[str, Any], metric: str = "faithfulness") -> dict[str, float | None]:
-    """Row id -> ``metric``'s score in a results file of ``bench/faithfulness_by_kind.py``
-    (``records``: per metric, rows) or of ``bench/judge_quality.py`` (``records``: rows with
-    ``metrics``)."""
-    recs = saved["records"]
-    if isinstance(recs, dict):
-        return {r["id"]: r.get("score") for r in recs[metric]}
-    return {r["id"]: r["metrics"][metric].get("score") for r in recs}
-
-
 def combine(checks: list[dict[str, Any]], scores: dict[str, float | None]) -> dict[str, Any]:
     """AUROC of the recorded score (``J``), of ``LS`` and of ``J*LS`` on the rows of ``checks``
     (results of this script) that have no error and a recorded score."""
@@ -132,10 +124,7 @@ def combine(checks: list[dict[str, Any]], scores: dict[str, float | None]) -> di
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     samples, labels = load_labelled(args.data)
-    kinds = None if args.kinds == "all" else {k.strip() for k in args.kinds.split(",")}
-    keep = [i for i, s in enumerate(samples)
-            if (kinds is None or s.metadata.get("kind") in kinds)
-            and (args.split == "all" or s.metadata.get("split") == args.split)]
+    keep = selected(samples, args.kinds, args.split)
     records: list[dict[str, Any]] = []
     t0 = time.perf_counter()
     for i in keep:
@@ -144,8 +133,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         context = "\n\n".join(s.context_texts)
         rec: dict[str, Any] = {"id": s.id, "kind": s.metadata.get("kind"), "faithful": bool(labels[i]["faithful"])}
         try:
-            tb, lp_ctx = forced(args.url, f"<context>\n{context}\n</context>\n\n{s.query}", answer)
-            tb2, lp_no = forced(args.url, s.query, answer)
+            ids = _post(args.url, "/tokenize", {"content": answer})["tokens"]
+            tb, lp_ctx = forced(args.url, f"<context>\n{context}\n</context>\n\n{s.query}", answer, ids)
+            tb2, lp_no = forced(args.url, s.query, answer, ids)
             if tb != tb2:
                 raise ValueError("the two forced replies have different tokens")
             rec.update(token_bytes=tb, lp_ctx=lp_ctx, lp_no=lp_no)
@@ -175,7 +165,8 @@ def main() -> None:
     if args.combine:
         scores: dict[str, float | None] = {}
         for f in args.with_ or ap.error("--combine needs --with"):
-            scores.update(recorded_scores(json.loads(Path(f).read_text(encoding="utf-8"))))
+            scores.update({r["id"]: r["score"] for r in records_of(json.loads(Path(f).read_text(encoding="utf-8")),
+                                                                   None)})
         res = combine([json.loads(Path(f).read_text(encoding="utf-8")) for f in args.combine], scores)
         print(f"rows {res['rows']}  struck: faithful {res['struck']['faithful']}, unfaithful "
               f"{res['struck']['unfaithful']}  AUROC: J {res['J']:.4f}  LS {res['LS']:.4f}  J*LS {res['J*LS']:.4f}")

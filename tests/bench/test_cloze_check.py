@@ -76,3 +76,18 @@ def test_row_scores_by_hand():
     # Z-scale: the first claim's answered blanks match 1 of 2 -> 0.8 * 1/2
     assert scores["Z-scale"] == pytest.approx((0.4 + 0.6) / 2)
     assert [b["match"] for b in log[0]["blanks"]] == [True, False, None]
+
+
+def test_records_of_reads_both_results_layouts_with_their_scores():
+    # faithfulness_by_kind.py: rows per metric, filtered by kind; judge_quality.py: rows with metrics.
+    # An error or an undefined score is left out of both.
+    by_kind = {"records": {"faithfulness": [
+        {"id": "qa01a", "kind": "short", "faithful": True, "score": 0.7, "error": None, "details": {}},
+        {"id": "qa01b", "kind": "short", "faithful": False, "score": None, "error": None, "details": {}},
+        {"id": "dlg01a", "kind": "dialogue", "faithful": True, "score": 0.9, "error": None, "details": {}}]}}
+    quality = {"records": [
+        {"id": "h01", "metrics": {"faithfulness": {"score": 0.25, "error": None, "details": {"c": 1}}}},
+        {"id": "h02", "metrics": {"faithfulness": {"score": None, "error": "JudgeError: x"}}}]}
+    assert [r["id"] for r in cc.records_of(by_kind, "short")] == ["qa01a"]
+    assert [(r["id"], r["score"]) for r in cc.records_of(by_kind, None)] == [("qa01a", 0.7), ("dlg01a", 0.9)]
+    assert cc.records_of(quality, None) == [{"id": "h01", "score": 0.25, "details": {"c": 1}}]

@@ -37,3 +37,15 @@ def test_the_results_file_holds_each_kind_as_soon_as_it_is_measured(tmp_path, mo
     saved = json.loads(out.read_text())
     assert [(r["kind"], r["n"]) for r in saved["rows"]] == [("short", 20)]
     assert len(saved["records"]["fact_consistency"]) == 20
+
+
+def test_selected_keeps_the_kinds_and_split_asked_for():
+    from types import SimpleNamespace
+
+    bench = load_bench("faithfulness_by_kind")
+    samples = [SimpleNamespace(metadata={"kind": k, "split": sp})
+               for k, sp in [("short", "design"), ("short", "heldout"), ("dialogue", "design"), ("summary", "design")]]
+    assert bench.selected(samples, "short, dialogue", "design") == [0, 2]
+    assert bench.selected(samples, "all", "design") == [0, 2, 3]
+    assert bench.selected(samples, "short", "all") == [0, 1]
+    assert bench.selected(samples, "all", "all") == [0, 1, 2, 3]

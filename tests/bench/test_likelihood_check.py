@@ -54,9 +54,3 @@ def test_combine_halves_the_paired_score_for_each_struck_word():
     assert res["rows"] == 4 and res["struck"] == {"faithful": 0, "unfaithful": 1}
     assert res["J"] == pytest.approx(0.5) and res["J*LS"] == pytest.approx(1.0) and res["LS"] == pytest.approx(0.75)
 
-
-def test_recorded_scores_read_both_results_layouts():
-    by_kind = {"records": {"faithfulness": [{"id": "qa01a", "score": 0.7}, {"id": "qa01b", "score": None}]}}
-    quality = {"records": [{"id": "h01", "metrics": {"faithfulness": {"score": 0.25}}}]}
-    assert lc.recorded_scores(by_kind) == {"qa01a": 0.7, "qa01b": None}
-    assert lc.recorded_scores(quality) == {"h01": 0.25}

@@ -234,21 +234,24 @@ def _is_name(token: str) -> bool:
     return any(c.isupper() for c in token[1:]) or (any(c in _DIGITS for c in token) and any(c.isalpha() for c in token))
 
 
+def name_tokens(sentence: str) -> list[tuple[int, re.Match[str]]]:
+    """``(token index, match)`` of each name token of one sentence, its first token excepted (the
+    rule in the module docs)."""
+    return [(i, m) for i, m in enumerate(_NAME_TOKEN.finditer(sentence)) if i > 0 and _is_name(m.group(0))]
+
+
 def names(sentence: str) -> list[str]:
-    """Runs of name tokens in one sentence, its first token excepted (the rule in the module docs)."""
-    runs: list[str] = []
-    current: list[str] = []
-    for i, m in enumerate(_NAME_TOKEN.finditer(sentence)):
-        tok = m.group(0)
-        if i > 0 and _is_name(tok):
-            current.append(tok)
-            continue
-        if current:
-            runs.append(" ".join(current))
-            current = []
-    if current:
-        runs.append(" ".join(current))
-    return runs
+    """Runs of name tokens in one sentence, its first token excepted (the rule in the module docs):
+    :func:`name_tokens` with consecutive token indices joined by a space."""
+    runs: list[list[str]] = []
+    last = -2
+    for i, m in name_tokens(sentence):
+        if i == last + 1:
+            runs[-1].append(m.group(0))
+        else:
+            runs.append([m.group(0)])
+        last = i
+    return [" ".join(r) for r in runs]
 
 
 def _plain(text: str) -> str:
