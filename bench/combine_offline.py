@@ -6,15 +6,17 @@ of the latter are pooled per kind), ``fact_consistency`` is computed on the labe
 against its contexts, as the metric scores it) and combined with the judge's faithfulness score:
 ``J*F`` (their product), ``min(J,F)`` (the lower), ``J*Fnum`` (the judge's score times the share of
 the answer's number checks that pass, 1 when it has none), ``J*Fnn`` (the same with the number and
-name checks), ``J*Fname`` (the name checks alone) and ``J*Fname+q`` (the name checks against the
-contexts and the question); ``V-name+q`` is the default's score from the recorded replies with each
+name checks), ``J*Fname`` (the name checks alone), ``J*Fname+q`` (the name checks against the
+contexts and the question), ``J*P`` (the share of the answer's content words the contexts hold,
+``fact_consistency``'s ``P``) and ``J*Pkq`` (that share over the answer's check-worthy sentences,
+a word of the question counting as found; 1 when they have no content word); ``V-name+q`` is the default's score from the recorded replies with each
 check-worthy claim struck whose name run the contexts and the question do not hold (needs
 ``--rescore``). An undefined ``fact_consistency`` leaves the judge's score; a row without a judge
 score (error or undefined) is left out of every line. The judge's score is the recorded one, or
 with ``--rescore`` the default's from the recorded replies (``bench/quote_veto.py``'s line
 ``evidence+K``). Prints the AUROC of the judge alone (it must equal the saved one, or that line),
 of ``fact_consistency`` alone and of each combination, per set and kind (method log
-``bench/results/faithfulness_by_kind.md``, sections 45, 73, 76 and 77).
+``bench/results/faithfulness_by_kind.md``, sections 45, 73, 76, 77 and 107).
 
 Usage::
 
@@ -37,6 +39,7 @@ from typing import Any
 from quote_veto import claim_supports, contexts_of, data_path, rescored
 
 from ragmeter import Sample
+from ragmeter.metrics.generation._checkworthy import split_claims
 from ragmeter.metrics.lexical.fact_consistency import check_facts, score_sample
 from ragmeter.stats.roc import auroc
 
@@ -55,11 +58,13 @@ COMBINATIONS: dict[str, Callable[[float, float | None], float]] = {
     "J*Fnn": _product,
     "J*Fname": _product,
     "J*Fname+q": _product,
+    "J*P": _product,
+    "J*Pkq": _product,
     "V-name+q": lambda j, f: j if f is None else f,
 }
 #: the offline value each combination reads (:func:`offline_values`)
 READS = {"judge": "F", "J*F": "F", "min(J,F)": "F", "J*Fnum": "Fnum", "J*Fnn": "Fnn", "J*Fname": "Fname",
-         "J*Fname+q": "Fname+q", "V-name+q": "Vname+q"}
+         "J*Fname+q": "Fname+q", "J*P": "P", "J*Pkq": "Pkq", "V-name+q": "Vname+q"}
 
 
 def offline(row: dict[str, Any]) -> float | None:
@@ -75,16 +80,29 @@ def passed_share(checks: list[dict[str, Any]], kinds: tuple[str, ...]) -> float:
     return sum(bool(c["passed"]) for c in mine) / len(mine) if mine else 1.0
 
 
+def checkworthy_share(answer: str, known: list[str]) -> float:
+    """The share of the content words of ``answer``'s check-worthy sentences that occur in ``known``
+    (``fact_consistency``'s ``P`` over those sentences); 1.0 when they have no content word."""
+    text = " ".join(s.text for s in split_claims(answer) if s.checkworthy)
+    facts = check_facts(text, known)
+    return float(facts["P"]) if facts["content_tokens"] else 1.0
+
+
 def offline_values(row: dict[str, Any]) -> dict[str, float | None]:
     """``F`` (``fact_consistency``), ``Fnum`` (its number checks' pass share), ``Fnn`` (number and
-    name checks'), ``Fname`` (name checks') and ``Fname+q`` (name checks' against the contexts and the
-    question) of a labelled row."""
+    name checks'), ``Fname`` (name checks'), ``Fname+q`` (name checks' against the contexts and the
+    question), ``P`` (its content-word share; None when the answer has no content word) and ``Pkq``
+    (:func:`checkworthy_share` against the contexts and the question) of a labelled row."""
     answer, texts = row.get("answer") or "", contexts_of(row)
-    checks = check_facts(answer, texts)["checks"]
-    with_question = check_facts(answer, [*texts, row.get("query") or ""])["checks"]
+    facts = check_facts(answer, texts)
+    checks = facts["checks"]
+    known = [*texts, row.get("query") or ""]
+    with_question = check_facts(answer, known)["checks"]
     return {"F": offline(row), "Fnum": passed_share(checks, ("number",)),
             "Fnn": passed_share(checks, ("number", "name")), "Fname": passed_share(checks, ("name",)),
-            "Fname+q": passed_share(with_question, ("name",))}
+            "Fname+q": passed_share(with_question, ("name",)),
+            "P": float(facts["P"]) if facts["content_tokens"] else None,
+            "Pkq": checkworthy_share(answer, known)}
 
 
 def names_struck(result: dict[str, Any], row: dict[str, Any]) -> float | None:

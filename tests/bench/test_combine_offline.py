@@ -114,3 +114,24 @@ def test_a_claim_with_a_name_the_contexts_and_question_lack_is_struck_by_hand():
     assert co.scored_rows(saved, rows)[0][3]["Vname+q"] is None     # only with --rescore
     got = co.scored_rows(saved, rows, rescore=True)[0]
     assert got[2] == pytest.approx(0.8) and got[3]["Vname+q"] == pytest.approx(0.45)
+
+
+def test_content_word_shares_by_hand():
+    row = {"id": "p", "query": "Is the ferry running today?",
+           "answer": "Hi there! The ferry leaves at noon from Pier 4 with snacks. Isn't that lovely?",
+           "contexts": ["The ferry leaves Pier 4 at noon."]}
+    # content words of the whole answer: hi, ferry, leaves, noon, pier, 4, snacks, lovely (8; "isn't"
+    # folds to the stop word "is"); the context holds ferry, leaves, noon, pier, 4: P = 5/8
+    got = co.offline_values(row)
+    assert got["P"] == pytest.approx(5 / 8)
+    # check-worthy: only the middle sentence (the greeting and the question are left out): ferry,
+    # leaves, noon, pier, 4, snacks; 5 of 6 in the context and the question
+    assert got["Pkq"] == pytest.approx(5 / 6)
+    assert co.COMBINATIONS["J*P"](0.8, got["P"]) == pytest.approx(0.5)
+    assert co.COMBINATIONS["J*Pkq"](0.6, got["Pkq"]) == pytest.approx(0.5)
+    # a word of the question counts as found in Pkq only: "today" is the question's
+    today = co.offline_values({**row, "answer": "The ferry runs today."})
+    assert today["P"] == pytest.approx(1 / 3) and today["Pkq"] == pytest.approx(2 / 3)
+    # no check-worthy sentence: Pkq is 1; no content word at all: P is undefined
+    assert co.offline_values({**row, "answer": "Thanks so much!"})["Pkq"] == 1.0
+    assert co.offline_values({**row, "answer": "It is."})["P"] is None
