@@ -1,22 +1,22 @@
 """The judge's faithfulness score and the offline ``fact_consistency`` combined per answer, on recorded
 judge scores: no judge call.
 
-For each row of a results file (``bench/judge_quality.py`` or ``bench/faithfulness_by_kind.py``; several
-of the latter are pooled per kind), ``fact_consistency`` is computed on the labelled row (answer
-against its contexts, as the metric scores it) and combined with the judge's faithfulness score:
-``J*F`` (their product), ``min(J,F)`` (the lower), ``J*Fnum`` (the judge's score times the share of
-the answer's number checks that pass, 1 when it has none), ``J*Fnn`` (the same with the number and
-name checks), ``J*Fname`` (the name checks alone), ``J*Fname+q`` (the name checks against the
-contexts and the question), ``J*P`` (the share of the answer's content words the contexts hold,
-``fact_consistency``'s ``P``) and ``J*Pkq`` (that share over the answer's check-worthy sentences,
-a word of the question counting as found; 1 when they have no content word); ``V-name+q`` is the default's score from the recorded replies with each
-check-worthy claim struck whose name run the contexts and the question do not hold (needs
-``--rescore``). An undefined ``fact_consistency`` leaves the judge's score; a row without a judge
-score (error or undefined) is left out of every line. The judge's score is the recorded one, or
-with ``--rescore`` the default's from the recorded replies (``bench/quote_veto.py``'s line
-``evidence+K``). Prints the AUROC of the judge alone (it must equal the saved one, or that line),
-of ``fact_consistency`` alone and of each combination, per set and kind (method log
-``bench/results/faithfulness_by_kind.md``, sections 45, 73, 76, 77 and 107).
+For each row of a results file (``bench/judge_quality.py`` or ``bench/faithfulness_by_kind.py``;
+several of the latter are pooled per kind), ``fact_consistency`` is computed on the labelled row
+(answer against its contexts, as the metric scores it) and combined with the judge's faithfulness
+score: ``J*F`` (their product), ``min(J,F)`` (the lower), ``J*Fnum`` (the judge's score times the share
+of the answer's number checks that pass, 1 when it has none), ``J*Fnn`` (the same with the number and
+name checks), ``J*Fname`` (the name checks alone), ``J*Fname+q`` (the name checks against the contexts
+and the question), ``J*P`` (the share of the answer's content words the contexts hold,
+``fact_consistency``'s ``P``) and ``J*Pkq`` (that share over the answer's check-worthy sentences, a
+word of the question counting as found; 1 when they have no content word); ``V-name+q`` is the
+default's score from the recorded replies with each check-worthy claim struck whose name run the
+contexts and the question do not hold (needs ``--rescore``). An undefined ``fact_consistency`` leaves
+the judge's score; a row without a judge score (error or undefined) is left out of every line. The
+judge's score is the recorded one, or with ``--rescore`` the default's from the recorded replies
+(``bench/quote_veto.py``'s line ``evidence+K``). Prints the AUROC of the judge alone (it must equal the
+saved one, or that line), of ``fact_consistency`` alone and of each combination, per set and kind
+(method log ``bench/results/faithfulness_by_kind.md``, sections 45, 73, 76, 77 and 107).
 
 Usage::
 
