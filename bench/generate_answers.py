@@ -12,9 +12,18 @@ before any check reads the rows.
 
 Usage::
 
-    python bench/generate_answers.py --url http://127.0.0.1:8081/v1 --model qwen --kind short \\
-        --data src/ragmeter/data/validation/judge_validation_hard.jsonl --seed-base 3000 \\
+    V=src/ragmeter/data/validation
+    python bench/generate_answers.py --url http://127.0.0.1:8081/v1 --kind short --first 40 \\
+        --data $V/judge_validation_hard.jsonl $V/judge_validation.jsonl --seed-base 3000 \\
         --split design --id-prefix gds --out bench/data/faithfulness_generated_design_short.jsonl
+    python bench/generate_answers.py --url http://127.0.0.1:8081/v1 --kind dialogue --only design \\
+        --source-kind dialogue --data $V/faithfulness_by_kind.jsonl $V/faithfulness_dialogue_more.jsonl \\
+        --seed-base 4000 --seeds 2 --split design --id-prefix gdd \\
+        --out bench/data/faithfulness_generated_design_dialogue.jsonl
+    python bench/generate_answers.py --url http://127.0.0.1:8081/v1 --kind summary --only design \\
+        --source-kind summary --data $V/faithfulness_by_kind.jsonl --seed-base 6000 --seeds 2 \\
+        --max-tokens 220 --split design --id-prefix gdm \\
+        --out bench/data/faithfulness_generated_design_summary.jsonl
 """
 
 from __future__ import annotations
@@ -68,8 +77,9 @@ def main() -> None:
     ap.add_argument("--url", required=True, help="the endpoint's base URL, e.g. http://127.0.0.1:8081/v1")
     ap.add_argument("--model", default="qwen")
     ap.add_argument("--kind", required=True, choices=sorted(PROMPTS))
-    ap.add_argument("--data", required=True, help="the source rows (JSONL)")
+    ap.add_argument("--data", required=True, nargs="+", help="the source rows (JSONL files, read in order)")
     ap.add_argument("--only", help="keep only source rows with this split (design, heldout)")
+    ap.add_argument("--source-kind", help="keep only source rows with this kind (short, dialogue, summary)")
     ap.add_argument("--first", type=int, help="keep only the first N questions")
     ap.add_argument("--seed-base", type=int, required=True)
     ap.add_argument("--seeds", type=int, default=1, help="answers per question")
@@ -80,8 +90,10 @@ def main() -> None:
     ap.add_argument("--id-prefix", required=True)
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
-    rows = [json.loads(x) for x in Path(args.data).read_text(encoding="utf-8").splitlines() if x.strip()]
-    rows = questions([r for r in rows if args.only is None or r.get("split") == args.only])[: args.first]
+    rows = [json.loads(x) for name in args.data for x in Path(name).read_text(encoding="utf-8").splitlines()
+            if x.strip()]
+    rows = questions([r for r in rows if (args.only is None or r.get("split") == args.only)
+                      and (args.source_kind is None or r.get("kind") == args.source_kind)])[: args.first]
     out: list[dict[str, Any]] = []
     with httpx.Client(timeout=600) as client, Path(args.out).open("w", encoding="utf-8") as f:
         for k in range(args.seeds):
