@@ -60,11 +60,14 @@ COMBINATIONS: dict[str, Callable[[float, float | None], float]] = {
     "J*Fname+q": _product,
     "J*P": _product,
     "J*Pkq": _product,
+    "J*Pkq^0.25": lambda j, f: j if f is None else j * f ** 0.25,
+    "J*Pkq^0.5": lambda j, f: j if f is None else j * f ** 0.5,
     "V-name+q": lambda j, f: j if f is None else f,
 }
 #: the offline value each combination reads (:func:`offline_values`)
 READS = {"judge": "F", "J*F": "F", "min(J,F)": "F", "J*Fnum": "Fnum", "J*Fnn": "Fnn", "J*Fname": "Fname",
-         "J*Fname+q": "Fname+q", "J*P": "P", "J*Pkq": "Pkq", "V-name+q": "Vname+q"}
+         "J*Fname+q": "Fname+q", "J*P": "P", "J*Pkq": "Pkq", "J*Pkq^0.25": "Pkq",
+         "J*Pkq^0.5": "Pkq", "V-name+q": "Vname+q"}
 
 
 def offline(row: dict[str, Any]) -> float | None:

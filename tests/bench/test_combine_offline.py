@@ -135,3 +135,11 @@ def test_content_word_shares_by_hand():
     # no check-worthy sentence: Pkq is 1; no content word at all: P is undefined
     assert co.offline_values({**row, "answer": "Thanks so much!"})["Pkq"] == 1.0
     assert co.offline_values({**row, "answer": "It is."})["P"] is None
+
+
+def test_the_share_to_a_power_by_hand():
+    # 0.8 * 0.0625 ** 0.25 = 0.8 * 0.5; 0.8 * 0.0625 ** 0.5 = 0.8 * 0.25; undefined leaves the judge's
+    assert co.COMBINATIONS["J*Pkq^0.25"](0.8, 0.0625) == pytest.approx(0.4)
+    assert co.COMBINATIONS["J*Pkq^0.5"](0.8, 0.0625) == pytest.approx(0.2)
+    assert co.COMBINATIONS["J*Pkq^0.5"](0.8, None) == 0.8
+    assert co.READS["J*Pkq^0.25"] == co.READS["J*Pkq^0.5"] == "Pkq"
