@@ -152,6 +152,26 @@ def scored_rows(saved: dict[str, Any], rows: dict[str, dict[str, Any]], rescore:
     return out
 
 
+def nothing_to_check(answer: str) -> bool:
+    """Whether ``answer`` has no check-worthy sentence (``_checkworthy.split_claims``)."""
+    return not any(s.checkworthy for s in split_claims(answer))
+
+
+def nc0_rows(saved: dict[str, Any], rows: dict[str, dict[str, Any]],
+             split: str | None = None) -> list[tuple[str, bool, float | None, float | None]]:
+    """``(kind, faithful, score, recorded score)`` per row without a judge error (only rows of
+    ``split`` when given): the score is 1.0 where the answer has no check-worthy sentence (method
+    log section 111's ``NC0``), else the recorded one (None where undefined)."""
+    if isinstance(saved.get("records"), dict):  # bench/faithfulness_by_kind.py
+        results = [(r["kind"], bool(r["faithful"]), r, rows[r["id"]]) for r in saved["records"]["faithfulness"]]
+    else:  # bench/judge_quality.py
+        results = [("all", bool(rows[rec["id"]]["labels"]["faithful"]), rec["metrics"]["faithfulness"], rows[rec["id"]])
+                   for rec in saved["records"]]
+    return [(kind, y, 1.0 if nothing_to_check(row.get("answer") or "") else r.get("score"), r.get("score"))
+            for kind, y, r, row in results
+            if r.get("error") is None and (split is None or row.get("split") in (None, split))]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results", nargs="+", help="a results file of bench/judge_quality.py, or one or more of "
@@ -161,13 +181,14 @@ def main() -> None:
     ap.add_argument("--rescore", action="store_true",
                     help="the judge's score is the default's from the recorded replies (quote_veto's evidence+K)")
     args = ap.parse_args()
-    scored = []
+    scored, nc0 = [], []
     for name in args.results:
         saved = json.loads(Path(name).read_text(encoding="utf-8"))
         path = data_path(args.data, saved.get("data"))
         lines = path.read_text(encoding="utf-8").splitlines()
         rows = {r["id"]: r for r in (json.loads(x) for x in lines if x.strip())}
         scored += scored_rows(saved, rows, args.rescore, args.split)
+        nc0 += nc0_rows(saved, rows, args.split)
     for kind in sorted({s[0] for s in scored}):
         mine = [s for s in scored if s[0] == kind]
         for label, combine in COMBINATIONS.items():
@@ -177,6 +198,14 @@ def main() -> None:
         f_pos = [f["F"] for _, y, _, f in mine if y and f["F"] is not None]
         f_neg = [f["F"] for _, y, _, f in mine if not y and f["F"] is not None]
         print(f"{'offline':<12}{kind:<10}{len(f_pos) + len(f_neg):>4}{auroc(f_pos, f_neg):>8.3f}")
+        mine_nc0 = [r for r in nc0 if r[0] == kind]
+        pos = [x for _, y, x, _ in mine_nc0 if y and x is not None]
+        neg = [x for _, y, x, _ in mine_nc0 if not y and x is not None]
+        undefined = sum(x is None for _, _, x, _ in mine_nc0)
+        before = sum(x is None for _, _, _, x in mine_nc0)
+        moved = sum(x != b for _, _, x, b in mine_nc0)
+        print(f"{'NC0':<12}{kind:<10}{len(pos) + len(neg):>4}{auroc(pos, neg):>8.3f}  undefined {before} -> "
+              f"{undefined}, {moved} rows moved")
 
 
 if __name__ == "__main__":
