@@ -143,3 +143,22 @@ def test_the_share_to_a_power_by_hand():
     assert co.COMBINATIONS["J*Pkq^0.5"](0.8, 0.0625) == pytest.approx(0.2)
     assert co.COMBINATIONS["J*Pkq^0.5"](0.8, None) == 0.8
     assert co.READS["J*Pkq^0.25"] == co.READS["J*Pkq^0.5"] == "Pkq"
+
+
+def test_nc0_scores_an_answer_with_no_sentence_to_check_1_and_keeps_the_rest():
+    rows = {
+        "g": {"id": "g", "split": "design", "answer": "You're welcome! Have a great day!", "contexts": ["x"]},
+        "u": {"id": "u", "split": "design", "answer": "Thanks for asking! Is there anything else?", "contexts": ["x"]},
+        "f": {"id": "f", "split": "design", "answer": "The bridge is 142 metres long.", "contexts": ["x"]},
+        "h": {"id": "h", "split": "heldout", "answer": "Bye!", "contexts": ["x"]},
+    }
+    saved = {"records": {"faithfulness": [
+        {"id": "g", "kind": "dialogue", "faithful": True, "score": 0.4, "error": None},
+        {"id": "u", "kind": "dialogue", "faithful": True, "score": None, "error": None},  # undefined
+        {"id": "f", "kind": "dialogue", "faithful": False, "score": 0.7, "error": None},
+        {"id": "h", "kind": "dialogue", "faithful": True, "score": 0.2, "error": None},
+    ]}}
+    # a greeting and a greeting with a question: 1.0 whatever was recorded; the claim keeps its score;
+    # the held-out row is left out with --split design
+    assert co.nc0_rows(saved, rows, "design") == [("dialogue", True, 1.0, 0.4), ("dialogue", True, 1.0, None),
+                                                  ("dialogue", False, 0.7, 0.7)]

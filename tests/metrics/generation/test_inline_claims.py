@@ -90,12 +90,13 @@ def test_inline_drops_a_claim_the_answer_never_made_with_its_verdict():
 
 
 def test_inline_edge_cases_no_facts_no_claim_all_ungrounded_and_no_call_cases():
+    # answers the offline rules must check (a greeting would score 1.0 with no call)
     judge, seen = judge_of(inline_reply([], no_facts="yes"))
-    f = evaluate([sample("Hello! How can I help?")], ["faithfulness(mode=inline)"],
+    f = evaluate([sample("It depends on the situation.")], ["faithfulness(mode=inline)"],
                  judge=judge).records[0]["metrics"]["faithfulness(mode=inline)"]
     assert f["score"] == 1.0 and "no factual claim" in f["reason"]
     judge, _ = judge_of(inline_reply([], no_facts="no"))
-    f = evaluate([sample("Hmm.")], ["faithfulness(mode=inline)"], judge=judge).records[0]["metrics"][
+    f = evaluate([sample("It depends.")], ["faithfulness(mode=inline)"], judge=judge).records[0]["metrics"][
         "faithfulness(mode=inline)"]
     assert f["score"] is None and f["error"] is None and "no_facts" in f["reason"]
     judge, _ = judge_of(inline_reply([("Paris has ten million cats.", YES)]))

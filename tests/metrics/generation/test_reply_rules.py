@@ -171,8 +171,10 @@ def test_no_claim_without_the_judges_statement_is_undefined(judge, fake_llm):
 
 
 def test_no_claim_with_the_judges_statement_is_scored(judge, fake_llm):
+    # a sentence the offline rules must check (a greeting would score 1.0 with no call), which the
+    # judge states makes no factual claim
     fake_llm.rule = _analysis([], "yes")
-    run = evaluate([s(answer="Hello there!", contexts=["Paris is the capital."])],
+    run = evaluate([s(answer="It depends on the situation.", contexts=["Paris is the capital."])],
                    ["faithfulness", "hallucination_rate"], judge=judge)
     m = run.records[0]["metrics"]
     assert (m["faithfulness"]["score"], m["hallucination_rate"]["score"]) == (1.0, 0.0)

@@ -614,7 +614,29 @@ def test_claims_mode_answer_of_pleasantries_only_is_not_unfaithful():
     assert [(s["start"], s["end"], s["sentence"]) for s in f["details"]["not_claims"]] == [
         (0, 15, "You're welcome!"), (16, 44, "It was fun talking with you!"), (45, 67, "Have a lovely evening.")]
     assert "no sentence of the answer is a claim to check" in f["reason"]
-    assert len(seen) == 1  # the analysis only
+    assert len(seen) == 0  # the answer's own sentences are checked offline first: nothing to ask
+
+
+@pytest.mark.parametrize("mode", ["claims", "inline"])
+def test_an_answer_with_no_sentence_to_check_scores_1_with_no_call_whatever_the_judge_would_say(mode):
+    # the judge would list no claim and not state that the reply makes none (undefined, had it been
+    # asked); the reply's sentences are an opinion and a question by the offline rules: 1.0, no call
+    judge, seen = _claims_judge([], [])
+    answer = "I'm just a computer program, so I don't have feelings, but thanks for asking! Anything else?"
+    row = Sample.model_validate({"id": "r1", "query": "User: Hey, how are you today?", "contexts": [CTX],
+                                 "answer": answer})
+    names = ["faithfulness", "hallucination_rate"] if mode == "claims" else [
+        f"faithfulness(mode={mode})", f"hallucination_rate(mode={mode})"]
+    run = evaluate([row], names, judge=judge, embedder=None)
+    f, h = (run.records[0]["metrics"][n] for n in names)
+    assert f["error"] is None and f["score"] == 1.0 and h["score"] == 0.0
+    # "I'm"+" just"+" a"+" computer"+" program,"+" so"+" I"+" don't"+" have"+" feelings,"+" but"+" thanks"
+    # +" for"+" asking!" = 3+5+2+9+9+3+2+6+5+10+4+7+4+8 = 77 characters, a space, the question (14)
+    assert [(s["kind"], s["start"], s["end"], s["sentence"]) for s in f["details"]["not_claims"]] == [
+        ("opinion", 0, 77, answer[:77]), ("question", 78, 92, "Anything else?")]
+    assert "no sentence of the answer is a claim to check" in f["reason"]
+    assert seen == []
+    assert get_evaluator(names[0], judge=judge).planned_calls(row) == []  # and none planned
 
 
 # ---- mode=claims: where each claim is in the answer and where its evidence is in the contexts -----------

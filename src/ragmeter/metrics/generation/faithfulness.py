@@ -46,13 +46,16 @@ the sentence holding the largest share of its content words; absent when none ho
 records them.
 
 Edge cases: empty answer -> 1.0 (nothing to be unfaithful about, no call); no context -> 0.0 (no
-call); a non-empty answer with no claim -> 1.0 only when the judge states explicitly that it
-makes no factual claim (``no_facts: yes``), or when every claim it extracted is a question,
-greeting or opinion (``not_claims``), else undefined with the reason; extracted claims the
-answer does not make (:mod:`._grounding`) are dropped and listed in ``ungrounded_claims``, and
-undefined when none is left; a verdict reply
-with another number of verdicts than claims, or a missing field, is unreadable output (one
-repair, then a recorded JudgeParseError), never a score.
+call); an answer none of whose sentences is a claim to check (greetings, opinions, questions by the
+rules of :mod:`._checkworthy`) -> 1.0 with no call, its sentences in ``not_claims`` with their kind
+and offsets (as in ``mode=sentences``; chosen by a rule written before the run,
+bench/results/faithfulness_by_kind.md, section 111); otherwise an answer with no claim -> 1.0 only
+when the judge states explicitly that it makes no factual claim (``no_facts: yes``), or when every
+claim it extracted is a question, greeting or opinion (``not_claims``), else undefined with the
+reason; extracted claims the answer does not make (:mod:`._grounding`) are dropped and listed in
+``ungrounded_claims``, and undefined when none is left; a verdict reply with another number of
+verdicts than claims, or a missing field, is unreadable output (one repair, then a recorded
+JudgeParseError), never a score.
 
 ``verdicts=bare`` (with ``mode=claims`` or ``sentences``): the verdict list without the quotes, each
 verdict a statement number and yes/no (prompt ``verify_claims_bare``): fewer tokens written in the
@@ -289,7 +292,8 @@ class SupportOutcome:
 def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
     """The calls :func:`support_outcome` makes, keyed as faithfulness and hallucination_rate share
     them: none for an empty answer or no context; the direct verdict; one per check-worthy
-    sentence; the inline call; or the claims and, when the judge finds any (not exact), their verdicts
+    sentence; none for an answer with no check-worthy sentence; the inline call; or the claims and,
+    when the judge finds any (not exact), their verdicts
     and, expected for every other answer of two check-worthy sentences or more, the claim call for
     the sentences the claims leave out (:data:`LEFT_OUT_SHARE`)."""
     if not (sample.answer or "").strip() or not any(t.strip() for t in sample.context_texts):
@@ -306,9 +310,13 @@ def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
         if cross_check_applies(sample, len(sentences), ev.params):  # counted as the run counts them
             steps.append(PlannedStep(("source_answer", sample.query, content[2])))
         return steps
-    if ev.params["mode"] in ("direct", "inline"):
-        return [PlannedStep((ev.params["mode"], scoring, *content))]
     n = sum(s.checkworthy for s in split_claims(sample.answer or ""))
+    if ev.params["mode"] == "direct":
+        return [PlannedStep(("direct", scoring, *content))]
+    if n == 0:  # no sentence to check: no call
+        return []
+    if ev.params["mode"] == "inline":
+        return [PlannedStep(("inline", scoring, *content))]
     # the claim call for the sentences the claims leave out, expected for every other answer of
     # two check-worthy sentences or more
     more = ([PlannedStep(("uncovered_claims", sample.query, sample.answer), calls=LEFT_OUT_SHARE, exact=False)]
@@ -339,6 +347,10 @@ async def support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcome
             return SupportOutcome("no_checkworthy", 1.0, details)
         return SupportOutcome("claims", sv.score, details, scoring=scoring,
                               supported=sum(c["supported"] and not c["veto"] for c in sv.claims), n=len(sv.claims))
+    sentences = split_claims(sample.answer or "")
+    if not any(s.checkworthy for s in sentences):  # nothing to check: no call (as mode=sentences)
+        return SupportOutcome("no_checkworthy", 1.0, {"claims": [], "not_claims": [
+            s.as_dict() | {"sentence": s.text} for s in sentences]})
     cv = await claim_verdicts(ev, sample)
     if cv is None:
         return SupportOutcome("no_context", 0.0)
@@ -449,7 +461,8 @@ register_judged(
             "mode=direct: P(yes) / (P(yes) + P(no)) of one yes/no verdict "
             "(hard 1/0 without log-probabilities)",
     edge_cases=("empty answer -> 1.0", "no context -> 0.0",
-                "mode=sentences: no check-worthy sentence (only greetings, opinions, questions) -> 1.0",
+                "no check-worthy sentence (only greetings, opinions, questions) -> 1.0 without a call "
+                "(mode=direct excepted)",
                 "no claim and the judge states the answer makes no factual claim -> 1.0",
                 "no claim without that statement -> undefined",
                 "a verdict count other than the claim count -> JudgeParseError after one repair"),
@@ -462,11 +475,11 @@ register_judged(
           "mode=inline: 1 (shared with hallucination_rate); "
           "mode=direct: 1 (max_tokens 1, shared with hallucination_rate); mode=sentences: 1 per check-worthy "
           "sentence (max_tokens 1, shared with hallucination_rate; with verdicts=list 1 for all of them), plus 1 "
-          "with cross_check=numbers for an answer of 1-3 such sentences to a question; 0 for empty answer or "
-          "no context",
+          "with cross_check=numbers for an answer of 1-3 such sentences to a question; 0 for empty answer, "
+          "no context or (but with mode=direct) no check-worthy sentence",
     params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="16",
+    version="17",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,
                      positions=claim_positions),
     answer_preference=0,

@@ -7,7 +7,9 @@ token instead of 1/0, i.e. 1 - faithfulness; claims the answer does not make are
 (``ungrounded_claims``, see faithfulness). Lower is better. It re-uses faithfulness's decomposition
 and verdicts for the same sample, so
 computing both costs no extra judge call. Edge cases: empty answer -> 0.0; no context -> 1.0; no
-claim -> 0.0 only when the judge states the answer makes no factual claim, else undefined; a
+check-worthy sentence (greetings, opinions, questions) -> 0.0 with no call, but with
+``mode=direct``; no claim -> 0.0 only when the judge states the answer makes no factual claim, else
+undefined; a
 verdict count other than the claim count is a JudgeParseError (after one repair).
 
 ``mode=inline``: the same rate from faithfulness(mode=inline)'s one call (claims and verdicts
@@ -77,6 +79,8 @@ register_judged(
             "faithfulness's calls.",
     formula="mode=claims or inline: unsupported claims / claims; mode=direct: 1 - P(yes) / (P(yes) + P(no))",
     edge_cases=("empty answer -> 0.0", "no context -> 1.0",
+                "no check-worthy sentence (only greetings, opinions, questions) -> 0.0 without a call "
+                "(mode=direct excepted)",
                 "no claim and the judge states the answer makes no factual claim -> 0.0",
                 "no claim without that statement -> undefined",
                 "a verdict count other than the claim count -> JudgeParseError after one repair"),
@@ -87,6 +91,6 @@ register_judged(
     params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
     higher_is_better=False,
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="16",
+    version="17",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_rate),
 )
