@@ -157,17 +157,22 @@ def nothing_to_check(answer: str) -> bool:
     return not any(s.checkworthy for s in split_claims(answer))
 
 
-def nc0_rows(saved: dict[str, Any], rows: dict[str, dict[str, Any]],
-             split: str | None = None) -> list[tuple[str, bool, float | None, float | None]]:
+def nc0_rows(saved: dict[str, Any], rows: dict[str, dict[str, Any]], split: str | None = None,
+             rescore: bool = False) -> list[tuple[str, bool, float | None, float | None]]:
     """``(kind, faithful, score, recorded score)`` per row without a judge error (only rows of
     ``split`` when given): the score is 1.0 where the answer has no check-worthy sentence (method
-    log section 111's ``NC0``), else the recorded one (None where undefined)."""
+    log section 111's ``NC0``), else the recorded one (None where undefined), or with ``rescore``
+    the default's from the recorded replies (``bench/quote_veto.py``'s ``evidence+K``)."""
     if isinstance(saved.get("records"), dict):  # bench/faithfulness_by_kind.py
         results = [(r["kind"], bool(r["faithful"]), r, rows[r["id"]]) for r in saved["records"]["faithfulness"]]
     else:  # bench/judge_quality.py
         results = [("all", bool(rows[rec["id"]]["labels"]["faithful"]), rec["metrics"]["faithfulness"], rows[rec["id"]])
                    for rec in saved["records"]]
-    return [(kind, y, 1.0 if nothing_to_check(row.get("answer") or "") else r.get("score"), r.get("score"))
+    def judged(r: dict[str, Any], row: dict[str, Any]) -> float | None:
+        score = rescored(r, "faithfulness", "evidence", contexts_of(row), True)[0]["score"] if rescore else r["score"]
+        return None if score is None else float(score)
+
+    return [(kind, y, 1.0 if nothing_to_check(row.get("answer") or "") else judged(r, row), r.get("score"))
             for kind, y, r, row in results
             if r.get("error") is None and (split is None or row.get("split") in (None, split))]
 
@@ -188,7 +193,7 @@ def main() -> None:
         lines = path.read_text(encoding="utf-8").splitlines()
         rows = {r["id"]: r for r in (json.loads(x) for x in lines if x.strip())}
         scored += scored_rows(saved, rows, args.rescore, args.split)
-        nc0 += nc0_rows(saved, rows, args.split)
+        nc0 += nc0_rows(saved, rows, args.split, args.rescore)
     for kind in sorted({s[0] for s in scored}):
         mine = [s for s in scored if s[0] == kind]
         for label, combine in COMBINATIONS.items():
