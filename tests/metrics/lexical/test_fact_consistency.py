@@ -114,6 +114,17 @@ def test_a_unit_with_a_superscript_is_not_a_name():
     assert got["F"] == 1.0
 
 
+def test_the_pronoun_i_with_a_contraction_is_not_a_name():
+    # "I" is a stop word; "I'm", "I've", "I'd", "I'll" fold to it, so none is a name to look up
+    assert names("Yes, I'm familiar with Tram 28 and I've ridden it.") == ["Tram"]
+    assert names("Sure, I'd say so, and I'll check the Alfama route.") == ["Alfama"]
+    got = check_facts("Yes, I'm familiar with Tram 28.", ["Tram 28 is a historic tram line in Lisbon."])
+    assert [(c["text"], c["passed"]) for c in got["checks"] if c["kind"] == "name"] == [("Tram", True)]
+    assert got["F"] == 1.0
+    # a name with an apostrophe that is not a contraction stays a name
+    assert names("It was built by O'Brien in 1931.") == ["O'Brien"]
+
+
 def test_a_possessive_name_is_found_in_the_contexts():
     # "Moon's" is the name "Moon" with the possessive 's, folded as the contexts' words are
     got = check_facts("Its pull on the Moon's orbit is weak.", ["The Moon orbits Earth every 27 days."])

@@ -30,11 +30,12 @@ g``, ``about 2 hours`` fails on ``90 minutes``). A time of day
 hold the same time in any form. ``9 November 1991`` is the two
 numbers 9 and 1991: dates are checked through their numbers and their month name (a name).
 
-**Names.** Maximal runs of capitalised tokens (or tokens with an inner capital or a digit
-mixed with letters: *iOS*, *NaCl*, *X2*; a superscript is not a digit: *km²* is a unit) that are
-not stop words. The first token of a sentence is not a name (the capital marks the sentence). A
-run passes when every one of its tokens occurs in the contexts (case-insensitive, contractions and
-the possessive *'s* folded on both sides: *Moon's* passes on a context that says *Moon*).
+**Names.** Maximal runs of capitalised tokens (or tokens with an inner capital or a digit mixed with
+letters: *iOS*, *NaCl*, *X2*; a superscript is not a digit: *km²* is a unit) that are not stop
+words, contractions folded first (*I'm*, *I've*, *I'd* are the stop word *I*). The first token of a
+sentence is not a name (the capital marks the sentence). A run passes when every one of its tokens
+occurs in the contexts (case-insensitive, contractions and the possessive *'s* folded on both sides:
+*Moon's* passes on a context that says *Moon*).
 
 **Negation.** For each answer clause (a sentence cut at ``;`` and ``:``, the scope of a
 negation), the context clause sharing the most of its content tokens (the first on ties); when
@@ -227,7 +228,7 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
 
 
 def _is_name(token: str) -> bool:
-    if token.casefold() in STOPWORDS:
+    if _plain(token).casefold() in STOPWORDS:  # "I'm", "I've", "I'd", "I'll": the pronoun "I"
         return False
     if token[0].isupper():
         return True
@@ -333,7 +334,7 @@ register_lexical(
     "fact_consistency",
     score_sample,
     role="answer",
-    version="4",
+    version="5",
     summary="Numbers (with units), names and negations of the answer checked against the contexts, "
             "times the share of its content words found there (no model).",
     formula="score = F * P; F = passed checks / checks (1 when none), one check per number, per "
