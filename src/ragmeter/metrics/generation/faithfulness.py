@@ -476,7 +476,7 @@ register_judged(
           "mode=direct: 1 (max_tokens 1, shared with hallucination_rate); mode=sentences: 1 per check-worthy "
           "sentence (max_tokens 1, shared with hallucination_rate; with verdicts=list 1 for all of them), plus 1 "
           "with cross_check=numbers for an answer of 1-3 such sentences to a question; 0 for empty answer, "
-          "no context or (but with mode=direct) no check-worthy sentence",
+          "no context or (except with mode=direct) no check-worthy sentence",
     params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
     version="17",
