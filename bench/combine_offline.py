@@ -125,30 +125,36 @@ def names_struck(result: dict[str, Any], row: dict[str, Any]) -> float | None:
     return sum(values) / len(values)
 
 
+def judged_results(saved: dict[str, Any], rows: dict[str, dict[str, Any]],
+                   split: str | None = None) -> list[tuple[str, bool, dict[str, Any], dict[str, Any]]]:
+    """``(kind, faithful, faithfulness result, labelled row)`` per row without a judge error, of a
+    ``bench/faithfulness_by_kind.py`` file (only rows of ``split`` when given) or a
+    ``bench/judge_quality.py`` one."""
+    if isinstance(saved.get("records"), dict):  # bench/faithfulness_by_kind.py
+        return [(r["kind"], bool(r["faithful"]), r, rows[r["id"]]) for r in saved["records"]["faithfulness"]
+                if r.get("error") is None and (split is None or rows[r["id"]].get("split") == split)]
+    return [("all", bool(rows[rec["id"]]["labels"]["faithful"]), rec["metrics"]["faithfulness"], rows[rec["id"]])
+            for rec in saved["records"] if rec["metrics"]["faithfulness"].get("error") is None]
+
+
+def judge_score(result: dict[str, Any], row: dict[str, Any], rescore: bool) -> float | None:
+    """The recorded faithfulness score, or with ``rescore`` the default's from the recorded replies
+    (``bench/quote_veto.py``'s ``evidence+K``); None where undefined."""
+    score = rescored(result, "faithfulness", "evidence", contexts_of(row), True)[0]["score"] if rescore \
+        else result.get("score")
+    return None if score is None else float(score)
+
+
 def scored_rows(saved: dict[str, Any], rows: dict[str, dict[str, Any]], rescore: bool = False,
                 split: str | None = None) -> list[tuple[str, bool, float, dict[str, float | None]]]:
     """``(kind, faithful, judge score, offline values)`` per row with a judge score (only rows of
     ``split`` when given); with ``rescore`` the judge score is the default's from the recorded replies."""
-    def judged(result: dict[str, Any], row: dict[str, Any]) -> float:
-        return float(rescored(result, "faithfulness", "evidence", contexts_of(row), True)[0]["score"]
-                     if rescore else result["score"])
-
-    def with_names_struck(result: dict[str, Any], row: dict[str, Any]) -> dict[str, float | None]:
-        return {**offline_values(row), "Vname+q": names_struck(result, row) if rescore else None}
-
     out = []
-    if isinstance(saved.get("records"), dict):  # bench/faithfulness_by_kind.py
-        for r in saved["records"]["faithfulness"]:
-            if r.get("error") is None and r.get("score") is not None and (
-                    split is None or rows[r["id"]].get("split") == split):
-                row = rows[r["id"]]
-                out.append((r["kind"], bool(r["faithful"]), judged(r, row), with_names_struck(r, row)))
-    else:  # bench/judge_quality.py
-        for rec in saved["records"]:
-            m = rec["metrics"]["faithfulness"]
-            if m.get("error") is None and m.get("score") is not None:
-                row = rows[rec["id"]]
-                out.append(("all", bool(row["labels"]["faithful"]), judged(m, row), with_names_struck(m, row)))
+    for kind, y, result, row in judged_results(saved, rows, split):
+        score = judge_score(result, row, rescore) if result.get("score") is not None else None
+        if score is not None:
+            struck = names_struck(result, row) if rescore else None
+            out.append((kind, y, score, {**offline_values(row), "Vname+q": struck}))
     return out
 
 
@@ -163,18 +169,8 @@ def nc0_rows(saved: dict[str, Any], rows: dict[str, dict[str, Any]], split: str 
     ``split`` when given): the score is 1.0 where the answer has no check-worthy sentence (method
     log section 111's ``NC0``), else the recorded one (None where undefined), or with ``rescore``
     the default's from the recorded replies (``bench/quote_veto.py``'s ``evidence+K``)."""
-    if isinstance(saved.get("records"), dict):  # bench/faithfulness_by_kind.py
-        results = [(r["kind"], bool(r["faithful"]), r, rows[r["id"]]) for r in saved["records"]["faithfulness"]]
-    else:  # bench/judge_quality.py
-        results = [("all", bool(rows[rec["id"]]["labels"]["faithful"]), rec["metrics"]["faithfulness"], rows[rec["id"]])
-                   for rec in saved["records"]]
-    def judged(r: dict[str, Any], row: dict[str, Any]) -> float | None:
-        score = rescored(r, "faithfulness", "evidence", contexts_of(row), True)[0]["score"] if rescore else r["score"]
-        return None if score is None else float(score)
-
-    return [(kind, y, 1.0 if nothing_to_check(row.get("answer") or "") else judged(r, row), r.get("score"))
-            for kind, y, r, row in results
-            if r.get("error") is None and (split is None or row.get("split") in (None, split))]
+    return [(kind, y, 1.0 if nothing_to_check(row.get("answer") or "") else judge_score(r, row, rescore),
+             r.get("score")) for kind, y, r, row in judged_results(saved, rows, split)]
 
 
 def main() -> None:
