@@ -94,7 +94,7 @@ def checkworthy_share(answer: str, known: list[str]) -> float:
 def offline_values(row: dict[str, Any]) -> dict[str, float | None]:
     """``F`` (``fact_consistency``), ``Fnum`` (its number checks' pass share), ``Fnn`` (number and
     name checks'), ``Fname`` (name checks'), ``Fname+q`` (name checks' against the contexts and the
-    question), ``P`` (its content-word share; None when the answer has no content word) and ``Pkq``
+    question), ``Fnnq`` (number and name checks' against the contexts and the question), ``P`` (its content-word share; None when the answer has no content word) and ``Pkq``
     (:func:`checkworthy_share` against the contexts and the question) of a labelled row."""
     answer, texts = row.get("answer") or "", contexts_of(row)
     facts = check_facts(answer, texts)
@@ -104,6 +104,7 @@ def offline_values(row: dict[str, Any]) -> dict[str, float | None]:
     return {"F": offline(row), "Fnum": passed_share(checks, ("number",)),
             "Fnn": passed_share(checks, ("number", "name")), "Fname": passed_share(checks, ("name",)),
             "Fname+q": passed_share(with_question, ("name",)),
+            "Fnnq": passed_share(with_question, ("number", "name")),
             "P": float(facts["P"]) if facts["content_tokens"] else None,
             "Pkq": checkworthy_share(answer, known)}
 
@@ -173,6 +174,18 @@ def nc0_rows(saved: dict[str, Any], rows: dict[str, dict[str, Any]], split: str 
              r.get("score")) for kind, y, r, row in judged_results(saved, rows, split)]
 
 
+#: the weights of line ``NC0*Fnnq^w``: version 17's score times ``Fnnq`` to the power w (method log 113)
+FNNQ_WEIGHTS = (0.25, 0.5, 1.0)
+
+
+def nc0_factor_rows(saved: dict[str, Any], rows: dict[str, dict[str, Any]], split: str | None = None,
+                    rescore: bool = False) -> list[tuple[str, bool, float | None, float | None]]:
+    """``(kind, faithful, NC0 score, Fnnq)`` per row of :func:`nc0_rows` (``Fnnq``: :func:`offline_values`')."""
+    return [(kind, y, score, offline_values(row)["Fnnq"])
+            for (kind, y, score, _), (_, _, _, row) in zip(nc0_rows(saved, rows, split, rescore),
+                                                           judged_results(saved, rows, split), strict=True)]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("results", nargs="+", help="a results file of bench/judge_quality.py, or one or more of "
@@ -182,7 +195,7 @@ def main() -> None:
     ap.add_argument("--rescore", action="store_true",
                     help="the judge's score is the default's from the recorded replies (quote_veto's evidence+K)")
     args = ap.parse_args()
-    scored, nc0 = [], []
+    scored, nc0, factor = [], [], []
     for name in args.results:
         saved = json.loads(Path(name).read_text(encoding="utf-8"))
         path = data_path(args.data, saved.get("data"))
@@ -190,6 +203,7 @@ def main() -> None:
         rows = {r["id"]: r for r in (json.loads(x) for x in lines if x.strip())}
         scored += scored_rows(saved, rows, args.rescore, args.split)
         nc0 += nc0_rows(saved, rows, args.split, args.rescore)
+        factor += nc0_factor_rows(saved, rows, args.split, args.rescore)
     for kind in sorted({s[0] for s in scored}):
         mine = [s for s in scored if s[0] == kind]
         for label, combine in COMBINATIONS.items():
@@ -207,6 +221,11 @@ def main() -> None:
         moved = sum(x != b for _, _, x, b in mine_nc0)
         print(f"{'NC0':<12}{kind:<10}{len(pos) + len(neg):>4}{auroc(pos, neg):>8.3f}  undefined {before} -> "
               f"{undefined}, {moved} rows moved")
+        mine_factor = [r for r in factor if r[0] == kind and r[2] is not None]
+        for w in FNNQ_WEIGHTS:
+            pos = [x * f ** w for _, y, x, f in mine_factor if y and x is not None and f is not None]
+            neg = [x * f ** w for _, y, x, f in mine_factor if not y and x is not None and f is not None]
+            print(f"{f'NC0*Fnnq^{w:g}':<14}{kind:<10}{len(pos) + len(neg):>4}{auroc(pos, neg):>8.3f}")
 
 
 if __name__ == "__main__":

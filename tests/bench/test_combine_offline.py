@@ -162,3 +162,30 @@ def test_nc0_scores_an_answer_with_no_sentence_to_check_1_and_keeps_the_rest():
     # the held-out row is left out with --split design
     assert co.nc0_rows(saved, rows, "design") == [("dialogue", True, 1.0, 0.4), ("dialogue", True, 1.0, None),
                                                   ("dialogue", False, 0.7, 0.7)]
+
+
+def test_number_and_name_checks_against_the_contexts_and_the_question_by_hand():
+    row = {"id": "q", "query": "Is the Vennor 3 charged in 5 hours?",
+           "answer": "Yes, the Vennor 3 charges in 5 hours, or 3 hours with the Volta charger.",
+           "contexts": ["A full charge takes 2.5 hours with the fast charger."]}
+    # checks against the context and the question: numbers 3 (of "Vennor 3": the question has it),
+    # 5 hours (the question), 3 hours (passes on the question's unitless 3, fact_consistency's rule);
+    # names "Vennor" (the question) passes, "Volta" fails -> 4 of 5; against the context alone 1 of 5
+    got = co.offline_values(row)
+    assert got["Fnnq"] == pytest.approx(4 / 5)
+    assert got["Fnn"] == pytest.approx(0 / 5)
+
+
+def test_nc0_factor_rows_pair_version_17s_score_with_the_check_share(tmp_path):
+    rows = {
+        "g": {"id": "g", "query": "Hi", "answer": "You're welcome!", "contexts": ["x"]},
+        "f": {"id": "f", "query": "How long?", "answer": "The bridge is 124 metres long.",
+              "contexts": ["The bridge is 142 metres long."]},
+    }
+    saved = {"records": {"faithfulness": [
+        {"id": "g", "kind": "dialogue", "faithful": True, "score": 0.4, "error": None},
+        {"id": "f", "kind": "dialogue", "faithful": False, "score": 0.7, "error": None},
+    ]}}
+    # the greeting: NC0 1.0, no check -> 1.0; the bridge: 0.7 with its one number check failing -> 0.0
+    assert co.nc0_factor_rows(saved, rows) == [("dialogue", True, 1.0, 1.0), ("dialogue", False, 0.7, 0.0)]
+    assert co.FNNQ_WEIGHTS == (0.25, 0.5, 1.0)

@@ -54,6 +54,8 @@ from ...registry import Param
 from ...types import Sample
 from ..lexical.fact_consistency import (
     DIGITS_PATTERN,
+    SHARE,
+    SHARE_WITHIN,
     SIGN_PATTERN,
     TIME_OF_DAY,
     WORD_NUMBERS,
@@ -61,6 +63,7 @@ from ..lexical.fact_consistency import (
     measure,
     numbers,
     same_amount,
+    shares,
     times_of_day,
 )
 from ..lexical.lexical_faithfulness import STOPWORDS
@@ -327,38 +330,6 @@ def _counted(value: str, word: str) -> str | None:
         return None
     return numbers(f"{value} {word}")[0][1] or (word[:-1] if len(word) > 3 and word.endswith("s")
                                                 and not word.endswith("ss") else word)
-
-
-#: a share written as a fraction: "half", "a third", "two-thirds", "three quarters", "nine tenths"
-#: (not "half an hour", "half a million", "half past", "half-price", "a quarter of an hour", "quarter past")
-_NUMERATORS = {"a": 1, "one": 1} | {w: int(d) for w, d in WORD_NUMBERS.items() if int(d) < 10}
-_DENOMINATORS = {"third": 3, "quarter": 4, "fifth": 5, "tenth": 10}
-_FRACTION = re.compile(r"(?<![\w-])(?:(?P<num>" + "|".join(_NUMERATORS) + r")[\s-]+"
-                       r"(?P<den>" + "|".join(f"{d}s?" for d in _DENOMINATORS) + r")|(?P<half>half))\b"
-                       r"(?![\s-]+(?:an?\b|past\b|to\b|of\s+an?\s+hour))(?!-)", re.IGNORECASE)
-#: the unit of a share written as a fraction (its value: a percentage); compared with percentages
-SHARE = "share"
-#: how many percentage points a share written as a fraction may be from a percentage and be the same
-SHARE_WITHIN = 5.0
-
-
-def shares(text: str) -> list[tuple[int, int, str]]:
-    """``(start, end, percentage)`` of each share written as a fraction in ``text`` (the percentage
-    to one decimal: "a third" -> "33.3"); "and a half" and a numerator not below its denominator
-    are not shares."""
-    out = []
-    for m in _FRACTION.finditer(text):
-        if m.group("half"):
-            if re.search(r"\band\s+(?:a|one)[\s-]+$", text[:m.start()], re.IGNORECASE):
-                continue
-            num, den = 1, 2
-        else:
-            num = _NUMERATORS[m.group("num").casefold()]
-            den = _DENOMINATORS[m.group("den").casefold().rstrip("s")]
-            if num >= den:
-                continue
-        out.append((m.start(), m.end(), f"{100 * num / den:.1f}".rstrip("0").rstrip(".")))
-    return out
 
 
 def _measured(unit: str) -> str:

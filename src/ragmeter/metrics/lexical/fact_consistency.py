@@ -171,6 +171,38 @@ def same_amount(a: str, unit_a: str, b: str, unit_b: str, within: float | None =
     return rounds_to(a, float(b) * size_b / size_a) or rounds_to(b, float(a) * size_a / size_b)
 
 
+#: a share written as a fraction: "half", "a third", "two-thirds", "three quarters", "nine tenths"
+#: (not "half an hour", "half a million", "half past", "half-price", "a quarter of an hour", "quarter past")
+_NUMERATORS = {"a": 1, "one": 1} | {w: int(d) for w, d in WORD_NUMBERS.items() if int(d) < 10}
+_DENOMINATORS = {"third": 3, "quarter": 4, "fifth": 5, "tenth": 10}
+_FRACTION = re.compile(r"(?<![\w-])(?:(?P<num>" + "|".join(_NUMERATORS) + r")[\s-]+"
+                       r"(?P<den>" + "|".join(f"{d}s?" for d in _DENOMINATORS) + r")|(?P<half>half))\b"
+                       r"(?![\s-]+(?:an?\b|past\b|to\b|of\s+an?\s+hour))(?!-)", re.IGNORECASE)
+#: the unit of a share written as a fraction (its value: a percentage); compared with percentages
+SHARE = "share"
+#: how many percentage points a share written as a fraction may be from a percentage and be the same
+SHARE_WITHIN = 5.0
+
+
+def shares(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, percentage)`` of each share written as a fraction in ``text`` (the percentage
+    to one decimal: "a third" -> "33.3"); "and a half" and a numerator not below its denominator
+    are not shares."""
+    out = []
+    for m in _FRACTION.finditer(text):
+        if m.group("half"):
+            if re.search(r"\band\s+(?:a|one)[\s-]+$", text[:m.start()], re.IGNORECASE):
+                continue
+            num, den = 1, 2
+        else:
+            num = _NUMERATORS[m.group("num").casefold()]
+            den = _DENOMINATORS[m.group("den").casefold().rstrip("s")]
+            if num >= den:
+                continue
+        out.append((m.start(), m.end(), f"{100 * num / den:.1f}".rstrip("0").rstrip(".")))
+    return out
+
+
 def _unit(word: str | None) -> str | None:
     if not word:
         return None
@@ -206,25 +238,91 @@ def _numbers_at(text: str) -> list[tuple[str, str | None, str, int]]:
     return out
 
 
+#: number words from thirteen to ninety-nine ("eighteen", "sixty", "twenty-five", "twenty five")
+_TEENS = {w: 13 + i for i, w in enumerate(
+    "thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split())}
+_TENS = {w: 20 + 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
+_ONES = {w: i + 1 for i, w in enumerate("one two three four five six seven eight nine".split())}
+_WORD_PATTERN = (r"(?:(?P<tens>" + "|".join(_TENS) + r")(?:[-\s](?P<ones>" + "|".join(_ONES) + r"))?"
+                 r"|(?P<teen>" + "|".join(_TEENS) + r"))\b")
+_LARGE_WORD_NUMBER = re.compile(r"\b(?P<word>" + _WORD_PATTERN + r")(?:\s+(?P<unit>[A-Za-z]+))?", re.IGNORECASE)
+#: "X and a half": X in digits or words ("one" included), then the unit
+_AND_A_HALF = re.compile(r"(?<![\w.,])(?P<x>\d+|" + "|".join([*_ONES, "ten", "eleven", "twelve"]) + r"|"
+                         + _WORD_PATTERN.replace("?P<", "?P<x_") + r")\s+and\s+a\s+(?P<half>half)\b"
+                         r"(?:\s+(?P<unit>[A-Za-z]+))?", re.IGNORECASE)
+#: a word that marks the number after it as rounded ("about -196 °C", "roughly 9.6 seconds", "~40 km")
+_HEDGE = re.compile(r"(?:\b(?:about|around|roughly|approximately|nearly|almost|some|circa|approx\.?)\s+|~\s*)"
+                    r"[$€£¥]?\s?[-−]?$", re.IGNORECASE)
+
+
+def _word_value(m: re.Match[str], prefix: str = "") -> int:
+    """The value of a :data:`_WORD_PATTERN` match (its groups named with ``prefix``)."""
+    if m.group(prefix + "teen"):
+        return _TEENS[m.group(prefix + "teen").casefold()]
+    ones = m.group(prefix + "ones")
+    return _TENS[m.group(prefix + "tens").casefold()] + (_ONES[ones.casefold()] if ones else 0)
+
+
+def spoken_numbers(text: str) -> list[tuple[int, int, str, str | None, str]]:
+    """``(start, end, value, unit, as written)`` of the amounts ``text`` writes as people say them,
+    which :func:`numbers` does not read whole: "X and a half" (X.5: "two and a half hours" -> 2.5,
+    hour) and the number words from thirteen to ninety-nine ("sixty years" -> 60, year)."""
+    out: list[tuple[int, int, str, str | None, str]] = []
+    for m in _AND_A_HALF.finditer(text):
+        x = m.group("x").casefold()
+        small = {**_ONES, "ten": 10, "eleven": 11, "twelve": 12}
+        whole = int(x) if x.isdigit() else small[x] if x in small else _word_value(m, "x_")
+        unit = _unit(m.group("unit"))
+        end = m.end() if unit else m.end("half")
+        out.append((m.start(), end, f"{whole}.5", unit, text[m.start():end]))
+    for m in _LARGE_WORD_NUMBER.finditer(text):
+        if any(a <= m.start() < b for a, b, *_ in out):
+            continue
+        unit = _unit(m.group("unit"))
+        end = m.end() if unit else m.end("word")
+        out.append((m.start(), end, str(_word_value(m)), unit, text[m.start():end]))
+    return out
+
+
 def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
     """The number checks of ``answer`` against the contexts' text ``joined`` (the rule in the module
-    docs): each time of day, then each other number."""
-    ctx_numbers = {(v, u) for v, u, _ in numbers(joined)}
+    docs): each time of day, each share written as a fraction, each amount written as people say it
+    (:func:`spoken_numbers`), then each other number."""
+    spoken = spoken_numbers(joined)
+    ctx_numbers = {(v, u) for v, u, _ in numbers(joined)} | {(v, u) for _, _, v, u, _ in spoken}
     ctx_values = {v for v, _ in ctx_numbers}
     ctx_unitless = {v for v, u in ctx_numbers if u is None}
     ctx_times = {minutes for _, _, minutes in times_of_day(joined)}
+    ctx_shares = {pct for _, _, pct in shares(joined)}
+    ctx_percents = [float(v) for v, u in ctx_numbers if u == "%"]
     times = times_of_day(answer)
+    fractions = shares(answer)
+    mine = spoken_numbers(answer)
     checks = [{"kind": "number", "text": answer[a:b].strip(), "passed": minutes in ctx_times}
               for a, b, minutes in times]
-    for value, unit, written, at in _numbers_at(answer):
-        if any(a <= at < b for a, b, _ in times):
-            continue
+    checks += [{"kind": "number", "text": answer[a:b].strip(),
+                "passed": pct in ctx_shares or any(abs(float(pct) - p) <= SHARE_WITHIN for p in ctx_percents)}
+               for a, b, pct in fractions]
+    taken = [(a, b) for a, b, _ in times] + [(a, b) for a, b, _ in fractions]
+    found = [(value, unit, written, a) for a, b, value, unit, written in mine
+             if not any(x <= a < y for x, y in taken)]
+    taken += [(a, b) for a, b, *_ in mine]
+    found += [n for n in _numbers_at(answer) if not any(a <= n[3] < b for a, b in taken)]
+    for value, unit, written, at in sorted(found, key=lambda n: n[3]):
+        hedged = _HEDGE.search(answer[:at]) is not None
         ok = ((value, unit) in ctx_numbers or (unit is None and value in ctx_values) or value in ctx_unitless
               or (unit in DIMENSIONS and any(u != unit and u in DIMENSIONS and measure(u) == measure(unit)
                                              and same_amount(value, unit, v, u, AMOUNT_WITHIN)
-                                             for v, u in ctx_numbers)))
+                                             for v, u in ctx_numbers))
+              or (hedged and any((u == unit or u is None or unit is None) and _rounds_to(v, value)
+                                 for v, u in ctx_numbers)))
         checks.append({"kind": "number", "text": written, "passed": ok})
     return checks
+
+
+def _rounds_to(there: str, here: str) -> bool:
+    """Whether ``there`` rounded to ``here``'s written decimals is ``here`` ("-195.8" -> "-196")."""
+    return abs(round(float(there), decimals(here)) - float(here)) <= 1e-9 * max(1.0, abs(float(here)))
 
 
 def _is_name(token: str) -> bool:
