@@ -94,7 +94,8 @@ def checkworthy_share(answer: str, known: list[str]) -> float:
 def offline_values(row: dict[str, Any]) -> dict[str, float | None]:
     """``F`` (``fact_consistency``), ``Fnum`` (its number checks' pass share), ``Fnn`` (number and
     name checks'), ``Fname`` (name checks'), ``Fname+q`` (name checks' against the contexts and the
-    question), ``Fnnq`` (number and name checks' against the contexts and the question), ``P`` (its content-word share; None when the answer has no content word) and ``Pkq``
+    question), ``Fnnq`` (number and name checks' against the contexts and the question), ``P`` (its
+    content-word share; None when the answer has no content word) and ``Pkq``
     (:func:`checkworthy_share` against the contexts and the question) of a labelled row."""
     answer, texts = row.get("answer") or "", contexts_of(row)
     facts = check_facts(answer, texts)

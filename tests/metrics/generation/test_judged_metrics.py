@@ -124,7 +124,8 @@ def test_bare_verdicts_ask_for_no_quote_and_score_as_the_list(judge, fake_llm):
     assert [c.schema for c in fake_llm.log] == ["Claims", "BareVerdicts2"]
     asked = fake_llm.log[1].user_text
     assert '"evidence"' not in asked and '"supported": "<yes or no>"' in asked
-    assert r.score == 0.5
+    # 1 of 2 claims, times the answer checks: "France" is in the context, "two" (million) is not: 1 of 2
+    assert r.score == 0.25
     assert [c["quote"] for c in r.details["claims"]] == ["", ""]
     with pytest.raises(InvalidParameterError, match="veto=quote"):
         get_evaluator("faithfulness(verdicts=bare,veto=quote)", judge=judge)

@@ -340,8 +340,10 @@ def test_claims_mode_is_the_mean_p_yes_and_keeps_hard_verdicts():
     judge, seen = judge_of(claims_handler(claims, [t1, t2]))
     m = evaluate([sample(ANSWER)], ["faithfulness", "hallucination_rate"], judge=judge).records[0]["metrics"]
     s1, s2 = 0.7 / 0.9, 0.3 / 0.8
-    assert m["faithfulness"]["score"] == pytest.approx((s1 + s2) / 2)
-    assert m["hallucination_rate"]["score"] == pytest.approx(1 - (s1 + s2) / 2)
+    # times the answer checks (checks=numbers_names, the default): 1889 is in the context, the name
+    # run "Gustave Eiffel" is not (no "Gustave"): 1 of 2
+    assert m["faithfulness"]["score"] == pytest.approx((s1 + s2) / 2 / 2)
+    assert m["hallucination_rate"]["score"] == pytest.approx(1 - (s1 + s2) / 2 / 2)
     d = m["faithfulness"]["details"]
     assert [c["supported"] for c in d["claims"]] == [True, False]
     assert [c["p_yes"] for c in d["claims"]] == pytest.approx([s1, s2])
@@ -373,7 +375,7 @@ def test_after_quotes_asks_the_quotes_then_the_verdicts_in_one_conversation():
     f = evaluate([sample(ANSWER)], [name], judge=judge).records[0]["metrics"][name]
     assert f["error"] is None, f
     s1, s2 = 0.6 / 0.8, 0.3 / 0.8
-    assert f["score"] == pytest.approx((s1 + s2) / 2)
+    assert f["score"] == pytest.approx((s1 + s2) / 2 / 2)  # the answer checks: 1 of 2 (as above)
     assert [c["quote"] for c in f["details"]["claims"]] == ["The Eiffel Tower was completed in March 1889.", ""]
     assert [r.schema_name for r in seen] == ["Claims", "Quotes2", "BareVerdicts2"]
     ask_quotes, ask_verdicts = seen[1], seen[2]
@@ -397,7 +399,10 @@ def test_claims_mode_without_logprobs_is_the_share_of_supported_claims():
 
     judge, _ = judge_of(h)
     f = evaluate([sample(ANSWER)], ["faithfulness"], judge=judge).records[0]["metrics"]["faithfulness"]
-    assert f["score"] == 0.5 and f["details"]["scoring"] == "hard"
+    # 1 of 2 claims, times the answer checks' 1 of 2 ("Gustave Eiffel" is not in the context)
+    assert f["score"] == 0.25 and f["details"]["scoring"] == "hard"
+    assert f["details"]["answer_checks"] == [{"kind": "number", "text": "1889", "passed": True},
+                                             {"kind": "name", "text": "Gustave Eiffel", "passed": False}]
 
 
 def test_a_claim_the_answer_never_made_is_dropped_before_verification():

@@ -384,8 +384,9 @@ def test_claim_words_judge_each_extracted_claim_alone_by_hand():
     judge = Judge(FunctionBackend(h), cache=False)
     row = Sample.model_validate({"id": "r1", "query": "Tell me about the Harrowgate footbridge.", "contexts": [CTX],
                                  "answer": "It opened in May 2019 and is 124 metres long."})
-    # veto=none: the judge's words alone (the default veto would strike the 124 m claim: see below)
-    names = ["faithfulness(verdicts=word,veto=none)", "hallucination_rate(verdicts=word,veto=none)"]
+    # veto=none, checks=none: the judge's words alone (the default veto would strike the 124 m claim: see below)
+    names = ["faithfulness(checks=none,verdicts=word,veto=none)",
+             "hallucination_rate(checks=none,verdicts=word,veto=none)"]
     rec = evaluate([row], names, judge=judge, embedder=None).records[0]["metrics"]
     f = rec[names[0]]
     assert f["score"] == pytest.approx((0.8 + 1 / 3) / 2)
@@ -485,7 +486,8 @@ def test_quote_veto_strikes_a_claim_whose_number_conflicts_with_its_quote():
                                          ("The Harrowgate footbridge opened on 14 May 2019.", "yes")])
     row = Sample.model_validate({"id": "r1", "query": "Tell me about the footbridge.", "contexts": [CTX],
                                  "answer": "The footbridge is 124 metres long. It opened in May 2019."})
-    names = ["faithfulness(veto=quote)", "hallucination_rate(veto=quote)", "faithfulness(veto=none)", "faithfulness"]
+    names = ["faithfulness(checks=none,veto=quote)", "hallucination_rate(checks=none,veto=quote)",
+             "faithfulness(checks=none,veto=none)", "faithfulness(checks=none)"]
     rec = evaluate([row], names, judge=judge, embedder=None).records[0]["metrics"]
     f = rec[names[0]]
     assert f["error"] is None, f
@@ -510,7 +512,8 @@ def test_evidence_veto_strikes_a_time_of_day_and_a_unit_the_context_contradicts(
                                       ("The steel span is 142 metres long.", "yes")])
     row = Sample.model_validate({"id": "r1", "query": "Tell me about the footbridge.", "contexts": [CTX],
                                  "answer": " ".join(claims)})
-    f = evaluate([row], ["faithfulness"], judge=judge, embedder=None).records[0]["metrics"]["faithfulness"]
+    name = "faithfulness(checks=none)"
+    f = evaluate([row], [name], judge=judge, embedder=None).records[0]["metrics"][name]
     assert f["error"] is None, f
     assert f["score"] == pytest.approx(1 / 3)
     c = f["details"]["claims"]
@@ -545,7 +548,7 @@ def test_sentence_vetoes_by_hand(veto, score, struck):
                                       ("K2 was first climbed on 31 July 1954.", "yes")])
     row = Sample.model_validate({"id": "r1", "query": "When were they first climbed?", "contexts": [SUMMITS],
                                  "answer": "Everest was first climbed on 29 May 1953. K2 was first climbed in 1956."})
-    name = f"faithfulness(veto={veto})"
+    name = f"faithfulness(checks=none,veto={veto})"
     f = next(iter(evaluate([row], [name], judge=judge, embedder=None).records[0]["metrics"].values()))
     assert f["score"] == score
     assert [c.get("veto", False) for c in f["details"]["claims"]] == struck

@@ -74,10 +74,12 @@ def test_spelled_out_units_are_units():
     assert check_facts("It is 6 ft tall.", ["It is 6 feet tall."])["checks"][0]["passed"] is True
 
 
-def test_times_of_day_and_amounts_in_other_units():
-    def number_checks(answer: str, context: str) -> list[tuple[str, bool]]:
-        return [(c["text"], c["passed"]) for c in check_facts(answer, [context])["checks"] if c["kind"] == "number"]
+def number_checks(answer: str, context: str) -> list[tuple[str, bool]]:
+    """``(as written, passed)`` of each number check of ``answer`` against one context."""
+    return [(c["text"], c["passed"]) for c in check_facts(answer, [context])["checks"] if c["kind"] == "number"]
 
+
+def test_times_of_day_and_amounts_in_other_units():
     # a time of day is one check, passing when the contexts hold the same time in any form
     assert number_checks("It runs from 8 a.m. to 1 p.m.", "It is held 08:00 to 13:00.") == [
         ("8 a.m.", True), ("1 p.m.", True)]
@@ -93,6 +95,30 @@ def test_times_of_day_and_amounts_in_other_units():
     assert number_checks("The tour takes about 2 hours.", "The tour lasts 90 minutes.") == [("2 hours", False)]
     assert number_checks("The path is 1 km long.", "The path is 1,400 m long.") == [("1 km", False)]
     assert number_checks("The path is 1.6 km long.", "The path is 1 mile long.") == [("1.6 km", True)]
+
+
+def test_numbers_as_people_write_them():
+    # a hedged number passes on a context value, in its unit, that rounds to it at its written decimals
+    # (-195.8 rounds to -196); unhedged it must be the context's value
+    assert number_checks("It boils at about -196 °C.", "It boils at -195.8 °C.") == [("-196 °C", True)]
+    assert number_checks("It boils at -196 °C.", "It boils at -195.8 °C.") == [("-196 °C", False)]
+    assert number_checks("It runs roughly 9.6 km.", "The route is 9.58 km.") == [("9.6 km", True)]
+    assert number_checks("It runs roughly 9.7 km.", "The route is 9.58 km.") == [("9.7 km", False)]
+    # number words above twelve, alone and hyphenated or spaced
+    assert number_checks("The lowest in sixty years, for eighteen months.",
+                         "The lowest in 60 years, for 18 months.") == [("sixty years", True), ("eighteen months", True)]
+    assert number_checks("It seats twenty-five people and twenty five cars.", "25 people, 25 cars.") == [
+        ("twenty-five", True), ("twenty five", True)]
+    assert number_checks("It has forty-two rooms.", "It has 24 rooms.") == [("forty-two", False)]
+    # "X and a half" is X.5, with the unit after it
+    assert number_checks("Two and a half hours with the fast charger.", "2.5 hours with the fast charger.") == [
+        ("Two and a half hours", True)]
+    assert number_checks("It takes 3 and a half hours.", "It takes 2.5 hours.") == [("3 and a half hours", False)]
+    # a share written as a fraction is one check: the same share, or a percentage within 5 points
+    assert number_checks("Roughly seven-tenths of it is water.", "About 71 percent of it is water.") == [
+        ("seven-tenths", True)]
+    assert number_checks("About two-thirds voted yes.", "Some 40% voted yes.") == [("two-thirds", False)]
+    assert number_checks("Half of them sell food.", "Half of the stalls sell food.") == [("Half", True)]
 
 
 def test_names_rule():

@@ -36,7 +36,20 @@ is the other rounded, in one unit (:func:`._sentence_steps.number_conflicts`): "
 and "15 metres" against "15 centimetres"; "May 2019" against "opened on 14 May 2019" does not,
 nor "1.6 km" against "1 mile". The struck claims carry
 ``veto: true`` and the pairs in ``veto_conflicts``. ``veto=quote`` compares with the sentence the
-judge quoted instead, ``quote_evidence`` with both (neither with ``verdicts=bare``), ``none`` turns it off.
+judge quoted instead, ``quote_evidence`` with both (neither with ``verdicts=bare``), ``none`` turns it off;
+(4) offline, the **answer checks** (``checks=auto``, which is ``numbers_names`` with ``mode=claims``):
+the score is multiplied by the share of the numbers and name runs of the answer's check-worthy
+sentences that ``fact_consistency``'s checks find in the contexts or the question
+(:func:`answer_checks`; 1 when there is none), so a number or a name the answer brings from
+nowhere lowers the score even where the judge's restatement of the claim lost it or the judge said
+yes; the checks are in the details (``answer_checks``, ``answer_checks_share``) and the reason
+names those not found. Chosen on design rows by a rule written before the run
+(bench/results/faithfulness_by_kind.md, section 113); ``none`` turns it off.
+
+.. math:: \\mathrm{Faithfulness} = \\frac{1}{|C(a)|} \\sum_{c \\in C(a)} s(c) \\cdot
+   \\frac{|\\{x \\in X(a) : x \\text{ found}\\}|}{|X(a)|}
+
+where :math:`X(a)` are those numbers and name runs (the fraction is 1 when :math:`X(a)` is empty).
 
 Per claim the details hold its text (``claim``), the hard verdict (``supported``), the context
 sentence the judge quoted (``quote``, "" for none), ``p_yes``, the ``support`` it counts with, and,
@@ -103,14 +116,15 @@ when they are short), the judge's quote in each claim's ``quote``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ...contract import PlannedStep
 from ...errors import InvalidParameterError
 from ...judges.base import NO_REPEAT_PENALTY
-from ...registry import LabelCheck
+from ...registry import LabelCheck, Param
 from ...types import MetricResult, Sample
+from ..lexical.fact_consistency import check_facts
 from ._answer_steps import NO_CLAIM_UNDEFINED, decompose, decompose_step
 from ._base import CLAIM_STEPS, JUDGE_VALIDATION, JudgedEvaluator, register_judged
 from ._checkworthy import checkworthy_claims, split_claims
@@ -276,8 +290,9 @@ class SupportOutcome:
     ``"direct"`` (the direct verdict's support; ``verdict``/``scoring`` set), ``"ungrounded"``
     (None: every extracted claim was dropped), ``"no_facts"`` (1.0: the judge states the answer
     makes no factual claim), ``"no_claim"`` (None: no claim without that statement) or
-    ``"claims"`` (the mean support of ``n`` claims, ``supported`` of them with a "yes" verdict).
-    ``details`` are the result's details, the same for both metrics.
+    ``"claims"`` (the mean support of ``n`` claims, ``supported`` of them with a "yes" verdict,
+    times the answer checks' share where ``checks`` applies them). ``details`` are the result's
+    details, the same for both metrics.
     """
 
     case: str
@@ -287,6 +302,10 @@ class SupportOutcome:
     scoring: str = ""
     supported: int = 0
     n: int = 0
+    #: the claims' mean support before the answer checks (``checks``) multiply it
+    claims_support: float | None = None
+    #: the answer checks' share (:func:`answer_checks`), None when they do not apply
+    checks_share: float | None = None
 
 
 def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
@@ -330,8 +349,13 @@ def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
 
 
 async def support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcome:
-    """The :class:`SupportOutcome` of ``sample`` under ``ev``'s ``mode``, ``steps`` and ``scoring``
-    (the direct verdict and the claim steps are shared calls, so both metrics cost one set)."""
+    """The :class:`SupportOutcome` of ``sample`` under ``ev``'s ``mode``, ``steps``, ``scoring`` and
+    ``checks`` (the direct verdict and the claim steps are shared calls, so both metrics cost one set)."""
+    return checked(ev, sample, await _support_outcome(ev, sample))
+
+
+async def _support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcome:
+    """:func:`support_outcome` before the answer checks (:func:`checked`)."""
     if not (sample.answer or "").strip():
         return SupportOutcome("empty_answer", 1.0)
     if not any(t.strip() for t in sample.context_texts):
@@ -346,7 +370,8 @@ async def support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcome
         if not sv.claims:
             return SupportOutcome("no_checkworthy", 1.0, details)
         return SupportOutcome("claims", sv.score, details, scoring=scoring,
-                              supported=sum(c["supported"] and not c["veto"] for c in sv.claims), n=len(sv.claims))
+                              supported=sum(c["supported"] and not c["veto"] for c in sv.claims), n=len(sv.claims),
+                              claims_support=sv.score)
     sentences = split_claims(sample.answer or "")
     if not any(s.checkworthy for s in sentences):  # nothing to check: no call (as mode=sentences)
         return SupportOutcome("no_checkworthy", 1.0, {"claims": [], "not_claims": [
@@ -370,9 +395,44 @@ async def support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcome
         cv.conflicts = [veto_conflicts(cv.veto, c, e, contexts, spans)
                         for c, e in zip(cv.claims, cv.quotes, strict=True)]
     cv.locate(sample.answer or "", contexts, spans)
-    return SupportOutcome("claims", sum(cv.supports()) / len(cv.claims), cv.details(), scoring=cv.scoring,
-                          supported=cv.supported(), n=len(cv.claims))
+    mean = sum(cv.supports()) / len(cv.claims)
+    return SupportOutcome("claims", mean, cv.details(), scoring=cv.scoring, supported=cv.supported(),
+                          n=len(cv.claims), claims_support=mean)
 
+
+def checked(ev: JudgedEvaluator, sample: Sample, o: SupportOutcome) -> SupportOutcome:
+    """``o`` with ``checks=numbers_names`` applied: a defined support of an answer with a check-worthy
+    sentence (the claims', or 1.0 where the judge states it makes no factual claim or every claim
+    is an opinion, question or greeting) times :func:`answer_checks`' share, the checks in the
+    details (``answer_checks``, ``answer_checks_share``); else ``o``."""
+    if ev.params["checks"] != "numbers_names" or o.support is None or o.case in ("empty_answer", "no_context"):
+        return o
+    share, checks = answer_checks(sample)
+    if not checks:
+        return o
+    details = {**o.details, "answer_checks": checks, "answer_checks_share": share}
+    return replace(o, support=o.support * share, details=details, checks_share=share)
+
+
+def answer_checks(sample: Sample) -> tuple[float, list[dict[str, Any]]]:
+    """``checks=numbers_names``: the share of the number and name checks of ``fact_consistency``
+    (:func:`~ragmeter.metrics.lexical.fact_consistency.check_facts`) on the answer's check-worthy
+    sentences (:func:`._checkworthy.split_claims`) that pass against the contexts and the question
+    (1.0 when there is none), and those checks (``kind``, ``text``, ``passed``)."""
+    text = " ".join(s.text for s in split_claims(sample.answer or "") if s.checkworthy)
+    known = [*(t for t in sample.context_texts if t.strip()), sample.query or ""]
+    checks = [{k: c[k] for k in ("kind", "text", "passed")} for c in check_facts(text, known)["checks"]
+              if c["kind"] in ("number", "name")] if text else []
+    return (sum(c["passed"] for c in checks) / len(checks) if checks else 1.0), checks
+
+
+#: the answer's offline checks that multiply the support of an answer with claims (:func:`answer_checks`)
+CHECKS = Param("checks", str, "auto", "the answer's offline checks that multiply the score of an answer with "
+               "claims: auto (the default: numbers_names with mode=claims, none otherwise; chosen on design rows "
+               "by a rule written before the run, bench/results/faithfulness_by_kind.md, section 113); "
+               "numbers_names (the share of the numbers and name runs of the answer's check-worthy sentences that "
+               "fact_consistency finds in the contexts or the question); none (the claims' support alone)",
+               choices=("auto", "numbers_names", "none"))
 
 #: the reasons shared word for word by faithfulness and hallucination_rate
 SHARED_REASONS = {"ungrounded": ALL_UNGROUNDED, "no_facts": "the judge states the answer makes no factual claim",
@@ -382,13 +442,19 @@ SHARED_REASONS = {"ungrounded": ALL_UNGROUNDED, "no_facts": "the judge states th
 
 
 def check_veto(ev: JudgedEvaluator) -> None:
-    """Resolve ``veto=auto`` (``evidence`` with ``mode=claims``, else ``none``) in ``ev.params``, and
+    """Resolve ``veto=auto`` (``evidence`` with ``mode=claims``, else ``none``) and ``checks=auto``
+    (``numbers_names`` with ``mode=claims``, else ``none``) in ``ev.params``, and
     refuse a ``veto`` the mode cannot apply (rather than ignore it): ``quote`` and ``quote_evidence```
     where no verdict quotes the context (``mode=direct``, one-word verdicts), ``evidence`` with
-    ``mode=direct`` (no claims), ``numbers`` and ``numbers_names`` outside ``mode=sentences``."""
+    ``mode=direct`` (no claims), ``numbers`` and ``numbers_names`` outside ``mode=sentences``, and
+    ``checks=numbers_names`` outside ``mode=claims``."""
     p = ev.params
     if p["veto"] == "auto":
         p["veto"] = "evidence" if p["mode"] == "claims" else "none"
+    if p["checks"] == "auto":
+        p["checks"] = "numbers_names" if p["mode"] == "claims" else "none"
+    if p["checks"] == "numbers_names" and p["mode"] != "claims":
+        raise InvalidParameterError(f"metric {ev.name!r}: checks=numbers_names applies to mode=claims only")
     veto = p["veto"]
     quoting = p["mode"] == "inline" or (p["mode"] in ("claims", "sentences") and verdict_form(p) in QUOTING_FORMS)
     if veto in ("quote", "quote_evidence") and not quoting:
@@ -429,9 +495,19 @@ class Faithfulness(JudgedEvaluator):
                    else "hard verdict (no log-probabilities)")
             return f"direct verdict: {o.verdict}; {how}"
         if o.case == "claims":
-            how = "" if o.scoring == "hard" else f"; mean P(yes) {o.support:.3f}"
-            return f"{o.supported} of {o.n} claims supported by the context{how}"
-        return SHARED_REASONS[o.case]
+            how = "" if o.scoring == "hard" else f"; mean P(yes) {o.claims_support:.3f}"
+            return f"{o.supported} of {o.n} claims supported by the context{how}{checks_reason(o)}"
+        return SHARED_REASONS[o.case] + checks_reason(o)
+
+
+def checks_reason(o: SupportOutcome) -> str:
+    """The reason's clause on the answer checks: empty when they do not apply or all pass."""
+    if o.checks_share is None or o.checks_share == 1.0:
+        return ""
+    checks = o.details["answer_checks"]
+    missing = ", ".join(repr(c["text"]) for c in checks if not c["passed"])
+    return (f"; times {sum(c['passed'] for c in checks)} of {len(checks)} numbers and names found in the "
+            f"context or the question ({o.checks_share:.3f}; not found: {missing})")
 
 
 def hard_score(details: Mapping[str, Any]) -> float | None:
@@ -457,7 +533,8 @@ register_judged(
     role="answer",
     reference_level=0.5,
     summary="Share of the answer's atomic claims supported by the retrieved context (LLM judge).",
-    formula="mode=claims or inline: supported claims / claims (mean P(yes) with log-probabilities); "
+    formula="mode=claims or inline: supported claims / claims (mean P(yes) with log-probabilities), with "
+            "mode=claims times the share of the answer's numbers and names found in the contexts or the question; "
             "mode=direct: P(yes) / (P(yes) + P(no)) of one yes/no verdict "
             "(hard 1/0 without log-probabilities)",
     edge_cases=("empty answer -> 1.0", "no context -> 0.0",
@@ -477,9 +554,9 @@ register_judged(
           "sentence (max_tokens 1, shared with hallucination_rate; with verdicts=list 1 for all of them), plus 1 "
           "with cross_check=numbers for an answer of 1-3 such sentences to a question; 0 for empty answer, "
           "no context or (except with mode=direct) no check-worthy sentence",
-    params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
+    params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, CHECKS, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="17",
+    version="18",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,
                      positions=claim_positions),
     answer_preference=0,

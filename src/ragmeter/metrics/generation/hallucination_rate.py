@@ -4,9 +4,11 @@
 
 With log-probabilities (``scoring=auto``) each claim counts 1 - P(yes)/(P(yes)+P(no)) of its verdict
 token instead of 1/0, i.e. 1 - faithfulness; claims the answer does not make are dropped first
-(``ungrounded_claims``, see faithfulness). Lower is better. It re-uses faithfulness's decomposition
-and verdicts for the same sample, so
-computing both costs no extra judge call. Edge cases: empty answer -> 0.0; no context -> 1.0; no
+(``ungrounded_claims``, see faithfulness). With ``mode=claims`` it is 1 - faithfulness with the
+answer checks too (``checks``, see faithfulness: the claims' support times the share of the
+answer's numbers and names found in the contexts or the question). Lower is better. It re-uses
+faithfulness's decomposition and verdicts for the same sample, so computing both costs no extra
+judge call. Edge cases: empty answer -> 0.0; no context -> 1.0; no
 check-worthy sentence (greetings, opinions, questions) -> 0.0 with no call, except with
 ``mode=direct``; no claim -> 0.0 only when the judge states the answer makes no factual claim, else
 undefined; a
@@ -31,7 +33,16 @@ from ._base import CLAIM_STEPS, JUDGE_VALIDATION, JudgedEvaluator, register_judg
 from ._claim_steps import VERDICTS
 from ._sentence_steps import CROSS_CHECK, VETO, WINDOWS
 from ._verdict import MODE, SCORING
-from .faithfulness import SHARED_REASONS, SupportOutcome, check_veto, hard_score, support_outcome, support_steps
+from .faithfulness import (
+    CHECKS,
+    SHARED_REASONS,
+    SupportOutcome,
+    check_veto,
+    checks_reason,
+    hard_score,
+    support_outcome,
+    support_steps,
+)
 
 
 class HallucinationRate(JudgedEvaluator):
@@ -60,8 +71,8 @@ class HallucinationRate(JudgedEvaluator):
         if o.case == "direct":
             return f"direct verdict: {o.verdict} ({o.scoring} scoring)"
         if o.case == "claims":
-            return f"{o.n - o.supported} of {o.n} claims not supported ({o.scoring} scoring)"
-        return SHARED_REASONS[o.case]
+            return f"{o.n - o.supported} of {o.n} claims not supported ({o.scoring} scoring){checks_reason(o)}"
+        return SHARED_REASONS[o.case] + checks_reason(o)
 
 
 def hard_rate(details: Mapping[str, Any]) -> float | None:
@@ -77,7 +88,8 @@ register_judged(
     reference_level=0.5,
     summary="Share of the answer's claims NOT supported by the context (lower is better); shares "
             "faithfulness's calls.",
-    formula="mode=claims or inline: unsupported claims / claims; mode=direct: 1 - P(yes) / (P(yes) + P(no))",
+    formula="mode=claims or inline: unsupported claims / claims (mode=claims: 1 - faithfulness with its answer "
+            "checks); mode=direct: 1 - P(yes) / (P(yes) + P(no))",
     edge_cases=("empty answer -> 0.0", "no context -> 1.0",
                 "no check-worthy sentence (only greetings, opinions, questions) -> 0.0 without a call "
                 "(mode=direct excepted)",
@@ -88,9 +100,9 @@ register_judged(
     calls="0 extra when faithfulness (same mode) is evaluated too, else 2, 3 when the claims leave out an "
           "answer sentence with a number or a name, or one of its numbers or names (verdicts=word: 1 + one per claim; "
           "mode=inline or direct: 1; mode=sentences: 1 per check-worthy sentence, or 1 with verdicts=list)",
-    params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, WINDOWS, CROSS_CHECK),
+    params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, CHECKS, WINDOWS, CROSS_CHECK),
     higher_is_better=False,
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="17",
+    version="18",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_rate),
 )

@@ -17,7 +17,9 @@ are folded first: *don't* -> *do*, *can't* -> *can*, *won't* -> *will*, *world's
 
 **Numbers.** Every number in the answer: digits with optional thousands separators and decimals
 (``6,400`` = ``6400``, ``9.58``) and a minus sign before them (``-196``, not the hyphen of
-``2019-2020`` or ``COVID-19``), and the words *two* ... *twelve*. The unit is the token right
+``2019-2020`` or ``COVID-19``), the words *two* ... *twelve*, *thirteen* ... *ninety-nine*
+(*sixty*, *twenty-five*, *twenty five*) and "X and a half" (*two and a half hours* = 2.5 hours;
+:func:`spoken_numbers`). The unit is the token right
 after it when that is a known unit (``%``, ``°C``, ``°F``, ``km``, ``kg``, ``minutes``,
 ``seconds``, ``years``, ``feet``...; plurals, short and spelled-out forms folded: *min* = *minute*,
 *centimetres* = *cm*) or a currency sign
@@ -25,7 +27,13 @@ right before it (``$1,500``). A number passes when the contexts hold the same va
 same unit, or the same value where either side has no unit, or the same amount in another unit
 of its dimension (:data:`DIMENSIONS`: one, converted, rounds to the other at its written
 decimals and is within 5% of it: ``six hours`` passes on ``360 minutes``, ``1.5 kg`` on ``1,500
-g``, ``about 2 hours`` fails on ``90 minutes``). A time of day
+g``, ``about 2 hours`` fails on ``90 minutes``). A number after a hedge (*about, around, roughly,
+approximately, nearly, almost, some, circa, approx., ~*) also passes when the contexts hold, in its
+unit or with no unit on either side, a value that rounds to it at its written decimals (``about
+-196 °C`` on ``-195.8 °C``; unhedged, ``-196 °C`` fails there). A share written as a fraction
+(``half``, ``a third``, ``seven-tenths``; :func:`shares`) is one check, passing when the contexts
+hold the same share or a percentage within 5 points (``roughly seven-tenths`` on ``71 percent``).
+A time of day
 (``8 a.m.``, ``20:00``, ``1 pm``; :func:`times_of_day`) is one check, passing when the contexts
 hold the same time in any form. ``9 November 1991`` is the two
 numbers 9 and 1991: dates are checked through their numbers and their month name (a name).
@@ -49,7 +57,7 @@ Edge cases: no answer (None) -> undefined; an answer with no content token -> un
 contexts retrieved -> 0; contexts with ids only (no text) -> undefined. Blind to entities swapped
 between roles when both occur in the contexts ("Croatia beat France" against "France beat
 Croatia"), to paraphrased negation ("sold separately" against "isn't included" fails) and to
-numbers written as fractions or shares (``seven-tenths`` against ``71 percent`` fails).
+amounts the answer works out ("four years after" 1919 and 1923; "a third of 64" written as 21 fails).
 """
 
 from __future__ import annotations
@@ -432,7 +440,7 @@ register_lexical(
     "fact_consistency",
     score_sample,
     role="answer",
-    version="5",
+    version="6",
     summary="Numbers (with units), names and negations of the answer checked against the contexts, "
             "times the share of its content words found there (no model).",
     formula="score = F * P; F = passed checks / checks (1 when none), one check per number, per "

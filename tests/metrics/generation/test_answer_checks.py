@@ -1,0 +1,97 @@
+"""faithfulness's answer checks (``checks=numbers_names``, the default with ``mode=claims``): the
+claims' support times the share of the numbers and name runs of the answer's check-worthy
+sentences that the contexts or the question hold; by hand on three rows."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragmeter import Sample, evaluate
+from ragmeter.errors import InvalidParameterError
+from ragmeter.judges import Completion, FunctionBackend, Judge
+from ragmeter.registry import get_evaluator
+
+CTX = "The Harrowgate footbridge opened on 14 May 2019. Its steel span is 142 metres long."
+QUESTION = "When did the Harrowgate footbridge open?"
+
+#: per answer: the claims the judge lists and its hard verdicts (no log-probabilities: support 1/0)
+REPLIES = {
+    "It opened in May 2019.": (["The footbridge opened in May 2019."], ["yes"]),
+    "It opened in May 2019, designed by Otto Brandt of Leeds.":
+        (["The footbridge opened in May 2019.", "The footbridge was designed by Otto Brandt of Leeds."],
+         ["yes", "yes"]),
+    "Thanks for asking, Anna! It opened in 2019 and cost 4 million pounds.":
+        (["The footbridge opened in 2019.", "The footbridge cost 4 million pounds."], ["yes", "no"]),
+}
+
+
+def judge() -> Judge:
+    async def h(request):
+        text = request.messages[-1].content
+        if "For each numbered statement" in text:  # the verdict list: the row whose every claim it lists
+            claims, verdicts = max((r for r in REPLIES.values() if all(c in text for c in r[0])),
+                                   key=lambda r: len(r[0]))
+            return Completion(json.dumps({"verdicts": [{"statement": i, "evidence": "none", "supported": v}
+                                                       for i, v in enumerate(verdicts, 1)]}))
+        claims, _ = next(r for a, r in REPLIES.items() if a in text)
+        return Completion(json.dumps({"claims": claims, "no_facts": "no"}))
+
+    return Judge(FunctionBackend(h), cache=False)
+
+
+def rows() -> list[Sample]:
+    return [Sample.model_validate({"id": f"r{i}", "query": QUESTION, "contexts": [CTX], "answer": a})
+            for i, a in enumerate(REPLIES, 1)]
+
+
+def test_the_answer_checks_multiply_the_claims_support_by_hand():
+    names = ["faithfulness", "hallucination_rate", "faithfulness(checks=none)"]
+    recs = [r["metrics"] for r in evaluate(rows(), names, judge=judge(), embedder=None).records]
+    # r1: 1 of 1 claims; the one check, 2019, is in the context ("May" is the stop word "may", no
+    #     name): share 1 -> 1.0
+    # r2: 2 of 2 claims (the judge is wrong on the second); 2019 passes, the name runs "Otto Brandt"
+    #     and "Leeds" are in neither the context nor the question: 1 of 3 -> 1/3
+    # r3: 1 of 2 claims; the greeting's "Anna" is not checked (not a check-worthy sentence); 2019
+    #     passes, 4 (million pounds) fails: 1 of 2 -> 0.25
+    assert [m["faithfulness"]["score"] for m in recs] == pytest.approx([1.0, 1 / 3, 0.25])
+    assert [m["hallucination_rate"]["score"] for m in recs] == pytest.approx([0.0, 2 / 3, 0.75])
+    assert [m["faithfulness(checks=none)"]["score"] for m in recs] == [1.0, 1.0, 0.5]
+    d = recs[1]["faithfulness"]["details"]
+    assert d["answer_checks"] == [{"kind": "number", "text": "2019", "passed": True},
+                                  {"kind": "name", "text": "Otto Brandt", "passed": False},
+                                  {"kind": "name", "text": "Leeds", "passed": False}]
+    assert d["answer_checks_share"] == pytest.approx(1 / 3)
+    assert recs[1]["faithfulness"]["reason"] == (
+        "2 of 2 claims supported by the context; times 1 of 3 numbers and names found in the context or the "
+        "question (0.333; not found: 'Otto Brandt', 'Leeds')")
+    assert recs[0]["faithfulness"]["reason"] == "1 of 1 claims supported by the context"
+    assert "answer_checks" not in recs[1]["faithfulness(checks=none)"]["details"]
+
+
+def test_a_name_the_question_holds_passes():
+    # the answer's name run "Harrowgate" is in the question, not in the context: it passes, as 2019 does
+    answer = "The Harrowgate bridge opened in 2019."
+
+    async def h(request):
+        if "For each numbered statement" in request.messages[-1].content:
+            return Completion(json.dumps({"verdicts": [{"statement": 1, "evidence": "none", "supported": "yes"}]}))
+        return Completion(json.dumps({"claims": [answer], "no_facts": "no"}))
+
+    row = Sample.model_validate({"id": "q", "query": QUESTION, "contexts": ["It opened on 14 May 2019."],
+                                 "answer": answer})
+    j = Judge(FunctionBackend(h), cache=False)
+    f = evaluate([row], ["faithfulness"], judge=j, embedder=None).records[0]["metrics"]["faithfulness"]
+    assert f["details"]["answer_checks"] == [{"kind": "number", "text": "2019", "passed": True},
+                                             {"kind": "name", "text": "Harrowgate", "passed": True}]
+    assert f["score"] == 1.0
+
+
+@pytest.mark.parametrize("mode", ["direct", "sentences", "inline"])
+def test_the_answer_checks_apply_to_mode_claims_only(mode):
+    j = judge()
+    assert get_evaluator(f"faithfulness(mode={mode})", judge=j).params["checks"] == "none"
+    with pytest.raises(InvalidParameterError, match="checks=numbers_names applies to mode=claims only"):
+        get_evaluator(f"faithfulness(mode={mode},checks=numbers_names)", judge=j)
+    assert get_evaluator("faithfulness", judge=j).params["checks"] == "numbers_names"
