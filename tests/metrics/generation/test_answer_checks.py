@@ -95,3 +95,17 @@ def test_the_answer_checks_apply_to_mode_claims_only(mode):
     with pytest.raises(InvalidParameterError, match="checks=numbers_names applies to mode=claims only"):
         get_evaluator(f"faithfulness(mode={mode},checks=numbers_names)", judge=j)
     assert get_evaluator("faithfulness", judge=j).params["checks"] == "numbers_names"
+
+
+def test_a_numbered_list_is_not_checked_for_its_markers():
+    from ragmeter.metrics.generation._checkworthy import split_claims
+    from ragmeter.metrics.generation.faithfulness import answer_checks
+
+    answer = "Capitals:\n1. Paris is the capital of France.\n2) Rome is the capital of Italy."
+    row = Sample.model_validate({"id": "l", "query": "Name two capitals.", "answer": answer,
+                                 "contexts": ["Paris is the capital of France. Rome is the capital of Italy."]})
+    # the markers are no sentences of their own and no numbers: the checks are the two names, both found
+    assert [s.text for s in split_claims(answer)] == [
+        "Capitals:", "Paris is the capital of France.", "2) Rome is the capital of Italy."]
+    assert answer_checks(row) == (1.0, [{"kind": "name", "text": "France", "passed": True},
+                                        {"kind": "name", "text": "Italy", "passed": True}])

@@ -211,3 +211,15 @@ def test_registry_and_default_selection():
                      "retrieved_contexts": ["It takes 8 minutes."]}], ["fact_consistency"])
     # checks: 6 minutes (fails), negation (passes) -> F = 1/2; tokens takes, 6, minutes -> P = 2/3
     assert run.scores["fact_consistency"][0] == pytest.approx(1 / 2 * 2 / 3)
+
+
+def test_list_markers_are_not_numbers():
+    # "1." and "2)" opening a line number the answer's own list: no check; a number inside a line, a
+    # decimal at a line's start and a year followed by a full stop are numbers
+    answer = "Capitals:\n1. Paris is the capital of France.\n2) Rome is the capital of Italy.\n (3) Bern."
+    ctx = "Paris is the capital of France. Rome is the capital of Italy. Bern is the capital of Switzerland."
+    assert number_checks(answer, ctx) == []
+    assert numbers("3.5 million people live there.") == [("3.5", None, "3.5")]
+    assert numbers("1999. It was a good year.") == [("1999", None, "1999")]
+    assert number_checks("It has 2 stations.\n4. It opened in 1990.", "It has 2 stations and opened in 1990.") == [
+        ("2", True), ("1990", True)]

@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-from ..lexical.fact_consistency import names, numbers
+from ..lexical.fact_consistency import LIST_MARKER, names, numbers
 from ..lexical.lexical_faithfulness import content_tokens
 from ._sentences import sentence_spans
 
@@ -124,7 +125,13 @@ def checkworthy_claims(claims: list[str]) -> tuple[list[str], list[dict[str, Any
 
 def split_claims(answer: str) -> list[Sentence]:
     """Every sentence of ``answer`` with its offsets and :func:`classify` kind; a bare "Yes." or
-    "No." is joined to the sentence after it (one claim: the reply's verdict and what it rests on)."""
+    "No." is joined to the sentence after it (one claim: the reply's verdict and what it rests on);
+    a list marker alone ("1.", "2)") is no sentence. Memoised per answer text (a sample's planning, claim and answer-check steps each ask)."""
+    return list(_split_claims(answer))
+
+
+@lru_cache(maxsize=4096)
+def _split_claims(answer: str) -> tuple[Sentence, ...]:
     parts = answer_sentences(answer)
     joined: list[tuple[int, int]] = []
     i = 0
@@ -135,4 +142,5 @@ def split_claims(answer: str) -> list[Sentence]:
             i += 1
         joined.append((a, b))
         i += 1
-    return [Sentence(answer[a:b], a, b, classify(answer[a:b])) for a, b in joined]
+    return tuple(Sentence(answer[a:b], a, b, classify(answer[a:b])) for a, b in joined
+                 if not LIST_MARKER.fullmatch(answer[a:b].strip()))

@@ -419,7 +419,7 @@ def answer_checks(sample: Sample) -> tuple[float, list[dict[str, Any]]]:
     (:func:`~ragmeter.metrics.lexical.fact_consistency.check_facts`) on the answer's check-worthy
     sentences (:func:`._checkworthy.split_claims`) that pass against the contexts and the question
     (1.0 when there is none), and those checks (``kind``, ``text``, ``passed``)."""
-    text = " ".join(s.text for s in split_claims(sample.answer or "") if s.checkworthy)
+    text = "\n".join(s.text for s in split_claims(sample.answer or "") if s.checkworthy)
     known = [*(t for t in sample.context_texts if t.strip()), sample.query or ""]
     checks = [{k: c[k] for k in ("kind", "text", "passed")} for c in check_facts(text, known)["checks"]
               if c["kind"] in ("number", "name")] if text else []

@@ -104,6 +104,16 @@ _NAME_TOKEN = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 _DIGITS = frozenset("0123456789")
 
 
+#: a list marker opening the text or a line: "1.", "2)", "(3)" (one or two digits, then a space or the end)
+LIST_MARKER = re.compile(r"(?m)^[ \t]*\(?\d{1,2}[.)](?=\s|$)")
+
+
+def without_list_markers(text: str) -> str:
+    """``text`` with each :data:`LIST_MARKER` blanked (spaces, so offsets stay): the numbers of the
+    answer's own list are not facts ("1. Paris is ..." checks no 1)."""
+    return LIST_MARKER.sub(lambda m: " " * len(m.group(0)), text)
+
+
 def decimals(x: str) -> int:
     """How many decimals a number is written with ("3.50" -> 2)."""
     return len(x.partition(".")[2])
@@ -228,7 +238,9 @@ def numbers(text: str) -> list[tuple[str, str | None, str]]:
 
 
 def _numbers_at(text: str) -> list[tuple[str, str | None, str, int]]:
-    """:func:`numbers`, each with the offset where its digits or word start."""
+    """:func:`numbers`, each with the offset where its digits or word start (list markers are no
+    numbers: :func:`without_list_markers`)."""
+    text = without_list_markers(text)
     out = []
     for m in _NUMBER.finditer(text):
         value = m.group("num").replace(",", "")
@@ -384,6 +396,7 @@ def _negations(text: str) -> int:
 
 def check_facts(answer: str, contexts: list[str]) -> dict[str, Any]:
     """Every check of the answer against the contexts, and ``F``, ``P`` and the score."""
+    answer = without_list_markers(answer)
     joined = " ".join(contexts)
     vocab = set(_TOKEN.findall(_plain(joined).casefold()))
     checks = _number_checks(answer, joined)
