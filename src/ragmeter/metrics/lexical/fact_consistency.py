@@ -19,7 +19,8 @@ are folded first: *don't* -> *do*, *can't* -> *can*, *won't* -> *will*, *world's
 (``6,400`` = ``6400``, ``9.58``) and a minus sign before them (``-196``, not the hyphen of
 ``2019-2020`` or ``COVID-19``), the words *two* ... *twelve*, *thirteen* ... *ninety-nine*
 (*sixty*, *twenty-five*, *twenty five*) and "X and a half" (*two and a half hours* = 2.5 hours;
-:func:`spoken_numbers`). The unit is the token right
+:func:`spoken_numbers`); a list marker opening a line (``1.``, ``2)``, ``(3)``) is no number. The
+unit is the token right
 after it when that is a known unit (``%``, ``°C``, ``°F``, ``km``, ``kg``, ``minutes``,
 ``seconds``, ``years``, ``feet``...; plurals, short and spelled-out forms folded: *min* = *minute*,
 *centimetres* = *cm*) or a currency sign
