@@ -126,7 +126,8 @@ def checkworthy_claims(claims: list[str]) -> tuple[list[str], list[dict[str, Any
 def split_claims(answer: str) -> list[Sentence]:
     """Every sentence of ``answer`` with its offsets and :func:`classify` kind; a bare "Yes." or
     "No." is joined to the sentence after it (one claim: the reply's verdict and what it rests on);
-    a list marker alone ("1.", "2)") is no sentence. Memoised per answer text (a sample's planning, claim and answer-check steps each ask)."""
+    a list marker alone ("1.", "2)") is no sentence. Memoised per answer text (a sample's planning,
+    claim and answer-check steps each ask)."""
     return list(_split_claims(answer))
 
 
