@@ -223,3 +223,13 @@ def test_list_markers_are_not_numbers():
     assert numbers("1999. It was a good year.") == [("1999", None, "1999")]
     assert number_checks("It has 2 stations.\n4. It opened in 1990.", "It has 2 stations and opened in 1990.") == [
         ("2", True), ("1990", True)]
+
+
+@pytest.mark.parametrize("cited", ["[1]", "[1, 3]", "[2-4]", "[^1]", "[doc1]", "[Source 2]", "【1】", "(source 1)",
+                                   "(Document 2)"])
+def test_citations_are_not_facts(cited):
+    # a citation of a retrieved text is neither a number nor a name: the checks are the answer's own
+    checks = check_facts(f"Paris is the capital of France {cited}. It has 2.1 million people {cited}.",
+                         ["Paris is the capital of France. It has 2.1 million people."])["checks"]
+    assert [(c["kind"], c["text"], c["passed"]) for c in checks if c["kind"] != "negation"] == [
+        ("number", "2.1", True), ("name", "France", True)]

@@ -19,8 +19,9 @@ are folded first: *don't* -> *do*, *can't* -> *can*, *won't* -> *will*, *world's
 (``6,400`` = ``6400``, ``9.58``) and a minus sign before them (``-196``, not the hyphen of
 ``2019-2020`` or ``COVID-19``), the words *two* ... *twelve*, *thirteen* ... *ninety-nine*
 (*sixty*, *twenty-five*, *twenty five*) and "X and a half" (*two and a half hours* = 2.5 hours;
-:func:`spoken_numbers`); a list marker opening a line (``1.``, ``2)``, ``(3)``) is no number. The
-unit is the token right
+:func:`spoken_numbers`); a list marker opening a line (``1.``, ``2)``, ``(3)``) and a citation
+(``[1]``, ``[1, 3]``, ``[doc2]``, ``(source 1)``) are no numbers, nor their words names. The unit
+is the token right
 after it when that is a known unit (``%``, ``°C``, ``°F``, ``km``, ``kg``, ``minutes``,
 ``seconds``, ``years``, ``feet``...; plurals, short and spelled-out forms folded: *min* = *minute*,
 *centimetres* = *cm*) or a currency sign
@@ -107,12 +108,19 @@ _DIGITS = frozenset("0123456789")
 
 #: a list marker opening the text or a line: "1.", "2)", "(3)" (one or two digits, then a space or the end)
 LIST_MARKER = re.compile(r"(?m)^[ \t]*\(?\d{1,2}[.)](?=\s|$)")
+_SOURCE_WORD = r"(?:[A-Za-z]{1,12}\s*)?"
+#: a citation of a retrieved text: "[1]", "[1, 3]", "[2-4]", "[^1]", "[doc1]", "[Source 2]", "【1】",
+#: "(source 1)", "(Document 2)"
+CITATION = re.compile(r"\[\^?\s*" + _SOURCE_WORD + r"\d{1,3}(?:\s*[,;–-]\s*" + _SOURCE_WORD + r"\d{1,3})*\s*\]"
+                      r"|【\d{1,3}】|\((?:source|doc|document|context|passage|ref|reference)\s*\d{1,3}\)",
+                      re.IGNORECASE)
 
 
 def without_list_markers(text: str) -> str:
-    """``text`` with each :data:`LIST_MARKER` blanked (spaces, so offsets stay): the numbers of the
-    answer's own list are not facts ("1. Paris is ..." checks no 1)."""
-    return LIST_MARKER.sub(lambda m: " " * len(m.group(0)), text)
+    """``text`` with each :data:`LIST_MARKER` and :data:`CITATION` blanked (spaces, so offsets
+    stay): the numbers of the answer's own list and of its citations are not facts ("1. Paris is
+    ... [2]" checks neither 1 nor 2)."""
+    return CITATION.sub(lambda m: " " * len(m.group(0)), LIST_MARKER.sub(lambda m: " " * len(m.group(0)), text))
 
 
 def decimals(x: str) -> int:
