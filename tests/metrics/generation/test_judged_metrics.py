@@ -57,9 +57,10 @@ def test_faithfulness_and_hallucination_share_calls(judge, fake_llm):
     sample = s(answer="Paris is the capital of France. Paris has ten million cats.", contexts=CTX)
     run = evaluate([sample], ["faithfulness", "hallucination_rate"], judge=judge)
     rec = run.records[0]["metrics"]
-    # claims: 2; supported: only the first occurs in the context -> 1/2
-    assert rec["faithfulness"]["score"] == 0.5
-    assert rec["hallucination_rate"]["score"] == 0.5
+    # claims: 2; supported: only the first occurs in the context -> 1/2; times the answer checks:
+    # "France" found, "ten" not (the context's "[rating 10]" reads as a citation, no number) -> 1/4
+    assert rec["faithfulness"]["score"] == 0.25
+    assert rec["hallucination_rate"]["score"] == 0.75
     assert [c["supported"] for c in rec["faithfulness"]["details"]["claims"]] == [True, False]
     # the quoted evidence is kept per claim ("none" is stored as "")
     assert [c["quote"] for c in rec["faithfulness"]["details"]["claims"]] == ["Paris is the capital of France.", ""]
