@@ -233,3 +233,28 @@ def test_citations_are_not_facts(cited):
                          ["Paris is the capital of France. It has 2.1 million people."])["checks"]
     assert [(c["kind"], c["text"], c["passed"]) for c in checks if c["kind"] != "negation"] == [
         ("number", "2.1", True), ("name", "France", True)]
+
+
+def test_acronyms_of_words_the_contexts_spell_out():
+    def name_checks(answer: str, context: str) -> list[tuple[str, bool]]:
+        return [(c["text"], c["passed"]) for c in check_facts(answer, [context])["checks"] if c["kind"] == "name"]
+
+    # the initials of consecutive words, a filler spelling a letter or skipped
+    assert name_checks("It joined the EU in 1995.", "It joined the European Union in 1995.") == [("EU", True)]
+    assert name_checks("It was built by NASA.", "the National Aeronautics and Space Administration built it") == [
+        ("NASA", True)]
+    assert name_checks("The DOE funds it.", "The Department of Energy funds it.") == [("DOE", True)]
+    assert name_checks("Their CEO resigned.", "Their chief executive officer resigned.") == [("CEO", True)]
+    # two letters need capitalised words; letters the contexts do not spell fail
+    assert name_checks("Each EU member votes.", "Each unit of each member votes.") == [("EU", False)]
+    assert name_checks("It was built by ESA.", "the National Aeronautics and Space Administration built it") == [
+        ("ESA", False)]
+
+
+def test_an_ordinal_in_digits_is_a_number_the_word_passes():
+    checks = check_facts("It is on the 2nd floor, in the 21st century.",
+                         ["It is on the second floor, built in the twenty-first century."])["checks"]
+    assert [(c["kind"], c["text"], c["passed"]) for c in checks if c["kind"] != "negation"] == [
+        ("number", "2", True), ("number", "21", True)]
+    checks = check_facts("It is on the 3rd floor.", ["It is on the second floor."])["checks"]
+    assert [(c["kind"], c["text"], c["passed"]) for c in checks if c["kind"] != "negation"] == [("number", "3", False)]

@@ -45,7 +45,11 @@ letters: *iOS*, *NaCl*, *X2*; a superscript is not a digit: *km²* is a unit) th
 words, contractions folded first (*I'm*, *I've*, *I'd* are the stop word *I*). The first token of a
 sentence is not a name (the capital marks the sentence). A run passes when every one of its tokens
 occurs in the contexts (case-insensitive, contractions and the possessive *'s* folded on both sides:
-*Moon's* passes on a context that says *Moon*).
+*Moon's* passes on a context that says *Moon*), or, for an acronym (one token of two to six
+capitals, or a run of single capitals), when consecutive words of the contexts spell it by their
+initials (*EU* on "European Union", *DOE* on "Department of Energy"; a filler such as *of* spells
+a letter or is skipped; two letters need capitalised words). An ordinal in digits (*2nd*) is no
+name; its number also passes on the word (*second*, *twenty-first*).
 
 **Negation.** For each answer clause (a sentence cut at ``;`` and ``:``, the scope of a
 negation), the context clause sharing the most of its content tokens (the first on ties); when
@@ -323,6 +327,7 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
     ctx_unitless = {v for v, u in ctx_numbers if u is None}
     ctx_times = {minutes for _, _, minutes in times_of_day(joined)}
     ctx_shares = {pct for _, _, pct in shares(joined)}
+    ctx_ordinals = ordinal_words(joined)
     ctx_percents = [float(v) for v, u in ctx_numbers if u == "%"]
     times = times_of_day(answer)
     fractions = shares(answer)
@@ -344,7 +349,8 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
                                              and same_amount(value, unit, v, u, AMOUNT_WITHIN)
                                              for v, u in ctx_numbers))
               or (hedged and any((u == unit or u is None or unit is None) and _rounds_to(v, value)
-                                 for v, u in ctx_numbers)))
+                                 for v, u in ctx_numbers))
+              or (_ORDINAL.match(answer, at) is not None and float(value) in ctx_ordinals))
         checks.append({"kind": "number", "text": written, "passed": ok})
     return checks
 
@@ -403,16 +409,81 @@ def _negations(text: str) -> int:
     return len(_NEGATION.findall(text))
 
 
+#: words an acronym may take a letter from or skip ("Department of Energy": DOE or DE)
+_ACRONYM_FILLERS = frozenset("of and the for in on to a".split())
+_ACRONYM = re.compile(r"[A-Z]{2,6}")
+_WORD = re.compile(r"[^\W\d_]+")
+#: an ordinal in digits: "2nd", "21st", "19th"
+_ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)\b", re.IGNORECASE)
+_ORDINAL_ONES = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+                 "eighth": 8, "ninth": 9}
+_ORDINAL_WORDS = {**_ORDINAL_ONES, "tenth": 10, "eleventh": 11, "twelfth": 12, "thirteenth": 13, "fourteenth": 14,
+                  "fifteenth": 15, "sixteenth": 16, "seventeenth": 17, "eighteenth": 18, "nineteenth": 19,
+                  **{w[:-1] + "ieth": v for w, v in _TENS.items()}}
+_ORDINAL_WORD = re.compile(r"\b(?:(?P<tens>" + "|".join(_TENS) + r")[-\s](?P<ones>" + "|".join(_ORDINAL_ONES) + r")"
+                           r"|(?P<word>" + "|".join(_ORDINAL_WORDS) + r"))\b", re.IGNORECASE)
+
+
+def ordinal_words(text: str) -> set[int]:
+    """The values of the ordinals ``text`` writes as words, first to ninety-ninth ("twenty-first" -> 21)."""
+    out = set()
+    for m in _ORDINAL_WORD.finditer(text):
+        if m.group("word"):
+            out.add(_ORDINAL_WORDS[m.group("word").casefold()])
+        else:
+            out.add(_TENS[m.group("tens").casefold()] + _ORDINAL_ONES[m.group("ones").casefold()])
+    return out
+
+
+def acronym_letters(run: str) -> str | None:
+    """The letters of a name run that is an acronym: one token of two to six capitals ("EU", "NASA")
+    or a run of single capitals ("U S", as "U.S." is read); else None."""
+    tokens = run.split()
+    if len(tokens) == 1 and _ACRONYM.fullmatch(tokens[0]):
+        return tokens[0]
+    if len(tokens) > 1 and all(len(t) == 1 and t.isupper() for t in tokens):
+        return "".join(tokens)
+    return None
+
+
+def spelled_out(letters: str, words: list[str]) -> bool:
+    """Whether consecutive ``words`` of the contexts spell ``letters`` by their initials, in order,
+    starting on a word that is not a filler (:data:`_ACRONYM_FILLERS`, which may also spell a
+    letter or be skipped); for two letters the spelling words must be capitalised ("EU": "European
+    Union", not "each unit")."""
+    capitalised = len(letters) == 2
+    wanted = letters.casefold()
+
+    def spell(rest: str, i: int) -> bool:
+        if not rest:
+            return True
+        if i >= len(words):
+            return False
+        w = words[i]
+        filler = w.casefold() in _ACRONYM_FILLERS
+        if w[0].casefold() == rest[0] and (filler or not capitalised or w[0].isupper()) and spell(rest[1:], i + 1):
+            return True
+        return filler and spell(rest, i + 1)
+
+    return any(w.casefold() not in _ACRONYM_FILLERS and spell(wanted, i) for i, w in enumerate(words))
+
+
 def check_facts(answer: str, contexts: list[str]) -> dict[str, Any]:
     """Every check of the answer against the contexts, and ``F``, ``P`` and the score."""
     answer = without_list_markers(answer)
     joined = " ".join(contexts)
     vocab = set(_TOKEN.findall(_plain(joined).casefold()))
     checks = _number_checks(answer, joined)
+    words = _WORD.findall(joined)
     for sentence in split_sentences(answer):
         for run in names(sentence):
+            run = " ".join(t for t in run.split() if not _ORDINAL.fullmatch(t))  # "2nd" is a number
+            if not run:
+                continue
             ok = all(t in vocab for t in _TOKEN.findall(_plain(run).casefold()))
-            checks.append({"kind": "name", "text": run, "passed": ok})
+            letters = None if ok else acronym_letters(run)
+            checks.append({"kind": "name", "text": run, "passed": ok or (letters is not None
+                                                                          and spelled_out(letters, words))})
     ctx_sentences = [(s, set(_content(s))) for c in contexts for s in clauses(c)]
     for sentence in clauses(answer):
         toks = _content(sentence)
@@ -462,7 +533,7 @@ register_lexical(
     "fact_consistency",
     score_sample,
     role="answer",
-    version="6",
+    version="7",
     summary="Numbers (with units), names and negations of the answer checked against the contexts, "
             "times the share of its content words found there (no model).",
     formula="score = F * P; F = passed checks / checks (1 when none), one check per number, per "
