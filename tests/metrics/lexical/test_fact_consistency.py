@@ -258,3 +258,26 @@ def test_an_ordinal_in_digits_is_a_number_the_word_passes():
         ("number", "2", True), ("number", "21", True)]
     checks = check_facts("It is on the 3rd floor.", ["It is on the second floor."])["checks"]
     assert [(c["kind"], c["text"], c["passed"]) for c in checks if c["kind"] != "negation"] == [("number", "3", False)]
+
+
+@pytest.mark.parametrize(("answer", "context", "passed"), [
+    # a month or weekday abbreviated on one side
+    ("It opened on Jan 5, 2024.", "It opened on 5 January 2024.", [("5", True), ("2024", True), ("Jan", True)]),
+    ("It opened on 5 January 2024.", "It opened on Jan. 5, 2024.", [("5", True), ("2024", True), ("January", True)]),
+    ("It opened on 5 February 2024.", "It opened on Jan. 5, 2024.",
+     [("5", True), ("2024", True), ("February", False)]),
+    ("The market is held on Sat and Sun mornings.", "The market is held on Saturday mornings.",
+     [("Sat", True), ("Sun", False)]),  # Sunday is not in the context
+    # an acronym dotted on one side
+    ("The U.S. economy grew.", "The US economy grew.", [("U S", True)]),
+    ("The UK economy grew.", "The U.K. economy grew.", [("UK", True)]),
+    ("The UK economy grew.", "The U.S. economy grew.", [("UK", False)]),
+    # an amount with a scale word on one side
+    ("It cost 1.5 million dollars.", "It cost 1,500,000 dollars.", [("1.5", True)]),
+    ("It cost 1,500,000 dollars.", "It cost 1.5 million dollars.", [("1,500,000", True)]),
+    ("It cost $2 billion.", "It cost 2,000 million dollars.", [("$2", True)]),
+    ("It cost 2.5 million dollars.", "It cost 1,500,000 dollars.", [("2.5", False)]),
+])
+def test_the_same_date_acronym_or_amount_written_another_way(answer, context, passed):
+    checks = check_facts(answer, [context])["checks"]
+    assert [(c["text"], c["passed"]) for c in checks if c["kind"] != "negation"] == passed

@@ -48,8 +48,12 @@ occurs in the contexts (case-insensitive, contractions and the possessive *'s* f
 *Moon's* passes on a context that says *Moon*), or, for an acronym (one token of two to six
 capitals, or a run of single capitals), when consecutive words of the contexts spell it by their
 initials (*EU* on "European Union", *DOE* on "Department of Energy"; a filler such as *of* spells
-a letter or is skipped; two letters need capitalised words). An ordinal in digits (*2nd*) is no
-name; its number also passes on the word (*second*, *twenty-first*).
+a letter or is skipped; two letters need capitalised words), or when the contexts write it
+dotted (*UK* on "U.K.", *U.S.* on "US"); a month or weekday and its abbreviations are one word
+(*Jan* passes on "January"). An ordinal in digits (*2nd*) is no name; its number also passes on
+the word (*second*, *twenty-first*). A number followed by *thousand*, *million*, *billion* or
+*trillion* is also that amount: *1.5 million dollars* passes on "1,500,000 dollars", and the
+reverse.
 
 **Negation.** For each answer clause (a sentence cut at ``;`` and ``:``, the scope of a
 negation), the context clause sharing the most of its content tokens (the first on ties); when
@@ -328,6 +332,8 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
     ctx_times = {minutes for _, _, minutes in times_of_day(joined)}
     ctx_shares = {pct for _, _, pct in shares(joined)}
     ctx_ordinals = ordinal_words(joined)
+    ctx_scaled = [(x, u) for v, u, _, at in _numbers_at(joined) if (x := scaled_value(joined, v, at)) is not None]
+    ctx_amounts = [(float(v), u) for v, u in ctx_numbers] + ctx_scaled
     ctx_percents = [float(v) for v, u in ctx_numbers if u == "%"]
     times = times_of_day(answer)
     fractions = shares(answer)
@@ -350,9 +356,19 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
                                              for v, u in ctx_numbers))
               or (hedged and any((u == unit or u is None or unit is None) and _rounds_to(v, value)
                                  for v, u in ctx_numbers))
-              or (_ORDINAL.match(answer, at) is not None and float(value) in ctx_ordinals))
+              or (_ORDINAL.match(answer, at) is not None and float(value) in ctx_ordinals)
+              or _scaled_match(scaled_value(answer, value, at), float(value), unit, ctx_amounts, ctx_scaled))
         checks.append({"kind": "number", "text": written, "passed": ok})
     return checks
+
+
+def _scaled_match(scaled: float | None, value: float, unit: str | None, ctx_amounts: list[tuple[float, str | None]],
+                  ctx_scaled: list[tuple[float, str | None]]) -> bool:
+    """Whether a number with a scale word is, by its scaled value, one of the contexts' amounts
+    (as written or scaled), or a number without one is one of their scaled amounts; in its unit or
+    with no unit on either side."""
+    mine, theirs = (value, ctx_scaled) if scaled is None else (scaled, ctx_amounts)
+    return any(abs(mine - x) <= 1e-9 * max(1.0, abs(x)) and (u == unit or u is None or unit is None) for x, u in theirs)
 
 
 def _rounds_to(there: str, here: str) -> bool:
@@ -468,6 +484,25 @@ def spelled_out(letters: str, words: list[str]) -> bool:
     return any(w.casefold() not in _ACRONYM_FILLERS and spell(wanted, i) for i, w in enumerate(words))
 
 
+_MONTHS = "january february march april may june july august september october november december".split()
+_DAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
+#: a month's or weekday's forms, each to its full name: "jan" and "january" -> "january", "sept" -> "september"
+CALENDAR = {**{m: m for m in _MONTHS + _DAYS}, **{m[:3]: m for m in _MONTHS + _DAYS}, "sept": "september",
+            "tues": "tuesday", "thur": "thursday", "thurs": "thursday"}
+#: an acronym written with dots: "U.S.", "U.K."
+_DOTTED = re.compile(r"\b(?:[A-Za-z]\.){2,}")
+#: a scale word after a number: "1.5 million", "two billion"
+_SCALED = re.compile(r"[\w.,]+\s+(?P<scale>thousand|million|billion|trillion)s?\b", re.IGNORECASE)
+_SCALES = {"thousand": 1e3, "million": 1e6, "billion": 1e9, "trillion": 1e12}
+
+
+def scaled_value(text: str, value: str, at: int) -> float | None:
+    """``value`` (read at offset ``at`` of ``text``) times the scale word after it ("1.5 million" ->
+    1500000.0), None when no scale word follows."""
+    m = _SCALED.match(text, at)
+    return float(value) * _SCALES[m.group("scale").casefold()] if m else None
+
+
 def check_facts(answer: str, contexts: list[str]) -> dict[str, Any]:
     """Every check of the answer against the contexts, and ``F``, ``P`` and the score."""
     answer = without_list_markers(answer)
@@ -475,15 +510,18 @@ def check_facts(answer: str, contexts: list[str]) -> dict[str, Any]:
     vocab = set(_TOKEN.findall(_plain(joined).casefold()))
     checks = _number_checks(answer, joined)
     words = _WORD.findall(joined)
+    vocab |= {CALENDAR[t] for t in vocab if t in CALENDAR}
+    dotted = {d.replace(".", "").casefold() for d in _DOTTED.findall(joined)}
     for sentence in split_sentences(answer):
         for run in names(sentence):
             run = " ".join(t for t in run.split() if not _ORDINAL.fullmatch(t))  # "2nd" is a number
             if not run:
                 continue
-            ok = all(t in vocab for t in _TOKEN.findall(_plain(run).casefold()))
+            ok = all(t in vocab or CALENDAR.get(t) in vocab for t in _TOKEN.findall(_plain(run).casefold()))
             letters = None if ok else acronym_letters(run)
-            checks.append({"kind": "name", "text": run, "passed": ok or (letters is not None
-                                                                          and spelled_out(letters, words))})
+            checks.append({"kind": "name", "text": run, "passed": ok or (letters is not None and (
+                spelled_out(letters, words) or letters.casefold() in dotted
+                or (" " in run and letters.casefold() in vocab)))})
     ctx_sentences = [(s, set(_content(s))) for c in contexts for s in clauses(c)]
     for sentence in clauses(answer):
         toks = _content(sentence)
@@ -533,7 +571,7 @@ register_lexical(
     "fact_consistency",
     score_sample,
     role="answer",
-    version="7",
+    version="8",
     summary="Numbers (with units), names and negations of the answer checked against the contexts, "
             "times the share of its content words found there (no model).",
     formula="score = F * P; F = passed checks / checks (1 when none), one check per number, per "
