@@ -281,3 +281,17 @@ def test_an_ordinal_in_digits_is_a_number_the_word_passes():
 def test_the_same_date_acronym_or_amount_written_another_way(answer, context, passed):
     checks = check_facts(answer, [context])["checks"]
     assert [(c["text"], c["passed"]) for c in checks if c["kind"] != "negation"] == passed
+
+
+@pytest.mark.parametrize(("answer", "passed"), [
+    ("Delhi.", [("Delhi", True)]),                       # a name alone is checked from its first word
+    ("Mumbai.", [("Mumbai", False)]),
+    ("Arthur's Magazine", [("Arthur's Magazine", False)]),  # "Arthur's" is not in the context
+    ("New Delhi", [("New Delhi", True)]),
+    ("Yes.", []),                                        # a reply word, an exclamation: no name
+    ("Hi there!", []),
+    ("The capital is Delhi.", [("Delhi", True)]),        # a sentence with other words: the usual rule
+])
+def test_an_answer_that_is_a_name_alone(answer, passed):
+    checks = check_facts(answer, ["The capital of India is New Delhi; its magazine is Delhi Monthly."])["checks"]
+    assert [(c["text"], c["passed"]) for c in checks if c["kind"] == "name"] == passed

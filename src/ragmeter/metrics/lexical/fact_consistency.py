@@ -43,7 +43,9 @@ numbers 9 and 1991: dates are checked through their numbers and their month name
 **Names.** Maximal runs of capitalised tokens (or tokens with an inner capital or a digit mixed with
 letters: *iOS*, *NaCl*, *X2*; a superscript is not a digit: *km²* is a unit) that are not stop
 words, contractions folded first (*I'm*, *I've*, *I'd* are the stop word *I*). The first token of a
-sentence is not a name (the capital marks the sentence). A run passes when every one of its tokens
+sentence is not a name (the capital marks the sentence), unless the sentence is a name alone (one
+to six name tokens or numbers, not one reply word such as *Yes*, not ending in "!" or "?":
+*Delhi.*, *Arthur's Magazine*; :func:`name_alone`). A run passes when every one of its tokens
 occurs in the contexts (case-insensitive, contractions and the possessive *'s* folded on both sides:
 *Moon's* passes on a context that says *Moon*), or, for an acronym (one token of two to six
 capitals, or a run of single capitals), when consecutive words of the contexts spell it by their
@@ -503,6 +505,25 @@ def scaled_value(text: str, value: str, at: int) -> float | None:
     return float(value) * _SCALES[m.group("scale").casefold()] if m else None
 
 
+#: one-word sentences that reply rather than name ("Yes.", "Sure.", "Thanks.")
+REPLY_WORDS = frozenset("yes no yeah yep nope sure ok okay thanks hi hello hey bye goodbye yay wow oh certainly "
+                        "absolutely indeed correct right true false maybe none".split())
+
+
+def name_alone(sentence: str) -> str | None:
+    """The sentence as one name run when it is nothing but a name ("Delhi.", "Arthur's Magazine"):
+    one to six tokens, each a name token or a number, at least one a name token, not ending in "!"
+    or "?", and not one reply word (:data:`REPLY_WORDS`); else None."""
+    tokens = [m.group(0) for m in _NAME_TOKEN.finditer(sentence)]
+    if not 1 <= len(tokens) <= 6 or sentence.rstrip().endswith(("!", "?")):
+        return None
+    if not all(_is_name(t) or t.isdigit() for t in tokens) or all(t.isdigit() for t in tokens):
+        return None
+    if len(tokens) == 1 and tokens[0].casefold() in REPLY_WORDS:
+        return None
+    return " ".join(t for t in tokens if not t.isdigit())
+
+
 def check_facts(answer: str, contexts: list[str]) -> dict[str, Any]:
     """Every check of the answer against the contexts, and ``F``, ``P`` and the score."""
     answer = without_list_markers(answer)
@@ -513,7 +534,8 @@ def check_facts(answer: str, contexts: list[str]) -> dict[str, Any]:
     vocab |= {CALENDAR[t] for t in vocab if t in CALENDAR}
     dotted = {d.replace(".", "").casefold() for d in _DOTTED.findall(joined)}
     for sentence in split_sentences(answer):
-        for run in names(sentence):
+        alone = name_alone(sentence)
+        for run in [alone] if alone else names(sentence):
             run = " ".join(t for t in run.split() if not _ORDINAL.fullmatch(t))  # "2nd" is a number
             if not run:
                 continue
@@ -571,7 +593,7 @@ register_lexical(
     "fact_consistency",
     score_sample,
     role="answer",
-    version="8",
+    version="9",
     summary="Numbers (with units), names and negations of the answer checked against the contexts, "
             "times the share of its content words found there (no model).",
     formula="score = F * P; F = passed checks / checks (1 when none), one check per number, per "
