@@ -295,3 +295,8 @@ def test_the_same_date_acronym_or_amount_written_another_way(answer, context, pa
 def test_an_answer_that_is_a_name_alone(answer, passed):
     checks = check_facts(answer, ["The capital of India is New Delhi; its magazine is Delhi Monthly."])["checks"]
     assert [(c["text"], c["passed"]) for c in checks if c["kind"] == "name"] == passed
+
+
+def test_a_heading_is_not_a_name_alone():
+    checks = check_facts("Capitals:\nParis is the capital of France.", ["Paris is the capital of France."])["checks"]
+    assert [(c["text"], c["passed"]) for c in checks if c["kind"] == "name"] == [("France", True)]

@@ -44,7 +44,7 @@ numbers 9 and 1991: dates are checked through their numbers and their month name
 letters: *iOS*, *NaCl*, *X2*; a superscript is not a digit: *km²* is a unit) that are not stop
 words, contractions folded first (*I'm*, *I've*, *I'd* are the stop word *I*). The first token of a
 sentence is not a name (the capital marks the sentence), unless the sentence is a name alone (one
-to six name tokens or numbers, not one reply word such as *Yes*, not ending in "!" or "?":
+to six name tokens or numbers, not one reply word such as *Yes*, not ending in "!", "?" or ":":
 *Delhi.*, *Arthur's Magazine*; :func:`name_alone`). A run passes when every one of its tokens
 occurs in the contexts (case-insensitive, contractions and the possessive *'s* folded on both sides:
 *Moon's* passes on a context that says *Moon*), or, for an acronym (one token of two to six
@@ -512,10 +512,11 @@ REPLY_WORDS = frozenset("yes no yeah yep nope sure ok okay thanks hi hello hey b
 
 def name_alone(sentence: str) -> str | None:
     """The sentence as one name run when it is nothing but a name ("Delhi.", "Arthur's Magazine"):
-    one to six tokens, each a name token or a number, at least one a name token, not ending in "!"
-    or "?", and not one reply word (:data:`REPLY_WORDS`); else None."""
+    one to six tokens, each a name token or a number, at least one a name token, not ending in "!",
+    "?" or ":" (an exclamation, a question, a heading), and not one reply word
+    (:data:`REPLY_WORDS`); else None."""
     tokens = [m.group(0) for m in _NAME_TOKEN.finditer(sentence)]
-    if not 1 <= len(tokens) <= 6 or sentence.rstrip().endswith(("!", "?")):
+    if not 1 <= len(tokens) <= 6 or sentence.rstrip().endswith(("!", "?", ":")):
         return None
     if not all(_is_name(t) or t.isdigit() for t in tokens) or all(t.isdigit() for t in tokens):
         return None
