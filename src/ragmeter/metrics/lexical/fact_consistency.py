@@ -126,7 +126,7 @@ CITATION = re.compile(r"\[\^?\s*" + _SOURCE_WORD + r"\d{1,3}(?:\s*[,;–-]\s*" +
                       re.IGNORECASE)
 
 
-def without_list_markers(text: str) -> str:
+def without_markup(text: str) -> str:
     """``text`` with each :data:`LIST_MARKER` and :data:`CITATION` blanked (spaces, so offsets
     stay): the numbers of the answer's own list and of its citations are not facts ("1. Paris is
     ... [2]" checks neither 1 nor 2)."""
@@ -258,8 +258,8 @@ def numbers(text: str) -> list[tuple[str, str | None, str]]:
 
 def _numbers_at(text: str) -> list[tuple[str, str | None, str, int]]:
     """:func:`numbers`, each with the offset where its digits or word start (list markers are no
-    numbers: :func:`without_list_markers`)."""
-    text = without_list_markers(text)
+    numbers, nor are citations: :func:`without_markup`)."""
+    text = without_markup(text)
     out = []
     for m in _NUMBER.finditer(text):
         value = m.group("num").replace(",", "")
@@ -527,7 +527,7 @@ def name_alone(sentence: str) -> str | None:
 
 def check_facts(answer: str, contexts: list[str]) -> dict[str, Any]:
     """Every check of the answer against the contexts, and ``F``, ``P`` and the score."""
-    answer = without_list_markers(answer)
+    answer = without_markup(answer)
     joined = " ".join(contexts)
     vocab = set(_TOKEN.findall(_plain(joined).casefold()))
     checks = _number_checks(answer, joined)
