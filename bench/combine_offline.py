@@ -180,11 +180,13 @@ FNNQ_WEIGHTS = (0.25, 0.5, 1.0)
 
 
 def nc0_factor_rows(saved: dict[str, Any], rows: dict[str, dict[str, Any]], split: str | None = None,
-                    rescore: bool = False) -> list[tuple[str, bool, float | None, float | None]]:
-    """``(kind, faithful, NC0 score, Fnnq)`` per row of :func:`nc0_rows` (``Fnnq``: :func:`offline_values`')."""
+                    rescore: bool = False, nc0: list[tuple[str, bool, float | None, float | None]] | None = None,
+                    ) -> list[tuple[str, bool, float | None, float | None]]:
+    """``(kind, faithful, NC0 score, Fnnq)`` per row of :func:`nc0_rows` (``nc0``: those rows when
+    already computed; ``Fnnq``: :func:`offline_values`')."""
+    nc0 = nc0_rows(saved, rows, split, rescore) if nc0 is None else nc0
     return [(kind, y, score, offline_values(row)["Fnnq"])
-            for (kind, y, score, _), (_, _, _, row) in zip(nc0_rows(saved, rows, split, rescore),
-                                                           judged_results(saved, rows, split), strict=True)]
+            for (kind, y, score, _), (_, _, _, row) in zip(nc0, judged_results(saved, rows, split), strict=True)]
 
 
 def main() -> None:
@@ -203,8 +205,9 @@ def main() -> None:
         lines = path.read_text(encoding="utf-8").splitlines()
         rows = {r["id"]: r for r in (json.loads(x) for x in lines if x.strip())}
         scored += scored_rows(saved, rows, args.rescore, args.split)
-        nc0 += nc0_rows(saved, rows, args.split, args.rescore)
-        factor += nc0_factor_rows(saved, rows, args.split, args.rescore)
+        here = nc0_rows(saved, rows, args.split, args.rescore)
+        nc0 += here
+        factor += nc0_factor_rows(saved, rows, args.split, args.rescore, here)
     for kind in sorted({s[0] for s in scored}):
         mine = [s for s in scored if s[0] == kind]
         for label, combine in COMBINATIONS.items():

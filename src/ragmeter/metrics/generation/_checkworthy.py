@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ..lexical.fact_consistency import CITATION, LIST_MARKER, names, numbers
+from ..lexical.fact_consistency import names, numbers, without_markup
 from ..lexical.lexical_faithfulness import content_tokens
 from ._sentences import sentence_spans
 
@@ -126,8 +126,8 @@ def checkworthy_claims(claims: list[str]) -> tuple[list[str], list[dict[str, Any
 def split_claims(answer: str) -> list[Sentence]:
     """Every sentence of ``answer`` with its offsets and :func:`classify` kind; a bare "Yes." or
     "No." is joined to the sentence after it (one claim: the reply's verdict and what it rests on);
-    a list marker or a citation alone ("1.", "2)", "[3]") is no sentence. Memoised per answer text (a sample's planning,
-    claim and answer-check steps each ask)."""
+    a sentence that is list markers or citations alone ("1.", "2)", "[3]") is no sentence. Memoised
+    per answer text (a sample's planning, claim and answer-check steps each ask)."""
     return list(_split_claims(answer))
 
 
@@ -144,4 +144,4 @@ def _split_claims(answer: str) -> tuple[Sentence, ...]:
         joined.append((a, b))
         i += 1
     return tuple(Sentence(answer[a:b], a, b, classify(answer[a:b])) for a, b in joined
-                 if not (LIST_MARKER.fullmatch(answer[a:b].strip()) or CITATION.fullmatch(answer[a:b].strip())))
+                 if without_markup(answer[a:b]).strip())

@@ -304,8 +304,6 @@ class SupportOutcome:
     n: int = 0
     #: the claims' mean support before the answer checks (``checks``) multiply it
     claims_support: float | None = None
-    #: the answer checks' share (:func:`answer_checks`), None when they do not apply
-    checks_share: float | None = None
 
 
 def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
@@ -411,7 +409,7 @@ def checked(ev: JudgedEvaluator, sample: Sample, o: SupportOutcome) -> SupportOu
     if not checks:
         return o
     details = {**o.details, "answer_checks": checks, "answer_checks_share": share}
-    return replace(o, support=o.support * share, details=details, checks_share=share)
+    return replace(o, support=o.support * share, details=details)
 
 
 def answer_checks(sample: Sample) -> tuple[float, list[dict[str, Any]]]:
@@ -502,12 +500,13 @@ class Faithfulness(JudgedEvaluator):
 
 def checks_reason(o: SupportOutcome) -> str:
     """The reason's clause on the answer checks: empty when they do not apply or all pass."""
-    if o.checks_share is None or o.checks_share == 1.0:
+    share = o.details.get("answer_checks_share")
+    if share is None or share == 1.0:
         return ""
     checks = o.details["answer_checks"]
     missing = ", ".join(repr(c["text"]) for c in checks if not c["passed"])
     return (f"; times {sum(c['passed'] for c in checks)} of {len(checks)} numbers and names found in the "
-            f"context or the question ({o.checks_share:.3f}; not found: {missing})")
+            f"context or the question ({share:.3f}; not found: {missing})")
 
 
 def hard_score(details: Mapping[str, Any]) -> float | None:

@@ -8,11 +8,10 @@ token instead of 1/0, i.e. 1 - faithfulness; claims the answer does not make are
 answer checks too (``checks``, see faithfulness: the claims' support times the share of the
 answer's numbers and names found in the contexts or the question). Lower is better. It re-uses
 faithfulness's decomposition and verdicts for the same sample, so computing both costs no extra
-judge call. Edge cases: empty answer -> 0.0; no context -> 1.0; no
-check-worthy sentence (greetings, opinions, questions) -> 0.0 with no call, except with
-``mode=direct``; no claim -> 0.0 only when the judge states the answer makes no factual claim, else
-undefined; a
-verdict count other than the claim count is a JudgeParseError (after one repair).
+judge call. Edge cases: empty answer -> 0.0; no context -> 1.0; no check-worthy sentence
+(greetings, opinions, questions) -> 0.0 with no call, except with ``mode=direct``; no claim -> 0.0
+only when the judge states the answer makes no factual claim, else undefined; a verdict count
+other than the claim count is a JudgeParseError (after one repair).
 
 ``mode=inline``: the same rate from faithfulness(mode=inline)'s one call (claims and verdicts
 together, shared).

@@ -201,16 +201,25 @@ def same_amount(a: str, unit_a: str, b: str, unit_b: str, within: float | None =
         return equal(a, b)
     size_a, size_b = DIMENSIONS[unit_a][1], DIMENSIONS[unit_b][1]
 
-    def rounds_to(x: str, y_there: float) -> bool:  # y, converted to x's unit, rounds to x
-        close = within is None or abs(y_there - float(x)) <= within * max(abs(y_there), abs(float(x)))
-        return close and abs(round(y_there, decimals(x)) - float(x)) <= 1e-9 * max(1.0, abs(float(x)))
+    def close_to(x: str, y_there: float) -> bool:  # y, converted to x's unit, rounds to x
+        near = within is None or abs(y_there - float(x)) <= within * max(abs(y_there), abs(float(x)))
+        return near and rounds_to(y_there, x)
 
-    return rounds_to(a, float(b) * size_b / size_a) or rounds_to(b, float(a) * size_a / size_b)
+    return close_to(a, float(b) * size_b / size_a) or close_to(b, float(a) * size_a / size_b)
+
+
+def rounds_to(there: float, here: str) -> bool:
+    """Whether ``there`` rounded to ``here``'s written decimals is ``here`` (-195.8 -> "-196")."""
+    return abs(round(there, decimals(here)) - float(here)) <= 1e-9 * max(1.0, abs(float(here)))
 
 
 #: a share written as a fraction: "half", "a third", "two-thirds", "three quarters", "nine tenths"
 #: (not "half an hour", "half a million", "half past", "half-price", "a quarter of an hour", "quarter past")
-_NUMERATORS = {"a": 1, "one": 1} | {w: int(d) for w, d in WORD_NUMBERS.items() if int(d) < 10}
+#: the number words one to twelve with their values ("one" only where it cannot be the pronoun)
+_SMALL = {"one": 1} | {w: int(d) for w, d in WORD_NUMBERS.items()}
+#: one to nine
+_ONES = {w: v for w, v in _SMALL.items() if v < 10}
+_NUMERATORS = {"a": 1} | _ONES
 _DENOMINATORS = {"third": 3, "quarter": 4, "fifth": 5, "tenth": 10}
 _FRACTION = re.compile(r"(?<![\w-])(?:(?P<num>" + "|".join(_NUMERATORS) + r")[\s-]+"
                        r"(?P<den>" + "|".join(f"{d}s?" for d in _DENOMINATORS) + r")|(?P<half>half))\b"
@@ -281,12 +290,11 @@ def _numbers_at(text: str) -> list[tuple[str, str | None, str, int]]:
 _TEENS = {w: 13 + i for i, w in enumerate(
     "thirteen fourteen fifteen sixteen seventeen eighteen nineteen".split())}
 _TENS = {w: 20 + 10 * i for i, w in enumerate("twenty thirty forty fifty sixty seventy eighty ninety".split())}
-_ONES = {w: i + 1 for i, w in enumerate("one two three four five six seven eight nine".split())}
 _WORD_PATTERN = (r"(?:(?P<tens>" + "|".join(_TENS) + r")(?:[-\s](?P<ones>" + "|".join(_ONES) + r"))?"
                  r"|(?P<teen>" + "|".join(_TEENS) + r"))\b")
 _LARGE_WORD_NUMBER = re.compile(r"\b(?P<word>" + _WORD_PATTERN + r")(?:\s+(?P<unit>[A-Za-z]+))?", re.IGNORECASE)
 #: "X and a half": X in digits or words ("one" included), then the unit
-_AND_A_HALF = re.compile(r"(?<![\w.,])(?P<x>\d+|" + "|".join([*_ONES, "ten", "eleven", "twelve"]) + r"|"
+_AND_A_HALF = re.compile(r"(?<![\w.,])(?P<x>\d+|" + "|".join(_SMALL) + r"|"
                          + _WORD_PATTERN.replace("?P<", "?P<x_") + r")\s+and\s+a\s+(?P<half>half)\b"
                          r"(?:\s+(?P<unit>[A-Za-z]+))?", re.IGNORECASE)
 #: a word that marks the number after it as rounded ("about -196 °C", "roughly 9.6 seconds", "~40 km")
@@ -309,8 +317,7 @@ def spoken_numbers(text: str) -> list[tuple[int, int, str, str | None, str]]:
     out: list[tuple[int, int, str, str | None, str]] = []
     for m in _AND_A_HALF.finditer(text):
         x = m.group("x").casefold()
-        small = {**_ONES, "ten": 10, "eleven": 11, "twelve": 12}
-        whole = int(x) if x.isdigit() else small[x] if x in small else _word_value(m, "x_")
+        whole = int(x) if x.isdigit() else _SMALL[x] if x in _SMALL else _word_value(m, "x_")
         unit = _unit(m.group("unit"))
         end = m.end() if unit else m.end("half")
         out.append((m.start(), end, f"{whole}.5", unit, text[m.start():end]))
@@ -327,14 +334,14 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
     """The number checks of ``answer`` against the contexts' text ``joined`` (the rule in the module
     docs): each time of day, each share written as a fraction, each amount written as people say it
     (:func:`spoken_numbers`), then each other number."""
-    spoken = spoken_numbers(joined)
-    ctx_numbers = {(v, u) for v, u, _ in numbers(joined)} | {(v, u) for _, _, v, u, _ in spoken}
+    ctx_found = _numbers_at(joined)
+    ctx_numbers = {(v, u) for v, u, _, _ in ctx_found} | {(v, u) for _, _, v, u, _ in spoken_numbers(joined)}
     ctx_values = {v for v, _ in ctx_numbers}
     ctx_unitless = {v for v, u in ctx_numbers if u is None}
     ctx_times = {minutes for _, _, minutes in times_of_day(joined)}
     ctx_shares = {pct for _, _, pct in shares(joined)}
     ctx_ordinals = ordinal_words(joined)
-    ctx_scaled = [(x, u) for v, u, _, at in _numbers_at(joined) if (x := scaled_value(joined, v, at)) is not None]
+    ctx_scaled = [(x, u) for v, u, _, at in ctx_found if (x := scaled_value(joined, v, at)) is not None]
     ctx_amounts = [(float(v), u) for v, u in ctx_numbers] + ctx_scaled
     ctx_percents = [float(v) for v, u in ctx_numbers if u == "%"]
     times = times_of_day(answer)
@@ -356,7 +363,7 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
               or (unit in DIMENSIONS and any(u != unit and u in DIMENSIONS and measure(u) == measure(unit)
                                              and same_amount(value, unit, v, u, AMOUNT_WITHIN)
                                              for v, u in ctx_numbers))
-              or (hedged and any((u == unit or u is None or unit is None) and _rounds_to(v, value)
+              or (hedged and any((u == unit or u is None or unit is None) and rounds_to(float(v), value)
                                  for v, u in ctx_numbers))
               or (_ORDINAL.match(answer, at) is not None and float(value) in ctx_ordinals)
               or _scaled_match(scaled_value(answer, value, at), float(value), unit, ctx_amounts, ctx_scaled))
@@ -372,10 +379,6 @@ def _scaled_match(scaled: float | None, value: float, unit: str | None, ctx_amou
     mine, theirs = (value, ctx_scaled) if scaled is None else (scaled, ctx_amounts)
     return any(abs(mine - x) <= 1e-9 * max(1.0, abs(x)) and (u == unit or u is None or unit is None) for x, u in theirs)
 
-
-def _rounds_to(there: str, here: str) -> bool:
-    """Whether ``there`` rounded to ``here``'s written decimals is ``here`` ("-195.8" -> "-196")."""
-    return abs(round(float(there), decimals(here)) - float(here)) <= 1e-9 * max(1.0, abs(float(here)))
 
 
 def _is_name(token: str) -> bool:
