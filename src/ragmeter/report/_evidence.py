@@ -5,7 +5,7 @@ same mode, which records the same details) writes per claim its ``[start, end)``
 answer, its ``support``, ``p_yes`` and ``veto``, and its ``evidence``: the context sentences most
 related to it, each as ``{context, start, end, text}`` (``context`` counts the contexts that have
 text, in rank order). The answer's other sentences are in ``not_claims`` with their ``kind``
-(question, greeting, opinion). Any metric whose details have that shape drives the marks; the
+(question, greeting, heading, opinion). Any metric whose details have that shape drives the marks; the
 first such metric of the run is used.
 
 :func:`evidence_marks` turns those details into the segments the page's script draws: the

@@ -104,6 +104,17 @@ def test_lexical_score_is_the_idf_weighted_overlap():
     ("They feel the cold, so a winter coat helps.", "claim"),
     ("The dance was decoded by Karl von Frisch.", "claim"),
     ("Sorry, the ferry to Carrick is cancelled today because of 3 m waves.", "claim"),
+    # a lead-in or heading above a list, and an offer of more help: nothing to check
+    ("Here is what the documents say:", "heading"),
+    ("**Eligibility:**", "heading"),
+    ("## Opening hours:", "heading"),
+    ("Key facts about Brinmoor:", "heading"),
+    ("The 3 conditions are:", "claim"),               # a number: checked
+    ("Eligibility: staff with a contract qualify.", "claim"),  # the colon inside: a statement
+    ("Let me know if you need more detail.", "greeting"),
+    ("Feel free to ask about the other branches.", "greeting"),
+    ("Hope this helps.", "greeting"),
+    ("Let me know if the 2 pm slot suits you.", "claim"),
 ])
 def test_check_worthiness_of_hand_labelled_sentences(sentence, kind):
     assert classify(sentence) == kind
@@ -184,6 +195,16 @@ def test_three_rows_by_hand():
 
 # ---- sentence cutting: abbreviations and bare yes/no replies ------------------------------------------
 
+def test_a_list_answer_under_a_heading_checks_only_its_items():
+    answer = ("Here is what the documents say:\n\n**Eligibility:**\n- Staff with 12 months of service qualify [1].\n"
+              "* The allowance is about 40% of salary (Source 2).\n\nLet me know if you need more detail.")
+    assert [(s.kind, s.text) for s in split_claims(answer)] == [
+        ("heading", "Here is what the documents say:"), ("heading", "**Eligibility:**"),
+        ("claim", "- Staff with 12 months of service qualify [1]."),
+        ("claim", "* The allowance is about 40% of salary (Source 2)."),
+        ("greeting", "Let me know if you need more detail.")]
+
+
 @pytest.mark.parametrize(("text", "sentences"), [
     ("The metro runs from 6 a.m. until 1 a.m. every day.", ["The metro runs from 6 a.m. until 1 a.m. every day."]),
     ("It opens at 9 a.m. The museum closes at 5 p.m.", ["It opens at 9 a.m.", "The museum closes at 5 p.m."]),
@@ -203,7 +224,7 @@ def test_a_bare_yes_or_no_is_one_claim_with_the_sentence_after_it():
     answer = "No. Lake Victoria covers 59,947 km². Hope that helps!"
     got = split_claims(answer)
     assert [(s.kind, s.text) for s in got] == [("claim", "No. Lake Victoria covers 59,947 km²."),
-                                               ("opinion", "Hope that helps!")]
+                                               ("greeting", "Hope that helps!")]
     assert answer[got[0].start:got[0].end] == got[0].text
     assert [(s.kind, s.text) for s in split_claims("Yes.")] == [("claim", "Yes.")]
 

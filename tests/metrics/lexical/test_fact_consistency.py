@@ -297,6 +297,26 @@ def test_an_answer_that_is_a_name_alone(answer, passed):
     assert [(c["text"], c["passed"]) for c in checks if c["kind"] == "name"] == passed
 
 
+def test_a_bold_heading_is_not_a_name_alone():
+    checks = check_facts("**Eligibility:**\n- Staff with 12 months of service qualify.",
+                         ["Staff with twelve months of service qualify."])["checks"]
+    assert [(c["kind"], c["text"], c["passed"]) for c in checks if c["kind"] != "negation"] == [
+        ("number", "12 months", True)]
+
+
+@pytest.mark.parametrize(("answer", "context", "passed"), [
+    ("The allowance is about 40% of salary.", "The allowance is 41.2% of salary.", True),   # 41.2 -> 40 at tens
+    ("It has roughly 2,000 members.", "It has 1,986 members.", True),                       # -> 2,000 at thousands
+    ("It has about 100 members.", "It has 140 members.", False),                            # rounds to 100, 40% off
+    ("It has about 40 members.", "It has 46 members.", False),                              # rounds to 50
+    ("It has 40 members.", "It has 41 members.", False),                                    # not hedged
+    ("It has about 45 members.", "It has 41 members.", False),                              # no trailing zero
+])
+def test_a_hedged_round_number_passes_on_a_value_that_rounds_to_it(answer, context, passed):
+    checks = check_facts(answer, [context])["checks"]
+    assert [c["passed"] for c in checks if c["kind"] == "number"] == [passed]
+
+
 def test_a_heading_is_not_a_name_alone():
     checks = check_facts("Capitals:\nParis is the capital of France.", ["Paris is the capital of France."])["checks"]
     assert [(c["text"], c["passed"]) for c in checks if c["kind"] == "name"] == [("France", True)]

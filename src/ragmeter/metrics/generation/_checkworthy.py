@@ -8,10 +8,14 @@ rule that applies; the reason is recorded:
 
 1. ``question``: it ends with ``?``.
 2. ``greeting``: once leading interjections are removed (*oh, ah, aw, wow, haha, ha, yay, ooh, well,
-   hmm, ugh*), it is empty, or it opens with a greeting, thanks, farewell or apology (*hi, hello,
-   hey, good morning, thanks, thank you, you're welcome, welcome back, bye, goodbye, see you, take
-   care, have a ..., sorry, congratulations, cheers*) and holds no number.
-3. ``opinion``: it holds no number and no name (the number and name rules of ``fact_consistency``)
+   hmm, ugh*), it is empty, or it opens with a greeting, thanks, farewell, apology or offer of more
+   help (*hi, hello, hey, good morning, thanks, thank you, you're welcome, welcome back, bye,
+   goodbye, see you, take care, have a ..., sorry, congratulations, cheers, let me know, feel free
+   to, hope this helps, happy to help, glad to help*) and holds no number.
+3. ``heading``: markdown emphasis and heading marks (``*``, ``_``, ``#``) set aside, it ends with
+   ":" and holds no number: a lead-in or heading above a list ("Here is what the documents say:",
+   "**Eligibility:**"), whose items are the claims.
+4. ``opinion``: it holds no number and no name (the number and name rules of ``fact_consistency``)
    and either opens with a first-person stance or feeling (*I*, *I'm*, *I've*, *I'd*, *me too*,
    *my favourite*, *honestly*, *personally*, *you've got this*) or is at most
    :data:`SHORT_REMARK_WORDS` words long and ends with ``!``, or holds an evaluative word
@@ -20,7 +24,7 @@ rule that applies; the reason is recorded:
    best with underfloor heating or big radiators." states a fact with an evaluative word in it).
    A superlative such as *best* is not an evaluative word: "They pair best with small radiators"
    and "the best-selling vacuum in Europe" are facts a context can support or contradict.
-4. Otherwise the sentence is a ``claim``.
+5. Otherwise the sentence is a ``claim``.
 
 A hedge does not rescue a claim: "probably around 90 minutes" has a number and is checked. Known
 limits: an opinion that carries a name or a number ("Tram 28 is lovely") is checked as a claim; a
@@ -58,7 +62,10 @@ _INTERJECTION = re.compile(r"^(?:(?:oh|ah|aw|aww|wow|haha|hah|ha|yay|ooh|well|hm
                            re.IGNORECASE)
 _GREETING = re.compile(r"^(?:hi|hello|hey|good (?:morning|afternoon|evening|night)|thanks|thank you|"
                        r"you(?:'|’)?re welcome|welcome back|bye|goodbye|see you|take care|have a\b|sorry|"
-                       r"congratulations|congrats|cheers)\b", re.IGNORECASE)
+                       r"congratulations|congrats|cheers|let me know|feel free to|hope (?:this|that|it) helps|"
+                       r"happy to help|glad to help)\b", re.IGNORECASE)
+#: markdown emphasis and heading marks around a heading ("**Eligibility:**", "## Opening hours:")
+_MARKS = "*_# \t"
 _STANCE = re.compile(r"^(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|me too|my favou?rite|honestly|personally|"
                      r"you['’]ve got this)\b", re.IGNORECASE)
 
@@ -66,7 +73,7 @@ _STANCE = re.compile(r"^(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|me too|my fav
 @dataclass(frozen=True)
 class Sentence:
     """One sentence of the answer: ``text`` is ``answer[start:end]``; ``kind`` is ``claim``,
-    ``question``, ``greeting`` or ``opinion``."""
+    ``question``, ``greeting``, ``heading`` or ``opinion``."""
 
     text: str
     start: int
@@ -89,7 +96,7 @@ def answer_sentences(answer: str) -> list[tuple[str, int, int]]:
 
 
 def classify(sentence: str) -> str:
-    """``claim``, ``question``, ``greeting`` or ``opinion`` by the module docstring's rules."""
+    """``claim``, ``question``, ``greeting``, ``heading`` or ``opinion`` by the module docstring's rules."""
     s = sentence.strip()
     if s.endswith("?"):
         return "question"
@@ -97,6 +104,8 @@ def classify(sentence: str) -> str:
     has_number = bool(numbers(rest))
     if not rest or (_GREETING.match(rest) and not has_number):
         return "greeting"
+    if s.strip(_MARKS).endswith(":") and not has_number:
+        return "heading"
     if has_number or names(s):
         return "claim"
     if _STANCE.match(rest):

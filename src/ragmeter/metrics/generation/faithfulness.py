@@ -435,8 +435,8 @@ CHECKS = Param("checks", str, "auto", "the answer's offline checks that multiply
 #: the reasons shared word for word by faithfulness and hallucination_rate
 SHARED_REASONS = {"ungrounded": ALL_UNGROUNDED, "no_facts": "the judge states the answer makes no factual claim",
                   "no_claim": NO_CLAIM_UNDEFINED,
-                  "no_checkworthy": "no sentence of the answer is a claim to check (greetings, opinions, questions: "
-                                    "not_claims)"}
+                  "no_checkworthy": "no sentence of the answer is a claim to check (greetings, headings, opinions, "
+                                    "questions: not_claims)"}
 
 
 def check_veto(ev: JudgedEvaluator) -> None:
@@ -537,7 +537,7 @@ register_judged(
             "mode=direct: P(yes) / (P(yes) + P(no)) of one yes/no verdict "
             "(hard 1/0 without log-probabilities)",
     edge_cases=("empty answer -> 1.0", "no context -> 0.0",
-                "no check-worthy sentence (only greetings, opinions, questions) -> 1.0 without a call "
+                "no check-worthy sentence (only greetings, headings, opinions, questions) -> 1.0 without a call "
                 "(mode=direct excepted)",
                 "no claim and the judge states the answer makes no factual claim -> 1.0",
                 "no claim without that statement -> undefined",

@@ -90,7 +90,7 @@ register_judged(
     formula="mode=claims or inline: unsupported claims / claims (mode=claims: 1 - faithfulness with its answer "
             "checks); mode=direct: 1 - P(yes) / (P(yes) + P(no))",
     edge_cases=("empty answer -> 0.0", "no context -> 1.0",
-                "no check-worthy sentence (only greetings, opinions, questions) -> 0.0 without a call "
+                "no check-worthy sentence (only greetings, headings, opinions, questions) -> 0.0 without a call "
                 "(mode=direct excepted)",
                 "no claim and the judge states the answer makes no factual claim -> 0.0",
                 "no claim without that statement -> undefined",

@@ -213,6 +213,22 @@ def rounds_to(there: float, here: str) -> bool:
     return abs(round(there, decimals(here)) - float(here)) <= 1e-9 * max(1.0, abs(float(here)))
 
 
+#: a hedged round number passes on a context value within this share of it (:func:`rounds_to_place`)
+ROUND_WITHIN = 0.10
+
+
+def rounds_to_place(there: float, here: str) -> bool:
+    """Whether ``here``, a whole number with trailing zeros ("40", "2,000"), is ``there`` rounded at
+    the place of its last non-zero digit and within :data:`ROUND_WITHIN` of it (41.2 -> "40",
+    1986 -> "2,000"; not 140 -> "100")."""
+    digits = here.replace(",", "").lstrip("-−")
+    if not digits.isdigit() or not digits.endswith("0") or not digits.strip("0"):
+        return False
+    value, zeros = float(digits), len(digits) - len(digits.rstrip("0"))
+    value = -value if here.startswith(("-", "−")) else value
+    return round(there, -zeros) == value and abs(there - value) <= ROUND_WITHIN * abs(value)
+
+
 #: a share written as a fraction: "half", "a third", "two-thirds", "three quarters", "nine tenths"
 #: (not "half an hour", "half a million", "half past", "half-price", "a quarter of an hour", "quarter past")
 #: the number words one to twelve with their values ("one" only where it cannot be the pronoun)
@@ -363,7 +379,8 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
               or (unit in DIMENSIONS and any(u != unit and u in DIMENSIONS and measure(u) == measure(unit)
                                              and same_amount(value, unit, v, u, AMOUNT_WITHIN)
                                              for v, u in ctx_numbers))
-              or (hedged and any((u == unit or u is None or unit is None) and rounds_to(float(v), value)
+              or (hedged and any((u == unit or u is None or unit is None)
+                                 and (rounds_to(float(v), value) or rounds_to_place(float(v), value))
                                  for v, u in ctx_numbers))
               or (_ORDINAL.match(answer, at) is not None and float(value) in ctx_ordinals)
               or _scaled_match(scaled_value(answer, value, at), float(value), unit, ctx_amounts, ctx_scaled))
@@ -516,10 +533,11 @@ REPLY_WORDS = frozenset("yes no yeah yep nope sure ok okay thanks hi hello hey b
 def name_alone(sentence: str) -> str | None:
     """The sentence as one name run when it is nothing but a name ("Delhi.", "Arthur's Magazine"):
     one to six tokens, each a name token or a number, at least one a name token, not ending in "!",
-    "?" or ":" (an exclamation, a question, a heading), and not one reply word
+    "?" or ":" (an exclamation, a question, a heading; markdown emphasis and heading marks set
+    aside: "**Eligibility:**"), and not one reply word
     (:data:`REPLY_WORDS`); else None."""
     tokens = [m.group(0) for m in _NAME_TOKEN.finditer(sentence)]
-    if not 1 <= len(tokens) <= 6 or sentence.rstrip().endswith(("!", "?", ":")):
+    if not 1 <= len(tokens) <= 6 or sentence.strip("*_# \t\n").endswith(("!", "?", ":")):
         return None
     if not all(_is_name(t) or t.isdigit() for t in tokens) or all(t.isdigit() for t in tokens):
         return None
