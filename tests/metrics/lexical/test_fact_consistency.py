@@ -317,6 +317,29 @@ def test_a_hedged_round_number_passes_on_a_value_that_rounds_to_it(answer, conte
     assert [c["passed"] for c in checks if c["kind"] == "number"] == [passed]
 
 
+@pytest.mark.parametrize(("answer", "context", "passed"), [
+    # the word after a label opening a sentence is a sentence's first word
+    ("**How to apply:** Submit the request on PeopleHub.", "Requests go through the PeopleHub portal.",
+     [("name", "PeopleHub", True)]),
+    ("Note: Because it rained, the match moved.", "The match moved.", []),
+    # an ISO date on either side is its day, month and year
+    ("It came out on 2 April 2025.", "Released 2025-04-02.",
+     [("number", "2", True), ("number", "2025", True), ("name", "April", True)]),
+    ("It came out on 2 June 2025.", "Released 2025-04-02.",
+     [("number", "2", True), ("number", "2025", True), ("name", "June", False)]),
+    ("It came out on 2025-03-18.", "It was released on 18 March 2025.",
+     [("number", "18", True), ("number", "2025", True), ("name", "March", True)]),
+    # leading zeros
+    ("It is in Gallery 4.", "It is shown in Gallery 04.", [("number", "4", True), ("name", "Gallery", True)]),
+    # an acronym inside a name run, spelled out by the contexts
+    ("It pairs over Bluetooth LE.", "Sensors pair over Bluetooth Low Energy.", [("name", "Bluetooth LE", True)]),
+    ("It pairs over Bluetooth LE.", "Sensors pair over Bluetooth Classic.", [("name", "Bluetooth LE", False)]),
+])
+def test_labels_iso_dates_leading_zeros_and_acronyms_in_a_run(answer, context, passed):
+    checks = check_facts(answer, [context])["checks"]
+    assert [(c["kind"], c["text"], c["passed"]) for c in checks if c["kind"] != "negation"] == passed
+
+
 def test_a_heading_is_not_a_name_alone():
     checks = check_facts("Capitals:\nParis is the capital of France.", ["Paris is the capital of France."])["checks"]
     assert [(c["text"], c["passed"]) for c in checks if c["kind"] == "name"] == [("France", True)]

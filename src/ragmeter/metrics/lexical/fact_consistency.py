@@ -350,7 +350,7 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
     """The number checks of ``answer`` against the contexts' text ``joined`` (the rule in the module
     docs): each time of day, each share written as a fraction, each amount written as people say it
     (:func:`spoken_numbers`), then each other number."""
-    ctx_found = _numbers_at(joined)
+    ctx_found = [(_unpadded(v), u, w, at) for v, u, w, at in _numbers_at(joined)]
     ctx_numbers = {(v, u) for v, u, _, _ in ctx_found} | {(v, u) for _, _, v, u, _ in spoken_numbers(joined)}
     ctx_values = {v for v, _ in ctx_numbers}
     ctx_unitless = {v for v, u in ctx_numbers if u is None}
@@ -372,7 +372,7 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
     found = [(value, unit, written, a) for a, b, value, unit, written in mine
              if not any(x <= a < y for x, y in taken)]
     taken += [(a, b) for a, b, *_ in mine]
-    found += [n for n in _numbers_at(answer) if not any(a <= n[3] < b for a, b in taken)]
+    found += [(_unpadded(v), u, w, at) for v, u, w, at in _numbers_at(answer) if not any(a <= at < b for a, b in taken)]
     for value, unit, written, at in sorted(found, key=lambda n: n[3]):
         hedged = _HEDGE.search(answer[:at]) is not None
         ok = ((value, unit) in ctx_numbers or (unit is None and value in ctx_values) or value in ctx_unitless
@@ -386,6 +386,11 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
               or _scaled_match(scaled_value(answer, value, at), float(value), unit, ctx_amounts, ctx_scaled))
         checks.append({"kind": "number", "text": written, "passed": ok})
     return checks
+
+
+def _unpadded(value: str) -> str:
+    """A whole number without its leading zeros ("02" -> "2"); any other value as it is."""
+    return value.lstrip("0") or "0" if value.isdigit() else value
 
 
 def _scaled_match(scaled: float | None, value: float, unit: str | None, ctx_amounts: list[tuple[float, str | None]],
@@ -546,26 +551,50 @@ def name_alone(sentence: str) -> str | None:
     return " ".join(t for t in tokens if not t.isdigit())
 
 
+#: a date written year-month-day ("2025-04-02")
+_ISO_DATE = re.compile(r"(?<![\w.-])(?P<y>\d{4})-(?P<m>0[1-9]|1[0-2])-(?P<d>0[1-9]|[12]\d|3[01])(?![\w-])")
+#: a label opening a sentence: up to five words ending in ":" in bold ("**How to apply:**"), or up
+#: to two plain ("Note:", "Opening hours:"), followed by the sentence's text
+_LABEL = re.compile(r"^\s*(?:(?:\*\*|__)(?:[^\W\d_][\w'’-]*\s+){0,4}[^\W\d_][\w'’-]*:(?:\*\*|__)"
+                    r"|(?:[^\W\d_][\w'’-]*\s+)?[^\W\d_][\w'’-]*:)\s+(?=\S)")
+
+
+def iso_dates(text: str) -> str:
+    """``text`` with each ``YYYY-MM-DD`` date written "D Month YYYY" ("2025-04-02" -> "2 April 2025")."""
+    return _ISO_DATE.sub(lambda m: f"{int(m['d'])} {_MONTHS[int(m['m']) - 1].title()} {m['y']}", text)
+
+
+def _unlabelled(sentence: str) -> str:
+    """The sentence without a label opening it (:data:`_LABEL`): the word after it is its first."""
+    return _LABEL.sub("", sentence, count=1)
+
+
 def check_facts(answer: str, contexts: list[str]) -> dict[str, Any]:
     """Every check of the answer against the contexts, and ``F``, ``P`` and the score."""
-    answer = without_markup(answer)
-    joined = " ".join(contexts)
+    answer = iso_dates(without_markup(answer))
+    joined = iso_dates(" ".join(contexts))
     vocab = set(_TOKEN.findall(_plain(joined).casefold()))
     checks = _number_checks(answer, joined)
     words = _WORD.findall(joined)
     vocab |= {CALENDAR[t] for t in vocab if t in CALENDAR}
     dotted = {d.replace(".", "").casefold() for d in _DOTTED.findall(joined)}
-    for sentence in split_sentences(answer):
+    def known(part: str) -> bool:  # one token of a name run
+        return all(t in vocab or CALENDAR.get(t) in vocab for t in _TOKEN.findall(_plain(part).casefold()))
+
+    for sentence in map(_unlabelled, split_sentences(answer)):
         alone = name_alone(sentence)
         for run in [alone] if alone else names(sentence):
             run = " ".join(t for t in run.split() if not _ORDINAL.fullmatch(t))  # "2nd" is a number
             if not run:
                 continue
-            ok = all(t in vocab or CALENDAR.get(t) in vocab for t in _TOKEN.findall(_plain(run).casefold()))
+            ok = all(known(t) for t in run.split())
             letters = None if ok else acronym_letters(run)
-            checks.append({"kind": "name", "text": run, "passed": ok or (letters is not None and (
-                spelled_out(letters, words) or letters.casefold() in dotted
-                or (" " in run and letters.casefold() in vocab)))})
+            ok = ok or (letters is not None and (spelled_out(letters, words) or letters.casefold() in dotted
+                                                 or (" " in run and letters.casefold() in vocab)))
+            # an acronym inside a longer run ("Bluetooth LE" on "Bluetooth Low Energy")
+            ok = ok or (" " in run and all(known(t) or (_ACRONYM.fullmatch(t) is not None and (
+                spelled_out(t, words) or t.casefold() in dotted)) for t in run.split()))
+            checks.append({"kind": "name", "text": run, "passed": ok})
     ctx_sentences = [(s, set(_content(s))) for c in contexts for s in clauses(c)]
     for sentence in clauses(answer):
         toks = _content(sentence)
