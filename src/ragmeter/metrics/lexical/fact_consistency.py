@@ -644,7 +644,7 @@ register_lexical(
     "fact_consistency",
     score_sample,
     role="answer",
-    version="10",
+    version="11",
     summary="Numbers (with units), names and negations of the answer checked against the contexts, "
             "times the share of its content words found there (no model).",
     formula="score = F * P; F = passed checks / checks (1 when none), one check per number, per "
