@@ -139,10 +139,11 @@ def judged_results(saved: dict[str, Any], rows: dict[str, dict[str, Any]],
             for rec in saved["records"] if rec["metrics"]["faithfulness"].get("error") is None]
 
 
-def judge_score(result: dict[str, Any], row: dict[str, Any], rescore: bool) -> float | None:
+def judge_score(result: dict[str, Any], row: dict[str, Any], rescore: bool, aggregate: str = "mean") -> float | None:
     """The recorded faithfulness score, or with ``rescore`` the default's from the recorded replies
-    (``bench/quote_veto.py``'s ``evidence+K``); None where undefined."""
-    score = rescored(result, "faithfulness", "evidence", contexts_of(row), True)[0]["score"] if rescore \
+    (``bench/quote_veto.py``'s ``evidence+K``, the claims' supports combined by ``aggregate``: its
+    ``mean`` or ``geo``); None where undefined."""
+    score = rescored(result, "faithfulness", "evidence", contexts_of(row), True, aggregate)[0]["score"] if rescore \
         else result.get("score")
     return None if score is None else float(score)
 
@@ -166,12 +167,12 @@ def nothing_to_check(answer: str) -> bool:
 
 
 def nc0_rows(saved: dict[str, Any], rows: dict[str, dict[str, Any]], split: str | None = None,
-             rescore: bool = False) -> list[tuple[str, bool, float | None, float | None]]:
+             rescore: bool = False, aggregate: str = "mean") -> list[tuple[str, bool, float | None, float | None]]:
     """``(kind, faithful, score, recorded score)`` per row without a judge error (only rows of
     ``split`` when given): the score is 1.0 where the answer has no check-worthy sentence (method
     log section 111's ``NC0``), else the recorded one (None where undefined), or with ``rescore``
-    the default's from the recorded replies (``bench/quote_veto.py``'s ``evidence+K``)."""
-    return [(kind, y, 1.0 if nothing_to_check(row.get("answer") or "") else judge_score(r, row, rescore),
+    the default's from the recorded replies (``bench/quote_veto.py``'s ``evidence+K``, by ``aggregate``)."""
+    return [(kind, y, 1.0 if nothing_to_check(row.get("answer") or "") else judge_score(r, row, rescore, aggregate),
              r.get("score")) for kind, y, r, row in judged_results(saved, rows, split)]
 
 
@@ -197,6 +198,9 @@ def main() -> None:
     ap.add_argument("--split", help="faithfulness_by_kind files: only the rows of this split (design, heldout)")
     ap.add_argument("--rescore", action="store_true",
                     help="the judge's score is the default's from the recorded replies (quote_veto's evidence+K)")
+    ap.add_argument("--aggregate", choices=("mean", "geo"), default="mean",
+                    help="with --rescore, lines NC0 and NC0*Fnnq^w: the claims' supports combined by their mean "
+                         "(the default's) or geometric mean (method log 124)")
     args = ap.parse_args()
     scored, nc0, factor = [], [], []
     for name in args.results:
@@ -205,7 +209,7 @@ def main() -> None:
         lines = path.read_text(encoding="utf-8").splitlines()
         rows = {r["id"]: r for r in (json.loads(x) for x in lines if x.strip())}
         scored += scored_rows(saved, rows, args.rescore, args.split)
-        here = nc0_rows(saved, rows, args.split, args.rescore)
+        here = nc0_rows(saved, rows, args.split, args.rescore, args.aggregate)
         nc0 += here
         factor += nc0_factor_rows(saved, rows, args.split, args.rescore, here)
     for kind in sorted({s[0] for s in scored}):

@@ -84,6 +84,17 @@ def test_rescore_takes_the_defaults_score_from_the_recorded_claims():
     assert co.scored_rows(saved, rows, rescore=True, split="heldout") == []
 
 
+def test_rescore_by_the_geometric_mean_of_the_claims_supports():
+    rows = {"b": {"id": "b", "query": "What does it cost?", "answer": "It costs 5 euros. It opens at noon.",
+                  "split": "design", "contexts": ["It costs 5 euros and opens at noon."]}}
+    claims = [{"claim": "It costs 5 euros.", "supported": True, "p_yes": 0.9, "quote": ""},
+              {"claim": "It opens at noon.", "supported": False, "p_yes": 0.1, "quote": ""}]
+    saved = {"records": {"faithfulness": [{"id": "b", "kind": "short", "faithful": False, "score": 0.5,
+                                           "error": None, "details": {"claims": claims}}]}}
+    assert co.nc0_rows(saved, rows, rescore=True)[0][2] == pytest.approx(0.5)          # (0.9 + 0.1) / 2
+    assert co.nc0_rows(saved, rows, rescore=True, aggregate="geo")[0][2] == pytest.approx(0.3)  # sqrt(0.9 * 0.1)
+
+
 def test_names_against_the_contexts_and_the_question_by_hand():
     row = {"id": "q", "query": "User: Did Otto Brandt build the Harlow Bridge?",
            "contexts": ["The bridge was built by Brandt and designed by Mara Lind."],
