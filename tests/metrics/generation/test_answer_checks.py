@@ -49,23 +49,23 @@ def rows() -> list[Sample]:
 def test_the_answer_checks_multiply_the_claims_support_by_hand():
     names = ["faithfulness", "hallucination_rate", "faithfulness(checks=none)"]
     recs = [r["metrics"] for r in evaluate(rows(), names, judge=judge(), embedder=None).records]
-    # r1: 1 of 1 claims; the one check, 2019, is in the context ("May" is the stop word "may", no
-    #     name): share 1 -> 1.0
-    # r2: 2 of 2 claims (the judge is wrong on the second); 2019 passes, the name runs "Otto Brandt"
-    #     and "Leeds" are in neither the context nor the question: 1 of 3 -> 1/3
+    # r1: 1 of 1 claims; 2019 and the month "May" (next to a number) are in the context: share 1 -> 1.0
+    # r2: 2 of 2 claims (the judge is wrong on the second); 2019 and May pass, the name runs "Otto
+    #     Brandt" and "Leeds" are in neither the context nor the question: 2 of 4 -> 0.5
     # r3: 1 of 2 claims; the greeting's "Anna" is not checked (not a check-worthy sentence); 2019
     #     passes, 4 (million pounds) fails: 1 of 2 -> 0.25
-    assert [m["faithfulness"]["score"] for m in recs] == pytest.approx([1.0, 1 / 3, 0.25])
-    assert [m["hallucination_rate"]["score"] for m in recs] == pytest.approx([0.0, 2 / 3, 0.75])
+    assert [m["faithfulness"]["score"] for m in recs] == pytest.approx([1.0, 0.5, 0.25])
+    assert [m["hallucination_rate"]["score"] for m in recs] == pytest.approx([0.0, 0.5, 0.75])
     assert [m["faithfulness(checks=none)"]["score"] for m in recs] == [1.0, 1.0, 0.5]
     d = recs[1]["faithfulness"]["details"]
     assert d["answer_checks"] == [{"kind": "number", "text": "2019", "passed": True},
                                   {"kind": "name", "text": "Otto Brandt", "passed": False},
-                                  {"kind": "name", "text": "Leeds", "passed": False}]
-    assert d["answer_checks_share"] == pytest.approx(1 / 3)
+                                  {"kind": "name", "text": "Leeds", "passed": False},
+                                  {"kind": "name", "text": "May", "passed": True}]
+    assert d["answer_checks_share"] == pytest.approx(0.5)
     assert recs[1]["faithfulness"]["reason"] == (
-        "2 of 2 claims supported by the context; times 1 of 3 numbers and names found in the context or the "
-        "question (0.333; not found: 'Otto Brandt', 'Leeds')")
+        "2 of 2 claims supported by the context; times 2 of 4 numbers and names found in the context or the "
+        "question (0.500; not found: 'Otto Brandt', 'Leeds')")
     assert recs[0]["faithfulness"]["reason"] == "1 of 1 claims supported by the context"
     assert "answer_checks" not in recs[1]["faithfulness(checks=none)"]["details"]
 

@@ -340,6 +340,21 @@ def test_labels_iso_dates_leading_zeros_and_acronyms_in_a_run(answer, context, p
     assert [(c["kind"], c["text"], c["passed"]) for c in checks if c["kind"] != "negation"] == passed
 
 
+@pytest.mark.parametrize(("answer", "context", "passed"), [
+    ("It came out on 2 May 2025.", "Released 2025-04-02.",                 # an ISO date's month is April
+     [("number", "2", True), ("number", "2025", True), ("name", "May", False)]),
+    ("It came out on 2 May 2025.", "Released 2025-05-02.", [("number", "2", True), ("number", "2025", True),
+                                                           ("name", "May", True)]),
+    ("It opens in May 2026.", "It opens in May; tickets may sell out.", [("number", "2026", False), ("name", "May", True)]),
+    ("It opens in May 2026.", "Tickets may sell out by June 2026.",       # only the modal verb: no month
+     [("number", "2026", True), ("name", "May", False)]),
+    ("You may book on 2 June.", "Book from 2 June.", [("number", "2", True), ("name", "June", True)]),  # the verb
+])
+def test_the_month_may_next_to_a_number_is_checked(answer, context, passed):
+    checks = check_facts(answer, [context])["checks"]
+    assert [(c["kind"], c["text"], c["passed"]) for c in checks if c["kind"] != "negation"] == passed
+
+
 def test_a_heading_is_not_a_name_alone():
     checks = check_facts("Capitals:\nParis is the capital of France.", ["Paris is the capital of France."])["checks"]
     assert [(c["text"], c["passed"]) for c in checks if c["kind"] == "name"] == [("France", True)]

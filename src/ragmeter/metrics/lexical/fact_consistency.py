@@ -559,6 +559,12 @@ _LABEL = re.compile(r"^\s*(?:(?:\*\*|__)(?:[^\W\d_][\w'’-]*\s+){0,4}[^\W\d_][\
                     r"|(?:[^\W\d_][\w'’-]*\s+)?[^\W\d_][\w'’-]*:)\s+(?=\S)")
 
 
+#: the month May next to a number ("2 May", "May 2025", "May 14th"): "may" is a stop word (the verb)
+_MAY = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)?\s+May\b|\bMay\s+\d{1,4}(?:st|nd|rd|th)?\b")
+#: a capitalised "May" that does not open a sentence (the month, in the contexts)
+_MAY_INSIDE = re.compile(r"[^.!?\s]\s+\(?May\b")
+
+
 def iso_dates(text: str) -> str:
     """``text`` with each ``YYYY-MM-DD`` date written "D Month YYYY" ("2025-04-02" -> "2 April 2025")."""
     return _ISO_DATE.sub(lambda m: f"{int(m['d'])} {_MONTHS[int(m['m']) - 1].title()} {m['y']}", text)
@@ -581,6 +587,7 @@ def check_facts(answer: str, contexts: list[str]) -> dict[str, Any]:
     def known(part: str) -> bool:  # one token of a name run
         return all(t in vocab or CALENDAR.get(t) in vocab for t in _TOKEN.findall(_plain(part).casefold()))
 
+    may_there = _MAY.search(joined) is not None or _MAY_INSIDE.search(joined) is not None
     for sentence in map(_unlabelled, split_sentences(answer)):
         alone = name_alone(sentence)
         for run in [alone] if alone else names(sentence):
@@ -595,6 +602,7 @@ def check_facts(answer: str, contexts: list[str]) -> dict[str, Any]:
             ok = ok or (" " in run and all(known(t) or (_ACRONYM.fullmatch(t) is not None and (
                 spelled_out(t, words) or t.casefold() in dotted)) for t in run.split()))
             checks.append({"kind": "name", "text": run, "passed": ok})
+        checks += [{"kind": "name", "text": "May", "passed": may_there} for _ in _MAY.finditer(sentence)]
     ctx_sentences = [(s, set(_content(s))) for c in contexts for s in clauses(c)]
     for sentence in clauses(answer):
         toks = _content(sentence)
