@@ -345,7 +345,8 @@ def test_labels_iso_dates_leading_zeros_and_acronyms_in_a_run(answer, context, p
      [("number", "2", True), ("number", "2025", True), ("name", "May", False)]),
     ("It came out on 2 May 2025.", "Released 2025-05-02.", [("number", "2", True), ("number", "2025", True),
                                                            ("name", "May", True)]),
-    ("It opens in May 2026.", "It opens in May; tickets may sell out.", [("number", "2026", False), ("name", "May", True)]),
+    ("It opens in May 2026.", "It opens in May; tickets may sell out.",
+     [("number", "2026", False), ("name", "May", True)]),
     ("It opens in May 2026.", "Tickets may sell out by June 2026.",       # only the modal verb: no month
      [("number", "2026", True), ("name", "May", False)]),
     ("You may book on 2 June.", "Book from 2 June.", [("number", "2", True), ("name", "June", True)]),  # the verb

@@ -652,7 +652,7 @@ register_lexical(
     "fact_consistency",
     score_sample,
     role="answer",
-    version="11",
+    version="12",
     summary="Numbers (with units), names and negations of the answer checked against the contexts, "
             "times the share of its content words found there (no model).",
     formula="score = F * P; F = passed checks / checks (1 when none), one check per number, per "
