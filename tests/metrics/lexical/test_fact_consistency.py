@@ -79,6 +79,12 @@ def number_checks(answer: str, context: str) -> list[tuple[str, bool]]:
     return [(c["text"], c["passed"]) for c in check_facts(answer, [context])["checks"] if c["kind"] == "number"]
 
 
+def number_and_name_checks(answer: str, context: str) -> list[tuple[str, str, bool]]:
+    """``(kind, as written, passed)`` of each number and name check of ``answer`` against one context."""
+    return [(c["kind"], c["text"], c["passed"]) for c in check_facts(answer, [context])["checks"]
+            if c["kind"] != "negation"]
+
+
 def test_times_of_day_and_amounts_in_other_units():
     # a time of day is one check, passing when the contexts hold the same time in any form
     assert number_checks("It runs from 8 a.m. to 1 p.m.", "It is held 08:00 to 13:00.") == [
@@ -229,9 +235,8 @@ def test_list_markers_are_not_numbers():
                                    "(Document 2)"])
 def test_citations_are_not_facts(cited):
     # a citation of a retrieved text is neither a number nor a name: the checks are the answer's own
-    checks = check_facts(f"Paris is the capital of France {cited}. It has 2.1 million people {cited}.",
-                         ["Paris is the capital of France. It has 2.1 million people."])["checks"]
-    assert [(c["kind"], c["text"], c["passed"]) for c in checks if c["kind"] != "negation"] == [
+    assert number_and_name_checks(f"Paris is the capital of France {cited}. It has 2.1 million people {cited}.",
+                                  "Paris is the capital of France. It has 2.1 million people.") == [
         ("number", "2.1", True), ("name", "France", True)]
 
 
@@ -252,12 +257,10 @@ def test_acronyms_of_words_the_contexts_spell_out():
 
 
 def test_an_ordinal_in_digits_is_a_number_the_word_passes():
-    checks = check_facts("It is on the 2nd floor, in the 21st century.",
-                         ["It is on the second floor, built in the twenty-first century."])["checks"]
-    assert [(c["kind"], c["text"], c["passed"]) for c in checks if c["kind"] != "negation"] == [
+    assert number_and_name_checks("It is on the 2nd floor, in the 21st century.",
+                                  "It is on the second floor, built in the twenty-first century.") == [
         ("number", "2", True), ("number", "21", True)]
-    checks = check_facts("It is on the 3rd floor.", ["It is on the second floor."])["checks"]
-    assert [(c["kind"], c["text"], c["passed"]) for c in checks if c["kind"] != "negation"] == [("number", "3", False)]
+    assert number_and_name_checks("It is on the 3rd floor.", "It is on the second floor.") == [("number", "3", False)]
 
 
 @pytest.mark.parametrize(("answer", "context", "passed"), [
@@ -298,10 +301,8 @@ def test_an_answer_that_is_a_name_alone(answer, passed):
 
 
 def test_a_bold_heading_is_not_a_name_alone():
-    checks = check_facts("**Eligibility:**\n- Staff with 12 months of service qualify.",
-                         ["Staff with twelve months of service qualify."])["checks"]
-    assert [(c["kind"], c["text"], c["passed"]) for c in checks if c["kind"] != "negation"] == [
-        ("number", "12 months", True)]
+    assert number_and_name_checks("**Eligibility:**\n- Staff with 12 months of service qualify.",
+                                  "Staff with twelve months of service qualify.") == [("number", "12 months", True)]
 
 
 @pytest.mark.parametrize(("answer", "context", "passed"), [
@@ -336,8 +337,7 @@ def test_a_hedged_round_number_passes_on_a_value_that_rounds_to_it(answer, conte
     ("It pairs over Bluetooth LE.", "Sensors pair over Bluetooth Classic.", [("name", "Bluetooth LE", False)]),
 ])
 def test_labels_iso_dates_leading_zeros_and_acronyms_in_a_run(answer, context, passed):
-    checks = check_facts(answer, [context])["checks"]
-    assert [(c["kind"], c["text"], c["passed"]) for c in checks if c["kind"] != "negation"] == passed
+    assert number_and_name_checks(answer, context) == passed
 
 
 @pytest.mark.parametrize(("answer", "context", "passed"), [
@@ -352,8 +352,7 @@ def test_labels_iso_dates_leading_zeros_and_acronyms_in_a_run(answer, context, p
     ("You may book on 2 June.", "Book from 2 June.", [("number", "2", True), ("name", "June", True)]),  # the verb
 ])
 def test_the_month_may_next_to_a_number_is_checked(answer, context, passed):
-    checks = check_facts(answer, [context])["checks"]
-    assert [(c["kind"], c["text"], c["passed"]) for c in checks if c["kind"] != "negation"] == passed
+    assert number_and_name_checks(answer, context) == passed
 
 
 def test_a_heading_is_not_a_name_alone():

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ..lexical.fact_consistency import names, numbers, without_markup
+from ..lexical.fact_consistency import EMPHASIS_MARKS, names, numbers, without_markup
 from ..lexical.lexical_faithfulness import content_tokens
 from ._sentences import sentence_spans
 
@@ -64,8 +64,6 @@ _GREETING = re.compile(r"^(?:hi|hello|hey|good (?:morning|afternoon|evening|nigh
                        r"you(?:'|’)?re welcome|welcome back|bye|goodbye|see you|take care|have a\b|sorry|"
                        r"congratulations|congrats|cheers|let me know|feel free to|hope (?:this|that|it) helps|"
                        r"happy to help|glad to help)\b", re.IGNORECASE)
-#: markdown emphasis and heading marks around a heading ("**Eligibility:**", "## Opening hours:")
-_MARKS = "*_# \t"
 _STANCE = re.compile(r"^(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|me too|my favou?rite|honestly|personally|"
                      r"you['’]ve got this)\b", re.IGNORECASE)
 
@@ -104,7 +102,7 @@ def classify(sentence: str) -> str:
     has_number = bool(numbers(rest))
     if not rest or (_GREETING.match(rest) and not has_number):
         return "greeting"
-    if s.strip(_MARKS).endswith(":") and not has_number:
+    if s.strip(EMPHASIS_MARKS).endswith(":") and not has_number:
         return "heading"
     if has_number or names(s):
         return "claim"

@@ -390,7 +390,7 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
 
 def _unpadded(value: str) -> str:
     """A whole number without its leading zeros ("02" -> "2"); any other value as it is."""
-    return value.lstrip("0") or "0" if value.isdigit() else value
+    return (value.lstrip("0") or "0") if value.isdigit() else value
 
 
 def _scaled_match(scaled: float | None, value: float, unit: str | None, ctx_amounts: list[tuple[float, str | None]],
@@ -542,7 +542,7 @@ def name_alone(sentence: str) -> str | None:
     aside: "**Eligibility:**"), and not one reply word
     (:data:`REPLY_WORDS`); else None."""
     tokens = [m.group(0) for m in _NAME_TOKEN.finditer(sentence)]
-    if not 1 <= len(tokens) <= 6 or sentence.strip("*_# \t\n").endswith(("!", "?", ":")):
+    if not 1 <= len(tokens) <= 6 or sentence.strip(EMPHASIS_MARKS).endswith(("!", "?", ":")):
         return None
     if not all(_is_name(t) or t.isdigit() for t in tokens) or all(t.isdigit() for t in tokens):
         return None
@@ -551,6 +551,8 @@ def name_alone(sentence: str) -> str | None:
     return " ".join(t for t in tokens if not t.isdigit())
 
 
+#: markdown emphasis and heading marks around a heading or label ("**Eligibility:**", "## Opening hours:")
+EMPHASIS_MARKS = "*_# \t\n"
 #: a date written year-month-day ("2025-04-02")
 _ISO_DATE = re.compile(r"(?<![\w.-])(?P<y>\d{4})-(?P<m>0[1-9]|1[0-2])-(?P<d>0[1-9]|[12]\d|3[01])(?![\w-])")
 #: a label opening a sentence: up to five words ending in ":" in bold ("**How to apply:**"), or up
@@ -584,8 +586,12 @@ def check_facts(answer: str, contexts: list[str]) -> dict[str, Any]:
     words = _WORD.findall(joined)
     vocab |= {CALENDAR[t] for t in vocab if t in CALENDAR}
     dotted = {d.replace(".", "").casefold() for d in _DOTTED.findall(joined)}
+
     def known(part: str) -> bool:  # one token of a name run
         return all(t in vocab or CALENDAR.get(t) in vocab for t in _TOKEN.findall(_plain(part).casefold()))
+
+    def spelled(letters: str) -> bool:  # an acronym the contexts spell out or write dotted
+        return spelled_out(letters, words) or letters.casefold() in dotted
 
     may_there = _MAY.search(joined) is not None or _MAY_INSIDE.search(joined) is not None
     for sentence in map(_unlabelled, split_sentences(answer)):
@@ -596,11 +602,10 @@ def check_facts(answer: str, contexts: list[str]) -> dict[str, Any]:
                 continue
             ok = all(known(t) for t in run.split())
             letters = None if ok else acronym_letters(run)
-            ok = ok or (letters is not None and (spelled_out(letters, words) or letters.casefold() in dotted
-                                                 or (" " in run and letters.casefold() in vocab)))
+            ok = ok or (letters is not None and (spelled(letters) or (" " in run and letters.casefold() in vocab)))
             # an acronym inside a longer run ("Bluetooth LE" on "Bluetooth Low Energy")
-            ok = ok or (" " in run and all(known(t) or (_ACRONYM.fullmatch(t) is not None and (
-                spelled_out(t, words) or t.casefold() in dotted)) for t in run.split()))
+            ok = ok or (" " in run and all(known(t) or (_ACRONYM.fullmatch(t) is not None and spelled(t))
+                                           for t in run.split()))
             checks.append({"kind": "name", "text": run, "passed": ok})
         checks += [{"kind": "name", "text": "May", "passed": may_there} for _ in _MAY.finditer(sentence)]
     ctx_sentences = [(s, set(_content(s))) for c in contexts for s in clauses(c)]
