@@ -12,6 +12,7 @@ from ragmeter.metrics.lexical.fact_consistency import (
     names,
     numbers,
     score_sample,
+    times_of_day,
 )
 from ragmeter.metrics.lexical.lexical_faithfulness import lexical_faithfulness
 from ragmeter.registry import default_metric_names, get_spec
@@ -358,3 +359,43 @@ def test_the_month_may_next_to_a_number_is_checked(answer, context, passed):
 def test_a_heading_is_not_a_name_alone():
     checks = check_facts("Capitals:\nParis is the capital of France.", ["Paris is the capital of France."])["checks"]
     assert [(c["text"], c["passed"]) for c in checks if c["kind"] == "name"] == [("France", True)]
+
+
+@pytest.mark.parametrize(("answer", "context", "passed"), [
+    ("The rate is just under 8%.", "The rate was 7.8% in 2023.", True),        # below 8, rounds to 8
+    ("The rate is just under 8%.", "The rate was 8.2% in 2023.", False),       # rounds to 8, but above
+    ("It has slightly more than 40 rooms.", "It has 41 rooms.", True),
+    ("It has slightly more than 40 rooms.", "It has 39 rooms.", False),        # below the bound
+    ("It has just over 2,000 members.", "It has 2,040 members.", True),        # -> 2,000 at thousands, 2% off
+    ("It has just over 2,000 members.", "It has 2,400 members.", False),       # 20% off
+])
+def test_a_number_after_a_near_bound_passes_on_a_value_on_its_side(answer, context, passed):
+    checks = check_facts(answer, [context])["checks"]
+    assert [c["passed"] for c in checks if c["kind"] == "number"] == [passed]
+
+
+def test_a_time_range_shares_the_am_pm_of_its_end():
+    # 6 to 7:30 pm is 18:00 to 19:30 (6 * 60 + 720 = 1080 and 7 * 60 + 30 + 720 = 1170 minutes)
+    assert times_of_day("open 6 to 7:30 pm") == [(5, 6, 1080), (10, 17, 1170)]
+    assert times_of_day("from 6:00 to 7:30 pm") == [(5, 9, 1080), (13, 20, 1170)]
+    assert times_of_day("between 9 and 11 am") == [(8, 9, 540), (14, 19, 660)]
+    # a start later on the clock than its end is not in the same half of the day: 9 stays a number
+    assert times_of_day("9 to 5 pm") == [(5, 9, 1020)]
+    assert number_checks("Tours run 6 to 7:30 pm.", "Tours run from 18:00 to 19:30.") == [
+        ("6", True), ("7:30 pm", True)]
+    assert number_checks("Tours run 6 to 7:30 pm.", "Tours run from 06:00 to 19:30.") == [
+        ("6", False), ("7:30 pm", True)]
+
+
+@pytest.mark.parametrize(("answer", "names"), [
+    ("It opens in May.", [("May", False)]),               # capitalised inside the sentence: the month
+    ("It opens (May) each year.", [("May", False)]),
+    ("It opened on 2 May 2025.", [("May", False)]),       # next to a number, as before
+    ("May I book a tour?", []),                            # opens the sentence, no number: the verb
+    ("Visitors may book a tour.", []),
+])
+def test_the_month_may_without_a_number(answer, names):
+    checks = check_facts(answer, ["The gardens open in June."])["checks"]
+    assert [(c["text"], c["passed"]) for c in checks if c["kind"] == "name"] == names
+    assert [c["passed"] for c in check_facts(answer, ["The gardens open each May."])["checks"]
+            if c["kind"] == "name"] == [True] * len(names)

@@ -32,13 +32,17 @@ decimals and is within 5% of it: ``six hours`` passes on ``360 minutes``, ``1.5 
 g``, ``about 2 hours`` fails on ``90 minutes``). A number after a hedge (*about, around, roughly,
 approximately, nearly, almost, some, circa, approx., ~*) also passes when the contexts hold, in its
 unit or with no unit on either side, a value that rounds to it at its written decimals (``about
--196 °C`` on ``-195.8 °C``; unhedged, ``-196 °C`` fails there). A share written as a fraction
+-196 °C`` on ``-195.8 °C``; unhedged, ``-196 °C`` fails there). After a near bound (*just, slightly, a
+little, a bit* with *under, below, less than, fewer than, over, above, more than*) it passes on such
+a value on the bound's side: ``just under 8%`` on ``7.8%`` but not on ``8.2%``. A share written as a fraction
 (``half``, ``a third``, ``seven-tenths``; :func:`shares`) is one check, passing when the contexts
 hold the same share or a percentage within 5 points (``roughly seven-tenths`` on ``71 percent``).
 A time of day
 (``8 a.m.``, ``20:00``, ``1 pm``; :func:`times_of_day`) is one check, passing when the contexts
-hold the same time in any form. ``9 November 1991`` is the two
-numbers 9 and 1991: dates are checked through their numbers and their month name (a name).
+hold the same time in any form; a range's start with no am/pm takes its end's when it comes earlier
+on a 12-hour clock (``6 to 7:30 pm`` is 18:00 to 19:30; in ``9 to 5 pm`` the 9 stays a number).
+``9 November 1991`` is the two numbers 9 and 1991: dates are checked through their numbers and
+their month name (a name).
 
 **Names.** Maximal runs of capitalised tokens (or tokens with an inner capital or a digit mixed with
 letters: *iOS*, *NaCl*, *X2*; a superscript is not a digit: *km²* is a unit) that are not stop
@@ -152,18 +156,30 @@ _TIME = re.compile(r"(?<![\w.:])(?:(?P<h>[01]?\d|2[0-3]):(?P<mm>[0-5]\d)(?![\d:]
 TIME_OF_DAY = "time of day"
 
 
+#: the start of a range of times that shares the am/pm of its end: "6 to" in "6 to 7:30 pm", "9.30-"
+_RANGE_START = re.compile(r"(?<![\w.:])(?P<t>(?P<h>1[0-2]|0?[1-9])(?:[.:](?P<mm>[0-5]\d))?)\s*(?:-|–|—|\bto|\buntil"
+                          r"|\btill|\band)\s*$", re.IGNORECASE)
+
+
 def times_of_day(text: str) -> list[tuple[int, int, int]]:
     """``(start, end, minutes after midnight)`` of each time of day in ``text``: "H:MM" or "HH:MM"
     (hours 0-23), optionally with am/pm, or "H am"/"H pm" (also "H.MM pm", "a.m."; hours 1-12;
-    12 am is midnight, 12 pm noon)."""
-    out = []
+    12 am is midnight, 12 pm noon). A range whose start has no am/pm takes its end's when the start
+    comes earlier on a 12-hour clock: "6 to 7:30 pm" is 18:00 to 19:30 and "between 9 and 11 am"
+    9:00 to 11:00; "9 to 5 pm" leaves the 9 a bare number."""
+    out: list[tuple[int, int, int]] = []
     for m in _TIME.finditer(text):
         hour, minute, ap = ((m.group("h"), m.group("mm"), m.group("ap")) if m.group("h") is not None
                             else (m.group("h12"), m.group("mm12"), m.group("ap12")))
-        h = int(hour)
+        h, mm = int(hour), int(minute or 0)
         if ap and h <= 12:
-            h = h % 12 + (12 if ap.casefold() == "p" else 0)
-        out.append((m.start(), m.end(), h * 60 + int(minute or 0)))
+            half = 12 if ap.casefold() == "p" else 0
+            r = _RANGE_START.search(text, 0, m.start())
+            if r is not None and (h % 12, mm) > (int(r.group("h")) % 12, int(r.group("mm") or 0)):
+                shared = (r.start("t"), r.end("t"), (int(r.group("h")) % 12 + half) * 60 + int(r.group("mm") or 0))
+                out = [t for t in out if t[0] != shared[0]] + [shared]
+            h = h % 12 + half
+        out.append((m.start(), m.end(), h * 60 + mm))
     return out
 
 
@@ -316,6 +332,10 @@ _AND_A_HALF = re.compile(r"(?<![\w.,])(?P<x>\d+|" + "|".join(_SMALL) + r"|"
 #: a word that marks the number after it as rounded ("about -196 °C", "roughly 9.6 seconds", "~40 km")
 _HEDGE = re.compile(r"(?:\b(?:about|around|roughly|approximately|nearly|almost|some|circa|approx\.?)\s+|~\s*)"
                     r"[$€£¥]?\s?[-−]?$", re.IGNORECASE)
+#: a word pair that marks the number after it as a near bound: "just under 8%" (the value is below it
+#: and rounds to it), "slightly more than 40"
+_NEAR_BOUND = re.compile(r"\b(?:just|slightly|a\s+little|a\s+bit)\s+(?:(?P<under>under|below|less\s+than|fewer\s+than)"
+                         r"|over|above|more\s+than)\s+[$€£¥]?\s?[-−]?$", re.IGNORECASE)
 
 
 def _word_value(m: re.Match[str], prefix: str = "") -> int:
@@ -375,6 +395,7 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
     found += [(_unpadded(v), u, w, at) for v, u, w, at in _numbers_at(answer) if not any(a <= at < b for a, b in taken)]
     for value, unit, written, at in sorted(found, key=lambda n: n[3]):
         hedged = _HEDGE.search(answer[:at]) is not None
+        bound = _NEAR_BOUND.search(answer[:at])
         ok = ((value, unit) in ctx_numbers or (unit is None and value in ctx_values) or value in ctx_unitless
               or (unit in DIMENSIONS and any(u != unit and u in DIMENSIONS and measure(u) == measure(unit)
                                              and same_amount(value, unit, v, u, AMOUNT_WITHIN)
@@ -382,6 +403,10 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
               or (hedged and any((u == unit or u is None or unit is None)
                                  and (rounds_to(float(v), value) or rounds_to_place(float(v), value))
                                  for v, u in ctx_numbers))
+              or (bound is not None and any((u == unit or u is None or unit is None)
+                                            and (float(v) < float(value)) == bool(bound.group("under"))
+                                            and (rounds_to(float(v), value) or rounds_to_place(float(v), value))
+                                            for v, u in ctx_numbers))
               or (_ORDINAL.match(answer, at) is not None and float(value) in ctx_ordinals)
               or _scaled_match(scaled_value(answer, value, at), float(value), unit, ctx_amounts, ctx_scaled))
         checks.append({"kind": "number", "text": written, "passed": ok})
@@ -572,6 +597,14 @@ def iso_dates(text: str) -> str:
     return _ISO_DATE.sub(lambda m: f"{int(m['d'])} {_MONTHS[int(m['m']) - 1].title()} {m['y']}", text)
 
 
+def months_may(sentence: str) -> list[int]:
+    """The offsets of the month May in ``sentence``: each "May" next to a number (:data:`_MAY`) or
+    capitalised without opening the sentence (:data:`_MAY_INSIDE`: "opens in May")."""
+    at = {m.end() - 3 for m in _MAY_INSIDE.finditer(sentence)}
+    at |= {m.start() + m.group(0).index("May") for m in _MAY.finditer(sentence)}
+    return sorted(at)
+
+
 def _unlabelled(sentence: str) -> str:
     """The sentence without a label opening it (:data:`_LABEL`): the word after it is its first."""
     return _LABEL.sub("", sentence, count=1)
@@ -607,7 +640,7 @@ def check_facts(answer: str, contexts: list[str]) -> dict[str, Any]:
             ok = ok or (" " in run and all(known(t) or (_ACRONYM.fullmatch(t) is not None and spelled(t))
                                            for t in run.split()))
             checks.append({"kind": "name", "text": run, "passed": ok})
-        checks += [{"kind": "name", "text": "May", "passed": may_there} for _ in _MAY.finditer(sentence)]
+        checks += [{"kind": "name", "text": "May", "passed": may_there} for _ in months_may(sentence)]
     ctx_sentences = [(s, set(_content(s))) for c in contexts for s in clauses(c)]
     for sentence in clauses(answer):
         toks = _content(sentence)
@@ -657,7 +690,7 @@ register_lexical(
     "fact_consistency",
     score_sample,
     role="answer",
-    version="12",
+    version="13",
     summary="Numbers (with units), names and negations of the answer checked against the contexts, "
             "times the share of its content words found there (no model).",
     formula="score = F * P; F = passed checks / checks (1 when none), one check per number, per "
