@@ -400,17 +400,23 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
               or (unit in DIMENSIONS and any(u != unit and u in DIMENSIONS and measure(u) == measure(unit)
                                              and same_amount(value, unit, v, u, AMOUNT_WITHIN)
                                              for v, u in ctx_numbers))
-              or (hedged and any((u == unit or u is None or unit is None)
-                                 and (rounds_to(float(v), value) or rounds_to_place(float(v), value))
-                                 for v, u in ctx_numbers))
-              or (bound is not None and any((u == unit or u is None or unit is None)
+              or (hedged and any(_rounds_near(v, u, value, unit) for v, u in ctx_numbers))
+              or (bound is not None and any(_rounds_near(v, u, value, unit)
                                             and (float(v) < float(value)) == bool(bound.group("under"))
-                                            and (rounds_to(float(v), value) or rounds_to_place(float(v), value))
                                             for v, u in ctx_numbers))
               or (_ORDINAL.match(answer, at) is not None and float(value) in ctx_ordinals)
               or _scaled_match(scaled_value(answer, value, at), float(value), unit, ctx_amounts, ctx_scaled))
         checks.append({"kind": "number", "text": written, "passed": ok})
     return checks
+
+
+def _rounds_near(there: str, there_unit: str | None, here: str, unit: str | None) -> bool:
+    """Whether the context's ``there`` (in ``there_unit``) is a value the answer's hedged ``here``
+    (in ``unit``) may stand for: one unit, or no unit on either side, and ``there`` rounds to
+    ``here`` at its written decimals (:func:`rounds_to`) or at its last non-zero digit
+    (:func:`rounds_to_place`)."""
+    return ((there_unit == unit or there_unit is None or unit is None)
+            and (rounds_to(float(there), here) or rounds_to_place(float(there), here)))
 
 
 def _unpadded(value: str) -> str:
