@@ -175,9 +175,10 @@ def times_of_day(text: str) -> list[tuple[int, int, int]]:
         if ap and h <= 12:
             half = 12 if ap.casefold() == "p" else 0
             r = _RANGE_START.search(text, 0, m.start())
-            if r is not None and (h % 12, mm) > (int(r.group("h")) % 12, int(r.group("mm") or 0)):
-                shared = (r.start("t"), r.end("t"), (int(r.group("h")) % 12 + half) * 60 + int(r.group("mm") or 0))
-                out = [t for t in out if t[0] != shared[0]] + [shared]
+            if r is not None and (h % 12, mm) > (start := (int(r.group("h")) % 12, int(r.group("mm") or 0))):
+                if out and out[-1][0] == r.start("t"):  # "6:00 to 7:30 pm": the start was read as 06:00
+                    out.pop()
+                out.append((r.start("t"), r.end("t"), (start[0] + half) * 60 + start[1]))
             h = h % 12 + half
         out.append((m.start(), m.end(), h * 60 + mm))
     return out
@@ -394,8 +395,8 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
     taken += [(a, b) for a, b, *_ in mine]
     found += [(_unpadded(v), u, w, at) for v, u, w, at in _numbers_at(answer) if not any(a <= at < b for a, b in taken)]
     for value, unit, written, at in sorted(found, key=lambda n: n[3]):
-        hedged = _HEDGE.search(answer[:at]) is not None
-        bound = _NEAR_BOUND.search(answer[:at])
+        hedged = _HEDGE.search(answer, 0, at) is not None
+        bound = _NEAR_BOUND.search(answer, 0, at)
         ok = ((value, unit) in ctx_numbers or (unit is None and value in ctx_values) or value in ctx_unitless
               or (unit in DIMENSIONS and any(u != unit and u in DIMENSIONS and measure(u) == measure(unit)
                                              and same_amount(value, unit, v, u, AMOUNT_WITHIN)
@@ -594,8 +595,8 @@ _LABEL = re.compile(r"^\s*(?:(?:\*\*|__)(?:[^\W\d_][\w'’-]*\s+){0,4}[^\W\d_][\
 
 #: the month May next to a number ("2 May", "May 2025", "May 14th"): "may" is a stop word (the verb)
 _MAY = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)?\s+May\b|\bMay\s+\d{1,4}(?:st|nd|rd|th)?\b")
-#: a capitalised "May" that does not open a sentence (the month, in the contexts)
-_MAY_INSIDE = re.compile(r"[^.!?\s]\s+\(?May\b")
+#: a capitalised "May" that does not open a sentence: the month ("opens in May")
+_MAY_INSIDE = re.compile(r"[^.!?\s]\s+\(?(?P<may>May)\b")
 
 
 def iso_dates(text: str) -> str:
@@ -606,7 +607,7 @@ def iso_dates(text: str) -> str:
 def months_may(sentence: str) -> list[int]:
     """The offsets of the month May in ``sentence``: each "May" next to a number (:data:`_MAY`) or
     capitalised without opening the sentence (:data:`_MAY_INSIDE`: "opens in May")."""
-    at = {m.end() - 3 for m in _MAY_INSIDE.finditer(sentence)}
+    at = {m.start("may") for m in _MAY_INSIDE.finditer(sentence)}
     at |= {m.start() + m.group(0).index("May") for m in _MAY.finditer(sentence)}
     return sorted(at)
 
