@@ -30,10 +30,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import urllib.request
 from pathlib import Path
 from typing import Any
-
-import httpx
 
 #: the system message and the user turn's layout of each kind; ``{contexts}`` is the contexts
 #: joined by blank lines, ``{query}`` the row's question, conversation or instruction
@@ -95,15 +94,16 @@ def main() -> None:
     rows = questions([r for r in rows if (args.only is None or r.get("split") == args.only)
                       and (args.source_kind is None or r.get("kind") == args.source_kind)])[: args.first]
     out: list[dict[str, Any]] = []
-    with httpx.Client(timeout=600) as client, Path(args.out).open("w", encoding="utf-8") as f:
+    with Path(args.out).open("w", encoding="utf-8") as f:
         for k in range(args.seeds):
             for i, row in enumerate(rows, start=1):
                 seed = args.seed_base + k * args.seed_step + i
                 body = {"model": args.model, "messages": messages(args.kind, row), "temperature": args.temperature,
                         "seed": seed, "max_tokens": args.max_tokens}
-                reply = client.post(args.url.rstrip("/") + "/chat/completions", json=body)
-                reply.raise_for_status()
-                answer = reply.json()["choices"][0]["message"]["content"].strip()
+                req = urllib.request.Request(args.url.rstrip("/") + "/chat/completions", json.dumps(body).encode(),
+                                             {"Content-Type": "application/json"})
+                with urllib.request.urlopen(req, timeout=600) as reply:  # an HTTP error status raises
+                    answer = json.load(reply)["choices"][0]["message"]["content"].strip()
                 out.append({"id": f"{args.id_prefix}{i:02d}{'abcdefgh'[k]}", "kind": args.kind, "split": args.split,
                             "query": row["query"], "contexts": texts(row), "answer": answer, "labels": {},
                             "notes": "", "context_from": row["id"], "seed": seed})
