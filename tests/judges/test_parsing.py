@@ -99,6 +99,24 @@ def test_verdict_after_brace_free_prose_is_found(prose, score, reason):
     assert parse_reply(prose + " " + json.dumps(verdict), Verdict) == Verdict(**verdict)
 
 
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        # a string holding ",}" is read as written, in prose, bare and in a fence
+        ('0 {"score": 0, "reason": ",}"}', ",}"),
+        ('{"score": 0, "reason": ", ]"}', ", ]"),
+        ('```json\n{"score": 1, "reason": "a,}"}\n```', "a,}"),
+        # a real trailing comma is still dropped, and a string beside it keeps its comma
+        ('Verdict: {"score": 2, "reason": ",}",}', ",}"),
+        ('{"score": 2, "reason": "x, ]",\n}', "x, ]"),
+        # a stray quote in the prose before the verdict does not shift what counts as a string
+        ('He said "maybe. {"score": 3, "reason": "ok",}', "ok"),
+    ],
+)
+def test_trailing_comma_repair_leaves_strings_alone(text, reason):
+    assert parse_reply(text, Verdict).reason == reason
+
+
 def test_pathological_input_is_bounded():
     import time
 

@@ -22,7 +22,9 @@ from ..errors import JudgeParseError
 T = TypeVar("T", bound=BaseModel)
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n?(.*?)```", re.DOTALL)
-_TRAILING_COMMA = re.compile(r",(\s*[}\]])")
+# The tokens a trailing-comma repair walks: a whole JSON string (so a "," or "}" inside one is
+# left as written), a bracket, or a comma whose next non-space character closes a container.
+_REPAIR_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{\[]|[}\]]|,(?=\s*[}\]])', re.DOTALL)
 # strict=False: a raw control character (a newline, a tab, a backspace from a Windows path like
 # ".venv\bin") inside a string is read as itself; small judges write them, and strict JSON
 # rejects the whole object for it
@@ -41,13 +43,48 @@ def _loads_lenient(text: str) -> Any:
     try:
         return json.loads(text, strict=False)
     except ValueError:
-        fixed = _TRAILING_COMMA.sub(r"\1", text)
-        if fixed == text:
+        fixed, removed, stop = _drop_trailing_commas(text, 0)
+        if not removed or text[stop:].strip():  # nothing dropped, or more text after the object
             raise
         return json.loads(fixed, strict=False)
 
 
+def _drop_trailing_commas(text: str, start: int) -> tuple[str, list[int], int]:
+    """``text[start:]`` up to where the container opened at ``start`` closes, without its
+    trailing commas: the repaired text, the removed commas' offsets in ``text`` and the offset
+    the walk stopped at.
+
+    Strings are read from ``start``, so a comma or bracket inside one is never touched, whatever
+    quotes the text holds before ``start``.
+    """
+    removed: list[int] = []
+    depth = 0
+    stop = len(text)
+    for token in _REPAIR_TOKEN.finditer(text, start):
+        kind = token.group()[0]
+        if kind == ",":
+            removed.append(token.start())
+        elif kind in "{[":
+            depth += 1
+        elif kind in "}]":
+            depth -= 1
+            if depth <= 0:
+                stop = token.end()
+                break
+    pieces, last = [], start
+    for at in removed:
+        pieces.append(text[last:at])
+        last = at + 1
+    pieces.append(text[last:stop])
+    return "".join(pieces), removed, stop
+
+
 def _scan(text: str) -> list[dict[str, Any]]:
+    """Every top-level JSON object in ``text``, left to right (nested objects are not repeated).
+
+    An object that does not decode as written is tried once more without its trailing commas
+    (``{"a": 1,}``).
+    """
     found: list[dict[str, Any]] = []
     failures = work = 0
     i = text.find("{")
@@ -55,10 +92,15 @@ def _scan(text: str) -> list[dict[str, Any]]:
         try:
             obj, end = _DECODER.raw_decode(text, i)
         except (ValueError, RecursionError) as exc:
-            failures += 1
-            work += max(1, getattr(exc, "pos", len(text)) - i)  # how far the failed attempt read
-            i = text.find("{", i + 1)
-            continue
+            pos = getattr(exc, "pos", len(text))
+            work += max(1, pos - i)  # how far the failed attempt read
+            repaired = _decode_repaired(text, i) if _at_trailing_comma(text, pos) else None
+            if repaired is None:
+                failures += 1
+                i = text.find("{", i + 1)
+                continue
+            obj, end, read = repaired
+            work += read
         if isinstance(obj, dict):
             found.append(obj)
             i = text.find("{", end)
@@ -67,12 +109,33 @@ def _scan(text: str) -> list[dict[str, Any]]:
     return found
 
 
-def _objects_in(text: str) -> list[dict[str, Any]]:
-    """Every top-level JSON object in ``text``, left to right (nested objects are not repeated).
+def _at_trailing_comma(text: str, pos: int) -> bool:
+    """Whether a decode that failed at ``pos`` failed on a container closing after a comma."""
+    if text[pos : pos + 1] not in ("}", "]"):
+        return False
+    before = pos - 1
+    while before >= 0 and text[before].isspace():
+        before -= 1
+    return before >= 0 and text[before] == ","
 
-    Trailing commas (``{"a": 1,}``) are dropped first.
-    """
-    return _scan(_TRAILING_COMMA.sub(r"\1", text))
+
+def _decode_repaired(text: str, start: int) -> tuple[Any, int, int] | None:
+    """The object opened at ``start`` read without its trailing commas, with its end offset in
+    ``text`` and the characters the repair read; None when there were none to drop or it still
+    does not decode."""
+    fixed, removed, stop = _drop_trailing_commas(text, start)
+    if not removed:
+        return None
+    try:
+        obj, end = _DECODER.raw_decode(fixed, 0)
+    except (ValueError, RecursionError):
+        return None
+    at_text = start + end  # the end in ``text``: step over each dropped comma before it
+    for at in removed:
+        if at >= at_text:
+            break
+        at_text += 1
+    return obj, at_text, stop - start
 
 
 def extract_json(text: str) -> dict[str, Any]:
@@ -91,10 +154,10 @@ def extract_json(text: str) -> dict[str, Any]:
     if isinstance(whole, dict):
         return whole
     for match in reversed(list(_FENCE.finditer(body))):
-        objs = _objects_in(match.group(2))
+        objs = _scan(match.group(2))
         if objs:
             return objs[-1]
-    objs = _objects_in(body)
+    objs = _scan(body)
     if objs:
         return objs[-1]
     raise JudgeParseError(
