@@ -5,12 +5,14 @@ sentences that the contexts or the question hold; by hand on three rows."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
 from ragmeter import Sample, evaluate
 from ragmeter.errors import InvalidParameterError
 from ragmeter.judges import Completion, FunctionBackend, Judge
+from ragmeter.judges.base import TokenLogprob
 from ragmeter.registry import get_evaluator
 
 CTX = "The Harrowgate footbridge opened on 14 May 2019. Its steel span is 142 metres long."
@@ -88,13 +90,41 @@ def test_a_name_the_question_holds_passes():
     assert f["score"] == 1.0
 
 
-@pytest.mark.parametrize("mode", ["direct", "sentences", "inline"])
-def test_the_answer_checks_apply_to_mode_claims_only(mode):
+@pytest.mark.parametrize("mode", ["direct", "inline"])
+def test_the_answer_checks_apply_to_mode_claims_and_sentences_only(mode):
     j = judge()
     assert get_evaluator(f"faithfulness(mode={mode})", judge=j).params["checks"] == "none"
-    with pytest.raises(InvalidParameterError, match="checks=numbers_names applies to mode=claims only"):
+    with pytest.raises(InvalidParameterError, match="checks=numbers_names applies to mode=claims and mode=sentences"):
         get_evaluator(f"faithfulness(mode={mode},checks=numbers_names)", judge=j)
     assert get_evaluator("faithfulness", judge=j).params["checks"] == "numbers_names"
+    assert get_evaluator("faithfulness(mode=sentences)", judge=j).params["checks"] == "none"
+
+
+def test_the_answer_checks_multiply_one_word_per_sentence_by_hand():
+    # one yes/no word per check-worthy sentence, P(yes) from the token probabilities
+    p_yes = {"It opened in May 2019.": (0.6, 0.2),                          # 0.6 / 0.8 = 0.75
+             "It was designed by Otto Brandt of Leeds.": (0.9, 0.1)}        # 0.9
+    seen: list[str] = []
+
+    async def h(request):
+        claim = request.messages[-1].content.split("<statement>\n", 1)[1].split("\n</statement>", 1)[0]
+        seen.append(claim)
+        yes, no = p_yes[claim]
+        tok = TokenLogprob("yes" if yes >= no else "no", math.log(max(yes, no)),
+                           (("yes", math.log(yes)), ("no", math.log(no))))
+        return Completion(tok.token, logprobs=(tok,))
+
+    answer = "Thanks, Anna! It opened in May 2019. It was designed by Otto Brandt of Leeds."
+    row = Sample.model_validate({"id": "s", "query": QUESTION, "contexts": [CTX], "answer": answer})
+    names = ["faithfulness(checks=numbers_names,mode=sentences)", "faithfulness(mode=sentences)"]
+    m = evaluate([row], names, judge=Judge(FunctionBackend(h), cache=False), embedder=None).records[0]["metrics"]
+    # mean support (0.75 + 0.9) / 2 = 0.825; the checks of the two check-worthy sentences (the greeting's
+    # "Anna" is not one): 2019 and May found, "Otto Brandt" and "Leeds" in neither the context nor the
+    # question: 2 of 4 -> 0.825 * 0.5 = 0.4125
+    assert m[names[1]]["score"] == pytest.approx(0.825)
+    assert m[names[0]]["score"] == pytest.approx(0.4125)
+    assert m[names[0]]["details"]["answer_checks_share"] == pytest.approx(0.5)
+    assert sorted(seen) == sorted(p_yes)  # two calls, shared by both metrics
 
 
 def test_a_numbered_list_is_not_checked_for_its_markers():

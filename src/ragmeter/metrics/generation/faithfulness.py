@@ -429,7 +429,8 @@ CHECKS = Param("checks", str, "auto", "the answer's offline checks that multiply
                "claims: auto (the default: numbers_names with mode=claims, none otherwise; chosen on design rows "
                "by a rule written before the run, bench/results/faithfulness_by_kind.md, section 113); "
                "numbers_names (the share of the numbers and name runs of the answer's check-worthy sentences that "
-               "fact_consistency finds in the contexts or the question); none (the claims' support alone)",
+               "fact_consistency finds in the contexts or the question; with mode=claims or sentences); none (the "
+               "claims' support alone)",
                choices=("auto", "numbers_names", "none"))
 
 #: the reasons shared word for word by faithfulness and hallucination_rate
@@ -445,14 +446,15 @@ def check_veto(ev: JudgedEvaluator) -> None:
     refuse a ``veto`` the mode cannot apply (rather than ignore it): ``quote`` and ``quote_evidence```
     where no verdict quotes the context (``mode=direct``, one-word verdicts), ``evidence`` with
     ``mode=direct`` (no claims), ``numbers`` and ``numbers_names`` outside ``mode=sentences``, and
-    ``checks=numbers_names`` outside ``mode=claims``."""
+    ``checks=numbers_names`` outside ``mode=claims`` and ``mode=sentences``."""
     p = ev.params
     if p["veto"] == "auto":
         p["veto"] = "evidence" if p["mode"] == "claims" else "none"
     if p["checks"] == "auto":
         p["checks"] = "numbers_names" if p["mode"] == "claims" else "none"
-    if p["checks"] == "numbers_names" and p["mode"] != "claims":
-        raise InvalidParameterError(f"metric {ev.name!r}: checks=numbers_names applies to mode=claims only")
+    if p["checks"] == "numbers_names" and p["mode"] not in ("claims", "sentences"):
+        raise InvalidParameterError(f"metric {ev.name!r}: checks=numbers_names applies to mode=claims and "
+                                    "mode=sentences only")
     veto = p["veto"]
     quoting = p["mode"] == "inline" or (p["mode"] in ("claims", "sentences") and verdict_form(p) in QUOTING_FORMS)
     if veto in ("quote", "quote_evidence") and not quoting:
