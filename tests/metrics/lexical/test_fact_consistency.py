@@ -8,6 +8,7 @@ from ragmeter import Sample, evaluate
 from ragmeter.metrics.lexical.fact_consistency import (
     check_facts,
     clauses,
+    clock_times,
     fact_consistency,
     names,
     numbers,
@@ -398,3 +399,65 @@ def test_the_month_may_without_a_number(answer, names):
     assert [(c["text"], c["passed"]) for c in checks if c["kind"] == "name"] == names
     assert [c["passed"] for c in check_facts(answer, ["The gardens open each May."])["checks"]
             if c["kind"] == "name"] == [True] * len(names)
+
+
+def test_times_said_in_words_and_day_parts_by_hand():
+    # a day part gives the half of the day: 10:40 at night is 22 * 60 + 40 = 1360 minutes; seven in
+    # the evening 19 * 60 = 1140; quarter past ten in the morning 10 * 60 + 15 = 615; half past twelve
+    # at night 0 * 60 + 30 = 30
+    assert times_of_day("the last bus at 10:40 at night") == [(16, 30, 1360)]
+    assert times_of_day("it starts at seven in the evening") == [(13, 33, 1140)]
+    assert times_of_day("quarter past ten in the morning") == [(0, 31, 615)]
+    assert times_of_day("half past twelve at night") == [(0, 25, 30)]
+    # said in words with no day part: which half of the day is unknown, so no time the veto compares
+    assert times_of_day("open until half past four") == []
+    # (start, end, minutes, fixed, spoken): half past four 4 * 60 + 30 = 270; quarter to ten 9:45 = 585;
+    # "half nine" (British, 9:30 = 570) and "half five" (5:30 = 330) beside the range word "to"
+    assert clock_times("until half past four") == [(6, 20, 270, False, True)]
+    assert clock_times("quarter to ten") == [(0, 14, 585, False, True)]
+    assert clock_times("half nine to half five, daily") == [(0, 9, 570, False, True), (13, 22, 330, False, True)]
+    assert clock_times("cut in half five times") == []            # no range word: no time
+    assert clock_times("at 08:15") == [(3, 8, 495, True, False)]  # a leading zero: the 24-hour clock
+
+
+@pytest.mark.parametrize(("answer", "context", "passed"), [
+    ("It's open until half past four.", "Open 10:00-16:30.", [True]),  # 4:30 stands for 16:30 too
+    ("It's open until half past five.", "Open 10:00-16:30.", [False]),
+    ("The last bus leaves at 10:40 at night.", "Last departure 22:40.", [True]),
+    ("The last bus leaves at 10:40 in the morning.", "Last departure 22:40.", [False]),
+    ("It starts at seven in the evening.", "Sessions start at 20:00.", [False]),
+    ("It starts at eight in the evening.", "Sessions start at 20:00.", [True]),
+    ("It departs at 8:15.", "It departs at 20:15.", [True]),       # no am/pm: twelve hours on as well
+    ("It departs at 8:15 pm.", "It departs at 08:15.", [False]),   # both fixed, twelve hours apart
+    ("The first train is at quarter past ten.", "First train 10:15.", [True]),
+])
+def test_a_time_said_in_words_passes_on_the_same_clock_time(answer, context, passed):
+    assert [ok for _, ok in number_checks(answer, context)] == passed
+
+
+@pytest.mark.parametrize(("answer", "context", "passed"), [
+    ("Adults pay six pounds.", "Adult tickets cost £6.", True),
+    ("An adult return costs 14 pounds.", "An adult return costs £14.", True),
+    ("An adult return costs fourteen pounds.", "An adult return costs £14.", True),
+    ("An adult return costs 16 pounds.", "An adult return costs £14.", False),
+    ("It weighs 14 pounds.", "It weighs 14 lb.", True),            # pounds is still a weight
+    ("A stamp costs 50 pence.", "A stamp costs £0.50.", True),     # 50 x 0.01 = 0.50 pounds
+    ("A stamp costs 60 pence.", "A stamp costs £0.50.", False),
+])
+def test_money_said_in_words_passes_on_the_amount_with_its_symbol(answer, context, passed):
+    assert [ok for _, ok in number_checks(answer, context)] == [passed]
+
+
+@pytest.mark.parametrize(("answer", "context", "passed"), [
+    # an hour and a quarter = 1.25 hours = 75 minutes; an hour and a half = 90 minutes
+    ("The crossing takes about an hour and a quarter.", "The crossing takes 75 minutes.", True),
+    ("The crossing takes about an hour and a half.", "The crossing takes 75 minutes.", False),
+    ("The crossing takes 90 minutes.", "The crossing takes an hour and a half.", True),
+    ("The shuttle runs every half hour.", "The shuttle runs every 30 minutes.", True),
+    ("The shuttle runs every half-hour.", "The shuttle runs every 20 minutes.", False),
+    ("Arrive three-quarters of an hour ahead.", "Cars must arrive 45 minutes ahead.", True),  # 0.75 h
+    ("Arrive half an hour ahead.", "Cars must arrive 45 minutes ahead.", False),
+    ("Boil it for a quarter of an hour.", "Boil for 15 minutes.", True),
+])
+def test_a_duration_said_in_words_is_one_amount(answer, context, passed):
+    assert [ok for _, ok in number_checks(answer, context)] == [passed]

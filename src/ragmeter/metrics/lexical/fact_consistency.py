@@ -18,8 +18,10 @@ are folded first: *don't* -> *do*, *can't* -> *can*, *won't* -> *will*, *world's
 **Numbers.** Every number in the answer: digits with optional thousands separators and decimals
 (``6,400`` = ``6400``, ``9.58``) and a minus sign before them (``-196``, not the hyphen of
 ``2019-2020`` or ``COVID-19``), the words *two* ... *twelve*, *thirteen* ... *ninety-nine*
-(*sixty*, *twenty-five*, *twenty five*) and "X and a half" (*two and a half hours* = 2.5 hours;
-:func:`spoken_numbers`); a list marker opening a line (``1.``, ``2)``, ``(3)``) and a citation
+(*sixty*, *twenty-five*, *twenty five*), "X and a half" (*two and a half hours* = 2.5 hours) and
+a duration in words (*an hour and a quarter* = 1.25 hours, *half an hour* and *half-hour* = 0.5,
+*a quarter of an hour* = 0.25, *three-quarters of an hour* = 0.75, also of days, weeks, minutes,
+months and years; :func:`spoken_numbers`); a list marker opening a line (``1.``, ``2)``, ``(3)``) and a citation
 (``[1]``, ``[1, 3]``, ``[doc2]``, ``(source 1)``) are no numbers, nor their words names. The unit
 is the token right
 after it when that is a known unit (``%``, ``°C``, ``°F``, ``km``, ``kg``, ``minutes``,
@@ -37,10 +39,17 @@ little, a bit* with *under, below, less than, fewer than, over, above, more than
 a value on the bound's side: ``just under 8%`` on ``7.8%`` but not on ``8.2%``. A share written as a fraction
 (``half``, ``a third``, ``seven-tenths``; :func:`shares`) is one check, passing when the contexts
 hold the same share or a percentage within 5 points (``roughly seven-tenths`` on ``71 percent``).
-A time of day
-(``8 a.m.``, ``20:00``, ``1 pm``; :func:`times_of_day`) is one check, passing when the contexts
-hold the same time in any form; a range's start with no am/pm takes its end's when it comes earlier
-on a 12-hour clock (``6 to 7:30 pm`` is 18:00 to 19:30; in ``9 to 5 pm`` the 9 stays a number).
+A number followed by *pounds*, *dollars*, *euros* or *pence* also passes on the
+contexts' amount with the currency's sign (``six pounds`` on ``£6``, ``50 pence`` on ``£0.50``;
+*pounds* stays a weight too). A time of day
+(``8 a.m.``, ``20:00``, ``1 pm``, or said in words: ``half past four``, ``quarter to ten``,
+``seven o'clock``, and ``half nine`` beside a range word; :func:`clock_times`) is one check, passing
+when the contexts hold the same time in any form; a range's start with no am/pm takes its end's
+when it comes earlier on a 12-hour clock (``6 to 7:30 pm`` is 18:00 to 19:30; in ``9 to 5 pm`` the
+9 stays a number); a day part after a time gives its half of the day (``10:40 at night`` is 22:40,
+``seven in the evening`` 19:00); a time with no am/pm or day part and an hour of 1 to 12 written
+without a leading zero (``8:15``, ``half past four``) passes on the same time twelve hours on as
+well, on either side (``half past four`` on ``16:30``; ``08:15`` is the 24-hour clock).
 ``9 November 1991`` is the two numbers 9 and 1991: dates are checked through their numbers and
 their month name (a name).
 
@@ -101,6 +110,8 @@ _NUMBER = re.compile(
 #: the numbers read when written as words, with their digits
 WORD_NUMBERS = {w: str(i) for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve".split()) if i >= 2}
+#: the number words one to twelve with their values ("one" only where it cannot be the pronoun)
+_SMALL = {"one": 1} | {w: int(d) for w, d in WORD_NUMBERS.items()}
 _WORD_NUMBER = re.compile(r"\b(" + "|".join(WORD_NUMBERS) + r")\b(?:\s+(?P<unit>[A-Za-z]+))?", re.IGNORECASE)
 _UNITS = {
     "%": "%", "percent": "%", "°c": "°c", "°f": "°f", "c": "°c", "f": "°f",
@@ -166,22 +177,88 @@ def times_of_day(text: str) -> list[tuple[int, int, int]]:
     (hours 0-23), optionally with am/pm, or "H am"/"H pm" (also "H.MM pm", "a.m."; hours 1-12;
     12 am is midnight, 12 pm noon). A range whose start has no am/pm takes its end's when the start
     comes earlier on a 12-hour clock: "6 to 7:30 pm" is 18:00 to 19:30 and "between 9 and 11 am"
-    9:00 to 11:00; "9 to 5 pm" leaves the 9 a bare number."""
-    out: list[tuple[int, int, int]] = []
+    9:00 to 11:00; "9 to 5 pm" leaves the 9 a bare number. A day part after a time gives its half
+    of the day ("10:40 at night" is 22:40, "seven in the evening" 19:00); a time said in words
+    ("half past four", "quarter to ten") is one only with a day part after it, as nothing else
+    tells its half of the day (:func:`clock_times` reads them all)."""
+    return [(a, b, minutes) for a, b, minutes, fixed, spoken in clock_times(text) if fixed or not spoken]
+
+
+#: an hour of a 12-hour clock in digits or words
+_HOUR = r"(?:1[0-2]|0?[1-9]|" + "|".join(sorted(_SMALL, key=len, reverse=True)) + r")"
+#: a time said in words: "half past four", "quarter to ten", "seven o'clock", "half nine" (British:
+#: 9:30, read only beside a range word), or an hour before a day part ("seven in the evening")
+_SPOKEN_TIME = re.compile(
+    r"(?<![\w-])(?:(?:a\s+)?(?P<part>half|quarter)\s+(?P<rel>past|to)\s+(?P<x>" + _HOUR + r")"
+    r"|(?P<xo>" + _HOUR + r")\s*o['’]\s?clock"
+    r"|half\s+(?P<xh>" + _HOUR + r")(?=\s*(?:[-–—]|to\b|until\b|till\b|and\b|,|\.|;|$))"
+    r"|(?P<xd>" + _HOUR + r")(?=\s+(?:in\s+the\s+(?:morning|afternoon|evening)|at\s+night)\b))(?![\w-])",
+    re.IGNORECASE)
+#: a day part after a time: "in the morning", "in the afternoon", "in the evening", "at night"
+_DAY_PART = re.compile(r"\s+(?:in\s+the\s+(?P<dp>morning|afternoon|evening)|at\s+night)\b", re.IGNORECASE)
+#: before or after "half X": a range word, so the X is an hour ("half nine to half five")
+_RANGE_BEFORE = re.compile(r"(?:[-–—]|\bto|\buntil|\btill|\band)\s*$", re.IGNORECASE)
+_RANGE_AFTER = re.compile(r"\s*(?:[-–—]|to\b|until\b|till\b|and\b)", re.IGNORECASE)
+
+
+def _hour(word: str) -> int:
+    return int(word) if word.isdigit() else _SMALL[word.casefold()]
+
+
+def _with_day_part(text: str, end: int, h: int) -> tuple[int, int] | None:
+    """The hour ``h`` (1-12) in the half of the day named right after ``end`` ("at night": 6-11 pm,
+    12 midnight, 1-5 am), with the end of that day part; None when none is named."""
+    d = _DAY_PART.match(text, end)
+    if d is None:
+        return None
+    part = (d.group("dp") or "night").casefold()
+    if part == "morning":
+        return h % 12, d.end()
+    if part == "night" and (h == 12 or h < 6):
+        return h % 12, d.end()
+    return h % 12 + 12, d.end()
+
+
+def clock_times(text: str) -> list[tuple[int, int, int, bool, bool]]:
+    """``(start, end, minutes after midnight, fixed, spoken)`` of each time of day in ``text``: the
+    times of :func:`times_of_day` and those said in words (``spoken``: "half past four" is 4:30,
+    "quarter to ten" 9:45, "seven o'clock" 7:00, "half nine" 9:30 beside a range word). ``fixed``
+    is whether its half of the day is known: an am/pm, a day part after it ("in the evening", "at
+    night"), or an hour of 0, 13-23 or written with a leading zero ("08:15"); otherwise the time
+    is read on the morning's clock and stands as well for the time twelve hours on."""
+    out: list[tuple[int, int, int, bool, bool]] = []
     for m in _TIME.finditer(text):
         hour, minute, ap = ((m.group("h"), m.group("mm"), m.group("ap")) if m.group("h") is not None
                             else (m.group("h12"), m.group("mm12"), m.group("ap12")))
         h, mm = int(hour), int(minute or 0)
+        end, fixed = m.end(), bool(ap) or not 1 <= h <= 12 or hour.startswith("0")
         if ap and h <= 12:
             half = 12 if ap.casefold() == "p" else 0
             r = _RANGE_START.search(text, 0, m.start())
             if r is not None and (h % 12, mm) > (start := (int(r.group("h")) % 12, int(r.group("mm") or 0))):
                 if out and out[-1][0] == r.start("t"):  # "6:00 to 7:30 pm": the start was read as 06:00
                     out.pop()
-                out.append((r.start("t"), r.end("t"), (start[0] + half) * 60 + start[1]))
+                out.append((r.start("t"), r.end("t"), (start[0] + half) * 60 + start[1], True, False))
             h = h % 12 + half
-        out.append((m.start(), m.end(), h * 60 + mm))
-    return out
+        elif not ap and 1 <= h <= 12 and (parted := _with_day_part(text, end, h)) is not None:
+            (h, end), fixed = parted, True
+        out.append((m.start(), end, h * 60 + mm, fixed, False))
+    for m in _SPOKEN_TIME.finditer(text):
+        if any(a <= m.start() < b for a, b, *_ in out):
+            continue
+        if m.group("xh") and not _RANGE_BEFORE.search(text, 0, m.start()) and not _RANGE_AFTER.match(text, m.end()):
+            continue  # "half five" read only beside a range word
+        if m.group("x"):
+            h = _hour(m.group("x"))
+            mm = 30 if m.group("part").casefold() == "half" else 15
+            if m.group("rel").casefold() == "to":
+                h, mm = (h - 2) % 12 + 1, 60 - mm
+        else:
+            h, mm = _hour(m.group("xo") or m.group("xh") or m.group("xd")), 30 if m.group("xh") else 0
+        parted = _with_day_part(text, m.end(), h)
+        hh, end = parted if parted is not None else (h % 12, m.end())
+        out.append((m.start(), end, hh * 60 + mm, parted is not None, True))
+    return sorted(out)
 
 
 #: units that measure one dimension, with their size in the dimension's smallest unit: numbers in
@@ -248,8 +325,6 @@ def rounds_to_place(there: float, here: str) -> bool:
 
 #: a share written as a fraction: "half", "a third", "two-thirds", "three quarters", "nine tenths"
 #: (not "half an hour", "half a million", "half past", "half-price", "a quarter of an hour", "quarter past")
-#: the number words one to twelve with their values ("one" only where it cannot be the pronoun)
-_SMALL = {"one": 1} | {w: int(d) for w, d in WORD_NUMBERS.items()}
 #: one to nine
 _ONES = {w: v for w, v in _SMALL.items() if v < 10}
 _NUMERATORS = {"a": 1} | _ONES
@@ -347,12 +422,33 @@ def _word_value(m: re.Match[str], prefix: str = "") -> int:
     return _TENS[m.group(prefix + "tens").casefold()] + (_ONES[ones.casefold()] if ones else 0)
 
 
+#: a duration said in words: "an hour and a half", "a day and a quarter", "half an hour", "half-hour",
+#: "a quarter of an hour", "three-quarters of an hour"
+_DURATION_UNIT = r"(?:hour|day|week|minute|month|year)"
+_SPOKEN_DURATION = re.compile(
+    r"(?<![\w-])(?:(?:an?|one)\s+(?P<u1>" + _DURATION_UNIT + r")\s+and\s+a\s+(?P<f1>half|quarter)"
+    r"|half\s+an?\s+(?P<u2>" + _DURATION_UNIT + r")|half[-\s](?P<u3>hour|day)"
+    r"|(?:a\s+)?quarter\s+of\s+an?\s+(?P<u4>" + _DURATION_UNIT + r")"
+    r"|three[-\s]quarters\s+of\s+an?\s+(?P<u5>" + _DURATION_UNIT + r"))(?![\w-])", re.IGNORECASE)
+#: the amount of each :data:`_SPOKEN_DURATION` form, by the group holding its unit
+_DURATION_AMOUNT = {"u2": "0.5", "u3": "0.5", "u4": "0.25", "u5": "0.75"}
+
+
 def spoken_numbers(text: str) -> list[tuple[int, int, str, str | None, str]]:
     """``(start, end, value, unit, as written)`` of the amounts ``text`` writes as people say them,
-    which :func:`numbers` does not read whole: "X and a half" (X.5: "two and a half hours" -> 2.5,
-    hour) and the number words from thirteen to ninety-nine ("sixty years" -> 60, year)."""
+    which :func:`numbers` does not read whole: a duration in words ("an hour and a quarter" ->
+    1.25, hour; "half an hour" -> 0.5, hour; "three-quarters of an hour" -> 0.75, hour), "X and a
+    half" (X.5: "two and a half hours" -> 2.5, hour) and the number words from thirteen to
+    ninety-nine ("sixty years" -> 60, year)."""
     out: list[tuple[int, int, str, str | None, str]] = []
+    for m in _SPOKEN_DURATION.finditer(text):
+        group = next(g for g in ("u1", "u2", "u3", "u4", "u5") if m.group(g))
+        value = (("1.5" if m.group("f1").casefold() == "half" else "1.25") if group == "u1"
+                 else _DURATION_AMOUNT[group])
+        out.append((m.start(), m.end(), value, _unit(m.group(group)), m.group(0)))
     for m in _AND_A_HALF.finditer(text):
+        if any(a <= m.start() < b for a, b, *_ in out):
+            continue
         x = m.group("x").casefold()
         whole = int(x) if x.isdigit() else _SMALL[x] if x in _SMALL else _word_value(m, "x_")
         unit = _unit(m.group("unit"))
@@ -369,38 +465,45 @@ def spoken_numbers(text: str) -> list[tuple[int, int, str, str | None, str]]:
 
 def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
     """The number checks of ``answer`` against the contexts' text ``joined`` (the rule in the module
-    docs): each time of day, each share written as a fraction, each amount written as people say it
-    (:func:`spoken_numbers`), then each other number."""
+    docs): each time of day, each amount written as people say it (:func:`spoken_numbers`), each
+    share written as a fraction, then each other number."""
     ctx_found = [(_unpadded(v), u, w, at) for v, u, w, at in _numbers_at(joined)]
     ctx_numbers = {(v, u) for v, u, _, _ in ctx_found} | {(v, u) for _, _, v, u, _ in spoken_numbers(joined)}
     ctx_values = {v for v, _ in ctx_numbers}
     ctx_unitless = {v for v, u in ctx_numbers if u is None}
-    ctx_times = {minutes for _, _, minutes in times_of_day(joined)}
+    ctx_clock = clock_times(joined)
+    ctx_times = {minutes for _, _, minutes, _, _ in ctx_clock}
+    ctx_loose = {minutes % 720 for _, _, minutes, fixed, _ in ctx_clock if not fixed}
     ctx_shares = {pct for _, _, pct in shares(joined)}
     ctx_ordinals = ordinal_words(joined)
     ctx_scaled = [(x, u) for v, u, _, at in ctx_found if (x := scaled_value(joined, v, at)) is not None]
     ctx_amounts = [(float(v), u) for v, u in ctx_numbers] + ctx_scaled
     ctx_percents = [float(v) for v, u in ctx_numbers if u == "%"]
-    times = times_of_day(answer)
-    fractions = shares(answer)
-    mine = spoken_numbers(answer)
-    checks = [{"kind": "number", "text": answer[a:b].strip(), "passed": minutes in ctx_times}
-              for a, b, minutes in times]
+    times = clock_times(answer)
+    checks = [{"kind": "number", "text": answer[a:b].strip(),
+               "passed": minutes in ctx_times or minutes % 720 in ctx_loose
+               or (not fixed and minutes % 720 in {t % 720 for t in ctx_times})}
+              for a, b, minutes, fixed, _ in times]
+    taken = [(a, b) for a, b, *_ in times]
+    mine = [n for n in spoken_numbers(answer) if not any(x <= n[0] < y for x, y in taken)]
+    fractions = [f for f in shares(answer) if not any(x <= f[0] < y or f[0] <= x < f[1]
+                                                      for x, y in taken + [(n[0], n[1]) for n in mine])]
     checks += [{"kind": "number", "text": answer[a:b].strip(),
                 "passed": pct in ctx_shares or any(abs(float(pct) - p) <= SHARE_WITHIN for p in ctx_percents)}
                for a, b, pct in fractions]
-    taken = [(a, b) for a, b, _ in times] + [(a, b) for a, b, _ in fractions]
-    found = [(value, unit, written, a) for a, b, value, unit, written in mine
-             if not any(x <= a < y for x, y in taken)]
+    taken += [(a, b) for a, b, _ in fractions]
+    found = [(value, unit, written, a) for a, b, value, unit, written in mine]
     taken += [(a, b) for a, b, *_ in mine]
     found += [(_unpadded(v), u, w, at) for v, u, w, at in _numbers_at(answer) if not any(a <= at < b for a, b in taken)]
     for value, unit, written, at in sorted(found, key=lambda n: n[3]):
         hedged = _HEDGE.search(answer, 0, at) is not None
         bound = _NEAR_BOUND.search(answer, 0, at)
+        money = _MONEY.match(answer, at)
         ok = ((value, unit) in ctx_numbers or (unit is None and value in ctx_values) or value in ctx_unitless
               or (unit in DIMENSIONS and any(u != unit and u in DIMENSIONS and measure(u) == measure(unit)
                                              and same_amount(value, unit, v, u, AMOUNT_WITHIN)
                                              for v, u in ctx_numbers))
+              or (money is not None and _money_found(value, money.group("cur"), ctx_numbers))
               or (hedged and any(_rounds_near(v, u, value, unit) for v, u in ctx_numbers))
               or (bound is not None and any(_rounds_near(v, u, value, unit)
                                             and (float(v) < float(value)) == bool(bound.group("under"))
@@ -409,6 +512,21 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
               or _scaled_match(scaled_value(answer, value, at), float(value), unit, ctx_amounts, ctx_scaled))
         checks.append({"kind": "number", "text": written, "passed": ok})
     return checks
+
+
+#: a number (in digits or words) followed by a currency's name: "six pounds", "14 pounds", "50 pence"
+_MONEY = re.compile(r"(?:[\d.,]+|[A-Za-z]+(?:[-\s][A-Za-z]+)?)\s+(?P<cur>pounds?|dollars?|euros?|pence)\b",
+                    re.IGNORECASE)
+#: the currency a currency's name stands for, and how many of its units one of the named is worth
+_MONEY_NAMES = {"pound": ("gbp", 1.0), "dollar": ("usd", 1.0), "euro": ("eur", 1.0), "pence": ("gbp", 0.01)}
+
+
+def _money_found(value: str, name: str, ctx_numbers: set[tuple[str, str | None]]) -> bool:
+    """Whether the contexts hold ``value`` of the currency ``name`` ("pounds", "pence") as an
+    amount with its symbol ("six pounds" on "£6", "50 pence" on "£0.50")."""
+    cur, worth = _MONEY_NAMES[name.casefold().rstrip("s") if name.casefold() != "pence" else "pence"]
+    amount = float(value) * worth
+    return any(u == cur and abs(float(v) - amount) <= 1e-9 * max(1.0, amount) for v, u in ctx_numbers)
 
 
 def _rounds_near(there: str, there_unit: str | None, here: str, unit: str | None) -> bool:
@@ -697,7 +815,7 @@ register_lexical(
     "fact_consistency",
     score_sample,
     role="answer",
-    version="13",
+    version="14",
     summary="Numbers (with units), names and negations of the answer checked against the contexts, "
             "times the share of its content words found there (no model).",
     formula="score = F * P; F = passed checks / checks (1 when none), one check per number, per "
