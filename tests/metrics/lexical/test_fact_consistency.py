@@ -461,3 +461,14 @@ def test_money_said_in_words_passes_on_the_amount_with_its_symbol(answer, contex
 ])
 def test_a_duration_said_in_words_is_one_amount(answer, context, passed):
     assert [ok for _, ok in number_checks(answer, context)] == [passed]
+
+
+@pytest.mark.parametrize(("answer", "context", "passed"), [
+    ("It is covered for two years.", "The warranty lasts 24 months.", True),     # 2 x 12 = 24 months
+    ("It is covered for 24 months.", "It is covered for two years.", True),
+    ("It is covered for two years.", "The warranty lasts 18 months.", False),    # 1.5 years
+    ("The course lasts 18 months.", "The course lasts 1.5 years.", True),        # 1.5 x 12 = 18
+    ("The course lasts 20 months.", "The course lasts 1.5 years.", False),
+])
+def test_months_and_years_are_one_span(answer, context, passed):
+    assert [ok for _, ok in number_checks(answer, context)] == [passed]

@@ -41,7 +41,9 @@ a value on the bound's side: ``just under 8%`` on ``7.8%`` but not on ``8.2%``. 
 hold the same share or a percentage within 5 points (``roughly seven-tenths`` on ``71 percent``).
 A number followed by *pounds*, *dollars*, *euros* or *pence* also passes on the
 contexts' amount with the currency's sign (``six pounds`` on ``£6``, ``50 pence`` on ``£0.50``;
-*pounds* stays a weight too). A time of day
+*pounds* stays a weight too). An amount in months passes on the same span in years and the
+reverse, one converted rounding to the other at its written decimals and within 5% of it (``two
+years`` on ``24 months``, not on ``18 months``). A time of day
 (``8 a.m.``, ``20:00``, ``1 pm``, or said in words: ``half past four``, ``quarter to ten``,
 ``seven o'clock``, and ``half nine`` beside a range word; :func:`clock_times`) is one check, passing
 when the contexts hold the same time in any form; a range's start with no am/pm takes its end's
@@ -503,6 +505,8 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
               or (unit in DIMENSIONS and any(u != unit and u in DIMENSIONS and measure(u) == measure(unit)
                                              and same_amount(value, unit, v, u, AMOUNT_WITHIN)
                                              for v, u in ctx_numbers))
+              or (unit in _SPANS and any(u in _SPANS and u != unit and _same_span(value, unit, v, u)
+                                         for v, u in ctx_numbers))
               or (money is not None and _money_found(value, money.group("cur"), ctx_numbers))
               or (hedged and any(_rounds_near(v, u, value, unit) for v, u in ctx_numbers))
               or (bound is not None and any(_rounds_near(v, u, value, unit)
@@ -512,6 +516,19 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
               or _scaled_match(scaled_value(answer, value, at), float(value), unit, ctx_amounts, ctx_scaled))
         checks.append({"kind": "number", "text": written, "passed": ok})
     return checks
+
+
+#: spans of the calendar, in months: the number checks compare them with each other ("two years" on
+#: "24 months"); the evidence veto does not, as a bare 1000-2100 is a calendar year there
+_SPANS = {"month": 1, "year": 12}
+
+
+def _same_span(value: str, unit: str, there: str, there_unit: str) -> bool:
+    """Whether the context's ``there`` (in ``there_unit``), converted to ``unit`` (:data:`_SPANS`),
+    rounds to ``value`` at its written decimals and lies within :data:`AMOUNT_WITHIN` of it, as
+    amounts in two units of a dimension do (:func:`same_amount`)."""
+    x = float(there) * _SPANS[there_unit] / _SPANS[unit]
+    return rounds_to(x, value) and abs(x - float(value)) <= AMOUNT_WITHIN * max(abs(x), abs(float(value)))
 
 
 #: a number (in digits or words) followed by a currency's name: "six pounds", "14 pounds", "50 pence"
@@ -815,7 +832,7 @@ register_lexical(
     "fact_consistency",
     score_sample,
     role="answer",
-    version="14",
+    version="15",
     summary="Numbers (with units), names and negations of the answer checked against the contexts, "
             "times the share of its content words found there (no model).",
     formula="score = F * P; F = passed checks / checks (1 when none), one check per number, per "
