@@ -90,6 +90,7 @@ amounts the answer works out ("four years after" 1919 and 1923; "a third of 64" 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ...registry import LabelCheck
@@ -287,15 +288,17 @@ def measure(unit: str) -> str:
     return DIMENSIONS[unit][0] if unit in DIMENSIONS else unit
 
 
-def same_amount(a: str, unit_a: str, b: str, unit_b: str, within: float | None = None) -> bool:
+def same_amount(a: str, unit_a: str, b: str, unit_b: str, within: float | None = None,
+                sizes: Mapping[str, tuple[str, float]] = DIMENSIONS) -> bool:
     """Whether ``a`` in ``unit_a`` and ``b`` in ``unit_b`` (units of one :func:`measure`) are one
     amount: :func:`equal` in one unit; across the units of a dimension (:data:`DIMENSIONS`), when
     one, converted to the other's unit, rounds to it at its written decimals ("1.6 km" and "1
     mile"), and, with ``within``, differs from it by at most that share of the larger ("2 hours" and
-    "90 minutes" round to each other, 25% apart)."""
+    "90 minutes" round to each other, 25% apart). ``sizes`` gives each unit's dimension and size
+    (:data:`DIMENSIONS`, or the number checks' :data:`SPANS`)."""
     if unit_a == unit_b:
         return equal(a, b)
-    size_a, size_b = DIMENSIONS[unit_a][1], DIMENSIONS[unit_b][1]
+    size_a, size_b = sizes[unit_a][1], sizes[unit_b][1]
 
     def close_to(x: str, y_there: float) -> bool:  # y, converted to x's unit, rounds to x
         near = within is None or abs(y_there - float(x)) <= within * max(abs(y_there), abs(float(x)))
@@ -505,8 +508,9 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
               or (unit in DIMENSIONS and any(u != unit and u in DIMENSIONS and measure(u) == measure(unit)
                                              and same_amount(value, unit, v, u, AMOUNT_WITHIN)
                                              for v, u in ctx_numbers))
-              or (unit in _SPANS and any(u in _SPANS and u != unit and _same_span(value, unit, v, u)
-                                         for v, u in ctx_numbers))
+              or (unit in SPANS and any(u in SPANS and u != unit
+                                        and same_amount(value, unit, v, u, AMOUNT_WITHIN, SPANS)
+                                        for v, u in ctx_numbers))
               or (money is not None and _money_found(value, money.group("cur"), ctx_numbers))
               or (hedged and any(_rounds_near(v, u, value, unit) for v, u in ctx_numbers))
               or (bound is not None and any(_rounds_near(v, u, value, unit)
@@ -518,17 +522,10 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
     return checks
 
 
-#: spans of the calendar, in months: the number checks compare them with each other ("two years" on
-#: "24 months"); the evidence veto does not, as a bare 1000-2100 is a calendar year there
-_SPANS = {"month": 1, "year": 12}
-
-
-def _same_span(value: str, unit: str, there: str, there_unit: str) -> bool:
-    """Whether the context's ``there`` (in ``there_unit``), converted to ``unit`` (:data:`_SPANS`),
-    rounds to ``value`` at its written decimals and lies within :data:`AMOUNT_WITHIN` of it, as
-    amounts in two units of a dimension do (:func:`same_amount`)."""
-    x = float(there) * _SPANS[there_unit] / _SPANS[unit]
-    return rounds_to(x, value) and abs(x - float(value)) <= AMOUNT_WITHIN * max(abs(x), abs(float(value)))
+#: spans of the calendar, in months: the number checks compare them with each other as the units of
+#: a dimension (:func:`same_amount`: "two years" on "24 months"); the evidence veto does not, as a
+#: bare 1000-2100 is a calendar year there
+SPANS: dict[str, tuple[str, float]] = {"month": ("span", 1), "year": ("span", 12)}
 
 
 #: a number (in digits or words) followed by a currency's name: "six pounds", "14 pounds", "50 pence"
@@ -541,7 +538,7 @@ _MONEY_NAMES = {"pound": ("gbp", 1.0), "dollar": ("usd", 1.0), "euro": ("eur", 1
 def _money_found(value: str, name: str, ctx_numbers: set[tuple[str, str | None]]) -> bool:
     """Whether the contexts hold ``value`` of the currency ``name`` ("pounds", "pence") as an
     amount with its symbol ("six pounds" on "£6", "50 pence" on "£0.50")."""
-    cur, worth = _MONEY_NAMES[name.casefold().rstrip("s") if name.casefold() != "pence" else "pence"]
+    cur, worth = _MONEY_NAMES[name.casefold().removesuffix("s")]
     amount = float(value) * worth
     return any(u == cur and abs(float(v) - amount) <= 1e-9 * max(1.0, amount) for v, u in ctx_numbers)
 
