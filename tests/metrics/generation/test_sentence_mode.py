@@ -120,6 +120,50 @@ def test_check_worthiness_of_hand_labelled_sentences(sentence, kind):
     assert classify(sentence) == kind
 
 
+@pytest.mark.parametrize(("sentence", "kind"), [
+    # what the retrieved material does not hold: no statement about the world to check, even with a
+    # name or a number in it
+    ("The passages don't say how long it takes to charge.", "abstention"),
+    ("The provided context does not mention the 2019 figures.", "abstention"),
+    ("Unfortunately, the documents don't actually specify a price for the Kestrel K4.", "abstention"),
+    ("The sources also make no mention of parking.", "abstention"),
+    ("The article is silent on who built it.", "abstention"),
+    ("There is no information about opening hours in the passages.", "abstention"),
+    ("I couldn't find the melting point of Kovar in the sources.", "abstention"),
+    ("I don't know.", "abstention"),
+    ("It's not stated in the documents whether Brinmoor has a ferry.", "abstention"),
+    ("**The search results don't give the 1990 date.**", "abstention"),
+    ("But these excerpts do not list a fee [2].", "abstention"),
+    # a second clause after the abstention says something: checked
+    ("The documents don't mention a fee, so it's probably free.", "claim"),
+    ("The passages don't say how long it takes, but it is about 3 hours.", "claim"),
+    ("The passages don't give the melting point; it is 1,450 °C.", "claim"),
+    ("The context does not mention Lyon because the tour ends in Paris.", "claim"),
+    ("The documents don't list a fee (entry is free).", "claim"),
+    # the material is not the subject, or nothing is negated: a statement about the world
+    ("The passages describe what Kovar is used for but do not give its melting point.", "claim"),
+    ("The ferry does not run on Sundays.", "claim"),
+    ("According to the document, Taipei 101 is the tallest building in the world.", "claim"),
+    ("The documents say the tower opened in 1990.", "claim"),
+    ("Here is what the documents say:", "heading"),
+    # statements about the world that look like abstentions: checked
+    ("The results do not show a link between coffee and cancer.", "claim"),
+    ("The sources did not confirm the arrest of Mr Hale.", "claim"),
+    ("I didn't know the Eiffel Tower was repainted in 1990!", "claim"),
+    ("There is no information about the motive of Mr Hale.", "claim"),
+    ("I don't know when the Eiffel Tower was last repainted.", "abstention"),
+])
+def test_abstentions_are_not_claims(sentence, kind):
+    assert classify(sentence) == kind
+
+
+def test_a_verdict_joined_to_an_abstention_keeps_it_a_claim():
+    # "No." asserts the answer to the question; the sentence after it is its reason
+    assert [s.kind for s in split_claims("No. The passages don't mention a lift.")] == ["claim"]
+    assert [s.kind for s in split_claims("The Tern S3 has a 10.4 Ah battery. The passages don't say how long "
+                                         "it takes to charge.")] == ["claim", "abstention"]
+
+
 def test_split_claims_offsets_and_kinds():
     answer = "Hi there! Voyager 1 launched in 1977. Pretty amazing, right?"
     got = split_claims(answer)
@@ -661,6 +705,22 @@ def test_an_answer_with_no_sentence_to_check_scores_1_with_no_call_whatever_the_
     assert "no sentence of the answer is a claim to check" in f["reason"]
     assert seen == []
     assert get_evaluator(names[0], judge=judge).planned_calls(row) == []  # and none planned
+
+
+@pytest.mark.parametrize("mode", ["claims", "sentences"])
+def test_an_answer_that_only_abstains_is_not_a_hallucination_and_costs_no_call(mode):
+    # CTX says nothing about a lift; the answer says so: nothing stated about the world, 1.0 with no
+    # call, where a judge reading the sentence against CTX would have said "no"
+    judge, seen = _claims_judge([], [])
+    answer = "The passages don't say whether the Harrowgate footbridge has a lift."
+    row = Sample.model_validate({"id": "r1", "query": "Is there a lift?", "contexts": [CTX], "answer": answer})
+    names = ["faithfulness", "hallucination_rate"] if mode == "claims" else [
+        f"faithfulness(mode={mode})", f"hallucination_rate(mode={mode})"]
+    run = evaluate([row], names, judge=judge, embedder=None)
+    f, h = (run.records[0]["metrics"][n] for n in names)
+    assert f["error"] is None and f["score"] == 1.0 and h["score"] == 0.0
+    assert [s["kind"] for s in f["details"]["not_claims"]] == ["abstention"]
+    assert seen == [] and get_evaluator(names[0], judge=judge).planned_calls(row) == []
 
 
 # ---- mode=claims: where each claim is in the answer and where its evidence is in the contexts -----------

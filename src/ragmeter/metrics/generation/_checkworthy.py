@@ -15,7 +15,28 @@ rule that applies; the reason is recorded:
 3. ``heading``: markdown emphasis and heading marks (``*``, ``_``, ``#``) set aside, it ends with
    ":" and holds no number: a lead-in or heading above a list ("Here is what the documents say:",
    "**Eligibility:**"), whose items are the claims.
-4. ``opinion``: it holds no number and no name (the number and name rules of ``fact_consistency``)
+4. ``abstention``: it says what the retrieved material does not hold, or that the answer is not
+   known, and nothing else: after optional *but, however, unfortunately, sadly, still*, either the
+   material as subject (*the passages, the provided context, these documents, the sources, the
+   text, the article, the excerpts, the snippets, the search results, the information* ...), at
+   most two adverbs, and a negated verb of saying ("don't say", "does not mention", "did not
+   give", *state, provide, specify, include, list, contain, cover, indicate, tell, describe,
+   explain, discuss, address, show, name, report, detail, clarify*; or "makes no mention
+   of", "says nothing about", "is silent on"); or "there is no information / mention / detail /
+   data / figure about ... in" the material; or "I can't / couldn't / don't / didn't find / see
+   / tell", or "... know" at the sentence's end or before *whether, if, how, what, when, where,
+   who, which, why* ("I didn't know the tower was repainted in 1990!" asserts the repainting); or
+   "it is not stated / mentioned / specified / given / said / listed in" the material. A study's
+   *results* are not the material and *confirm* is not a verb of saying here ("The results do not
+   show a link", "The sources did not confirm the arrest" are statements about the world); nor is
+   "there is no information about the motive" without the material named. A wrong
+   abstention is a failure of relevancy or correctness, not a hallucination, so a name or number
+   inside it ("The passages don't give the 2019 figure.") is not checked. It must end there: a
+   comma, semicolon, colon, dash or bracket after the match, or one of *but, though, although,
+   however, instead, only, except, so, because, since, which, while, whereas*, makes it a claim
+   ("The documents don't mention a fee, so it's probably free."), and so does a bare "Yes." or
+   "No." joined to it (the reply's verdict asserts something).
+5. ``opinion``: it holds no number and no name (the number and name rules of ``fact_consistency``)
    and either opens with a first-person stance or feeling (*I*, *I'm*, *I've*, *I'd*, *me too*,
    *my favourite*, *honestly*, *personally*, *you've got this*) or is at most
    :data:`SHORT_REMARK_WORDS` words long and ends with ``!``, or holds an evaluative word
@@ -24,7 +45,7 @@ rule that applies; the reason is recorded:
    best with underfloor heating or big radiators." states a fact with an evaluative word in it).
    A superlative such as *best* is not an evaluative word: "They pair best with small radiators"
    and "the best-selling vacuum in Europe" are facts a context can support or contradict.
-5. Otherwise the sentence is a ``claim``.
+6. Otherwise the sentence is a ``claim``.
 
 A hedge does not rescue a claim: "probably around 90 minutes" has a number and is checked. Known
 limits: an opinion that carries a name or a number ("Tram 28 is lovely") is checked as a claim; a
@@ -64,6 +85,27 @@ _GREETING = re.compile(r"^(?:hi|hello|hey|good (?:morning|afternoon|evening|nigh
                        r"you(?:'|’)?re welcome|welcome back|bye|goodbye|see you|take care|have a\b|sorry|"
                        r"congratulations|congrats|cheers|let me know|feel free to|hope (?:this|that|it) helps|"
                        r"happy to help|glad to help)\b", re.IGNORECASE)
+_LEAD = r"^(?:(?:but|however|unfortunately|sadly|still)\b[\s,]*)?"
+_MATERIAL = (r"(?:(?:the|these|those|this|that|your|my|our|its|their)\s+)?"
+             r"(?:(?:provided|given|retrieved|supplied|available|above|attached|quoted|cited|shared)\s+)?"
+             r"(?:passages?|contexts?|documents?|docs|sources?|texts?|articles?|excerpts?|extracts?|snippets?|"
+             r"search\s+results|information|info)")
+_SAYING = (r"(?:say|state|mention|give|provide|specify|include|list|contain|cover|indicate|tell|describe|"
+           r"explain|discuss|address|show|name|report|detail|clarify)")
+_ABSTENTION = re.compile(
+    _LEAD + r"(?:"
+    + _MATERIAL + r"\s+(?:(?:[a-z]+ly|also|even|here)\s+){0,2}"
+    r"(?:(?:(?:do|does|did)\s+not|(?:don|doesn|didn)['’]t)\s+(?:[a-z]+ly\s+)?" + _SAYING + r"s?\b"
+    r"|makes?\s+no\s+mention\s+of\b|says?\s+nothing\s+(?:about|on)\b|(?:is|are)\s+silent\s+(?:on|about)\b)"
+    r"|there(?:['’]s|\s+is|\s+are)\s+no\s+(?:information|mention|details?|data|figures?)\s+"
+    r"(?:about|on|of|regarding|for|in)\b[^,;:()\[\]—–]*?\b(?:in|from)\s+" + _MATERIAL + r"\b"
+    r"|i\s+(?:can['’]t|cannot|couldn['’]t|could\s+not|don['’]t|do\s+not|didn['’]t|did\s+not)\s+"
+    r"(?:(?:find|see|tell)\b|know(?=\W*$|\s+(?:whether|if|how|what|when|where|who|which|why)\b))"
+    r"|(?:it|that|this)(?:\s+is\s+not|['’]s\s+not|\s+isn['’]t)\s+(?:stated|mentioned|specified|given|said|listed)\s+in\s+"
+    + _MATERIAL + r"\b)", re.IGNORECASE)
+#: after an abstention, any of these starts a second clause, which makes the sentence a claim
+_SECOND_CLAUSE = re.compile(r"[,;:()\[\]—–]|\s-\s|\b(?:but|though|although|however|instead|only|except|so|because|"
+                            r"since|which|while|whereas)\b", re.IGNORECASE)
 _STANCE = re.compile(r"^(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|me too|my favou?rite|honestly|personally|"
                      r"you['’]ve got this)\b", re.IGNORECASE)
 
@@ -71,7 +113,7 @@ _STANCE = re.compile(r"^(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|me too|my fav
 @dataclass(frozen=True)
 class Sentence:
     """One sentence of the answer: ``text`` is ``answer[start:end]``; ``kind`` is ``claim``,
-    ``question``, ``greeting``, ``heading`` or ``opinion``."""
+    ``question``, ``greeting``, ``heading``, ``abstention`` or ``opinion``."""
 
     text: str
     start: int
@@ -94,7 +136,8 @@ def answer_sentences(answer: str) -> list[tuple[str, int, int]]:
 
 
 def classify(sentence: str) -> str:
-    """``claim``, ``question``, ``greeting``, ``heading`` or ``opinion`` by the module docstring's rules."""
+    """``claim``, ``question``, ``greeting``, ``heading``, ``abstention`` or ``opinion`` by the module
+    docstring's rules."""
     s = sentence.strip()
     if s.endswith("?"):
         return "question"
@@ -104,6 +147,8 @@ def classify(sentence: str) -> str:
         return "greeting"
     if s.strip(EMPHASIS_MARKS).endswith(":") and not has_number:
         return "heading"
+    if is_abstention(rest):
+        return "abstention"
     if has_number or names(s):
         return "claim"
     if _STANCE.match(rest):
@@ -114,6 +159,14 @@ def classify(sentence: str) -> str:
             and len([w for w in content_tokens(rest) if w not in EVALUATIVE]) <= REMARK_CONTENT_WORDS)):
         return "opinion"
     return "claim"
+
+
+def is_abstention(sentence: str) -> bool:
+    """Whether ``sentence`` says only what the retrieved material does not hold, or that the answer
+    is not known (rule 4 of the module docstring)."""
+    s = without_markup(sentence).strip().strip(EMPHASIS_MARKS).strip()
+    m = _ABSTENTION.match(s)
+    return bool(m) and not _SECOND_CLAUSE.search(s[m.end():])
 
 
 def checkworthy_claims(claims: list[str]) -> tuple[list[str], list[dict[str, Any]]]:
