@@ -166,7 +166,7 @@ def is_abstention(sentence: str) -> bool:
     is not known (rule 4 of the module docstring)."""
     s = without_markup(sentence).strip().strip(EMPHASIS_MARKS).strip()
     m = _ABSTENTION.match(s)
-    return bool(m) and not _SECOND_CLAUSE.search(s[m.end():])
+    return m is not None and not _SECOND_CLAUSE.search(s[m.end():])
 
 
 def checkworthy_claims(claims: list[str]) -> tuple[list[str], list[dict[str, Any]]]:
