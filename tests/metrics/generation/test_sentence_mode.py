@@ -152,6 +152,14 @@ def test_check_worthiness_of_hand_labelled_sentences(sentence, kind):
     ("I didn't know the Eiffel Tower was repainted in 1990!", "claim"),
     ("There is no information about the motive of Mr Hale.", "claim"),
     ("I don't know when the Eiffel Tower was last repainted.", "abstention"),
+    # opening with where the answer looked, and "cannot determine" / "unable to find"
+    ("Based on the provided context, there is no information about the refund policy.", "abstention"),
+    ("According to the passages, I cannot determine the price of the Kestrel K4.", "abstention"),
+    ("From the documents, I'm unable to find the 2019 figure.", "abstention"),
+    ("In the text, the Brinmoor ferry's timetable is not mentioned.", "claim"),  # not a covered form
+    ("Based on the provided context, the ferry does not run on Sundays.", "claim"),
+    ("Based on the passages, there is no direct flight to Lisbon.", "claim"),
+    ("Based on the context, I can't say for sure, but it takes 3 hours.", "claim"),
 ])
 def test_abstentions_are_not_claims(sentence, kind):
     assert classify(sentence) == kind

@@ -26,7 +26,11 @@ rule that applies; the reason is recorded:
    data / figure about ... in" the material; or "I can't / couldn't / don't / didn't find / see
    / tell", or "... know" at the sentence's end or before *whether, if, how, what, when, where,
    who, which, why* ("I didn't know the tower was repainted in 1990!" asserts the repainting); or
-   "it is not stated / mentioned / specified / given / said / listed in" the material. A study's
+   "it is not stated / mentioned / specified / given / said / listed in" the material; "I cannot /
+   can't / am unable to determine / answer / say" (and *find, see, tell*) also counts. Any of
+   these may open with where the answer looked, *based on, according to, from* or *in* the
+   material ("Based on the provided context, there is no information about the refund policy.",
+   which names the material for the "there is no information" form). A study's
    *results* are not the material and *confirm* is not a verb of saying here ("The results do not
    show a link", "The sources did not confirm the arrest" are statements about the world); nor is
    "there is no information about the motive" without the material named. A wrong
@@ -92,17 +96,25 @@ _MATERIAL = (r"(?:(?:the|these|those|this|that|your|my|our|its|their)\s+)?"
              r"search\s+results|information|info)")
 _SAYING = (r"(?:say|state|mention|give|provide|specify|include|list|contain|cover|indicate|tell|describe|"
            r"explain|discuss|address|show|name|report|detail|clarify)")
+_NOT_SAYING = (r"\s+(?:(?:[a-z]+ly|also|even|here)\s+){0,2}"
+               r"(?:(?:(?:do|does|did)\s+not|(?:don|doesn|didn)['’]t)\s+(?:[a-z]+ly\s+)?" + _SAYING + r"s?\b"
+               r"|makes?\s+no\s+mention\s+of\b|says?\s+nothing\s+(?:about|on)\b|(?:is|are)\s+silent\s+(?:on|about)\b)")
+_NO_INFORMATION = (r"there(?:['’]s|\s+is|\s+are)\s+no\s+(?:information|mention|details?|data|figures?)\s+"
+                   r"(?:about|on|of|regarding|for|in)\b")
+_NOT_FOUND = (r"i\s+(?:can['’]t|cannot|couldn['’]t|could\s+not|don['’]t|do\s+not|didn['’]t|did\s+not)\s+"
+              r"(?:(?:find|see|tell)\b|know(?=\W*$|\s+(?:whether|if|how|what|when|where|who|which|why)\b))"
+              r"|i\s+(?:cannot|can['’]t)\s+(?:determine|answer|say)\b"
+              r"|i(?:\s+am|['’]m)\s+unable\s+to\s+(?:determine|answer|say|find|see|tell)\b")
+_NOT_STATED = (r"(?:it|that|this)(?:\s+is\s+not|['’]s\s+not|\s+isn['’]t)\s+"
+               r"(?:stated|mentioned|specified|given|said|listed)\s+in\s+" + _MATERIAL + r"\b")
+#: where the answer looked, before an abstention ("Based on the provided context, ...")
+_WHERE = r"(?:based\s+on|according\s+to|from|in)\s+" + _MATERIAL + r"\b[\s,]*"
 _ABSTENTION = re.compile(
-    _LEAD + r"(?:"
-    + _MATERIAL + r"\s+(?:(?:[a-z]+ly|also|even|here)\s+){0,2}"
-    r"(?:(?:(?:do|does|did)\s+not|(?:don|doesn|didn)['’]t)\s+(?:[a-z]+ly\s+)?" + _SAYING + r"s?\b"
-    r"|makes?\s+no\s+mention\s+of\b|says?\s+nothing\s+(?:about|on)\b|(?:is|are)\s+silent\s+(?:on|about)\b)"
-    r"|there(?:['’]s|\s+is|\s+are)\s+no\s+(?:information|mention|details?|data|figures?)\s+"
-    r"(?:about|on|of|regarding|for|in)\b[^,;:()\[\]—–]*?\b(?:in|from)\s+" + _MATERIAL + r"\b"
-    r"|i\s+(?:can['’]t|cannot|couldn['’]t|could\s+not|don['’]t|do\s+not|didn['’]t|did\s+not)\s+"
-    r"(?:(?:find|see|tell)\b|know(?=\W*$|\s+(?:whether|if|how|what|when|where|who|which|why)\b))"
-    r"|(?:it|that|this)(?:\s+is\s+not|['’]s\s+not|\s+isn['’]t)\s+(?:stated|mentioned|specified|given|said|listed)\s+in\s+"
-    + _MATERIAL + r"\b)", re.IGNORECASE)
+    _LEAD + r"(?:" + _WHERE + r"(?:" + _MATERIAL + _NOT_SAYING + "|" + _NO_INFORMATION + "|" + _NOT_FOUND
+    + "|" + _NOT_STATED + r")"
+    r"|" + _MATERIAL + _NOT_SAYING
+    + r"|" + _NO_INFORMATION + r"[^,;:()\[\]—–]*?\b(?:in|from)\s+" + _MATERIAL + r"\b"
+    r"|" + _NOT_FOUND + r"|" + _NOT_STATED + r")", re.IGNORECASE)
 #: after an abstention, any of these starts a second clause, which makes the sentence a claim
 _SECOND_CLAUSE = re.compile(r"[,;:()\[\]—–]|\s-\s|\b(?:but|though|although|however|instead|only|except|so|because|"
                             r"since|which|while|whereas)\b", re.IGNORECASE)
