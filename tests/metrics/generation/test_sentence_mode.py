@@ -160,6 +160,11 @@ def test_check_worthiness_of_hand_labelled_sentences(sentence, kind):
     ("Based on the provided context, the ferry does not run on Sundays.", "claim"),
     ("Based on the passages, there is no direct flight to Lisbon.", "claim"),
     ("Based on the context, I can't say for sure, but it takes 3 hours.", "claim"),
+    # "which" opening the indirect question, "so" as the thing not said; elsewhere they still guard
+    ("The passages don't say which platform the Brinmoor train leaves from.", "abstention"),
+    ("The passages don't say so.", "abstention"),
+    ("The documents don't mention a fee so it's probably free.", "claim"),
+    ("The documents don't mention the fee which is £5 a day.", "claim"),
 ])
 def test_abstentions_are_not_claims(sentence, kind):
     assert classify(sentence) == kind

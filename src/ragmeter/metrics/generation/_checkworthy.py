@@ -39,7 +39,10 @@ rule that applies; the reason is recorded:
    comma, semicolon, colon, dash or bracket after the match, or one of *but, though, although,
    however, instead, only, except, so, because, since, which, while, whereas*, makes it a claim
    ("The documents don't mention a fee, so it's probably free."), and so does a bare "Yes." or
-   "No." joined to it (the reply's verdict asserts something).
+   "No." joined to it (the reply's verdict asserts something); *which* as the first word after
+   the match opens the indirect question ("The passages don't say which platform it leaves
+   from.") and *so* as the sentence's last word is the thing not said ("The passages don't say
+   so."), neither a second clause.
 5. ``opinion``: it holds no number and no name (the number and name rules of ``fact_consistency``)
    and either opens with a first-person stance or feeling (*I*, *I'm*, *I've*, *I'd*, *me too*,
    *my favourite*, *honestly*, *personally*, *you've got this*) or is at most
@@ -116,8 +119,10 @@ _ABSTENTION = re.compile(
     + r"|" + _NO_INFORMATION + r"[^,;:()\[\]—–]*?\b(?:in|from)\s+" + _MATERIAL + r"\b"
     r"|" + _NOT_FOUND + r"|" + _NOT_STATED + r")", re.IGNORECASE)
 #: after an abstention, any of these starts a second clause, which makes the sentence a claim
-_SECOND_CLAUSE = re.compile(r"[,;:()\[\]—–]|\s-\s|\b(?:but|though|although|however|instead|only|except|so|because|"
-                            r"since|which|while|whereas)\b", re.IGNORECASE)
+_SECOND_CLAUSE = re.compile(r"[,;:()\[\]—–]|\s-\s|\b(?:but|though|although|however|instead|only|except|because|"
+                            r"since|which|while|whereas)\b|\bso\b(?!\W*$)", re.IGNORECASE)
+#: *which* right after the match opens an indirect question ("don't say which platform ...")
+_INDIRECT_WHICH = re.compile(r"\s*which\b", re.IGNORECASE)
 _STANCE = re.compile(r"^(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|me too|my favou?rite|honestly|personally|"
                      r"you['’]ve got this)\b", re.IGNORECASE)
 
@@ -178,7 +183,11 @@ def is_abstention(sentence: str) -> bool:
     is not known (rule 4 of the module docstring)."""
     s = without_markup(sentence).strip().strip(EMPHASIS_MARKS).strip()
     m = _ABSTENTION.match(s)
-    return m is not None and not _SECOND_CLAUSE.search(s[m.end():])
+    if m is None:
+        return False
+    tail = s[m.end():]
+    w = _INDIRECT_WHICH.match(tail)
+    return not _SECOND_CLAUSE.search(tail[w.end():] if w else tail)
 
 
 def checkworthy_claims(claims: list[str]) -> tuple[list[str], list[dict[str, Any]]]:
