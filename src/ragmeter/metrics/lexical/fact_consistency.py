@@ -479,6 +479,7 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
     ctx_clock = clock_times(joined)
     ctx_times = {minutes for _, _, minutes, _, _ in ctx_clock}
     ctx_loose = {minutes % 720 for _, _, minutes, fixed, _ in ctx_clock if not fixed}
+    ctx_half_day = {minutes % 720 for minutes in ctx_times}  # on a 12-hour clock
     ctx_shares = {pct for _, _, pct in shares(joined)}
     ctx_ordinals = ordinal_words(joined)
     ctx_scaled = [(x, u) for v, u, _, at in ctx_found if (x := scaled_value(joined, v, at)) is not None]
@@ -486,13 +487,12 @@ def _number_checks(answer: str, joined: str) -> list[dict[str, Any]]:
     ctx_percents = [float(v) for v, u in ctx_numbers if u == "%"]
     times = clock_times(answer)
     checks = [{"kind": "number", "text": answer[a:b].strip(),
-               "passed": minutes in ctx_times or minutes % 720 in ctx_loose
-               or (not fixed and minutes % 720 in {t % 720 for t in ctx_times})}
+               "passed": minutes in ctx_times or minutes % 720 in (ctx_half_day if not fixed else ctx_loose)}
               for a, b, minutes, fixed, _ in times]
     taken = [(a, b) for a, b, *_ in times]
     mine = [n for n in spoken_numbers(answer) if not any(x <= n[0] < y for x, y in taken)]
-    fractions = [f for f in shares(answer) if not any(x <= f[0] < y or f[0] <= x < f[1]
-                                                      for x, y in taken + [(n[0], n[1]) for n in mine])]
+    read = taken + [(n[0], n[1]) for n in mine]
+    fractions = [f for f in shares(answer) if not any(x <= f[0] < y or f[0] <= x < f[1] for x, y in read)]
     checks += [{"kind": "number", "text": answer[a:b].strip(),
                 "passed": pct in ctx_shares or any(abs(float(pct) - p) <= SHARE_WITHIN for p in ctx_percents)}
                for a, b, pct in fractions]
