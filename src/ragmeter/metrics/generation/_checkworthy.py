@@ -68,7 +68,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from ..lexical.fact_consistency import EMPHASIS_MARKS, names, numbers, without_markup
+from ..lexical.fact_consistency import (
+    BARE_REPLY,
+    EMPHASIS_MARKS,
+    is_abstention,
+    names,
+    numbers,
+    without_markup,
+)
 from ..lexical.lexical_faithfulness import content_tokens
 from ._sentences import sentence_spans
 
@@ -84,7 +91,6 @@ EVALUATIVE = frozenset("""great lovely love amazing awesome cool wonderful fanta
 excited frustrating sad nice favourite favorite worth interesting wild fascinating brilliant classic lucky glad
 happy sorry terrible awful delicious gorgeous incredible impressive cute scary funny boring perfect""".split())
 
-_BARE_REPLY = re.compile(r"(?:yes|no|yeah|yep|nope)\W*", re.IGNORECASE)
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
 _INTERJECTION = re.compile(r"^(?:(?:oh|ah|aw|aww|wow|haha|hah|ha|yay|ooh|well|hmm|ugh|okay|ok)\b[\s,!.]*)+",
                            re.IGNORECASE)
@@ -92,37 +98,6 @@ _GREETING = re.compile(r"^(?:hi|hello|hey|good (?:morning|afternoon|evening|nigh
                        r"you(?:'|’)?re welcome|welcome back|bye|goodbye|see you|take care|have a\b|sorry|"
                        r"congratulations|congrats|cheers|let me know|feel free to|hope (?:this|that|it) helps|"
                        r"happy to help|glad to help)\b", re.IGNORECASE)
-_LEAD = r"^(?:(?:but|however|unfortunately|sadly|still)\b[\s,]*)?"
-_MATERIAL = (r"(?:(?:the|these|those|this|that|your|my|our|its|their)\s+)?"
-             r"(?:(?:provided|given|retrieved|supplied|available|above|attached|quoted|cited|shared)\s+)?"
-             r"(?:passages?|contexts?|documents?|docs|sources?|texts?|articles?|excerpts?|extracts?|snippets?|"
-             r"search\s+results|information|info)")
-_SAYING = (r"(?:say|state|mention|give|provide|specify|include|list|contain|cover|indicate|tell|describe|"
-           r"explain|discuss|address|show|name|report|detail|clarify)")
-_NOT_SAYING = (r"\s+(?:(?:[a-z]+ly|also|even|here)\s+){0,2}"
-               r"(?:(?:(?:do|does|did)\s+not|(?:don|doesn|didn)['’]t)\s+(?:[a-z]+ly\s+)?" + _SAYING + r"s?\b"
-               r"|makes?\s+no\s+mention\s+of\b|says?\s+nothing\s+(?:about|on)\b|(?:is|are)\s+silent\s+(?:on|about)\b)")
-_NO_INFORMATION = (r"there(?:['’]s|\s+is|\s+are)\s+no\s+(?:information|mention|details?|data|figures?)\s+"
-                   r"(?:about|on|of|regarding|for|in)\b")
-_NOT_FOUND = (r"i\s+(?:can['’]t|cannot|couldn['’]t|could\s+not|don['’]t|do\s+not|didn['’]t|did\s+not)\s+"
-              r"(?:(?:find|see|tell)\b|know(?=\W*$|\s+(?:whether|if|how|what|when|where|who|which|why)\b))"
-              r"|i\s+(?:cannot|can['’]t)\s+(?:determine|answer|say)\b"
-              r"|i(?:\s+am|['’]m)\s+unable\s+to\s+(?:determine|answer|say|find|see|tell)\b")
-_NOT_STATED = (r"(?:it|that|this)(?:\s+is\s+not|['’]s\s+not|\s+isn['’]t)\s+"
-               r"(?:stated|mentioned|specified|given|said|listed)\s+in\s+" + _MATERIAL + r"\b")
-#: where the answer looked, before an abstention ("Based on the provided context, ...")
-_WHERE = r"(?:based\s+on|according\s+to|from|in)\s+" + _MATERIAL + r"\b[\s,]*"
-_ABSTENTION = re.compile(
-    _LEAD + r"(?:" + _WHERE + r"(?:" + _MATERIAL + _NOT_SAYING + "|" + _NO_INFORMATION + "|" + _NOT_FOUND
-    + "|" + _NOT_STATED + r")"
-    r"|" + _MATERIAL + _NOT_SAYING
-    + r"|" + _NO_INFORMATION + r"[^,;:()\[\]—–]*?\b(?:in|from)\s+" + _MATERIAL + r"\b"
-    r"|" + _NOT_FOUND + r"|" + _NOT_STATED + r")", re.IGNORECASE)
-#: after an abstention, any of these starts a second clause, which makes the sentence a claim
-_SECOND_CLAUSE = re.compile(r"[,;:()\[\]—–]|\s-\s|\b(?:but|though|although|however|instead|only|except|because|"
-                            r"since|which|while|whereas)\b|\bso\b(?!\W*$)", re.IGNORECASE)
-#: *which* right after the match opens an indirect question ("don't say which platform ...")
-_INDIRECT_WHICH = re.compile(r"\s*which\b", re.IGNORECASE)
 _STANCE = re.compile(r"^(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|me too|my favou?rite|honestly|personally|"
                      r"you['’]ve got this)\b", re.IGNORECASE)
 
@@ -178,18 +153,6 @@ def classify(sentence: str) -> str:
     return "claim"
 
 
-def is_abstention(sentence: str) -> bool:
-    """Whether ``sentence`` says only what the retrieved material does not hold, or that the answer
-    is not known (rule 4 of the module docstring)."""
-    s = without_markup(sentence).strip().strip(EMPHASIS_MARKS).strip()
-    m = _ABSTENTION.match(s)
-    if m is None:
-        return False
-    tail = s[m.end():]
-    w = _INDIRECT_WHICH.match(tail)
-    return not _SECOND_CLAUSE.search(tail[w.end():] if w else tail)
-
-
 def checkworthy_claims(claims: list[str]) -> tuple[list[str], list[dict[str, Any]]]:
     """The claims a judge extracted that are claims to check (any of their sentences is), and the
     others as ``{"text", "kind"}`` (the kind of their first sentence), in order."""
@@ -219,7 +182,7 @@ def _split_claims(answer: str) -> tuple[Sentence, ...]:
     i = 0
     while i < len(parts):
         _t, a, b = parts[i]
-        if _BARE_REPLY.fullmatch(parts[i][0]) and i + 1 < len(parts):
+        if BARE_REPLY.fullmatch(parts[i][0]) and i + 1 < len(parts):
             b = parts[i + 1][2]
             i += 1
         joined.append((a, b))

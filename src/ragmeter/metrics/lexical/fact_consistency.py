@@ -717,6 +717,54 @@ def name_alone(sentence: str) -> str | None:
 
 #: markdown emphasis and heading marks around a heading or label ("**Eligibility:**", "## Opening hours:")
 EMPHASIS_MARKS = "*_# \t\n"
+#: a bare "Yes." or "No.": with the sentence after it, one claim (the reply's verdict and what it rests on)
+BARE_REPLY = re.compile(r"(?:yes|no|yeah|yep|nope)\W*", re.IGNORECASE)
+#: an abstention's parts (rule 4 of :mod:`ragmeter.metrics.generation._checkworthy`)
+_LEAD = r"^(?:(?:but|however|unfortunately|sadly|still)\b[\s,]*)?"
+_MATERIAL = (r"(?:(?:the|these|those|this|that|your|my|our|its|their)\s+)?"
+             r"(?:(?:provided|given|retrieved|supplied|available|above|attached|quoted|cited|shared)\s+)?"
+             r"(?:passages?|contexts?|documents?|docs|sources?|texts?|articles?|excerpts?|extracts?|snippets?|"
+             r"search\s+results|information|info)")
+_SAYING = (r"(?:say|state|mention|give|provide|specify|include|list|contain|cover|indicate|tell|describe|"
+           r"explain|discuss|address|show|name|report|detail|clarify)")
+_NOT_SAYING = (r"\s+(?:(?:[a-z]+ly|also|even|here)\s+){0,2}"
+               r"(?:(?:(?:do|does|did)\s+not|(?:don|doesn|didn)['’]t)\s+(?:[a-z]+ly\s+)?" + _SAYING + r"s?\b"
+               r"|makes?\s+no\s+mention\s+of\b|says?\s+nothing\s+(?:about|on)\b|(?:is|are)\s+silent\s+(?:on|about)\b)")
+_NO_INFORMATION = (r"there(?:['’]s|\s+is|\s+are)\s+no\s+(?:information|mention|details?|data|figures?)\s+"
+                   r"(?:about|on|of|regarding|for|in)\b")
+_NOT_FOUND = (r"i\s+(?:can['’]t|cannot|couldn['’]t|could\s+not|don['’]t|do\s+not|didn['’]t|did\s+not)\s+"
+              r"(?:(?:find|see|tell)\b|know(?=\W*$|\s+(?:whether|if|how|what|when|where|who|which|why)\b))"
+              r"|i\s+(?:cannot|can['’]t)\s+(?:determine|answer|say)\b"
+              r"|i(?:\s+am|['’]m)\s+unable\s+to\s+(?:determine|answer|say|find|see|tell)\b")
+_NOT_STATED = (r"(?:it|that|this)(?:\s+is\s+not|['’]s\s+not|\s+isn['’]t)\s+"
+               r"(?:stated|mentioned|specified|given|said|listed)\s+in\s+" + _MATERIAL + r"\b")
+#: where the answer looked, before an abstention ("Based on the provided context, ...")
+_WHERE = r"(?:based\s+on|according\s+to|from|in)\s+" + _MATERIAL + r"\b[\s,]*"
+_ABSTENTION = re.compile(
+    _LEAD + r"(?:" + _WHERE + r"(?:" + _MATERIAL + _NOT_SAYING + "|" + _NO_INFORMATION + "|" + _NOT_FOUND
+    + "|" + _NOT_STATED + r")"
+    r"|" + _MATERIAL + _NOT_SAYING
+    + r"|" + _NO_INFORMATION + r"[^,;:()\[\]—–]*?\b(?:in|from)\s+" + _MATERIAL + r"\b"
+    r"|" + _NOT_FOUND + r"|" + _NOT_STATED + r")", re.IGNORECASE)
+#: after an abstention, any of these starts a second clause, which makes the sentence a claim
+_SECOND_CLAUSE = re.compile(r"[,;:()\[\]—–]|\s-\s|\b(?:but|though|although|however|instead|only|except|because|"
+                            r"since|which|while|whereas)\b|\bso\b(?!\W*$)", re.IGNORECASE)
+#: *which* right after the match opens an indirect question ("don't say which platform ...")
+_INDIRECT_WHICH = re.compile(r"\s*which\b", re.IGNORECASE)
+
+
+def is_abstention(sentence: str) -> bool:
+    """Whether ``sentence`` says only what the retrieved material does not hold, or that the answer
+    is not known (rule 4 of :mod:`ragmeter.metrics.generation._checkworthy`)."""
+    s = without_markup(sentence).strip().strip(EMPHASIS_MARKS).strip()
+    m = _ABSTENTION.match(s)
+    if m is None:
+        return False
+    tail = s[m.end():]
+    w = _INDIRECT_WHICH.match(tail)
+    return not _SECOND_CLAUSE.search(tail[w.end():] if w else tail)
+
+
 #: a date written year-month-day ("2025-04-02")
 _ISO_DATE = re.compile(r"(?<![\w.-])(?P<y>\d{4})-(?P<m>0[1-9]|1[0-2])-(?P<d>0[1-9]|[12]\d|3[01])(?![\w-])")
 #: a label opening a sentence: up to five words ending in ":" in bold ("**How to apply:**"), or up
