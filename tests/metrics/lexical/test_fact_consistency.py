@@ -14,6 +14,7 @@ from ragmeter.metrics.lexical.fact_consistency import (
     numbers,
     score_sample,
     times_of_day,
+    without_abstentions,
 )
 from ragmeter.metrics.lexical.lexical_faithfulness import lexical_faithfulness
 from ragmeter.registry import default_metric_names, get_spec
@@ -199,6 +200,44 @@ def test_edge_cases():
     assert score_sample(Sample(id="a", query="q", answer="Earth is far.", contexts=[])).score == 0.0
     ids_only = score_sample(Sample(id="a", query="q", answer="Earth is far.", contexts=[{"id": "c1"}]))
     assert ids_only.score is None and "ids only" in ids_only.reason
+
+
+def test_an_abstention_is_not_checked():
+    answer = "The passages don't give the 2019 figure for Norway. Sunlight takes about 8 minutes to reach Earth."
+    got = check_facts(answer, [SUN])
+    assert got["abstentions"] == ["The passages don't give the 2019 figure for Norway."]
+    # left: number 8 minutes (the context's 8 minutes), name Earth, the sentence's negation parity
+    # against the context sentence (sunlight takes 8 minutes earth shared: 5 of its 6) -> F = 1;
+    # 2019 and Norway are not checked
+    assert [(c["kind"], c["text"], c["passed"]) for c in got["checks"]][:2] == [
+        ("number", "8 minutes", True), ("name", "Earth", True)]
+    assert len(got["checks"]) == 3 and got["F"] == 1.0
+    # content tokens of the second sentence only: sunlight takes 8 minutes reach earth; reach missing
+    assert got["P"] == pytest.approx(5 / 6)
+    out = score_sample(Sample(id="a", query="q", answer=answer, contexts=[{"id": "c", "text": SUN}]))
+    assert out.score == pytest.approx(5 / 6) and "1 abstention(s) not checked" in out.reason
+
+
+def test_an_answer_that_only_abstains_scores_one():
+    for ctx in ([{"id": "c", "text": SUN}], []):
+        out = score_sample(Sample(id="a", query="q", contexts=ctx,
+                                  answer="I couldn't find the 2019 figure in the sources. The passages don't say."))
+        assert out.score == 1.0 and "only says what the contexts do not hold" in out.reason
+        assert out.details["checks"] == [] and len(out.details["abstentions"]) == 2
+
+
+def test_what_is_not_an_abstention_is_checked():
+    # a second clause asserts something; a bare "No." before it is the reply's verdict
+    for answer in ("The passages don't mention a fee for Norway, so it's probably free.",
+                   "No. The passages don't mention Norway."):
+        blanked, found = without_abstentions(answer)
+        assert (blanked, found) == (answer, [])
+        assert ("name", "Norway", False) in [(c["kind"], c["text"], c["passed"])
+                                             for c in check_facts(answer, [SUN])["checks"]]
+    # the blanked answer keeps every offset: the abstention's characters become spaces
+    blanked, found = without_abstentions("Yes, 8 minutes. I don't know whether it varies.")
+    assert blanked == "Yes, 8 minutes. " + " " * len("I don't know whether it varies.")
+    assert found == ["I don't know whether it varies."]
 
 
 def test_reason_names_the_failed_check():

@@ -80,11 +80,20 @@ without*, and *n't*). "X is not stable" against "X is guaranteed to be stable" f
 
 ``P`` catches what the checks cannot name: sentences built from words the contexts never use.
 
-Edge cases: no answer (None) -> undefined; an answer with no content token -> undefined; no
-contexts retrieved -> 0; contexts with ids only (no text) -> undefined. Blind to entities swapped
-between roles when both occur in the contexts ("Croatia beat France" against "France beat
-Croatia"), to paraphrased negation ("sold separately" against "isn't included" fails) and to
-amounts the answer works out ("four years after" 1919 and 1923; "a third of 64" written as 21 fails).
+**Abstentions.** A sentence that says only what the contexts do not hold, or that the answer is not
+known (:func:`is_abstention`: "The passages don't say how long it takes.", "I couldn't find the 2019
+figure in the sources."; the forms and their guards are the check-worthiness rules of
+:mod:`ragmeter.metrics.generation._checkworthy`, which ``faithfulness`` uses), states nothing a context
+could support or contradict: it is left out of every check and of ``P`` (:func:`without_abstentions`),
+so a name or number in it is not checked. One right after a bare "Yes." or "No." is kept (the
+reply's verdict asserts something). An answer that only abstains scores 1 (``F = P = 1``).
+
+Edge cases: no answer (None) -> undefined; an answer with no content token -> undefined; an
+answer that only abstains -> 1; no contexts retrieved -> 0; contexts with ids only (no text) ->
+undefined. Blind to entities swapped between roles when both occur in the contexts ("Croatia beat
+France" against "France beat Croatia"), to paraphrased negation ("sold separately" against "isn't
+included" fails) and to amounts the answer works out ("four years after" 1919 and 1923; "a third
+of 64" written as 21 fails).
 """
 
 from __future__ import annotations
@@ -765,6 +774,23 @@ def is_abstention(sentence: str) -> bool:
     return not _SECOND_CLAUSE.search(tail[w.end():] if w else tail)
 
 
+def without_abstentions(answer: str) -> tuple[str, list[str]]:
+    """``answer`` with each sentence that is an abstention (:func:`is_abstention`) blanked (spaces,
+    so offsets stay), and those sentences in order. A sentence right after a bare "Yes." or "No."
+    (:data:`BARE_REPLY`) is kept: the reply's verdict and what it rests on are one claim."""
+    out, at, after_reply = answer, 0, False
+    found: list[str] = []
+    for sentence in split_sentences(answer):
+        i = answer.find(sentence, at)
+        if i >= 0:
+            at = i + len(sentence)
+            if not after_reply and is_abstention(sentence):
+                out = out[:i] + " " * len(sentence) + out[at:]
+                found.append(sentence)
+        after_reply = BARE_REPLY.fullmatch(sentence) is not None
+    return out, found
+
+
 #: a date written year-month-day ("2025-04-02")
 _ISO_DATE = re.compile(r"(?<![\w.-])(?P<y>\d{4})-(?P<m>0[1-9]|1[0-2])-(?P<d>0[1-9]|[12]\d|3[01])(?![\w-])")
 #: a label opening a sentence: up to five words ending in ":" in bold ("**How to apply:**"), or up
@@ -799,7 +825,7 @@ def _unlabelled(sentence: str) -> str:
 
 def check_facts(answer: str, contexts: list[str]) -> dict[str, Any]:
     """Every check of the answer against the contexts, and ``F``, ``P`` and the score."""
-    answer = iso_dates(without_markup(answer))
+    answer, abstentions = without_abstentions(iso_dates(without_markup(answer)))
     joined = iso_dates(" ".join(contexts))
     vocab = set(_TOKEN.findall(_plain(joined).casefold()))
     checks = _number_checks(answer, joined)
@@ -840,9 +866,9 @@ def check_facts(answer: str, contexts: list[str]) -> dict[str, Any]:
     words = _content(answer)
     found = [t for t in words if t in vocab]
     f = sum(c["passed"] for c in checks) / len(checks) if checks else 1.0
-    p = len(found) / len(words) if words else 0.0
+    p = len(found) / len(words) if words else 1.0 if abstentions else 0.0
     return {"F": f, "P": p, "score": f * p, "checks": checks, "content_tokens": len(words),
-            "unsupported_tokens": [t for t in words if t not in vocab]}
+            "unsupported_tokens": [t for t in words if t not in vocab], "abstentions": abstentions}
 
 
 def fact_consistency(answer: str, contexts: list[str]) -> float | None:
@@ -863,13 +889,17 @@ def score_sample(sample: Sample) -> Outcome:
         return Outcome(None, "undefined: the answer has no content word to check")
     got = check_facts(sample.answer, texts)
     failed = [c for c in got["checks"] if not c["passed"]]
-    if not sample.contexts:
+    if got["abstentions"] and not got["content_tokens"]:
+        reason = "the answer only says what the contexts do not hold (an abstention): no fact to check"
+    elif not sample.contexts:
         reason = "no contexts retrieved: nothing supports the answer"
     else:
         reason = (f"{len(got['checks']) - len(failed)} of {len(got['checks'])} number/name/negation checks "
                   f"pass; {got['P']:.0%} of the answer's content words are in the contexts")
         if failed:
             reason += "; failed: " + ", ".join(f"{c['kind']} {c['text'][:60]!r}" for c in failed[:4])
+        if got["abstentions"]:
+            reason += f"; {len(got['abstentions'])} abstention(s) not checked"
     return Outcome(got["score"], reason, got)
 
 
@@ -877,13 +907,14 @@ register_lexical(
     "fact_consistency",
     score_sample,
     role="answer",
-    version="15",
+    version="16",
     summary="Numbers (with units), names and negations of the answer checked against the contexts, "
             "times the share of its content words found there (no model).",
     formula="score = F * P; F = passed checks / checks (1 when none), one check per number, per "
             "name run and per answer clause's negation parity against its best-matching context "
             "clause; P = |answer content tokens in the contexts| / |answer content tokens|",
     edge_cases=("no answer -> undefined", "answer without content words -> undefined",
+                "an answer that only abstains ('The passages don't say ...') -> 1: no fact to check",
                 "no contexts retrieved -> 0", "contexts with ids only (no text) -> undefined",
                 "no number, name or matched sentence -> F = 1 (score = P)",
                 "a sentence's first word is never a name",
