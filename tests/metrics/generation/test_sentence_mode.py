@@ -156,7 +156,7 @@ def test_check_worthiness_of_hand_labelled_sentences(sentence, kind):
     ("Based on the provided context, there is no information about the refund policy.", "abstention"),
     ("According to the passages, I cannot determine the price of the Kestrel K4.", "abstention"),
     ("From the documents, I'm unable to find the 2019 figure.", "abstention"),
-    ("In the text, the Brinmoor ferry's timetable is not mentioned.", "claim"),  # not a covered form
+    ("In the text, the Brinmoor ferry's timetable is not mentioned.", "abstention"),
     ("Based on the provided context, the ferry does not run on Sundays.", "claim"),
     ("Based on the passages, there is no direct flight to Lisbon.", "claim"),
     ("Based on the context, I can't say for sure, but it takes 3 hours.", "claim"),
@@ -165,6 +165,17 @@ def test_check_worthiness_of_hand_labelled_sentences(sentence, kind):
     ("The passages don't say so.", "abstention"),
     ("The documents don't mention a fee so it's probably free.", "claim"),
     ("The documents don't mention the fee which is £5 a day.", "claim"),
+    # the thing not said as subject, with the material named before or after it
+    ("According to the passages, the opening hours are not mentioned.", "abstention"),
+    ("The price of the Kestrel K4 isn't specified in the documents.", "abstention"),
+    ("Based on the provided context, the 2019 figure is not explicitly stated.", "abstention"),
+    ("According to the article, the cause of the fire was not stated by police.", "claim"),  # who did not say
+    ("The fee is not mentioned in the contract.", "claim"),  # a contract is not the retrieved material
+    ("The opening hours are not mentioned.", "claim"),  # no material named: said of the world
+    ("According to the passages, breakfast is not included.", "claim"),  # not a verb of saying
+    ("The ferry that leaves at 8 is not mentioned in the passages.", "claim"),  # a relative clause asserts
+    ("The fee is not mentioned in the passages, but it is £5.", "claim"),  # a second clause
+    ("The 3.5 kg figure isn't stated in the sources.", "abstention"),
 ])
 def test_abstentions_are_not_claims(sentence, kind):
     assert classify(sentence) == kind
@@ -173,6 +184,7 @@ def test_abstentions_are_not_claims(sentence, kind):
 def test_a_verdict_joined_to_an_abstention_keeps_it_a_claim():
     # "No." asserts the answer to the question; the sentence after it is its reason
     assert [s.kind for s in split_claims("No. The passages don't mention a lift.")] == ["claim"]
+    assert [s.kind for s in split_claims("No. The lift is not mentioned in the passages.")] == ["claim"]
     assert [s.kind for s in split_claims("The Tern S3 has a 10.4 Ah battery. The passages don't say how long "
                                          "it takes to charge.")] == ["claim", "abstention"]
 

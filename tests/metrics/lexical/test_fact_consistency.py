@@ -238,6 +238,9 @@ def test_what_is_not_an_abstention_is_checked():
     blanked, found = without_abstentions("Yes, 8 minutes. I don't know whether it varies.")
     assert blanked == "Yes, 8 minutes. " + " " * len("I don't know whether it varies.")
     assert found == ["I don't know whether it varies."]
+    # the thing not said as subject, with the material named: Oslo is not checked
+    got = check_facts("The opening hours in Oslo are not mentioned in the passages.", [SUN])
+    assert got["checks"] == [] and got["score"] == 1.0
 
 
 def test_reason_names_the_failed_check():

@@ -27,7 +27,12 @@ rule that applies; the reason is recorded:
    / tell", or "... know" at the sentence's end or before *whether, if, how, what, when, where,
    who, which, why* ("I didn't know the tower was repainted in 1990!" asserts the repainting); or
    "it is not stated / mentioned / specified / given / said / listed in" the material; "I cannot /
-   can't / am unable to determine / answer / say" (and *find, see, tell*) also counts. Any of
+   can't / am unable to determine / answer / say" (and *find, see, tell*) also counts; so does the
+   thing not said as subject, up to eight words with no relative pronoun or clause mark, then "is
+   / are / was / were not" and *mentioned, stated, specified, described, discussed*, ending the
+   sentence or followed by *in* or *by* and the material, the material named there or before it
+   ("The price isn't specified in the documents."; "The opening hours are not mentioned." names
+   no material, and *included, provided, given, listed* also say things of the world). Any of
    these may open with where the answer looked, *based on, according to, from* or *in* the
    material ("Based on the provided context, there is no information about the refund policy.",
    which names the material for the "there is no information" form). A study's

@@ -749,9 +749,16 @@ _NOT_STATED = (r"(?:it|that|this)(?:\s+is\s+not|['’]s\s+not|\s+isn['’]t)\s+"
                r"(?:stated|mentioned|specified|given|said|listed)\s+in\s+" + _MATERIAL + r"\b")
 #: where the answer looked, before an abstention ("Based on the provided context, ...")
 _WHERE = r"(?:based\s+on|according\s+to|from|in)\s+" + _MATERIAL + r"\b[\s,]*"
+#: the thing not said as subject: up to eight words (no relative pronoun, no clause or sentence mark), then
+#: "is / are / was / were not" and a verb of saying ("the opening hours are not mentioned")
+_UNSAID = (r"(?:(?!(?:that|which|who|whom|whose)\b)(?:\d+\.\d+|[^\s,;:()\[\]—–.!?]+)\s+){1,8}?"
+           r"(?:(?:is|are|was|were)\s+not|(?:isn|aren|wasn|weren)['’]t)\s+(?:[a-z]+ly\s+)?"
+           r"(?:mentioned|stated|specified|described|discussed)"
+           r"(?=\W*$|\s+(?:in|by)\s+" + _MATERIAL + r"\W*$)")
 _ABSTENTION = re.compile(
     _LEAD + r"(?:" + _WHERE + r"(?:" + _MATERIAL + _NOT_SAYING + "|" + _NO_INFORMATION + "|" + _NOT_FOUND
-    + "|" + _NOT_STATED + r")"
+    + "|" + _NOT_STATED + "|" + _UNSAID + r")"
+    r"|" + _UNSAID + r"\s+(?:in|by)\s+" + _MATERIAL + r"\b"
     r"|" + _MATERIAL + _NOT_SAYING
     + r"|" + _NO_INFORMATION + r"[^,;:()\[\]—–]*?\b(?:in|from)\s+" + _MATERIAL + r"\b"
     r"|" + _NOT_FOUND + r"|" + _NOT_STATED + r")", re.IGNORECASE)
@@ -907,7 +914,7 @@ register_lexical(
     "fact_consistency",
     score_sample,
     role="answer",
-    version="16",
+    version="17",
     summary="Numbers (with units), names and negations of the answer checked against the contexts, "
             "times the share of its content words found there (no model).",
     formula="score = F * P; F = passed checks / checks (1 when none), one check per number, per "
