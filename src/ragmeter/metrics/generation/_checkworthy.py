@@ -51,13 +51,16 @@ rule that applies; the reason is recorded:
 5. ``opinion``: it holds no number and no name (the number and name rules of ``fact_consistency``)
    and either opens with a first-person stance or feeling (*I*, *I'm*, *I've*, *I'd*, *me too*,
    *my favourite*, *honestly*, *personally*, *you've got this*) or is at most
-   :data:`SHORT_REMARK_WORDS` words long and ends with ``!``, or holds an evaluative word
-   (:data:`EVALUATIVE`: *great, lovely, amazing, cool, fun, sad* ...) and at most
-   :data:`REMARK_CONTENT_WORDS` other content words ("Such a sad story." is a remark; "They pair
+   ``SHORT_REMARK_WORDS`` words long and ends with ``!``, or holds an evaluative word
+   (``EVALUATIVE``: *great, lovely, amazing, cool, fun, sad* ...) and at most
+   ``REMARK_CONTENT_WORDS`` other content words ("Such a sad story." is a remark; "They pair
    best with underfloor heating or big radiators." states a fact with an evaluative word in it).
    A superlative such as *best* is not an evaluative word: "They pair best with small radiators"
    and "the best-selling vacuum in Europe" are facts a context can support or contradict.
 6. Otherwise the sentence is a ``claim``.
+
+The rules are :func:`ragmeter.metrics.lexical.fact_consistency.classify` and its constants, beside
+the number, name and abstention rules they use.
 
 A hedge does not rescue a claim: "probably around 90 minutes" has a number and is checked. Known
 limits: an opinion that carries a name or a number ("Tram 28 is lovely") is checked as a claim; a
@@ -68,43 +71,16 @@ words ("They need cool water.").
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 from ..lexical.fact_consistency import (
     BARE_REPLY,
-    EMPHASIS_MARKS,
-    is_abstention,
-    names,
-    numbers,
+    classify,
     without_markup,
 )
-from ..lexical.lexical_faithfulness import content_tokens
 from ._sentences import sentence_spans
-
-#: a remark with no number or name of at most this many words that ends with "!" or holds an
-#: evaluative word is an opinion, not a claim
-SHORT_REMARK_WORDS = 12
-
-#: a sentence with an evaluative word is a remark only with at most this many other content words
-#: (:func:`ragmeter.metrics.lexical.lexical_faithfulness.content_tokens`)
-REMARK_CONTENT_WORDS = 4
-
-EVALUATIVE = frozenset("""great lovely love amazing awesome cool wonderful fantastic beautiful fun adorable exciting
-excited frustrating sad nice favourite favorite worth interesting wild fascinating brilliant classic lucky glad
-happy sorry terrible awful delicious gorgeous incredible impressive cute scary funny boring perfect""".split())
-
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
-_INTERJECTION = re.compile(r"^(?:(?:oh|ah|aw|aww|wow|haha|hah|ha|yay|ooh|well|hmm|ugh|okay|ok)\b[\s,!.]*)+",
-                           re.IGNORECASE)
-_GREETING = re.compile(r"^(?:hi|hello|hey|good (?:morning|afternoon|evening|night)|thanks|thank you|"
-                       r"you(?:'|’)?re welcome|welcome back|bye|goodbye|see you|take care|have a\b|sorry|"
-                       r"congratulations|congrats|cheers|let me know|feel free to|hope (?:this|that|it) helps|"
-                       r"happy to help|glad to help)\b", re.IGNORECASE)
-_STANCE = re.compile(r"^(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|me too|my favou?rite|honestly|personally|"
-                     r"you['’]ve got this)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -130,32 +106,6 @@ class Sentence:
 def answer_sentences(answer: str) -> list[tuple[str, int, int]]:
     """The answer's sentences with offsets (:func:`._sentences.sentence_spans`)."""
     return [(answer[a:b], a, b) for a, b in sentence_spans(answer)]
-
-
-def classify(sentence: str) -> str:
-    """``claim``, ``question``, ``greeting``, ``heading``, ``abstention`` or ``opinion`` by the module
-    docstring's rules."""
-    s = sentence.strip()
-    if s.endswith("?"):
-        return "question"
-    rest = _INTERJECTION.sub("", s).strip(" ,!.")
-    has_number = bool(numbers(rest))
-    if not rest or (_GREETING.match(rest) and not has_number):
-        return "greeting"
-    if s.strip(EMPHASIS_MARKS).endswith(":") and not has_number:
-        return "heading"
-    if is_abstention(rest):
-        return "abstention"
-    if has_number or names(s):
-        return "claim"
-    if _STANCE.match(rest):
-        return "opinion"
-    words = [w.lower() for w in _WORD.findall(rest)]
-    if len(words) <= SHORT_REMARK_WORDS and (s.endswith("!") or (
-            any(w in EVALUATIVE for w in words)
-            and len([w for w in content_tokens(rest) if w not in EVALUATIVE]) <= REMARK_CONTENT_WORDS)):
-        return "opinion"
-    return "claim"
 
 
 def checkworthy_claims(claims: list[str]) -> tuple[list[str], list[dict[str, Any]]]:

@@ -105,7 +105,7 @@ from typing import Any
 from ...registry import LabelCheck
 from ...types import Sample
 from .base import NO_ANSWER, Outcome, register_lexical
-from .lexical_faithfulness import _TOKEN, STOPWORDS, split_sentences
+from .lexical_faithfulness import _TOKEN, STOPWORDS, content_tokens, split_sentences
 
 _CONTRACTION = re.compile(r"(?<=can)['’]t\b|(?<!ca)n['’]t\b|['’](?:s|re|ve|ll|d|m)\b", re.IGNORECASE)
 _WONT = re.compile(r"\bwon['’]t\b", re.IGNORECASE)
@@ -796,6 +796,56 @@ def without_abstentions(answer: str) -> tuple[str, list[str]]:
                 found.append(sentence)
         after_reply = BARE_REPLY.fullmatch(sentence) is not None
     return out, found
+
+
+#: a remark with no number or name of at most this many words that ends with "!" or holds an
+#: evaluative word is an opinion, not a claim
+SHORT_REMARK_WORDS = 12
+
+#: a sentence with an evaluative word is a remark only with at most this many other content words
+#: (:func:`ragmeter.metrics.lexical.lexical_faithfulness.content_tokens`)
+REMARK_CONTENT_WORDS = 4
+
+EVALUATIVE = frozenset("""great lovely love amazing awesome cool wonderful fantastic beautiful fun adorable exciting
+excited frustrating sad nice favourite favorite worth interesting wild fascinating brilliant classic lucky glad
+happy sorry terrible awful delicious gorgeous incredible impressive cute scary funny boring perfect""".split())
+
+_REMARK_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+_INTERJECTION = re.compile(r"^(?:(?:oh|ah|aw|aww|wow|haha|hah|ha|yay|ooh|well|hmm|ugh|okay|ok)\b[\s,!.]*)+",
+                           re.IGNORECASE)
+_GREETING = re.compile(r"^(?:hi|hello|hey|good (?:morning|afternoon|evening|night)|thanks|thank you|"
+                       r"you(?:'|’)?re welcome|welcome back|bye|goodbye|see you|take care|have a\b|sorry|"
+                       r"congratulations|congrats|cheers|let me know|feel free to|hope (?:this|that|it) helps|"
+                       r"happy to help|glad to help)\b", re.IGNORECASE)
+_STANCE = re.compile(r"^(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|me too|my favou?rite|honestly|personally|"
+                     r"you['’]ve got this)\b", re.IGNORECASE)
+
+
+def classify(sentence: str) -> str:
+    """``claim``, ``question``, ``greeting``, ``heading``, ``abstention`` or ``opinion`` by the rules
+    of check-worthiness (:mod:`ragmeter.metrics.generation._checkworthy`)."""
+    s = sentence.strip()
+    if s.endswith("?"):
+        return "question"
+    rest = _INTERJECTION.sub("", s).strip(" ,!.")
+    has_number = bool(numbers(rest))
+    if not rest or (_GREETING.match(rest) and not has_number):
+        return "greeting"
+    if s.strip(EMPHASIS_MARKS).endswith(":") and not has_number:
+        return "heading"
+    if is_abstention(rest):
+        return "abstention"
+    if has_number or names(s):
+        return "claim"
+    if _STANCE.match(rest):
+        return "opinion"
+    words = [w.lower() for w in _REMARK_WORD.findall(rest)]
+    if len(words) <= SHORT_REMARK_WORDS and (s.endswith("!") or (
+            any(w in EVALUATIVE for w in words)
+            and len([w for w in content_tokens(rest) if w not in EVALUATIVE]) <= REMARK_CONTENT_WORDS)):
+        return "opinion"
+    return "claim"
+
 
 
 #: a date written year-month-day ("2025-04-02")
