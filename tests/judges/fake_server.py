@@ -142,6 +142,8 @@ class Reply:
     kind: str = ""
     #: OpenAI's ``choices[0].logprobs.content`` list (``[{"token", "logprob", "top_logprobs": [...]}]``)
     logprobs: list[dict[str, Any]] | None = None
+    #: sent as the reply's ``timings`` (llama.cpp's server: ``prompt_ms``, ``predicted_ms``, ...)
+    timings: dict[str, float] | None = None
 
     @classmethod
     def json(cls, obj: Any, **kw: Any) -> Reply:
@@ -303,6 +305,7 @@ class FakeLLMServer:
                       "total_tokens": prompt_tokens + completion_tokens,
                       **({"prompt_tokens_details": {"cached_tokens": reply.cached_tokens}}
                          if reply.cached_tokens is not None else {})},
+            **({"timings": reply.timings} if reply.timings is not None else {}),
         }
         return web.json_response(payload, headers=reply.headers)
 
