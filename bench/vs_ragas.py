@@ -53,7 +53,9 @@ the client abandons is not cancelled upstream, as a real server keeps generating
 are kept per prompt (``by_prompt``: the first sentence of a request's first message, which names
 the task, e.g. "You check statements against a context."), with llama.cpp's own ``timings`` of each
 reply summed (milliseconds spent evaluating the prompt and writing the reply) where the server sends
-them, and printed after the table: which of a tool's prompts its time goes to.
+them, and printed after the table: which of a tool's prompts its time goes to. A prompt's seconds
+run from sending to the reply, so they include any wait in a one-slot server's queue when a tool
+sends several requests at once (ragmeter's adaptive concurrency does); the server's two times do not.
 
 Usage::
 
