@@ -275,7 +275,7 @@ class CountingProxy:
         return s
 
 
-_FIRST_SENTENCE = re.compile(r"\s*(.{1,80}?[.!?:])(?=\s|$)", re.DOTALL)
+_FIRST_SENTENCE = re.compile(r"(.{1,80}?[.!?:])(?=\s|$)")  # on text with its whitespace collapsed
 
 
 def prompt_name(body: bytes) -> str:

@@ -847,7 +847,6 @@ def classify(sentence: str) -> str:
     return "claim"
 
 
-
 #: a date written year-month-day ("2025-04-02")
 _ISO_DATE = re.compile(r"(?<![\w.-])(?P<y>\d{4})-(?P<m>0[1-9]|1[0-2])-(?P<d>0[1-9]|[12]\d|3[01])(?![\w-])")
 #: a label opening a sentence: up to five words ending in ":" in bold ("**How to apply:**"), or up
