@@ -21,6 +21,8 @@
         ├── JudgeConnectionError      connection refused / dropped / DNS (retried, then recorded)
         ├── JudgeAuthError            missing or rejected API key (raised when the judge is built)
         ├── JudgeBadRequest           the backend rejected the request (unknown model, bad option...)
+        │   └── JudgeContextOverflow  the prompt does not fit the judge's context window; carries
+        │                             ``n_ctx`` and ``prompt_tokens`` where the server says them
         ├── JudgeParseError           the reply is not the expected JSON even after one repair;
         │                             carries ``raw`` (the reply) and ``validation`` (what failed)
         ├── JudgeBudgetExceeded       ``max_cost`` reached: no new call is sent
@@ -183,6 +185,28 @@ class JudgeAuthError(JudgeError):
 
 class JudgeBadRequest(JudgeError):
     """The backend rejected the request (HTTP 400/404/422: unknown model, bad option, prompt too long)."""
+
+
+class JudgeContextOverflow(JudgeBadRequest):
+    """The prompt (with room for the reply) does not fit the judge's context window: llama.cpp's
+    ``exceed_context_size_error``, vLLM's and OpenAI's "maximum context length is N tokens",
+    llama-cpp-python's "Requested tokens exceed context window". Not retried as sent; faithfulness
+    checks the claims against the context sentences that fit instead
+    (:mod:`ragmeter.metrics.generation._fit`).
+
+    Attributes
+    ----------
+    n_ctx:
+        The context window in tokens, when the server says it; else None.
+    prompt_tokens:
+        The rejected request's prompt tokens, when the server says them; else None.
+    """
+
+    def __init__(self, message: str, *, n_ctx: int | None = None, prompt_tokens: int | None = None,
+                 retry_after: float | None = None, status_code: int | None = None) -> None:
+        super().__init__(message, retry_after=retry_after, status_code=status_code)
+        self.n_ctx = n_ctx
+        self.prompt_tokens = prompt_tokens
 
 
 class JudgeParseError(JudgeError):

@@ -4,13 +4,16 @@
 (LiteLLM's exceptions subclass them). :data:`OPENAI_ERROR_MAP` is the table, most specific class
 first; a test checks that every exception class the SDK exports has an entry.
 :func:`map_transport_error` and :func:`map_ollama_status` cover a backend that speaks HTTP itself
-(aiohttp): a failed call, and an HTTP error answer of Ollama's native API. Messages are
+(aiohttp): a failed call, and an HTTP error answer of Ollama's native API. A rejection that says the
+prompt does not fit the model's context window becomes a :class:`~ragmeter.errors.JudgeContextOverflow`
+(:func:`context_overflow` reads the window and the prompt's tokens where the server gives them). Messages are
 passed through :func:`redact` so an API key never reaches an error, a log line or a result.
 """
 
 from __future__ import annotations
 
 import email.utils
+import json
 import re
 import time
 from collections.abc import Iterable, Mapping
@@ -20,6 +23,7 @@ from ...errors import (
     JudgeAuthError,
     JudgeBadRequest,
     JudgeConnectionError,
+    JudgeContextOverflow,
     JudgeError,
     JudgeParseError,
     JudgeRateLimited,
@@ -78,6 +82,51 @@ def retry_after(headers: Mapping[str, str] | None) -> float | None:
     ]
     found = [r for r in resets if r is not None]
     return max(found) if found else None
+
+
+#: the error types servers give a prompt too long for the model: llama.cpp's server, OpenAI (and vLLM)
+_OVERFLOW_TYPE = re.compile(r"exceed_context_size_error|context_length_exceeded")
+#: a message about the context window, and one that says it was exceeded (both must match)
+_OVERFLOW_WHAT = re.compile(r"context (?:size|length|window)", re.I)
+_OVERFLOW_HOW = re.compile(r"exceed|maximum|too (?:long|large)|reduce|greater than|longer than", re.I)
+#: where the window's size is said, most specific first
+_N_CTX = (re.compile(r'"n_ctx":\s*(\d+)'), re.compile(r"maximum context length is (\d+)", re.I),
+          re.compile(r"context window of (\d+)", re.I), re.compile(r"context size \((\d+) tokens\)", re.I),
+          re.compile(r"context length (?:is |of )?(\d+)", re.I))
+#: where the prompt's tokens are said, most specific first (vLLM's "5000 tokens (4000 in the messages,
+#: 1000 in the completion)": the messages')
+_PROMPT_TOKENS = (re.compile(r'"n_prompt_tokens":\s*(\d+)'), re.compile(r"\((\d+) in the messages"),
+                  re.compile(r"request \((\d+) tokens\)", re.I), re.compile(r"resulted in (\d+) tokens", re.I),
+                  re.compile(r"has (\d+) input tokens", re.I), re.compile(r"Requested tokens \((\d+)\)", re.I))
+
+
+def _first_number(patterns: Iterable[re.Pattern[str]], text: str) -> int | None:
+    for pattern in patterns:
+        m = pattern.search(text)
+        if m:
+            return int(m.group(1))
+    return None
+
+
+def context_overflow(text: str) -> tuple[int | None, int | None] | None:
+    """``(n_ctx, prompt_tokens)`` when ``text`` (an error's message, with its JSON body where there is
+    one) says that the prompt does not fit the model's context window, each None where it does not
+    say the number; None when it says something else."""
+    if not (_OVERFLOW_TYPE.search(text) or (_OVERFLOW_WHAT.search(text) and _OVERFLOW_HOW.search(text))):
+        return None
+    return _first_number(_N_CTX, text), _first_number(_PROMPT_TOKENS, text)
+
+
+def overflow_error(message: str, found: tuple[int | None, int | None], *, status_code: int | None = None,
+                   secrets: Iterable[str | None] = ()) -> JudgeContextOverflow:
+    """The :class:`JudgeContextOverflow` for ``message`` (a backend's words) and what
+    :func:`context_overflow` read from it, with what to do next."""
+    return JudgeContextOverflow(redact(message + _OVERFLOW_HINT, secrets), n_ctx=found[0], prompt_tokens=found[1],
+                                status_code=status_code)
+
+
+_OVERFLOW_HINT = (". The prompt is longer than the judge's context window: start the server with a larger one "
+                  "(llama.cpp -c, vLLM --max-model-len, Ollama num_ctx) or send fewer or shorter contexts.")
 
 
 def _openai_map() -> list[tuple[type[BaseException], type[JudgeError]]]:
@@ -156,6 +205,11 @@ def map_openai_error(exc: BaseException, *, backend: str, secrets: Iterable[str 
     what = f"{type(exc).__name__}{where}: {message}"
     if cause is not None:
         what = f"{_connection_words(cause)} ({type(cause).__name__}: {' '.join(str(cause).split())})"
+    if target is JudgeBadRequest:
+        body = getattr(exc, "body", None)
+        found = context_overflow(f"{message} {json.dumps(body, default=str) if body is not None else ''}")
+        if found is not None:
+            return overflow_error(f"{backend} judge: {what}", found, status_code=status, secrets=secrets)
     text = redact(f"{backend} judge: {what}{hint}", secrets)
     if target is JudgeParseError:
         return JudgeParseError(text, raw="", validation="the reply was cut at the token limit")
@@ -248,5 +302,8 @@ def map_ollama_status(status: int, detail: str, headers: Mapping[str, str] | Non
         hint = f". Pull it first: ollama pull {model}"
     elif status == 404:
         hint = f". Check the base URL: {url} should be the Ollama server's root (no /v1 or /api)."
+    found = context_overflow(detail) if target is JudgeBadRequest else None
+    if found is not None:
+        return overflow_error(f"{backend} judge: HTTP {status}: {detail}", found, status_code=status, secrets=secrets)
     text = redact(f"{backend} judge: HTTP {status}: {detail or 'no detail'}{hint}", secrets)
     return target(text, retry_after=retry_after(headers), status_code=status)

@@ -16,6 +16,7 @@ from typing import Any
 from ...errors import InvalidParameterError, JudgeBadRequest, JudgeError, MissingBackendError
 from ..base import ChatRequest, Completion, Usage
 from ..registry import BackendInfo, register_backend
+from ._errors import context_overflow, overflow_error
 
 
 class LlamaCppBackend:
@@ -87,7 +88,10 @@ class LlamaCppBackend:
         """Generate in a worker thread."""
         try:
             out = await asyncio.to_thread(self._run, request)
-        except ValueError as exc:  # llama.cpp's "Requested tokens exceed context window" etc.
+        except ValueError as exc:  # llama.cpp's "Requested tokens (N) exceed context window of M" etc.
+            found = context_overflow(str(exc))
+            if found is not None:
+                raise overflow_error(f"llamacpp judge: {exc}", found) from exc
             raise JudgeBadRequest(f"llamacpp judge: {exc}") from exc
         except Exception as exc:
             raise JudgeError(f"llamacpp judge: {type(exc).__name__}: {exc}") from exc

@@ -149,6 +149,15 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
     return await shared(judge, f"{t.cache_version}/{scoring}", (context, claims, repeat_penalty), run)
 
 
+def verify_prompt_chars(claims: list[str], context: str, form: str = "list") -> int:
+    """The characters of :func:`verify`'s prompt for ``claims`` against ``context`` (with
+    ``form="after_quotes"``, the verdict list's length stands for its two calls')."""
+    t = template("verify_claims_bare" if form == "bare" else "verify_claims")
+    shape = _verdicts_shape(len(claims), form != "bare")
+    messages = t.messages(context=context, statements=numbered(claims), shape=shape)
+    return sum(len(m.content) for m in messages)
+
+
 def _verdicts_shape(n: int, quote: bool) -> ReplyShape:
     """The reply skeleton of a verdict list of ``n`` claims, with the evidence slot when ``quote``."""
     slot = {"evidence": EVIDENCE_SLOT} if quote else {}

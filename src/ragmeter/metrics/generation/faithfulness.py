@@ -18,8 +18,10 @@ hold less than half of, or with a number or a name no claim holds
 (:func:`._grounding.uncovered_sentences`: a fact the claim list left out), is
 split into claims in one more call of the same prompt, with those sentences as the answer, and its
 claims join C(a); (2) the judge checks
-every claim against the joined contexts, yes or no per claim, all claims in one call (both calls
-ask for no repetition penalty, :data:`~ragmeter.judges.base.NO_REPEAT_PENALTY`: a server that
+every claim against the joined contexts, yes or no per claim, all claims in one call, or, when the
+judge rejects that call because the contexts do not fit its context window, against the context
+sentences that fit, each claim's most related first (:mod:`._fit`; recorded in ``context_fit``)
+(both calls ask for no repetition penalty, :data:`~ragmeter.judges.base.NO_REPEAT_PENALTY`: a server that
 penalises repeated tokens unasked, as llama-cpp-python's does, is told not to; measured with a
 1.5B judge, bench/results/faithfulness_by_kind.md sections 22-23); (3) offline,
 the **evidence veto** (``veto=auto``, which is ``evidence`` with ``mode=claims``): a claim whose
@@ -128,8 +130,9 @@ from ..lexical.fact_consistency import check_facts
 from ._answer_steps import NO_CLAIM_UNDEFINED, decompose, decompose_step
 from ._base import CLAIM_STEPS, JUDGE_VALIDATION, JudgedEvaluator, register_judged
 from ._checkworthy import checkworthy_claims, split_claims
-from ._claim_steps import QUOTING_FORMS, VERDICTS, check_inline, verdict_form, verify
+from ._claim_steps import QUOTING_FORMS, VERDICTS, check_inline, verdict_form, verify, verify_prompt_chars
 from ._evidence import Span, context_sentences
+from ._fit import fitted_verify
 from ._grounding import grounded_mask, source_span, split_grounded, uncovered_sentences
 from ._sentence_steps import (
     CROSS_CHECK,
@@ -168,6 +171,9 @@ class ClaimVerdicts:
     #: per claim, for the report: the answer sentence it was taken from (``start``, ``end``, ``sentence``;
     #: absent when no sentence holds its words) and its ``evidence`` spans (:meth:`locate`)
     places: list[dict[str, Any]] | None = None
+    #: when the contexts did not fit the judge's context window, what the verdict list read instead
+    #: (:func:`._fit.fitted_verify`'s ``context_fit``); None when it read them whole
+    fit: dict[str, Any] | None = None
 
     def locate(self, answer: str, texts: list[str], spans: list[Span]) -> None:
         """Fill :attr:`places` offline: each claim's answer sentence (:func:`._grounding.source_span`)
@@ -218,6 +224,8 @@ class ClaimVerdicts:
             c.update(place)
         out: dict[str, Any] = {"claims": claims, "scoring": self.scoring, "ungrounded_claims": self.ungrounded,
                                "not_claims": self.not_claims}
+        if self.fit is not None:
+            out["context_fit"] = self.fit
         if self.conflicts is not None:
             for c, bad in zip(claims, self.conflicts, strict=True):
                 c["veto_conflicts"], c["veto"] = bad, bool(bad)
@@ -249,13 +257,30 @@ async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts |
         not_claims += [n for n in more_not if n not in not_claims]
     if not claims:
         return ClaimVerdicts([], [], [], [], no_facts, ungrounded, not_claims=not_claims)
+    fit = None
     if verdict_form(ev.params) == "word":
         triples = await claim_words(ev.judge, sample, claims, "faithfulness", ev.params["scoring"])
-    else:  # the verdict list copies context sentences and repeats its keys: no repetition penalty
-        triples = await verify(ev.judge, sample, claims, "faithfulness", ev.params["scoring"],
-                               repeat_penalty=NO_REPEAT_PENALTY, form=verdict_form(ev.params))
+    else:
+        triples, fit = await _verdict_list(ev, sample, claims)
     return ClaimVerdicts(claims, [t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples],
-                         no_facts, ungrounded, not_claims=not_claims)
+                         no_facts, ungrounded, not_claims=not_claims, fit=fit)
+
+
+async def _verdict_list(ev: JudgedEvaluator, sample: Sample, claims: list[str]
+                        ) -> tuple[list[tuple[bool, str, float | None]], dict[str, Any] | None]:
+    """The verdict list of ``claims`` against the joined contexts, or against the context sentences
+    that fit the judge's context window when they do not (:func:`._fit.fitted_verify`), and the
+    ``context_fit`` record (None when the whole contexts were read)."""
+    form = verdict_form(ev.params)
+    contexts = [t for t in sample.context_texts if t.strip()]
+
+    async def send(context: str | None) -> list[tuple[bool, str, float | None]]:
+        # the verdict list copies context sentences and repeats its keys: no repetition penalty
+        return await verify(ev.judge, sample, claims, "faithfulness", ev.params["scoring"], context=context,
+                            repeat_penalty=NO_REPEAT_PENALTY, form=form)
+
+    return await fitted_verify(ev.judge, claims, contexts, context_sentences(contexts), send,
+                               lambda context: verify_prompt_chars(claims, context, form))
 
 
 async def _inline_claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts:
@@ -496,8 +521,18 @@ class Faithfulness(JudgedEvaluator):
             return f"direct verdict: {o.verdict}; {how}"
         if o.case == "claims":
             how = "" if o.scoring == "hard" else f"; mean P(yes) {o.claims_support:.3f}"
-            return f"{o.supported} of {o.n} claims supported by the context{how}{checks_reason(o)}"
+            return f"{o.supported} of {o.n} claims supported by the context{how}{checks_reason(o)}{fit_reason(o)}"
         return SHARED_REASONS[o.case] + checks_reason(o)
+
+
+def fit_reason(o: SupportOutcome) -> str:
+    """The reason's clause on a verdict list that read the context sentences that fit the judge's
+    window (:mod:`._fit`): empty when it read the contexts whole."""
+    fit = o.details.get("context_fit")
+    if not fit:
+        return ""
+    return (f"; the contexts exceed the judge's context window: the verdicts read {fit['sentences_read']} of "
+            f"their {fit['context_sentences']} sentences (context_fit)")
 
 
 def checks_reason(o: SupportOutcome) -> str:
@@ -543,7 +578,10 @@ register_judged(
                 "(mode=direct excepted)",
                 "no claim and the judge states the answer makes no factual claim -> 1.0",
                 "no claim without that statement -> undefined",
-                "a verdict count other than the claim count -> JudgeParseError after one repair"),
+                "a verdict count other than the claim count -> JudgeParseError after one repair",
+                "contexts past the judge's context window (mode=claims) -> the verdicts read the context sentences "
+                "that fit, each claim's most related first (context_fit; one rejected request in a run), else "
+                "JudgeContextOverflow"),
     requires=("answer", "contexts"),
     calls="mode=claims: 2 (claims and verdicts shared with hallucination_rate; with steps=shared the claims "
           "come from the analysis answer_relevancy(method=questions,steps=shared) reads too), 3 when the claims "
@@ -557,7 +595,7 @@ register_judged(
           "no context or (except with mode=direct) no check-worthy sentence",
     params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, CHECKS, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="32",
+    version="33",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,
                      positions=claim_positions),
     answer_preference=0,

@@ -38,6 +38,7 @@ from .faithfulness import (
     SupportOutcome,
     check_veto,
     checks_reason,
+    fit_reason,
     hard_score,
     support_outcome,
     support_steps,
@@ -70,7 +71,8 @@ class HallucinationRate(JudgedEvaluator):
         if o.case == "direct":
             return f"direct verdict: {o.verdict} ({o.scoring} scoring)"
         if o.case == "claims":
-            return f"{o.n - o.supported} of {o.n} claims not supported ({o.scoring} scoring){checks_reason(o)}"
+            return (f"{o.n - o.supported} of {o.n} claims not supported ({o.scoring} scoring){checks_reason(o)}"
+                    f"{fit_reason(o)}")
         return SHARED_REASONS[o.case] + checks_reason(o)
 
 
@@ -94,7 +96,9 @@ register_judged(
                 "(mode=direct excepted)",
                 "no claim and the judge states the answer makes no factual claim -> 0.0",
                 "no claim without that statement -> undefined",
-                "a verdict count other than the claim count -> JudgeParseError after one repair"),
+                "a verdict count other than the claim count -> JudgeParseError after one repair",
+                "contexts past the judge's context window (mode=claims) -> as faithfulness: the verdicts read the "
+                "context sentences that fit (context_fit), else JudgeContextOverflow"),
     requires=("answer", "contexts"),
     calls="0 extra when faithfulness (same mode) is evaluated too, else 2, 3 when the claims leave out an "
           "answer sentence with a number or a name, or one of its numbers or names (verdicts=word: 1 + one per claim; "
@@ -102,6 +106,6 @@ register_judged(
     params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, CHECKS, WINDOWS, CROSS_CHECK),
     higher_is_better=False,
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="32",
+    version="33",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_rate),
 )

@@ -1,0 +1,133 @@
+r"""Verdict lists that fit the judge's context window.
+
+Ten retrieved chunks of 2,000 characters are about 5,000 tokens; a local judge server started with
+a 4,096-token window rejects a verdict list that carries them all, and every sample would be an
+error. When the judge rejects the verdict list as too long
+(:class:`~ragmeter.errors.JudgeContextOverflow`), :func:`fitted_verify` checks the claims against
+the context sentences that fit instead:
+
+1. **Budget.** From the window :math:`n_{ctx}` and the rejected prompt's tokens :math:`P`, as the
+   server says them: the prompt's characters per token :math:`r = \mathrm{chars}(prompt) / P`, and
+   the context may take
+
+   .. math:: B = \mathrm{FILL} \cdot r \cdot \left(n_{ctx} - m - (P - \mathrm{chars}(context) / r)\right)
+
+   characters, where :math:`m` is the request's ``max_tokens`` (the reply's room: vLLM counts it
+   against the window, llama.cpp stops the reply where the window ends) and ``FILL`` is
+   :data:`FILL`. Where the server says the window but not the prompt's tokens, :math:`r` is
+   :data:`CHARS_PER_TOKEN`; where it says neither, :math:`B` is half the context's characters.
+2. **Sentences.** The contexts are cut into sentences as the evidence windows cut them
+   (:func:`._evidence.context_sentences`), and each claim ranks them by the windows' lexical score
+   (:func:`._evidence.rank`). The sentences are taken in rounds, each claim's best sentence not yet
+   taken per round, in claim order, while the excerpt stays within :math:`B` (a sentence that does
+   not fit is passed over); they are shown in document order, contexts apart
+   (:class:`._evidence.Window`). Every claim thus gets its most related sentences first.
+3. **Retry.** The verdict list is sent again with that excerpt. If it is rejected again, the budget
+   is worked out again from the new rejection (or halved), up to :data:`MAX_FITS` excerpts; then the
+   error stands, as it does when no sentence fits.
+
+Each sample's excerpt is worked out from its own rejection, so a sample scores the same whatever
+else the run holds and in whatever order the samples go: a long sample costs one rejected request
+(the server refuses it before evaluating anything), which the judge's stats count under
+``attempt_errors`` and ``errors`` as ``JudgeContextOverflow``, while the sample has its score.
+
+The result's details say so (``context_fit``: the window and the rejected prompt's tokens where
+known, the context's sentences and characters, how many of each the judge read, and those
+sentences with their offsets), and so do a note and the reason. A claim whose support lies in a
+sentence left out can be judged unsupported: the score is the judge's reading of that excerpt,
+which is why it is recorded. The offline parts (the evidence veto, the answer checks, the evidence
+spans) read the whole contexts as always.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+from ...errors import JudgeContextOverflow
+from ._base import note
+from ._evidence import Span, Window, rank
+
+T = TypeVar("T")
+
+#: the share of the worked-out room the excerpt may fill (token counts per character vary along a text)
+FILL = 0.9
+#: excerpts tried after a rejection before the error stands
+MAX_FITS = 3
+#: the reply's room when the judge does not say its ``max_tokens``
+DEFAULT_REPLY_TOKENS = 1024
+#: characters per token assumed when the server says its window but not the prompt's tokens (fewer
+#: than English prose's four, so the excerpt errs short)
+CHARS_PER_TOKEN = 3.0
+
+
+def budget(error: JudgeContextOverflow, prompt_chars: int, context_chars: int, reply_tokens: int) -> int:
+    """The characters of context that fit (rule 1 of the module docstring); 0 when none do."""
+    if error.n_ctx is None:
+        return context_chars // 2
+    r = prompt_chars / error.prompt_tokens if error.prompt_tokens else CHARS_PER_TOKEN
+    fixed = (prompt_chars - context_chars) / r
+    return max(0, int(FILL * r * (error.n_ctx - reply_tokens - fixed)))
+
+
+def fitted_window(claims: Sequence[str], spans: Sequence[Span], max_chars: int) -> Window:
+    """The excerpt of rule 2: rounds of each claim's best sentence not yet taken, within
+    ``max_chars`` characters as :attr:`._evidence.Window.text` joins them (a separator counted as
+    two characters)."""
+    orders = [rank(c, spans) for c in claims]
+    taken: set[int] = set()
+    size = 0
+    for j in range(len(spans)):
+        for order in orders:
+            i = order[j]
+            if i in taken:
+                continue
+            cost = len(spans[i].text) + (2 if taken else 0)
+            if size + cost <= max_chars:
+                taken.add(i)
+                size += cost
+    chosen = sorted(taken, key=lambda i: (spans[i].context, spans[i].start))
+    return Window(tuple(spans[i] for i in chosen), False)
+
+
+async def fitted_verify(judge: Any, claims: list[str], contexts: list[str], spans: Sequence[Span],
+                        send: Callable[[str | None], Awaitable[T]],
+                        prompt_chars: Callable[[str], int]) -> tuple[T, dict[str, Any] | None]:
+    """``await send(None)`` (the verdict list against the whole contexts) or, when the judge rejects
+    it as too long, ``await send(excerpt)`` with the excerpt of the module docstring: the value and
+    the ``context_fit`` record (None when the whole contexts were read). ``prompt_chars(context)``
+    is the prompt's length in characters with ``context`` in it; ``contexts`` are the contexts with
+    text, ``spans`` their sentences; ``judge.max_tokens`` is the reply's room."""
+    try:
+        return await send(None), None
+    except JudgeContextOverflow as exc:
+        first = exc
+    whole = "\n\n".join(contexts)
+    reply_tokens = int(getattr(judge, "max_tokens", None) or DEFAULT_REPLY_TOKENS)
+    error, context = first, whole
+    for _ in range(MAX_FITS):
+        room = budget(error, prompt_chars(context), len(context), reply_tokens)
+        window = fitted_window(claims, spans, min(room, len(context) - 1))
+        if not window.spans:
+            break
+        context = window.text
+        try:
+            value = await send(context)
+        except JudgeContextOverflow as exc:
+            error = exc
+            continue
+        return value, _record(first, whole, spans, window)
+    raise first
+
+
+def _record(first: JudgeContextOverflow, whole: str, spans: Sequence[Span], window: Window) -> dict[str, Any]:
+    """The ``context_fit`` details, and the note that says them."""
+    tokens = f"{first.prompt_tokens} tokens" if first.prompt_tokens else "the prompt"
+    where = f" ({tokens}, window {first.n_ctx})" if first.n_ctx else ""
+    note(f"the contexts do not fit the judge's context window{where}: the claims were checked against "
+         f"{len(window.spans)} of the contexts' {len(spans)} sentences, each claim's most related first "
+         f"(context_fit)")
+    return {"n_ctx": first.n_ctx, "prompt_tokens": first.prompt_tokens,
+            "context_sentences": len(spans), "context_chars": len(whole),
+            "sentences_read": len(window.spans), "chars_read": len(window.text),
+            "read": [s.as_dict() for s in window.spans]}

@@ -1,0 +1,168 @@
+"""Faithfulness on contexts longer than the judge's context window: the server's rejection is read
+(:func:`ragmeter.judges.backends._errors.context_overflow`), and the verdict list is sent again
+with the context sentences that fit (:mod:`ragmeter.metrics.generation._fit`); by hand, and end to
+end against an OpenAI-compatible server on loopback that rejects long prompts as llama.cpp's does."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ragmeter import Sample, evaluate
+from ragmeter.errors import JudgeContextOverflow
+from ragmeter.judges import from_spec
+from ragmeter.judges.backends._errors import context_overflow
+from ragmeter.metrics.generation._evidence import context_sentences
+from ragmeter.metrics.generation._fit import budget, fitted_window
+from tests.judges.fake_server import ChatCall, FakeLLMServer, Reply
+from tests.metrics.generation.rules import block, judge_rule
+
+# what servers say, copied from them: llama.cpp's server (llama-cpp-python 0.3.36's build, -c 4096),
+# llama-cpp-python's own server and its in-process ValueError (llama_cpp/server/errors.py, llama.py),
+# vLLM's and OpenAI's "maximum context length" message
+LLAMA_CPP = ('{"error":{"code":400,"message":"request (10351 tokens) exceeds the available context size (4096 '
+             'tokens), try increasing it","type":"exceed_context_size_error","n_prompt_tokens":10351,"n_ctx":4096}}')
+SERVER_WORDS = [
+    (LLAMA_CPP, (4096, 10351)),
+    ("This model's maximum context length is 2048 tokens. However, you requested 3000 tokens (1976 in the "
+     "messages, 1024 in the completion). Please reduce the length of the messages or completion.", (2048, 1976)),
+    ("This model's maximum context length is 8192 tokens. However, your messages resulted in 9001 tokens. "
+     "Please reduce the length of the messages.", (8192, 9001)),
+    ("Requested tokens (5000) exceed context window of 4096", (4096, 5000)),
+    ("the request exceeds the available context size, try increasing it", (None, None)),
+]
+
+
+@pytest.mark.parametrize(("text", "numbers"), SERVER_WORDS)
+def test_a_rejection_for_length_is_read_with_its_numbers(text, numbers):
+    assert context_overflow(text) == numbers
+
+
+@pytest.mark.parametrize("text", ["model 'qwen' not found", "Invalid value for response_format: json_schema",
+                                  "context must be a string", "max_tokens must be at least 1"])
+def test_other_rejections_are_not_read_as_too_long(text):
+    assert context_overflow(text) is None
+
+
+def test_the_budget_by_hand():
+    e = JudgeContextOverflow("", n_ctx=4096, prompt_tokens=8549)
+    # r = 21,000 / 8,549 = 2.456428 characters a token; the rest of the prompt, 388 characters, is
+    # 157.95 tokens; 0.9 * 2.456428 * (4096 - 1024 - 157.95) = 6,442.4
+    assert budget(e, 21_000, 20_612, 1024) == 6442
+    # the window without the prompt's tokens: 3 characters a token; (21,000 - 20,612) / 3 = 129.33
+    # tokens; 0.9 * 3 * (4096 - 1024 - 129.33) = 7,945.2
+    assert budget(JudgeContextOverflow("", n_ctx=4096), 21_000, 20_612, 1024) == 7945
+    assert budget(JudgeContextOverflow(""), 21_000, 20_612, 1024) == 10_306  # neither: half the context
+    assert budget(e, 21_000, 20_612, 4096) == 0  # no room left for any context
+
+
+S = ["The old mill burned in 1820.", "Alder had 17 mills in 1805.", "The bakers' guild was founded in 1790.",
+     "Alder had 45 bakers in 1805.", "Rain fell all spring."]
+
+
+def test_the_excerpt_takes_each_claims_best_sentences_in_rounds():
+    spans = context_sentences([" ".join(S)])
+    assert [s.text for s in spans] == S
+    claims = ["Alder had 17 mills in 1805.", "Alder had 45 bakers in 1805."]
+    # content words (stemmed; "had", "in", "the", "was", "all" are function words): S0 old mill burned
+    # 1820, S1 alder 17 mill 1805, S2 baker guild founded 1790, S3 alder 45 baker 1805, S4 rain fell
+    # spring. With 5 sentences a word in 2 of them weighs log(1 + 5/2) = 1.253, in 1 log(6) = 1.792.
+    # Claim 1 (alder 17 mill 1805): S1 5.55, S3 2.51 (alder, 1805), S0 1.25 (mill), then S2, S4 (0,
+    # by position). Claim 2 (alder 45 baker 1805): S3 5.55, S1 2.51, S2 1.25 (baker), then S0, S4.
+    # Round 1 takes S1 (claim 1) and S3 (claim 2); round 2 has both taken; round 3 offers S0, then S2.
+    both = len(S[1]) + 2 + len(S[3])
+    assert [s.text for s in fitted_window(claims, spans, both).spans] == [S[1], S[3]]
+    # one character less: S3 is passed over, and so are S0 and S2 (28 and 38 characters: 27 + 2 + 28 >
+    # 56); the last round's S4 (21) fits
+    assert [s.text for s in fitted_window(claims, spans, both - 1).spans] == [S[1], S[4]]
+    three = both + 2 + len(S[0])
+    w = fitted_window(claims, spans, three)  # S2 (claim 2's third) no longer fits
+    assert [s.text for s in w.spans] == [S[0], S[1], S[3]]
+    assert w.text == f"{S[0]} {S[1]}\n{S[3]}" and len(w.text) <= three  # a line break where S2 is left out
+    assert [s.text for s in fitted_window(claims, spans, three + 2 + len(S[2])).spans] == S[:4]
+    assert fitted_window(claims, spans, 10).spans == ()  # no sentence fits
+
+
+# a long article: the two sentences the answer states sit among 60 others (about 8,000 characters)
+FILLER = [f"The {name} bridge over the {river} was repainted in {year} after a survey found rust on "
+          f"{n} of its {n + 20} rivets along the {side} parapet."
+          for name, river, year, n, side in [
+              (f"Kessel{i}", ["Aire", "Calder", "Wharfe", "Nidd"][i % 4], 1950 + i, 30 + i, ["north", "south"][i % 2])
+              for i in range(60)]]
+FACTS = ["The Harrowgate footbridge opened on 14 May 2019.", "Its steel span is 142 metres long."]
+ARTICLE = [" ".join(FILLER[:20] + FACTS[:1] + FILLER[20:35]), " ".join(FILLER[35:45] + FACTS[1:] + FILLER[45:])]
+ANSWER = " ".join(FACTS)
+N_CTX = 1600
+
+
+def tokens(call: ChatCall) -> int:
+    return len(call.all_text) // 4
+
+
+def small_window(call: ChatCall) -> Reply | dict:
+    """The rule judge of tests/metrics/generation/rules.py behind a window of N_CTX tokens (4
+    characters a token), rejecting a longer prompt with llama.cpp's error body."""
+    if tokens(call) >= N_CTX:
+        body = {"error": {"code": 400, "message": f"request ({tokens(call)} tokens) exceeds the available context "
+                          f"size ({N_CTX} tokens), try increasing it", "type": "exceed_context_size_error",
+                          "n_prompt_tokens": tokens(call), "n_ctx": N_CTX}}
+        return Reply(status=400, raw_body=json.dumps(body).encode(), kind="too_long")
+    return judge_rule(call)
+
+
+def test_contexts_longer_than_the_window_are_checked_against_the_sentences_that_fit():
+    sample = Sample(id="long", query="When did the Harrowgate footbridge open?", contexts=ARTICLE, answer=ANSWER)
+    assert sum(map(len, ARTICLE)) > 4 * N_CTX  # longer than the window on its own
+    with FakeLLMServer(small_window) as server:
+        judge = from_spec(f"openai:fake@{server.url}", cache=False)
+        run = evaluate([sample], ["faithfulness", "hallucination_rate"], judge=judge, embedder=None)
+        ms = run.records[0]["metrics"]
+        m = ms["faithfulness"]
+        verdicts = [c for c in server.log if "<context>" in c.user_text]
+        # before the fit every sample was an error: JudgeContextOverflow on the verdict list
+        assert m["error"] is None and m["score"] == 1.0 and ms["hallucination_rate"]["score"] == 0.0
+        assert [c.kind for c in verdicts] == ["too_long", "ok"]  # one verdict list for both metrics
+        assert judge.stats()["errors"] == {"JudgeContextOverflow": 1}  # the rejected request, counted
+        read = block(verdicts[1].user_text, "context")
+        assert FACTS[0] in read and FACTS[1] in read  # each claim's own sentence is in the excerpt
+        assert len(verdicts[1].user_text) // 4 < N_CTX - 1024  # room for the reply (max_tokens 1024)
+        fit = m["details"]["context_fit"]
+        assert (fit["n_ctx"], fit["context_sentences"]) == (N_CTX, 62)
+        assert fit["prompt_tokens"] >= N_CTX  # the server's count of the rejected prompt
+        assert fit["sentences_read"] == len(fit["read"]) < 62 and fit["chars_read"] < fit["context_chars"]
+        assert {s["text"] for s in fit["read"]} >= set(FACTS)
+        assert any("do not fit the judge's context window" in n for n in m["details"]["notes"])
+        said = f"the verdicts read {fit['sentences_read']} of their 62 sentences (context_fit)"
+        assert m["reason"].endswith(said) and ms["hallucination_rate"]["reason"].endswith(said)
+
+        # a sample's excerpt comes from its own rejection: the same sample scores alike after another
+        server.clear_log()
+        again = evaluate([other_order(), sample], ["faithfulness"], judge=judge, embedder=None).records
+        assert [r["metrics"]["faithfulness"]["details"]["context_fit"]["read"] for r in again][1] == fit["read"]
+        assert [c.kind for c in server.log if "<context>" in c.user_text].count("too_long") == 2
+
+
+def other_order() -> Sample:
+    return Sample(id="long2", query="When did the Harrowgate footbridge open?", contexts=list(reversed(ARTICLE)),
+                  answer=ANSWER)
+
+
+def test_contexts_that_fit_are_read_whole():
+    sample = Sample(id="short", query="When did the Harrowgate footbridge open?", contexts=[" ".join(FACTS)],
+                    answer=ANSWER)
+    with FakeLLMServer(small_window) as server:
+        judge = from_spec(f"openai:fake@{server.url}", cache=False)
+        m = evaluate([sample], ["faithfulness"], judge=judge, embedder=None).records[0]["metrics"]["faithfulness"]
+        assert m["score"] == 1.0 and "context_fit" not in m["details"]
+        assert [c.kind for c in server.log] == ["ok", "ok"]
+
+
+def test_a_context_no_sentence_of_which_fits_stays_an_error():
+    one = "Rivets and " * 800 + "the footbridge opened on 14 May 2019."  # one sentence of 8,800 characters
+    sample = Sample(id="one", query="When did it open?", contexts=[one], answer="It opened on 14 May 2019.")
+    with FakeLLMServer(small_window) as server:
+        judge = from_spec(f"openai:fake@{server.url}", cache=False)
+        m = evaluate([sample], ["faithfulness"], judge=judge, embedder=None).records[0]["metrics"]["faithfulness"]
+        assert m["score"] is None and m["error"]["type"] == "JudgeContextOverflow"
+        assert "context window" in m["error"]["message"] and "llama.cpp -c" in m["error"]["message"]
