@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ...judges import ReplyShape
+from ...judges import PromptTemplate, ReplyShape
 from ...judges.base import Message
 from ...registry import Param
 from ...types import Sample
@@ -133,15 +133,13 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
     if form == "after_quotes":
         return await _verify_after_quotes(judge, sample, claims, tag, scoring, context, repeat_penalty)
     quote = form == "list"
-    t = template("verify_claims" if quote else "verify_claims_bare")
     if context is None:
         context = joined_context(sample)
+    t, messages = _verdict_messages(claims, context, quote)
 
     async def run() -> list[tuple[bool, str, float | None]]:
         model = sized(Verdicts if quote else BareVerdicts, len(claims))
-        shape = _verdicts_shape(len(claims), quote)
-        r = await judge.judge(t.messages(context=context, statements=numbered(claims), shape=shape),
-                              model, tag=tag, template_version=t.cache_version,
+        r = await judge.judge(messages, model, tag=tag, template_version=t.cache_version,
                               top_logprobs=TOP_LOGPROBS if scoring == "auto" else None,
                               repeat_penalty=repeat_penalty)
         return _read_verdicts(r, len(claims), scoring, None)
@@ -152,10 +150,14 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
 def verify_prompt_chars(claims: list[str], context: str, form: str = "list") -> int:
     """The characters of :func:`verify`'s prompt for ``claims`` against ``context`` (with
     ``form="after_quotes"``, the verdict list's length stands for its two calls')."""
-    t = template("verify_claims_bare" if form == "bare" else "verify_claims")
-    shape = _verdicts_shape(len(claims), form != "bare")
-    messages = t.messages(context=context, statements=numbered(claims), shape=shape)
-    return sum(len(m.content) for m in messages)
+    return sum(len(m.content) for m in _verdict_messages(claims, context, form != "bare")[1])
+
+
+def _verdict_messages(claims: list[str], context: str, quote: bool) -> tuple[PromptTemplate, list[Message]]:
+    """The verdict list's template (``verify_claims``, or ``verify_claims_bare`` without ``quote``)
+    and its messages for ``claims`` against ``context``."""
+    t = template("verify_claims" if quote else "verify_claims_bare")
+    return t, t.messages(context=context, statements=numbered(claims), shape=_verdicts_shape(len(claims), quote))
 
 
 def _verdicts_shape(n: int, quote: bool) -> ReplyShape:

@@ -90,19 +90,19 @@ def fitted_window(claims: Sequence[str], spans: Sequence[Span], max_chars: int) 
     return Window(tuple(spans[i] for i in chosen), False)
 
 
-async def fitted_verify(judge: Any, claims: list[str], contexts: list[str], spans: Sequence[Span],
+async def fitted_verify(judge: Any, claims: list[str], whole: str, spans: Sequence[Span],
                         send: Callable[[str | None], Awaitable[T]],
                         prompt_chars: Callable[[str], int]) -> tuple[T, dict[str, Any] | None]:
     """``await send(None)`` (the verdict list against the whole contexts) or, when the judge rejects
     it as too long, ``await send(excerpt)`` with the excerpt of the module docstring: the value and
     the ``context_fit`` record (None when the whole contexts were read). ``prompt_chars(context)``
-    is the prompt's length in characters with ``context`` in it; ``contexts`` are the contexts with
-    text, ``spans`` their sentences; ``judge.max_tokens`` is the reply's room."""
+    is the prompt's length in characters with ``context`` in it; ``whole`` is the joined contexts
+    (:func:`._prompting.joined_context`), ``spans`` their sentences; ``judge.max_tokens`` is the
+    reply's room."""
     try:
         return await send(None), None
     except JudgeContextOverflow as exc:
         first = exc
-    whole = "\n\n".join(contexts)
     reply_tokens = int(getattr(judge, "max_tokens", None) or DEFAULT_REPLY_TOKENS)
     error, context = first, whole
     for _ in range(MAX_FITS):

@@ -134,6 +134,7 @@ from ._claim_steps import QUOTING_FORMS, VERDICTS, check_inline, verdict_form, v
 from ._evidence import Span, context_sentences
 from ._fit import fitted_verify
 from ._grounding import grounded_mask, source_span, split_grounded, uncovered_sentences
+from ._prompting import joined_context
 from ._sentence_steps import (
     CROSS_CHECK,
     SENTENCE_VETOES,
@@ -279,7 +280,7 @@ async def _verdict_list(ev: JudgedEvaluator, sample: Sample, claims: list[str]
         return await verify(ev.judge, sample, claims, "faithfulness", ev.params["scoring"], context=context,
                             repeat_penalty=NO_REPEAT_PENALTY, form=form)
 
-    return await fitted_verify(ev.judge, claims, contexts, context_sentences(contexts), send,
+    return await fitted_verify(ev.judge, claims, joined_context(sample), context_sentences(contexts), send,
                                lambda context: verify_prompt_chars(claims, context, form))
 
 
