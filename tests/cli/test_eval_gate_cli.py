@@ -117,6 +117,9 @@ def test_judge_status_line():
              "prompt_tokens": 50_000, "completion_tokens": 1_200, "cost": 0.01234}
     assert judge_status(stats) == "judge: 1,200 calls, 40 cached, 3 errors, 51,200 tokens, $0.0123"
     assert judge_status({"calls": 1, "cost": None}).endswith("0 tokens, cost unknown")
+    # calls a metric recovered from are errors of the requests, not of the samples: counted apart
+    over = {**stats, "errors": {"JudgeTimeout": 2, "JudgeContextOverflow": 3}, "recovered": {"JudgeContextOverflow": 3}}
+    assert ", 2 errors (3 over the context window, re-sent fitted), " in judge_status(over)
 
 
 def test_run_prints_judge_counters(data, tmp_path, fake_llm):

@@ -92,8 +92,20 @@ def judge_status(stats: dict[str, Any]) -> str:
     counted when a metric asks for it, so on a slow judge the asked count runs far ahead of the work done)
     (plus ``, 1 format fallbacks (json_schema->json_object 1)`` when the server refused a format); when
     the server reports prompt tokens taken from its own prompt cache, the tokens read e.g.
-    ``51,200 tokens (62% prompt reuse)``."""
-    errors = sum((stats.get("errors") or {}).values())
+    ``51,200 tokens (62% prompt reuse)``. Errors are those that cost a sample its score
+    (:func:`~ragmeter.judges.counters.unrecovered`); calls a metric recovered from follow them, e.g.
+    ``0 errors (3 over the context window, re-sent fitted)``."""
+    from ..judges.counters import unrecovered
+
+    errors = sum(unrecovered(stats).values())
+    recovered = stats.get("recovered") or {}
+    n_recovered = sum(recovered.values())
+    if n_recovered:
+        overflow = set(recovered) == {"JudgeContextOverflow"}
+        errors_s = f"{errors:,} errors ({n_recovered:,} " + (
+            "over the context window, re-sent fitted)" if overflow else "recovered)")
+    else:
+        errors_s = f"{errors:,} errors"
     tokens = (stats.get("prompt_tokens") or 0) + (stats.get("completion_tokens") or 0)
     cost = stats.get("cost")
     cost_s = "cost unknown" if cost is None else f"${cost:.4f}"
@@ -102,7 +114,7 @@ def judge_status(stats: dict[str, Any]) -> str:
     asked = f"{calls:,} calls" if finished >= calls else f"{finished:,} of {calls:,} calls finished"
     prompt, reused = stats.get("prompt_tokens") or 0, stats.get("cached_prompt_tokens") or 0
     reuse = f" ({reused / prompt:.0%} prompt reuse)" if reused and prompt else ""
-    line = (f"judge: {asked}, {stats.get('cache_hits', 0):,} cached, {errors:,} errors, {tokens:,} tokens{reuse}, "
+    line = (f"judge: {asked}, {stats.get('cache_hits', 0):,} cached, {errors_s}, {tokens:,} tokens{reuse}, "
             f"{cost_s}")
     fallbacks = stats.get("format_fallbacks") or 0
     if fallbacks:  # structured output the server refused for some requests: never silent
@@ -605,7 +617,9 @@ def _print_notes(run: RunResult, out_dir: Path, summary_path: Path, chose_metric
                highlight=False, soft_wrap=True)  # paths whole, to copy
     jstats = run.run.get("judge")
     if jstats:
-        by_type = ", ".join(f"{k} {v}" for k, v in sorted((jstats.get("errors") or {}).items()))
+        from ..judges.counters import unrecovered
+
+        by_type = ", ".join(f"{k} {v}" for k, v in unrecovered(jstats).items())
         info.print(f"{judge_status(jstats)}, {jstats.get('retries', 0):,} retries"
                    + (f" (errors: {by_type})" if by_type else ""), highlight=False)
     skipped: list[Any] = run.run.get("skipped_metrics") or []

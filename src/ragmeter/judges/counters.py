@@ -27,6 +27,7 @@ class Tally:
     cost_known: bool = True
     errors: Counter[str] = field(default_factory=Counter)
     attempt_errors: Counter[str] = field(default_factory=Counter)
+    recovered: Counter[str] = field(default_factory=Counter)
     dry_run_calls: int = 0
     estimated_prompt_tokens: int = 0
 
@@ -52,6 +53,7 @@ class Tally:
             "repairs": self.repairs,
             "errors": dict(sorted(self.errors.items())),
             "attempt_errors": dict(sorted(self.attempt_errors.items())),
+            "recovered": dict(sorted(self.recovered.items())),
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "cached_prompt_tokens": self.cached_prompt_tokens,
@@ -87,6 +89,20 @@ class Stats:
                 t.errors[kind] += 1
             else:
                 t.attempt_errors[kind] += 1
+
+    def recover(self, tag: str, kind: str, n: int = 1) -> None:
+        """Count ``n`` final errors of type ``kind`` that the metric recovered from (it sent another
+        request and the sample has its score): they stay in ``errors``, the requests having failed."""
+        for t in self.tallies(tag):
+            t.recovered[kind] += n
+
+
+def unrecovered(stats: dict[str, Any]) -> dict[str, int]:
+    """A :meth:`~ragmeter.judges.Judge.stats` snapshot's final errors by type less those its metrics
+    recovered from (``recovered``): the failures that cost a sample its score."""
+    recovered = stats.get("recovered") or {}
+    out = {k: v - int(recovered.get(k, 0)) for k, v in (stats.get("errors") or {}).items()}
+    return {k: v for k, v in sorted(out.items()) if v > 0}
 
 
 #: :meth:`Judge.stats` entries that are settings, not counters: taken from ``now`` as they are

@@ -475,6 +475,13 @@ class Judge:
         finally:
             self._stats.bump(tag, "finished")
 
+    def recovered(self, tag: str, kind: str, n: int = 1) -> None:
+        """Say that ``n`` failed calls of ``tag``, errors of type ``kind``, were recovered from: the
+        metric sent another request and the sample has its score (e.g. a verdict list rejected as
+        longer than the context window, sent again with the context sentences that fit). They stay
+        in ``errors`` and are counted in ``recovered`` as well (:func:`.counters.unrecovered`)."""
+        self._stats.recover(tag, kind, n)
+
     def expect(self, plan: dict[str, Any]) -> None:
         """Take the run's plan of judge calls (``planned``, ``planned_rows``, ``planned_exact``;
         :class:`~ragmeter.engines.driver.CallPlan`), shown by :meth:`stats` until the next plan."""
@@ -488,7 +495,8 @@ class Judge:
         ``format_fallback_paths`` (``{"json_schema->json_object": n}``), ``extra_body`` (extra
         request fields sent, e.g. ``{"repeat_penalty": 1.0}``), ``endpoint`` (what the server was
         probed to be, once it was: ``llama.cpp``, ``llama-cpp-python``, ``vllm``, ``local``...), ``errors``
-        (final failures by type), ``attempt_errors`` (every failed request by type),
+        (final failures by type), ``attempt_errors`` (every failed request by type), ``recovered``
+        (the final failures by type that a metric recovered from, :meth:`recovered`),
         ``prompt_tokens``/``completion_tokens`` (spent, cache hits excluded), ``cached_prompt_tokens``
         (the part of ``prompt_tokens`` the server reported taken from its own prompt cache), ``cost`` (USD, None
         when the price is unknown), dry-run counts, the same per tag in ``by_tag``, and the run's

@@ -8,8 +8,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from click.testing import CliRunner
 
 from ragmeter import Sample, evaluate
+from ragmeter.cli import main
+from ragmeter.cli.eval_cmd import judge_status
 from ragmeter.errors import JudgeContextOverflow
 from ragmeter.judges import from_spec
 from ragmeter.judges.backends._errors import context_overflow
@@ -123,7 +126,11 @@ def test_contexts_longer_than_the_window_are_checked_against_the_sentences_that_
         # before the fit every sample was an error: JudgeContextOverflow on the verdict list
         assert m["error"] is None and m["score"] == 1.0 and ms["hallucination_rate"]["score"] == 0.0
         assert [c.kind for c in verdicts] == ["too_long", "ok"]  # one verdict list for both metrics
-        assert judge.stats()["errors"] == {"JudgeContextOverflow": 1}  # the rejected request, counted
+        stats = judge.stats()
+        assert stats["errors"] == {"JudgeContextOverflow": 1}  # the rejected request, counted
+        assert stats["recovered"] == {"JudgeContextOverflow": 1}  # ... and recovered from
+        assert stats["by_tag"]["faithfulness"]["recovered"] == {"JudgeContextOverflow": 1}
+        assert "cached, 0 errors (1 over the context window, re-sent fitted), " in judge_status(stats)
         read = block(verdicts[1].user_text, "context")
         assert FACTS[0] in read and FACTS[1] in read  # each claim's own sentence is in the excerpt
         assert len(verdicts[1].user_text) // 4 < N_CTX - 1024  # room for the reply (max_tokens 1024)
@@ -165,4 +172,20 @@ def test_a_context_no_sentence_of_which_fits_stays_an_error():
         judge = from_spec(f"openai:fake@{server.url}", cache=False)
         m = evaluate([sample], ["faithfulness"], judge=judge, embedder=None).records[0]["metrics"]["faithfulness"]
         assert m["score"] is None and m["error"]["type"] == "JudgeContextOverflow"
+        assert judge.stats()["recovered"] == {}  # not recovered: an error on the judge's line
+        assert ", 1 errors, " in judge_status(judge.stats())
         assert "context window" in m["error"]["message"] and "llama.cpp -c" in m["error"]["message"]
+
+
+def test_the_command_line_counts_a_refitted_list_apart_from_the_errors(tmp_path):
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"id": "long", "query": "When did the Harrowgate footbridge open?",
+                                "contexts": ARTICLE, "answer": ANSWER}) + "\n")
+    with FakeLLMServer(small_window) as server:
+        res = CliRunner().invoke(main, ["eval", str(rows), "-m", "faithfulness", "--judge",
+                                        f"openai:fake@{server.url}", "--no-cache", "-o", str(tmp_path / "o"),
+                                        "--no-report"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())  # the line as printed, wrapped or not
+    assert "0 errors (1 over the context window, re-sent fitted)" in said
+    assert "(errors:" not in said  # no error type listed: no sample lost its score

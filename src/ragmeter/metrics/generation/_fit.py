@@ -29,7 +29,9 @@ the context sentences that fit instead:
 Each sample's excerpt is worked out from its own rejection, so a sample scores the same whatever
 else the run holds and in whatever order the samples go: a long sample costs one rejected request
 (the server refuses it before evaluating anything), which the judge's stats count under
-``attempt_errors`` and ``errors`` as ``JudgeContextOverflow``, while the sample has its score.
+``attempt_errors`` and ``errors`` as ``JudgeContextOverflow``, and, once the fitted list has been
+answered, under ``recovered`` too (:meth:`~ragmeter.judges.Judge.recovered`): the command line's
+judge line counts it apart from the errors that cost a sample its score.
 
 The result's details say so (``context_fit``: the window and the rejected prompt's tokens where
 known, the context's sentences and characters, how many of each the judge read, and those
@@ -92,19 +94,20 @@ def fitted_window(claims: Sequence[str], spans: Sequence[Span], max_chars: int) 
 
 async def fitted_verify(judge: Any, claims: list[str], whole: str, spans: Sequence[Span],
                         send: Callable[[str | None], Awaitable[T]],
-                        prompt_chars: Callable[[str], int]) -> tuple[T, dict[str, Any] | None]:
+                        prompt_chars: Callable[[str], int], tag: str) -> tuple[T, dict[str, Any] | None]:
     """``await send(None)`` (the verdict list against the whole contexts) or, when the judge rejects
     it as too long, ``await send(excerpt)`` with the excerpt of the module docstring: the value and
     the ``context_fit`` record (None when the whole contexts were read). ``prompt_chars(context)``
     is the prompt's length in characters with ``context`` in it; ``whole`` is the joined contexts
     (:func:`._prompting.joined_context`), ``spans`` their sentences; ``judge.max_tokens`` is the
-    reply's room."""
+    reply's room; ``tag`` is the calls' tag, under which the rejections are counted as recovered
+    once an excerpt is answered."""
     try:
         return await send(None), None
     except JudgeContextOverflow as exc:
         first = exc
     reply_tokens = int(getattr(judge, "max_tokens", None) or DEFAULT_REPLY_TOKENS)
-    error, context = first, whole
+    error, context, rejected = first, whole, 1
     for _ in range(MAX_FITS):
         room = budget(error, prompt_chars(context), len(context), reply_tokens)
         window = fitted_window(claims, spans, min(room, len(context) - 1))
@@ -114,8 +117,11 @@ async def fitted_verify(judge: Any, claims: list[str], whole: str, spans: Sequen
         try:
             value = await send(context)
         except JudgeContextOverflow as exc:
-            error = exc
+            error, rejected = exc, rejected + 1
             continue
+        recovered = getattr(judge, "recovered", None)
+        if recovered is not None:
+            recovered(tag, type(first).__name__, rejected)
         return value, _record(first, whole, spans, window)
     raise first
 

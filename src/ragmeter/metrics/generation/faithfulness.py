@@ -134,6 +134,7 @@ from ._claim_steps import QUOTING_FORMS, VERDICTS, check_inline, verdict_form, v
 from ._evidence import Span, context_sentences
 from ._fit import fitted_verify
 from ._grounding import grounded_mask, source_span, split_grounded, uncovered_sentences
+from ._memo import shared
 from ._prompting import joined_context
 from ._sentence_steps import (
     CROSS_CHECK,
@@ -280,8 +281,14 @@ async def _verdict_list(ev: JudgedEvaluator, sample: Sample, claims: list[str]
         return await verify(ev.judge, sample, claims, "faithfulness", ev.params["scoring"], context=context,
                             repeat_penalty=NO_REPEAT_PENALTY, form=form)
 
-    return await fitted_verify(ev.judge, claims, joined_context(sample), context_sentences(contexts), send,
-                               lambda context: verify_prompt_chars(claims, context, form))
+    whole = joined_context(sample)
+
+    async def fit() -> tuple[list[tuple[bool, str, float | None]], dict[str, Any] | None]:
+        return await fitted_verify(ev.judge, claims, whole, context_sentences(contexts), send,
+                                   lambda context: verify_prompt_chars(claims, context, form), "faithfulness")
+
+    # once per sample for faithfulness and hallucination_rate: one rejection, one excerpt, counted once
+    return await shared(ev.judge, f"fitted_verify/{form}/{ev.params['scoring']}", (whole, claims), fit)
 
 
 async def _inline_claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts:
