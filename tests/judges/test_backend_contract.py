@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from ragmeter.errors import (
     JudgeBadRequest,
     JudgeConnectionError,
+    JudgeContextOverflow,
     JudgeError,
     JudgeRateLimited,
     JudgeServerError,
@@ -270,7 +271,7 @@ def test_ollama_native_sends_the_native_request_and_maps_the_reply(native):
     assert call["path"] == "/api/chat" and "Authorization" not in call["headers"]
     assert call["body"] == {
         "model": "qwen2.5:1.5b", "messages": [m.to_dict() for m in REQUEST.messages], "stream": False,
-        "format": REQUEST.json_schema, "logprobs": True, "top_logprobs": 2, "keep_alive": "5m",
+        "truncate": False, "format": REQUEST.json_schema, "logprobs": True, "top_logprobs": 2, "keep_alive": "5m",
         "options": {"temperature": 0.2, "num_predict": 50, "seed": 7, "num_ctx": 8192, "repeat_penalty": 1.0},
     }
     assert backend.free and backend.base_url == native.url
@@ -282,6 +283,11 @@ def test_ollama_native_without_schema_or_logprobs_sends_neither(native):
     body = native.log[0]["body"]
     assert not {"format", "logprobs", "top_logprobs"} & body.keys() and "seed" not in body["options"]
     assert out.logprobs is None and out.finish_reason == "stop"
+    # a prompt past num_ctx is rejected, not cut to fit (Ollama's default); the user may ask for the cut
+    assert body["truncate"] is False
+    cut = from_spec(f"ollama-native:m@{native.url}", cache=False, extra_body={"truncate": True}).backend
+    _native_call(cut, ChatRequest((Message("user", "hi"),)))
+    assert native.log[1]["body"]["truncate"] is True and "truncate" not in native.log[1]["body"]["options"]
 
 
 @pytest.mark.parametrize(("status", "headers", "reply", "error", "words"), [
@@ -289,6 +295,10 @@ def test_ollama_native_without_schema_or_logprobs_sends_neither(native):
     (429, {"Retry-After": "7"}, {"error": "too many requests"}, JudgeRateLimited, "HTTP 429"),
     (500, {}, {"error": "llama runner process has terminated"}, JudgeServerError, "llama runner"),
     (400, {}, {"error": "invalid format"}, JudgeBadRequest, "invalid format"),
+    # llama.cpp's rejection of a prompt past the window, as Ollama relays it with truncate: false
+    (400, {}, {"error": '{"error":{"code":400,"message":"request (5000 tokens) exceeds the available context size '
+                        '(4096 tokens), try increasing it","type":"exceed_context_size_error",'
+                        '"n_prompt_tokens":5000,"n_ctx":4096}}'}, JudgeContextOverflow, "larger one"),
     (200, {}, b"not json", JudgeServerError, "not an /api/chat answer"),
     (200, {}, {"error": "model failed to load"}, JudgeServerError, "model failed to load"),
 ])
@@ -298,6 +308,8 @@ def test_ollama_native_maps_http_answers(native, status, headers, reply, error, 
         _native_call(from_spec(f"ollama-native:m@{native.url}", cache=False).backend)
     if status == 429:
         assert got.value.retry_after == 7 and got.value.retryable
+    if error is JudgeContextOverflow:
+        assert (got.value.n_ctx, got.value.prompt_tokens) == (4096, 5000)
 
 
 def test_ollama_native_names_a_base_url_that_is_not_ollamas_root(native):

@@ -19,6 +19,7 @@ from ragmeter.judges.backends._errors import context_overflow
 from ragmeter.metrics.generation._evidence import context_sentences
 from ragmeter.metrics.generation._fit import budget, fitted_window
 from tests.judges.fake_server import ChatCall, FakeLLMServer, Reply
+from tests.judges.test_backend_contract import NativeServer
 from tests.metrics.generation.rules import block, judge_rule
 
 # what servers say, copied from them: llama.cpp's server (llama-cpp-python 0.3.36's build, -c 4096),
@@ -34,6 +35,9 @@ SERVER_WORDS = [
      "Please reduce the length of the messages.", (8192, 9001)),
     ("Requested tokens (5000) exceed context window of 4096", (4096, 5000)),
     ("the request exceeds the available context size, try increasing it", (None, None)),
+    # Ollama's own words (llm/llama_server.go), and llama.cpp's body as Ollama relays it in its "error"
+    ("the prompt is longer than the context length currently available to the model; shorten the prompt, "
+     "adjust the context length in settings, or use a model with a longer context length", (None, None)),
 ]
 
 
@@ -189,3 +193,43 @@ def test_the_command_line_counts_a_refitted_list_apart_from_the_errors(tmp_path)
     said = " ".join(res.output.split())  # the line as printed, wrapped or not
     assert "0 errors (1 over the context window, re-sent fitted)" in said
     assert "(errors:" not in said  # no error type listed: no sample lost its score
+
+
+def ollama_window(body: dict) -> tuple[int, dict, dict, float]:
+    """Ollama's ``/api/chat`` with ``num_ctx`` N_CTX, answering by the rule judge: a longer prompt is
+    rejected with llama.cpp's body in Ollama's ``error`` when the request says ``truncate: false``,
+    and otherwise cut from the front to fit and answered 200, as Ollama does by default (the
+    context's first sentences are lost, the tags kept)."""
+    call = ChatCall(0, {"messages": body["messages"], "max_tokens": body["options"].get("num_predict"),
+                        "response_format": {"type": "json_object", "schema": body.get("format") or {}}}, {})
+    if tokens(call) >= N_CTX:
+        if body.get("truncate") is False:
+            error = {"error": {"code": 400, "message": f"request ({tokens(call)} tokens) exceeds the available "
+                               f"context size ({N_CTX} tokens), try increasing it", "type": "exceed_context_size_error",
+                               "n_prompt_tokens": tokens(call), "n_ctx": N_CTX}}
+            return 400, {}, {"error": json.dumps(error)}, 0.0
+        user = next(m for m in body["messages"] if m["role"] == "user")
+        context = block(user["content"], "context")
+        cut = context[4 * (tokens(call) - N_CTX + 200):]  # the first sentences dropped to fit
+        messages = [{**m, "content": m["content"].replace(context, cut)} if m is user else m for m in body["messages"]]
+        call = ChatCall(0, {**call.body, "messages": messages}, {})
+    reply = judge_rule(call)
+    content = reply.content if isinstance(reply, Reply) else json.dumps(reply)
+    return 200, {}, {"message": {"role": "assistant", "content": content}, "done": True, "done_reason": "stop",
+                     "prompt_eval_count": min(tokens(call), N_CTX), "eval_count": 20}, 0.0
+
+
+def test_ollama_rejects_a_prompt_past_its_window_instead_of_cutting_it():
+    sample = Sample(id="long", query="When did the Harrowgate footbridge open?", contexts=ARTICLE, answer=ANSWER)
+    server = NativeServer()
+    server.rule = ollama_window
+    try:
+        judge = from_spec(f"ollama-native:m@{server.url}", cache=False)
+        m = evaluate([sample], ["faithfulness"], judge=judge, embedder=None).records[0]["metrics"]["faithfulness"]
+    finally:
+        server.stop()
+    # Ollama's default cut the verdict list's context from the front: the first fact's sentence was
+    # lost and the claim judged unsupported (0.5), with nothing to say so
+    assert m["error"] is None and m["score"] == 1.0
+    assert [c["body"].get("truncate") for c in server.log] == [False] * 3  # claims, rejected list, fitted list
+    assert m["details"]["context_fit"]["n_ctx"] == N_CTX

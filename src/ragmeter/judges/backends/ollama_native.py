@@ -5,7 +5,12 @@
 ``/api``). Where ``ollama:`` goes through Ollama's OpenAI-compatible ``/v1``, this backend sends
 Ollama's native request: the sampling settings in ``options`` (``temperature``, ``num_predict``
 for the token limit, ``seed``), the JSON schema in ``format`` (Ollama constrains decoding to it),
-and ``logprobs: true, top_logprobs: n`` when the request asks for log-probabilities. The reply's
+``logprobs: true, top_logprobs: n`` when the request asks for log-probabilities, and
+``truncate: false``. Ollama otherwise cuts a prompt longer than the model's ``num_ctx`` to fit and
+answers 200, so the judge would read part of the contexts and no one would know; with it the
+server rejects the prompt, the rejection is a :class:`~ragmeter.errors.JudgeContextOverflow`, and
+faithfulness sends its verdict list again with the context sentences that fit (``extra_body``
+``{"truncate": true}`` restores Ollama's cut; a server older than the field ignores it). The reply's
 ``message.content``, ``done_reason``, ``prompt_eval_count``/``eval_count`` and ``logprobs`` become
 the :class:`~ragmeter.judges.Completion`.
 
@@ -119,7 +124,9 @@ class OllamaNativeBackend:
             options["seed"] = request.seed
         if request.repeat_penalty is not None:
             options["repeat_penalty"] = request.repeat_penalty
-        out: dict[str, Any] = {"model": self.model, "messages": request.message_dicts(), "stream": False}
+        # truncate: false: a prompt longer than num_ctx is rejected (HTTP 400), not cut to fit
+        out: dict[str, Any] = {"model": self.model, "messages": request.message_dicts(), "stream": False,
+                               "truncate": False}
         if request.json_schema is not None:
             out["format"] = request.json_schema
         if request.top_logprobs is not None:
