@@ -233,3 +233,28 @@ def test_ollama_rejects_a_prompt_past_its_window_instead_of_cutting_it():
     assert m["error"] is None and m["score"] == 1.0
     assert [c["body"].get("truncate") for c in server.log] == [False] * 3  # claims, rejected list, fitted list
     assert m["details"]["context_fit"]["n_ctx"] == N_CTX
+
+
+@pytest.mark.parametrize(("mode", "scores", "verdicts"), [("direct", (1.0, 0.0), "verdict"),
+                                                          ("inline", (1.0, 0.5), "verdicts")])
+def test_the_one_call_modes_read_the_sentences_that_fit(mode, scores, verdicts):
+    wrong = ANSWER.replace("2019", "2018")  # the first fact changed
+    samples = [Sample(id="right", query="When did the Harrowgate footbridge open?", contexts=ARTICLE, answer=ANSWER),
+               Sample(id="wrong", query="When did the Harrowgate footbridge open?", contexts=ARTICLE, answer=wrong)]
+    with FakeLLMServer(small_window) as server:
+        judge = from_spec(f"openai:fake@{server.url}", cache=False)
+        run = evaluate(samples, [f"faithfulness(mode={mode})", f"hallucination_rate(mode={mode})"], judge=judge,
+                       embedder=None)
+        got = [r["metrics"][f"faithfulness(mode={mode})"] for r in run.records]
+        rates = [r["metrics"][f"hallucination_rate(mode={mode})"] for r in run.records]
+        # before the fit both samples were errors: one call carries the whole article
+        assert [m["score"] for m in got] == list(scores) and [m["error"] for m in got] == [None, None]
+        assert [r["score"] for r in rates] == [1 - s for s in scores]
+        # one rejected and one fitted call per sample, shared by the two metrics, counted as recovered
+        assert sorted(c.kind for c in server.log if "<context>" in c.user_text) == ["ok", "ok", "too_long", "too_long"]
+        assert judge.stats()["recovered"] == {"JudgeContextOverflow": 2}
+        fit = got[0]["details"]["context_fit"]
+        assert {s["text"] for s in fit["read"]} >= set(FACTS) and fit["sentences_read"] < 62
+        said = f"the {verdicts} read {fit['sentences_read']} of their 62 sentences (context_fit)"
+        assert got[0]["reason"].endswith(said) and rates[0]["reason"].endswith(said)
+        assert any("the answer sentences were checked against" in n for n in got[0]["details"]["notes"])

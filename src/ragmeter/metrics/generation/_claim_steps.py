@@ -153,6 +153,16 @@ def verify_prompt_chars(claims: list[str], context: str, form: str = "list") -> 
     return sum(len(m.content) for m in _verdict_messages(claims, context, form != "bare")[1])
 
 
+def inline_prompt_chars(sample: Sample, context: str) -> int:
+    """The characters of :func:`check_inline`'s prompt with ``context`` in it."""
+    return sum(len(m.content) for m in _inline_messages(sample, context))
+
+
+def _inline_messages(sample: Sample, context: str) -> list[Message]:
+    return template("check_answer_claims").messages(context=context, question=sample.query,
+                                                    answer=sample.answer or "")
+
+
 def _verdict_messages(claims: list[str], context: str, quote: bool) -> tuple[PromptTemplate, list[Message]]:
     """The verdict list's template (``verify_claims``, or ``verify_claims_bare`` without ``quote``)
     and its messages for ``claims`` against ``context``."""
@@ -211,7 +221,7 @@ async def _verify_after_quotes(judge: Any, sample: Sample, claims: list[str], ta
                         (context, claims, repeat_penalty), run)
 
 
-async def check_inline(judge: Any, sample: Sample, tag: str, scoring: str = "hard"
+async def check_inline(judge: Any, sample: Sample, tag: str, scoring: str = "hard", context: str | None = None
                        ) -> tuple[list[tuple[str, bool, str, float | None]], bool]:
     """The answer's claims as the judge lists them, each ``(claim, verdict, evidence, P(yes))``,
     and its ``no_facts`` statement, from one call that decomposes and checks together.
@@ -219,14 +229,15 @@ async def check_inline(judge: Any, sample: Sample, tag: str, scoring: str = "har
     Empty claims are dropped (with their verdicts). ``scoring="auto"``: P(yes) / (P(yes) + P(no))
     of each ``"supported"`` value's first token (:func:`._verdict.field_yes_shares`); None for
     every claim where the backend returned no log-probabilities or the tokens cannot be aligned
-    with the claims (the caller then uses the hard verdicts). ``"hard"``: always None.
+    with the claims (the caller then uses the hard verdicts). ``"hard"``: always None. ``context``
+    replaces the joined contexts (an excerpt that fits the judge's window, :mod:`._fit`).
     """
     t = template("check_answer_claims")
-    context = joined_context(sample)
+    context = joined_context(sample) if context is None else context
 
     async def run() -> tuple[list[tuple[str, bool, str, float | None]], bool]:
-        r = await judge.judge(t.messages(context=context, question=sample.query, answer=sample.answer or ""),
-                              InlineClaims, tag=tag, template_version=t.cache_version,
+        r = await judge.judge(_inline_messages(sample, context), InlineClaims, tag=tag,
+                              template_version=t.cache_version,
                               top_logprobs=TOP_LOGPROBS if scoring == "auto" else None)
         items = r.value.claims
         shares = reply_yes_shares(r, "supported", len(items), scoring)

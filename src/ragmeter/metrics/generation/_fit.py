@@ -94,11 +94,14 @@ def fitted_window(claims: Sequence[str], spans: Sequence[Span], max_chars: int) 
 
 async def fitted_verify(judge: Any, claims: list[str], whole: str, spans: Sequence[Span],
                         send: Callable[[str | None], Awaitable[T]],
-                        prompt_chars: Callable[[str], int], tag: str) -> tuple[T, dict[str, Any] | None]:
-    """``await send(None)`` (the verdict list against the whole contexts) or, when the judge rejects
-    it as too long, ``await send(excerpt)`` with the excerpt of the module docstring: the value and
-    the ``context_fit`` record (None when the whole contexts were read). ``prompt_chars(context)``
-    is the prompt's length in characters with ``context`` in it; ``whole`` is the joined contexts
+                        prompt_chars: Callable[[str], int], tag: str,
+                        items: str = "claim") -> tuple[T, dict[str, Any] | None]:
+    """``await send(None)`` (the call against the whole contexts) or, when the judge rejects it as
+    too long, ``await send(excerpt)`` with the excerpt of the module docstring: the value and the
+    ``context_fit`` record (None when the whole contexts were read). ``claims`` are the texts the
+    sentences are ranked for (the claims of a verdict list; the answer's sentences for a call that
+    reads the answer whole), ``items`` what the note calls them; ``prompt_chars(context)`` is the
+    prompt's length in characters with ``context`` in it; ``whole`` is the joined contexts
     (:func:`._prompting.joined_context`), ``spans`` their sentences; ``judge.max_tokens`` is the
     reply's room; ``tag`` is the calls' tag, under which the rejections are counted as recovered
     once an excerpt is answered."""
@@ -122,16 +125,17 @@ async def fitted_verify(judge: Any, claims: list[str], whole: str, spans: Sequen
         recovered = getattr(judge, "recovered", None)
         if recovered is not None:
             recovered(tag, type(first).__name__, rejected)
-        return value, _record(first, whole, spans, window)
+        return value, _record(first, whole, spans, window, items)
     raise first
 
 
-def _record(first: JudgeContextOverflow, whole: str, spans: Sequence[Span], window: Window) -> dict[str, Any]:
+def _record(first: JudgeContextOverflow, whole: str, spans: Sequence[Span], window: Window,
+            items: str) -> dict[str, Any]:
     """The ``context_fit`` details, and the note that says them."""
     tokens = f"{first.prompt_tokens} tokens" if first.prompt_tokens else "the prompt"
     where = f" ({tokens}, window {first.n_ctx})" if first.n_ctx else ""
-    note(f"the contexts do not fit the judge's context window{where}: the claims were checked against "
-         f"{len(window.spans)} of the contexts' {len(spans)} sentences, each claim's most related first "
+    note(f"the contexts do not fit the judge's context window{where}: the {items}s were checked against "
+         f"{len(window.spans)} of the contexts' {len(spans)} sentences, each {items}'s most related first "
          f"(context_fit)")
     return {"n_ctx": first.n_ctx, "prompt_tokens": first.prompt_tokens,
             "context_sentences": len(spans), "context_chars": len(whole),

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import JudgeParseError
-from ...judges.base import TokenLogprob
+from ...judges.base import Message, TokenLogprob
 from ...registry import Param
 from ...types import Sample
 from ._base import note
@@ -338,22 +338,32 @@ async def word_verdict(judge: Any, messages: Any, tag: str, template_version: st
             "scoring": "probability" if p is not None else "hard"}
 
 
+def direct_prompt_chars(sample: Sample, context: str) -> int:
+    """The characters of :func:`direct_verdict`'s prompt with ``context`` in it."""
+    return sum(len(m.content) for m in _direct_messages(sample, context))
+
+
+def _direct_messages(sample: Sample, context: str) -> list[Message]:
+    return template("direct_faithfulness").messages(context=context, question=sample.query, answer=sample.answer or "")
+
+
 def word_reason(d: dict[str, Any]) -> str:
     """A :func:`word_verdict` result as a result's reason: ``"yes (P(yes) 0.93)"`` or ``"no (hard verdict)"``."""
     how = f"P(yes) {d['p_yes']:.2f}" if d["p_yes"] is not None else "hard verdict"
     return f"{d['verdict']} ({how})"
 
 
-async def direct_verdict(judge: Any, sample: Sample, tag: str, scoring: str) -> dict[str, Any]:
+async def direct_verdict(judge: Any, sample: Sample, tag: str, scoring: str,
+                         context: str | None = None) -> dict[str, Any]:
     """One judge call: "is every fact in the answer supported by the context?", :func:`word_verdict`.
 
     Shared between faithfulness and hallucination_rate (one call per sample and scoring mode).
+    ``context`` replaces the joined contexts (an excerpt that fits the judge's window, :mod:`._fit`).
     """
     t = template("direct_faithfulness")
-    context = joined_context(sample)
+    context = joined_context(sample) if context is None else context
 
     async def run() -> dict[str, Any]:
-        return await word_verdict(judge, t.messages(context=context, question=sample.query, answer=sample.answer or ""),
-                                  tag, t.cache_version, scoring)
+        return await word_verdict(judge, _direct_messages(sample, context), tag, t.cache_version, scoring)
 
     return await shared(judge, f"{t.cache_version}/{scoring}", (context, sample.query, sample.answer), run)

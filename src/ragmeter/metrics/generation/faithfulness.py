@@ -92,6 +92,11 @@ and, for each as it writes it, the context sentence that states it and a yes/no 
 (an empty answer, no context, ``no_facts``, every claim ungrounded). Not shared with
 answer_relevancy's analysis call.
 
+With ``mode=inline`` and ``mode=direct`` the one call reads the contexts whole; when the judge
+rejects it because they do not fit its context window, it is sent again with the context sentences
+that fit, ranked for the answer's check-worthy sentences (:mod:`._fit`, as the verdict list of
+``mode=claims``; recorded in ``context_fit`` and said in the reason).
+
 ``mode=direct``: one judge call per answer, "is every fact in the answer supported by the
 context? yes or no" (``max_tokens`` 1), scored
 
@@ -117,9 +122,9 @@ when they are short), the judge's quote in each claim's ``quote``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from ...contract import PlannedStep
 from ...errors import InvalidParameterError
@@ -130,7 +135,15 @@ from ..lexical.fact_consistency import check_facts
 from ._answer_steps import NO_CLAIM_UNDEFINED, decompose, decompose_step
 from ._base import CLAIM_STEPS, JUDGE_VALIDATION, JudgedEvaluator, register_judged
 from ._checkworthy import checkworthy_claims, split_claims
-from ._claim_steps import QUOTING_FORMS, VERDICTS, check_inline, verdict_form, verify, verify_prompt_chars
+from ._claim_steps import (
+    QUOTING_FORMS,
+    VERDICTS,
+    check_inline,
+    inline_prompt_chars,
+    verdict_form,
+    verify,
+    verify_prompt_chars,
+)
 from ._evidence import Span, context_sentences
 from ._fit import fitted_verify
 from ._grounding import grounded_mask, source_span, split_grounded, uncovered_sentences
@@ -147,7 +160,9 @@ from ._sentence_steps import (
     sentence_verdicts,
     veto_conflicts,
 )
-from ._verdict import MODE, SCORING, direct_verdict, scoring_of
+from ._verdict import MODE, SCORING, direct_prompt_chars, direct_verdict, scoring_of
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -274,31 +289,54 @@ async def _verdict_list(ev: JudgedEvaluator, sample: Sample, claims: list[str]
     that fit the judge's context window when they do not (:func:`._fit.fitted_verify`), and the
     ``context_fit`` record (None when the whole contexts were read)."""
     form = verdict_form(ev.params)
-    contexts = [t for t in sample.context_texts if t.strip()]
 
     async def send(context: str | None) -> list[tuple[bool, str, float | None]]:
         # the verdict list copies context sentences and repeats its keys: no repetition penalty
         return await verify(ev.judge, sample, claims, "faithfulness", ev.params["scoring"], context=context,
                             repeat_penalty=NO_REPEAT_PENALTY, form=form)
 
+    return await fitted(ev, sample, f"verify/{form}", claims, send,
+                        lambda context: verify_prompt_chars(claims, context, form))
+
+
+async def fitted(ev: JudgedEvaluator, sample: Sample, step: str, queries: list[str],
+                 send: Callable[[str | None], Awaitable[T]], prompt_chars: Callable[[str], int],
+                 items: str = "claim") -> tuple[T, dict[str, Any] | None]:
+    """``send``'s value for the joined contexts, or for the context sentences that fit the judge's
+    window, ranked for ``queries``, when the judge rejects them as too long
+    (:func:`._fit.fitted_verify`), and the ``context_fit`` record; once per sample and ``step`` for
+    faithfulness and hallucination_rate (one rejection, one excerpt, counted once)."""
+    contexts = [t for t in sample.context_texts if t.strip()]
     whole = joined_context(sample)
 
-    async def fit() -> tuple[list[tuple[bool, str, float | None]], dict[str, Any] | None]:
-        return await fitted_verify(ev.judge, claims, whole, context_sentences(contexts), send,
-                                   lambda context: verify_prompt_chars(claims, context, form), "faithfulness")
+    async def fit() -> tuple[T, dict[str, Any] | None]:
+        return await fitted_verify(ev.judge, queries, whole, context_sentences(contexts), send, prompt_chars,
+                                   "faithfulness", items)
 
-    # once per sample for faithfulness and hallucination_rate: one rejection, one excerpt, counted once
-    return await shared(ev.judge, f"fitted_verify/{form}/{ev.params['scoring']}", (whole, claims), fit)
+    key = (whole, sample.query, sample.answer, queries)
+    return cast("tuple[T, dict[str, Any] | None]",
+                await shared(ev.judge, f"fitted/{step}/{ev.params['scoring']}", key, fit))
+
+
+def answer_queries(sample: Sample) -> list[str]:
+    """The answer's check-worthy sentences (all of them when none is), which the context sentences
+    are ranked for when a call that reads the answer whole does not fit the judge's window."""
+    sentences = split_claims(sample.answer or "")
+    return [s.text for s in sentences if s.checkworthy] or [s.text for s in sentences] or [sample.answer or ""]
 
 
 async def _inline_claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts:
     """``mode=inline``: claims and verdicts from one call (:func:`._claim_steps.check_inline`); a
     claim the answer does not make is dropped with its verdict, as in ``mode=claims``."""
-    items, no_facts = await check_inline(ev.judge, sample, "faithfulness", ev.params["scoring"])
+    async def send(context: str | None) -> tuple[list[tuple[str, bool, str, float | None]], bool]:
+        return await check_inline(ev.judge, sample, "faithfulness", ev.params["scoring"], context=context)
+
+    (items, no_facts), fit = await fitted(ev, sample, "inline", answer_queries(sample), send,
+                                          lambda context: inline_prompt_chars(sample, context), "answer sentence")
     mask, ungrounded = grounded_mask([it[0] for it in items], sample.answer or "", sample.query)
     kept = [it for it, keep in zip(items, mask, strict=True) if keep]
     return ClaimVerdicts([k[0] for k in kept], [k[1] for k in kept], [k[2] for k in kept], [k[3] for k in kept],
-                         no_facts, ungrounded)
+                         no_facts, ungrounded, fit=fit)
 
 
 #: the expected share of answers of two check-worthy sentences or more whose claims leave out a
@@ -392,8 +430,13 @@ async def _support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcom
     if not any(t.strip() for t in sample.context_texts):
         return SupportOutcome("no_context", 0.0)
     if ev.params["mode"] == "direct":
-        d = await direct_verdict(ev.judge, sample, "faithfulness", ev.params["scoring"])
-        return SupportOutcome("direct", d["support"], d, verdict=d["verdict"], scoring=d["scoring"])
+        async def send(context: str | None) -> dict[str, Any]:
+            return await direct_verdict(ev.judge, sample, "faithfulness", ev.params["scoring"], context=context)
+
+        d, fit = await fitted(ev, sample, "direct", answer_queries(sample), send,
+                              lambda context: direct_prompt_chars(sample, context), "answer sentence")
+        details = d if fit is None else {**d, "context_fit": fit}
+        return SupportOutcome("direct", d["support"], details, verdict=d["verdict"], scoring=d["scoring"])
     if ev.params["mode"] == "sentences":
         sv = await sentence_verdicts(ev.judge, sample, "faithfulness", ev.params, ev.embedder)
         scoring = scoring_of([c["p_yes"] is not None for c in sv.claims])
@@ -526,7 +569,7 @@ class Faithfulness(JudgedEvaluator):
         if o.case == "direct":
             how = (f"P(yes) = {o.details['p_yes']:.3f}" if o.scoring == "probability"
                    else "hard verdict (no log-probabilities)")
-            return f"direct verdict: {o.verdict}; {how}"
+            return f"direct verdict: {o.verdict}; {how}{fit_reason(o)}"
         if o.case == "claims":
             how = "" if o.scoring == "hard" else f"; mean P(yes) {o.claims_support:.3f}"
             return f"{o.supported} of {o.n} claims supported by the context{how}{checks_reason(o)}{fit_reason(o)}"
@@ -539,7 +582,8 @@ def fit_reason(o: SupportOutcome) -> str:
     fit = o.details.get("context_fit")
     if not fit:
         return ""
-    return (f"; the contexts exceed the judge's context window: the verdicts read {fit['sentences_read']} of "
+    verdicts = "verdict" if o.case == "direct" else "verdicts"
+    return (f"; the contexts exceed the judge's context window: the {verdicts} read {fit['sentences_read']} of "
             f"their {fit['context_sentences']} sentences (context_fit)")
 
 
@@ -587,9 +631,9 @@ register_judged(
                 "no claim and the judge states the answer makes no factual claim -> 1.0",
                 "no claim without that statement -> undefined",
                 "a verdict count other than the claim count -> JudgeParseError after one repair",
-                "contexts past the judge's context window (mode=claims) -> the verdicts read the context sentences "
-                "that fit, each claim's most related first (context_fit; one rejected request in a run), else "
-                "JudgeContextOverflow"),
+                "contexts past the judge's context window (mode=claims, inline, direct) -> the verdicts read the "
+                "context sentences that fit, each claim's (answer sentence's) most related first (context_fit; "
+                "one rejected request in a run), else JudgeContextOverflow"),
     requires=("answer", "contexts"),
     calls="mode=claims: 2 (claims and verdicts shared with hallucination_rate; with steps=shared the claims "
           "come from the analysis answer_relevancy(method=questions,steps=shared) reads too), 3 when the claims "
@@ -603,7 +647,7 @@ register_judged(
           "no context or (except with mode=direct) no check-worthy sentence",
     params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, CHECKS, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="33",
+    version="34",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,
                      positions=claim_positions),
     answer_preference=0,
