@@ -94,22 +94,24 @@ def fitted_window(claims: Sequence[str], spans: Sequence[Span], max_chars: int) 
 
 async def fitted_verify(judge: Any, claims: list[str], whole: str, spans: Sequence[Span],
                         send: Callable[[str | None], Awaitable[T]],
-                        prompt_chars: Callable[[str], int], tag: str,
-                        items: str = "claim") -> tuple[T, dict[str, Any] | None]:
+                        prompt_chars: Callable[[str], int], tag: str, items: str = "claim",
+                        reply_tokens: int | None = None) -> tuple[T, dict[str, Any] | None]:
     """``await send(None)`` (the call against the whole contexts) or, when the judge rejects it as
     too long, ``await send(excerpt)`` with the excerpt of the module docstring: the value and the
     ``context_fit`` record (None when the whole contexts were read). ``claims`` are the texts the
     sentences are ranked for (the claims of a verdict list; the answer's sentences for a call that
     reads the answer whole), ``items`` what the note calls them; ``prompt_chars(context)`` is the
     prompt's length in characters with ``context`` in it; ``whole`` is the joined contexts
-    (:func:`._prompting.joined_context`), ``spans`` their sentences; ``judge.max_tokens`` is the
-    reply's room; ``tag`` is the calls' tag, under which the rejections are counted as recovered
-    once an excerpt is answered."""
+    (:func:`._prompting.joined_context`), ``spans`` their sentences; ``reply_tokens`` is the
+    request's ``max_tokens`` where it sets one (a one-word verdict's 1), else ``judge.max_tokens``;
+    ``tag`` is the calls' tag, under which the rejections are counted as recovered once an excerpt
+    is answered."""
     try:
         return await send(None), None
     except JudgeContextOverflow as exc:
         first = exc
-    reply_tokens = int(getattr(judge, "max_tokens", None) or DEFAULT_REPLY_TOKENS)
+    if reply_tokens is None:
+        reply_tokens = int(getattr(judge, "max_tokens", None) or DEFAULT_REPLY_TOKENS)
     error, context, rejected = first, whole, 1
     for _ in range(MAX_FITS):
         room = budget(error, prompt_chars(context), len(context), reply_tokens)

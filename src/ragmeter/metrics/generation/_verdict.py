@@ -302,6 +302,10 @@ def hard_yes_no(text: str) -> bool:
     raise JudgeParseError(f'expected the one-word verdict "yes" or "no", got {text!r}', raw=text)
 
 
+#: the one-word verdict's ``max_tokens``
+WORD_REPLY_TOKENS = 1
+
+
 async def word_verdict(judge: Any, messages: Any, tag: str, template_version: str, scoring: str) -> dict[str, Any]:
     """One judge call answered with one word, yes or no (``max_tokens=1``, free text).
 
@@ -324,8 +328,8 @@ async def word_verdict(judge: Any, messages: Any, tag: str, template_version: st
             return share(logprobs) is not None
         return True
 
-    r = await judge.complete(messages, tag=tag, template_version=template_version, max_tokens=1, top_logprobs=top,
-                             accept=readable)
+    r = await judge.complete(messages, tag=tag, template_version=template_version, max_tokens=WORD_REPLY_TOKENS,
+                             top_logprobs=top, accept=readable)
     p = share(r.logprobs)
     try:
         hard = hard_yes_no(r.value)

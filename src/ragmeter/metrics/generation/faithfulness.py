@@ -160,7 +160,7 @@ from ._sentence_steps import (
     sentence_verdicts,
     veto_conflicts,
 )
-from ._verdict import MODE, SCORING, direct_prompt_chars, direct_verdict, scoring_of
+from ._verdict import MODE, SCORING, WORD_REPLY_TOKENS, direct_prompt_chars, direct_verdict, scoring_of
 
 T = TypeVar("T")
 
@@ -301,17 +301,18 @@ async def _verdict_list(ev: JudgedEvaluator, sample: Sample, claims: list[str]
 
 async def fitted(ev: JudgedEvaluator, sample: Sample, step: str, queries: list[str],
                  send: Callable[[str | None], Awaitable[T]], prompt_chars: Callable[[str], int],
-                 items: str = "claim") -> tuple[T, dict[str, Any] | None]:
+                 items: str = "claim", reply_tokens: int | None = None) -> tuple[T, dict[str, Any] | None]:
     """``send``'s value for the joined contexts, or for the context sentences that fit the judge's
     window, ranked for ``queries``, when the judge rejects them as too long
-    (:func:`._fit.fitted_verify`), and the ``context_fit`` record; once per sample and ``step`` for
-    faithfulness and hallucination_rate (one rejection, one excerpt, counted once)."""
+    (:func:`._fit.fitted_verify`; ``reply_tokens`` the request's ``max_tokens`` where it sets one),
+    and the ``context_fit`` record; once per sample and ``step`` for faithfulness and
+    hallucination_rate (one rejection, one excerpt, counted once)."""
     contexts = [t for t in sample.context_texts if t.strip()]
     whole = joined_context(sample)
 
     async def fit() -> tuple[T, dict[str, Any] | None]:
         return await fitted_verify(ev.judge, queries, whole, context_sentences(contexts), send, prompt_chars,
-                                   "faithfulness", items)
+                                   "faithfulness", items, reply_tokens)
 
     key = (whole, sample.query, sample.answer, queries)
     return cast("tuple[T, dict[str, Any] | None]",
@@ -434,7 +435,8 @@ async def _support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcom
             return await direct_verdict(ev.judge, sample, "faithfulness", ev.params["scoring"], context=context)
 
         d, fit = await fitted(ev, sample, "direct", answer_queries(sample), send,
-                              lambda context: direct_prompt_chars(sample, context), "answer sentence")
+                              lambda context: direct_prompt_chars(sample, context), "answer sentence",
+                              WORD_REPLY_TOKENS)
         details = d if fit is None else {**d, "context_fit": fit}
         return SupportOutcome("direct", d["support"], details, verdict=d["verdict"], scoring=d["scoring"])
     if ev.params["mode"] == "sentences":
