@@ -490,3 +490,49 @@ def test_waiting_requests_go_by_rank_then_arrival_and_a_cancelled_one_leaves_no_
         return order
 
     assert asyncio.run(go()) == ["holder", "r1-first", "r1-second", "r5", "unranked"]
+
+
+def test_a_long_prompt_after_short_ones_gets_the_time_its_length_needs():
+    """A local server whose time grows with the prompt (as a CPU server's does: 0.05 s plus 0.2 ms a
+    prompt token): three short calls (~30 tokens, ~0.06 s), then one of ~4,000 tokens (~0.85 s),
+    against a 0.4 s timeout. The slowest reply seen (0.06 s) taught a timeout of 0.4 s, which the
+    long call overran, was given up and sent again (twice: 0.4 s, then 0.8 s); the judge now
+    also scales the timeout by the request's own prompt: nothing times out, nothing is abandoned."""
+
+    def by_length(call):
+        return Reply(content='{"score": 1, "reason": "ok"}', delay=0.05 + 0.0002 * len(call.all_text) / 4)
+
+    with FakeLLMServer(by_length, slots=1) as server:
+        judge = from_spec(f"openai:qwen@{server.url}", cache=False, timeout=0.4, backoff=0.01)
+
+        async def calls() -> list[object]:
+            out: list[object] = []
+            for prompt in ["short one", "short two", "short three", "long " + "word " * 3200]:
+                try:  # one at a time: each latency is its own service time
+                    out.append((await judge.judge(prompt, Verdict)).value)
+                except JudgeError as exc:
+                    out.append(exc)
+            await judge.aclose()
+            return out
+
+        out = asyncio.run(calls())
+        stats = judge.stats()
+        judge.close()
+        assert out == [Verdict(score=1, reason="ok")] * 4
+        assert stats["attempt_errors"] == {} and stats["retries"] == 0 and stats["requests"] == 4
+        assert server.abandoned == 0
+
+
+def test_learned_timeout_grows_with_the_prompt_on_a_local_server():
+    from ragmeter.judges import Usage
+
+    limit = AdaptiveLimit(16, mode="latency", timeout=60.0)
+    limit.on_success(10.0, Usage(400, 92))                 # 10 s for weight 92 + 400/8 + 8 = 150
+    assert limit.learned_timeout(60.0) == 60.0
+    assert limit.learned_timeout(60.0, 400) == 60.0        # 3 x 10/150 x 150 = 30 s: the timeout stands
+    # 3,600 tokens: weight 3600/8 + 8 + 92 = 550, 3 x 10/150 x 550 = 110 s
+    assert limit.learned_timeout(60.0, 3600) == pytest.approx(110.0)
+    assert limit.learned_timeout(60.0, 40_000) == 480.0    # at most 8 x the timeout
+    hosted = AdaptiveLimit(16, mode="loss", timeout=60.0)  # a hosted API: its time is not ours to model
+    hosted.on_success(10.0, Usage(400, 92))
+    assert hosted.learned_timeout(60.0, 3600) == 60.0

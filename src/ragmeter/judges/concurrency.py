@@ -87,7 +87,9 @@ local server that is simply slower than the timeout still gets to answer, instea
 the same request again and again. Before any timeout, too, a request's first attempt gets 3x the
 slowest recent reply when that is longer than ``timeout`` (at most 8x; :meth:`AdaptiveLimit.learned_timeout`),
 as TCP sets its retransmission timeout from measured round trips: a server that has shown it
-needs 90 s a call is not abandoned at 60 s.
+needs 90 s a call is not abandoned at 60 s. On a local server it also gets 3x the slowest recent
+seconds per weighted token times its own weight when that is longer: a prompt ten times longer
+than those answered so far is given the time its length needs.
 """
 
 from __future__ import annotations
@@ -244,6 +246,8 @@ class AdaptiveLimit:
         self._window: list[tuple[float, float]] = []
         self._capacity: deque[float] = deque(maxlen=8)
         self._latencies: deque[float] = deque(maxlen=50)
+        self._per_weight: deque[float] = deque(maxlen=50)  # latency / weight of recent replies with usage
+        self._completions: deque[int] = deque(maxlen=50)  # their completion tokens
         self._fastest = math.inf  # the shortest reply seen (seconds): scales the noise slack
         self._epoch = 0
         self.peak = 0
@@ -373,6 +377,9 @@ class AdaptiveLimit:
             return
         weight = _weight(usage)
         x = latency / weight
+        if usage is not None and usage.total_tokens:
+            self._per_weight.append(x)
+            self._completions.append(usage.completion_tokens)
         if len(self._samples) == self._samples.maxlen:
             old = self._samples[0]
             del self._sorted[bisect.bisect_left(self._sorted, old)]
@@ -409,7 +416,7 @@ class AdaptiveLimit:
         self._set(self.limit / 2)
         logger.info("judge concurrency: overload signal, limit now %.1f", self.limit)
 
-    def learned_timeout(self, timeout: float) -> float:
+    def learned_timeout(self, timeout: float, prompt_tokens: int | None = None) -> float:
         """The first-attempt timeout after what the server has shown: ``timeout``, or 3x the
         slowest of the recent replies when that is longer (at most 8x ``timeout``), as TCP sets
         its retransmission timeout from measured round trips. A local server that needs 90 s a
@@ -418,12 +425,24 @@ class AdaptiveLimit:
         gets 3x ``timeout``: nothing is known of its speed, its first replies are its slowest
         (an empty prompt cache), and a request abandoned there is computed for nobody (2026-12-01:
         context precision with log-probabilities, ~50 s a call on the one-slot 1.5B server, lost 3
-        of its first requests to the 60 s default); a hosted server keeps ``timeout``."""
+        of its first requests to the 60 s default); a hosted server keeps ``timeout``.
+
+        A local server's time grows with the prompt: given the request's ``prompt_tokens``
+        (estimated), the timeout is also at least 3x the slowest recent seconds per weighted token
+        times the request's weight (``prompt_tokens / 8 + 8`` plus the median reply of recent
+        calls, as the latency samples are weighed). A request carrying ten chunks after a run of
+        short calls is then not abandoned at the short calls' timeout (2026-12-06, contexts past the
+        window on the one-slot 1.5B server: verdict lists of 3,700-5,600 prompt tokens among claim
+        calls of a few hundred; 2 of 72 requests were given up and sent again)."""
         if self.mode == "fixed":
             return timeout
         if not self._latencies:
             return LEARNED_TIMEOUT_FACTOR * timeout if self.mode == "latency" else timeout
-        return min(8.0 * timeout, max(timeout, LEARNED_TIMEOUT_FACTOR * max(self._latencies)))
+        learned = max(timeout, LEARNED_TIMEOUT_FACTOR * max(self._latencies))
+        if prompt_tokens and self.mode == "latency" and self._per_weight:
+            weight = prompt_tokens / 8 + 8 + median(self._completions)
+            learned = max(learned, LEARNED_TIMEOUT_FACTOR * max(self._per_weight) * weight)
+        return min(8.0 * timeout, learned)
 
     def service_time(self) -> float:
         """The median latency of recent successes (the timeout when none yet)."""

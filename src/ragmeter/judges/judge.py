@@ -282,7 +282,9 @@ class Judge:
         the time spent queued inside the server behind this judge's own earlier requests.
         A request that timed out is retried with twice the timeout (up to 8x), as TCP backs
         off its retransmission timeout, and a first attempt gets 3x the slowest recent reply
-        when that is longer (at most 8x). False: always ``concurrency`` and ``timeout``.
+        when that is longer, on a local server also 3x its time per token times the request's
+        size (at most 8x; :meth:`.concurrency.AdaptiveLimit.learned_timeout`). False: always
+        ``concurrency`` and ``timeout``.
     rpm, tpm:
         Requests and tokens per minute (None: unlimited). Tokens are estimated before sending
         (prompt estimate + ``max_tokens``).
@@ -722,6 +724,7 @@ class Judge:
         if request.repeat_penalty is not None and not await self._passes_repeat_penalty(state):
             request = replace(request, repeat_penalty=None)
         attempt = timeouts = 0
+        prompt_tokens = estimate_tokens(request.messages)
         while True:
             self._raise_if_unreachable()
             async with limit.slot() as slot:
@@ -731,7 +734,8 @@ class Judge:
                 # adaptive: each timeout of this request doubles its next timeout (TCP's retransmission
                 # timeout backoff), up to 8x: a server slower than the timeout still gets to answer;
                 # and no attempt gets less than 3x the slowest recent reply (the learnt timeout)
-                timeout = (min(8 * self.timeout, max(limit.learned_timeout(self.timeout),
+                # (and, on a local server, 3x its seconds per weighted token times this prompt's weight)
+                timeout = (min(8 * self.timeout, max(limit.learned_timeout(self.timeout, prompt_tokens),
                                                      self.timeout * 2 ** min(timeouts, 3)))
                            if self.adaptive else self.timeout)
                 sent = replace(request, timeout=slot.backstop(timeout))
