@@ -3,7 +3,7 @@ r"""Verdict lists that fit the judge's context window.
 Ten retrieved chunks of 2,000 characters are about 5,000 tokens; a local judge server started with
 a 4,096-token window rejects a verdict list that carries them all, and every sample would be an
 error. When the judge rejects the verdict list as too long
-(:class:`~ragmeter.errors.JudgeContextOverflow`), :func:`fitted_verify` checks the claims against
+(:class:`~ragmeter.errors.JudgeContextOverflow`), :func:`fitted_call` checks the claims against
 the context sentences that fit instead:
 
 1. **Budget.** From the window :math:`n_{ctx}` and the rejected prompt's tokens :math:`P`, as the
@@ -44,11 +44,14 @@ spans) read the whole contexts as always.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from ...errors import JudgeContextOverflow
+from ...types import Sample
 from ._base import note
-from ._evidence import Span, Window, rank
+from ._evidence import Span, Window, context_sentences, rank
+from ._memo import shared
+from ._prompting import joined_context
 
 T = TypeVar("T")
 
@@ -92,20 +95,37 @@ def fitted_window(claims: Sequence[str], spans: Sequence[Span], max_chars: int) 
     return Window(tuple(spans[i] for i in chosen), False)
 
 
-async def fitted_verify(judge: Any, claims: list[str], whole: str, spans: Sequence[Span],
-                        send: Callable[[str | None], Awaitable[T]],
-                        prompt_chars: Callable[[str], int], tag: str, items: str = "claim",
-                        reply_tokens: int | None = None) -> tuple[T, dict[str, Any] | None]:
-    """``await send(None)`` (the call against the whole contexts) or, when the judge rejects it as
-    too long, ``await send(excerpt)`` with the excerpt of the module docstring: the value and the
-    ``context_fit`` record (None when the whole contexts were read). ``claims`` are the texts the
-    sentences are ranked for (the claims of a verdict list; the answer's sentences for a call that
-    reads the answer whole), ``items`` what the note calls them; ``prompt_chars(context)`` is the
-    prompt's length in characters with ``context`` in it; ``whole`` is the joined contexts
-    (:func:`._prompting.joined_context`), ``spans`` their sentences; ``reply_tokens`` is the
-    request's ``max_tokens`` where it sets one (a one-word verdict's 1), else ``judge.max_tokens``;
-    ``tag`` is the calls' tag, under which the rejections are counted as recovered once an excerpt
-    is answered."""
+async def fitted_call(judge: Any, sample: Sample, step: str, claims: list[str],
+                      send: Callable[[str | None], Awaitable[T]], prompt_chars: Callable[[str], int], *,
+                      tag: str, items: str = "claim",
+                      reply_tokens: int | None = None) -> tuple[T, dict[str, Any] | None]:
+    """``await send(None)`` (the call against ``sample``'s joined contexts,
+    :func:`._prompting.joined_context`) or, when the judge rejects it as too long,
+    ``await send(excerpt)`` with the excerpt of the module docstring: the value and the
+    ``context_fit`` record (None when the whole contexts were read). Once per judge, ``step`` and
+    sample content (:func:`._memo.shared`): faithfulness and hallucination_rate share one
+    rejection, one excerpt, one count.
+
+    ``claims`` are the texts the sentences are ranked for (the claims of a verdict list; the
+    answer's sentences for a call that reads the answer whole), ``items`` what the note calls them;
+    ``prompt_chars(context)`` is the prompt's length in characters with ``context`` in it;
+    ``reply_tokens`` is the request's ``max_tokens`` where it sets one (a one-word verdict's 1),
+    else ``judge.max_tokens``; ``tag`` is the calls' tag, under which the rejections are counted as
+    recovered once an excerpt is answered."""
+    whole = joined_context(sample)
+
+    async def run() -> tuple[T, dict[str, Any] | None]:
+        spans = context_sentences([t for t in sample.context_texts if t.strip()])
+        return await _fitted(judge, claims, whole, spans, send, prompt_chars, tag, items, reply_tokens)
+
+    key = (whole, sample.query, sample.answer, claims)
+    return cast("tuple[T, dict[str, Any] | None]", await shared(judge, f"fitted/{step}", key, run))
+
+
+async def _fitted(judge: Any, claims: list[str], whole: str, spans: Sequence[Span],
+                  send: Callable[[str | None], Awaitable[T]], prompt_chars: Callable[[str], int], tag: str,
+                  items: str, reply_tokens: int | None) -> tuple[T, dict[str, Any] | None]:
+    """:func:`fitted_call` on the joined contexts ``whole`` and their sentences ``spans``."""
     try:
         return await send(None), None
     except JudgeContextOverflow as exc:

@@ -122,9 +122,9 @@ when they are short), the judge's quote in each claim's ``quote``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar, cast
+from typing import Any
 
 from ...contract import PlannedStep
 from ...errors import InvalidParameterError
@@ -145,10 +145,8 @@ from ._claim_steps import (
     verify_prompt_chars,
 )
 from ._evidence import Span, context_sentences
-from ._fit import fitted_verify
+from ._fit import fitted_call
 from ._grounding import grounded_mask, source_span, split_grounded, uncovered_sentences
-from ._memo import shared
-from ._prompting import joined_context
 from ._sentence_steps import (
     CROSS_CHECK,
     SENTENCE_VETOES,
@@ -161,8 +159,6 @@ from ._sentence_steps import (
     veto_conflicts,
 )
 from ._verdict import MODE, SCORING, WORD_REPLY_TOKENS, direct_prompt_chars, direct_verdict, scoring_of
-
-T = TypeVar("T")
 
 
 @dataclass
@@ -189,7 +185,7 @@ class ClaimVerdicts:
     #: absent when no sentence holds its words) and its ``evidence`` spans (:meth:`locate`)
     places: list[dict[str, Any]] | None = None
     #: when the contexts did not fit the judge's context window, what the verdict list read instead
-    #: (:func:`._fit.fitted_verify`'s ``context_fit``); None when it read them whole
+    #: (:func:`._fit.fitted_call`'s ``context_fit``); None when it read them whole
     fit: dict[str, Any] | None = None
 
     def locate(self, answer: str, texts: list[str], spans: list[Span]) -> None:
@@ -286,7 +282,7 @@ async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts |
 async def _verdict_list(ev: JudgedEvaluator, sample: Sample, claims: list[str]
                         ) -> tuple[list[tuple[bool, str, float | None]], dict[str, Any] | None]:
     """The verdict list of ``claims`` against the joined contexts, or against the context sentences
-    that fit the judge's context window when they do not (:func:`._fit.fitted_verify`), and the
+    that fit the judge's context window when they do not (:func:`._fit.fitted_call`), and the
     ``context_fit`` record (None when the whole contexts were read)."""
     form = verdict_form(ev.params)
 
@@ -295,28 +291,8 @@ async def _verdict_list(ev: JudgedEvaluator, sample: Sample, claims: list[str]
         return await verify(ev.judge, sample, claims, "faithfulness", ev.params["scoring"], context=context,
                             repeat_penalty=NO_REPEAT_PENALTY, form=form)
 
-    return await fitted(ev, sample, f"verify/{form}", claims, send,
-                        lambda context: verify_prompt_chars(claims, context, form))
-
-
-async def fitted(ev: JudgedEvaluator, sample: Sample, step: str, queries: list[str],
-                 send: Callable[[str | None], Awaitable[T]], prompt_chars: Callable[[str], int],
-                 items: str = "claim", reply_tokens: int | None = None) -> tuple[T, dict[str, Any] | None]:
-    """``send``'s value for the joined contexts, or for the context sentences that fit the judge's
-    window, ranked for ``queries``, when the judge rejects them as too long
-    (:func:`._fit.fitted_verify`; ``reply_tokens`` the request's ``max_tokens`` where it sets one),
-    and the ``context_fit`` record; once per sample and ``step`` for faithfulness and
-    hallucination_rate (one rejection, one excerpt, counted once)."""
-    contexts = [t for t in sample.context_texts if t.strip()]
-    whole = joined_context(sample)
-
-    async def fit() -> tuple[T, dict[str, Any] | None]:
-        return await fitted_verify(ev.judge, queries, whole, context_sentences(contexts), send, prompt_chars,
-                                   "faithfulness", items, reply_tokens)
-
-    key = (whole, sample.query, sample.answer, queries)
-    return cast("tuple[T, dict[str, Any] | None]",
-                await shared(ev.judge, f"fitted/{step}/{ev.params['scoring']}", key, fit))
+    return await fitted_call(ev.judge, sample, f"verify/{form}/{ev.params['scoring']}", claims, send,
+                             lambda context: verify_prompt_chars(claims, context, form), tag="faithfulness")
 
 
 def answer_queries(sample: Sample) -> list[str]:
@@ -332,8 +308,9 @@ async def _inline_claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVe
     async def send(context: str | None) -> tuple[list[tuple[str, bool, str, float | None]], bool]:
         return await check_inline(ev.judge, sample, "faithfulness", ev.params["scoring"], context=context)
 
-    (items, no_facts), fit = await fitted(ev, sample, "inline", answer_queries(sample), send,
-                                          lambda context: inline_prompt_chars(sample, context), "answer sentence")
+    (items, no_facts), fit = await fitted_call(
+        ev.judge, sample, f"inline/{ev.params['scoring']}", answer_queries(sample), send,
+        lambda context: inline_prompt_chars(sample, context), tag="faithfulness", items="answer sentence")
     mask, ungrounded = grounded_mask([it[0] for it in items], sample.answer or "", sample.query)
     kept = [it for it, keep in zip(items, mask, strict=True) if keep]
     return ClaimVerdicts([k[0] for k in kept], [k[1] for k in kept], [k[2] for k in kept], [k[3] for k in kept],
@@ -434,9 +411,9 @@ async def _support_outcome(ev: JudgedEvaluator, sample: Sample) -> SupportOutcom
         async def send(context: str | None) -> dict[str, Any]:
             return await direct_verdict(ev.judge, sample, "faithfulness", ev.params["scoring"], context=context)
 
-        d, fit = await fitted(ev, sample, "direct", answer_queries(sample), send,
-                              lambda context: direct_prompt_chars(sample, context), "answer sentence",
-                              WORD_REPLY_TOKENS)
+        d, fit = await fitted_call(ev.judge, sample, f"direct/{ev.params['scoring']}", answer_queries(sample),
+                                   send, lambda context: direct_prompt_chars(sample, context), tag="faithfulness",
+                                   items="answer sentence", reply_tokens=WORD_REPLY_TOKENS)
         details = d if fit is None else {**d, "context_fit": fit}
         return SupportOutcome("direct", d["support"], details, verdict=d["verdict"], scoring=d["scoring"])
     if ev.params["mode"] == "sentences":
