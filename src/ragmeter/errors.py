@@ -191,7 +191,8 @@ class JudgeContextOverflow(JudgeBadRequest):
     """The prompt (with room for the reply) does not fit the judge's context window: llama.cpp's
     ``exceed_context_size_error``, vLLM's and OpenAI's "maximum context length is N tokens",
     llama-cpp-python's "Requested tokens exceed context window". Not retried as sent; faithfulness
-    checks the claims against the context sentences that fit instead
+    judges the claims one by one against their evidence windows instead, or sends its one call
+    again with the context sentences that fit
     (:mod:`ragmeter.metrics.generation._fit`).
 
     Attributes

@@ -119,7 +119,7 @@ def test_judge_status_line():
     assert judge_status({"calls": 1, "cost": None}).endswith("0 tokens, cost unknown")
     # calls a metric recovered from are errors of the requests, not of the samples: counted apart
     over = {**stats, "errors": {"JudgeTimeout": 2, "JudgeContextOverflow": 3}, "recovered": {"JudgeContextOverflow": 3}}
-    assert ", 2 errors (3 over the context window, re-sent fitted), " in judge_status(over)
+    assert ", 2 errors (3 over the context window, re-sent to fit), " in judge_status(over)
 
 
 def test_run_prints_judge_counters(data, tmp_path, fake_llm):

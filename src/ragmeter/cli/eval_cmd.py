@@ -94,7 +94,7 @@ def judge_status(stats: dict[str, Any]) -> str:
     the server reports prompt tokens taken from its own prompt cache, the tokens read e.g.
     ``51,200 tokens (62% prompt reuse)``. Errors are those that cost a sample its score
     (:func:`~ragmeter.judges.counters.unrecovered`); calls a metric recovered from follow them, e.g.
-    ``0 errors (3 over the context window, re-sent fitted)``."""
+    ``0 errors (3 over the context window, re-sent to fit)``."""
     from ..judges.counters import unrecovered
 
     errors = sum(unrecovered(stats).values())
@@ -103,7 +103,7 @@ def judge_status(stats: dict[str, Any]) -> str:
     if n_recovered:
         overflow = set(recovered) == {"JudgeContextOverflow"}
         errors_s = f"{errors:,} errors ({n_recovered:,} " + (
-            "over the context window, re-sent fitted)" if overflow else "recovered)")
+            "over the context window, re-sent to fit)" if overflow else "recovered)")
     else:
         errors_s = f"{errors:,} errors"
     tokens = (stats.get("prompt_tokens") or 0) + (stats.get("completion_tokens") or 0)

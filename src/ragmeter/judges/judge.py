@@ -479,8 +479,8 @@ class Judge:
 
     def recovered(self, tag: str, kind: str, n: int = 1) -> None:
         """Say that ``n`` failed calls of ``tag``, errors of type ``kind``, were recovered from: the
-        metric sent another request and the sample has its score (e.g. a verdict list rejected as
-        longer than the context window, sent again with the context sentences that fit). They stay
+        metric sent other requests and the sample has its score (e.g. a verdict list rejected as
+        longer than the context window, its claims then judged one by one). They stay
         in ``errors`` and are counted in ``recovered`` as well (:func:`.counters.unrecovered`)."""
         self._stats.recover(tag, kind, n)
 

@@ -38,7 +38,8 @@ Deterministic rules (so tests can compute expected scores by hand):
   ``<returned>`` passage; with a ``<passage>`` block (the chunk
   metrics' default, one chunk a request) "yes" when the passage's "[rating N]" has N >= 5; with a
   ``<context>`` block (faithfulness(mode=direct)) "yes" when every sentence of the answer occurs in
-  the context; otherwise (the default decisions of answer_relevancy and correctness) "yes" when
+  the context (one claim's check, with a ``<statement>`` block and no answer: when the statement's
+  sentences do); otherwise (the default decisions of answer_relevancy and correctness) "yes" when
   the answer's "[rating N]" has N >= 5.
 """
 
@@ -178,7 +179,7 @@ REPLIES: dict[str, Callable[[str], dict[str, Any]]] = {
 
 def _one_word(u: str) -> str:
     ctx = block(u, "context").lower()
-    answer = block(u, "answer")
+    answer = block(u, "answer") or block(u, "statement")
     passage = block(u, "passage")
     section = block(u, "section")
     if section:

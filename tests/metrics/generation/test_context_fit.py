@@ -1,7 +1,9 @@
 """Faithfulness on contexts longer than the judge's context window: the server's rejection is read
-(:func:`ragmeter.judges.backends._errors.context_overflow`), and the verdict list is sent again
-with the context sentences that fit (:mod:`ragmeter.metrics.generation._fit`); by hand, and end to
-end against an OpenAI-compatible server on loopback that rejects long prompts as llama.cpp's does."""
+(:func:`ragmeter.judges.backends._errors.context_overflow`); the verdict list's claims are then
+judged one by one against their evidence windows, and the one call of ``mode=direct`` and
+``mode=inline`` is sent again with the context sentences that fit
+(:mod:`ragmeter.metrics.generation._fit`); by hand, and end to end against an OpenAI-compatible
+server on loopback that rejects long prompts as llama.cpp's does."""
 
 from __future__ import annotations
 
@@ -118,39 +120,50 @@ def small_window(call: ChatCall) -> Reply | dict:
     return judge_rule(call)
 
 
-def test_contexts_longer_than_the_window_are_checked_against_the_sentences_that_fit():
-    sample = Sample(id="long", query="When did the Harrowgate footbridge open?", contexts=ARTICLE, answer=ANSWER)
+def test_claims_past_the_window_are_judged_alone_against_their_evidence_windows():
+    wrong = ANSWER.replace("2019", "2018")  # the first fact changed
+    samples = [Sample(id="right", query="When did the Harrowgate footbridge open?", contexts=ARTICLE, answer=ANSWER),
+               Sample(id="wrong", query="When did the Harrowgate footbridge open?", contexts=ARTICLE, answer=wrong)]
     assert sum(map(len, ARTICLE)) > 4 * N_CTX  # longer than the window on its own
     with FakeLLMServer(small_window) as server:
         judge = from_spec(f"openai:fake@{server.url}", cache=False)
-        run = evaluate([sample], ["faithfulness", "hallucination_rate"], judge=judge, embedder=None)
-        ms = run.records[0]["metrics"]
-        m = ms["faithfulness"]
-        verdicts = [c for c in server.log if "<context>" in c.user_text]
+        run = evaluate(samples, ["faithfulness", "hallucination_rate"], judge=judge, embedder=None)
+        got = [r["metrics"]["faithfulness"] for r in run.records]
+        rates = [r["metrics"]["hallucination_rate"] for r in run.records]
         # before the fit every sample was an error: JudgeContextOverflow on the verdict list
-        assert m["error"] is None and m["score"] == 1.0 and ms["hallucination_rate"]["score"] == 0.0
-        assert [c.kind for c in verdicts] == ["too_long", "ok"]  # one verdict list for both metrics
+        assert [m["error"] for m in got] == [None, None] and got[0]["score"] == 1.0
+        assert [c["supported"] for c in got[1]["details"]["claims"]] == [False, True]  # the judge's word
+        assert got[1]["score"] < 0.5 and [r["score"] for r in rates] == [1 - m["score"] for m in got]
+        sent = [c for c in server.log if "<context>" in c.user_text]
+        # per sample, for both metrics: the rejected verdict list, then one word per claim (no schema);
+        # the second claim, the same in both answers, against the same window, is asked once
+        assert sorted((c.kind, c.schema) for c in sent) == [("ok", None)] * 3 + [("too_long", "Verdicts2")] * 2
+        words = [c for c in sent if c.kind == "ok"]
+        for fact in FACTS:  # each claim's own sentence is in what the judge read for it
+            assert any(fact in block(c.user_text, "context") for c in words)
+        assert all(len(c.user_text) // 4 < N_CTX // 4 for c in words)  # four sentences, not the article
         stats = judge.stats()
-        assert stats["errors"] == {"JudgeContextOverflow": 1}  # the rejected request, counted
-        assert stats["recovered"] == {"JudgeContextOverflow": 1}  # ... and recovered from
-        assert stats["by_tag"]["faithfulness"]["recovered"] == {"JudgeContextOverflow": 1}
-        assert "cached, 0 errors (1 over the context window, re-sent fitted), " in judge_status(stats)
-        read = block(verdicts[1].user_text, "context")
-        assert FACTS[0] in read and FACTS[1] in read  # each claim's own sentence is in the excerpt
-        assert len(verdicts[1].user_text) // 4 < N_CTX - 1024  # room for the reply (max_tokens 1024)
+        assert stats["errors"] == {"JudgeContextOverflow": 2}  # the rejected requests, counted
+        assert stats["recovered"] == {"JudgeContextOverflow": 2}  # ... and recovered from
+        assert stats["by_tag"]["faithfulness"]["recovered"] == {"JudgeContextOverflow": 2}
+        assert "cached, 0 errors (2 over the context window, re-sent to fit), " in judge_status(stats)
+        m = got[0]
         fit = m["details"]["context_fit"]
-        assert (fit["n_ctx"], fit["context_sentences"]) == (N_CTX, 62)
+        assert (fit["n_ctx"], fit["context_sentences"], fit["claims_alone"]) == (N_CTX, 62, True)
         assert fit["prompt_tokens"] >= N_CTX  # the server's count of the rejected prompt
-        assert fit["sentences_read"] == len(fit["read"]) < 62 and fit["chars_read"] < fit["context_chars"]
-        assert {s["text"] for s in fit["read"]} >= set(FACTS)
-        assert any("do not fit the judge's context window" in n for n in m["details"]["notes"])
-        said = f"the verdicts read {fit['sentences_read']} of their 62 sentences (context_fit)"
-        assert m["reason"].endswith(said) and ms["hallucination_rate"]["reason"].endswith(said)
+        assert "windows" not in fit  # each claim's window is on the claim
+        windows = [[s["text"] for s in c["window"]] for c in m["details"]["claims"]]
+        assert [len(w) for w in windows] == [4, 4] and [FACTS[i] in w for i, w in enumerate(windows)] == [True] * 2
+        assert {s["text"] for s in fit["read"]} == {t for w in windows for t in w} and fit["sentences_read"] <= 8
+        assert any("each claim was judged alone against its evidence window" in n for n in m["details"]["notes"])
+        said = "each claim judged alone against its evidence window (context_fit)"
+        assert m["reason"].endswith(said) and rates[0]["reason"].endswith(said)
 
-        # a sample's excerpt comes from its own rejection: the same sample scores alike after another
+        # a sample's windows come from its own claims: the same sample scores alike after another
         server.clear_log()
-        again = evaluate([other_order(), sample], ["faithfulness"], judge=judge, embedder=None).records
-        assert [r["metrics"]["faithfulness"]["details"]["context_fit"]["read"] for r in again][1] == fit["read"]
+        again = evaluate([other_order(), samples[0]], ["faithfulness"], judge=judge, embedder=None).records
+        assert [c["window"] for c in again[1]["metrics"]["faithfulness"]["details"]["claims"]] == [
+            c["window"] for c in m["details"]["claims"]]
         assert [c.kind for c in server.log if "<context>" in c.user_text].count("too_long") == 2
 
 
@@ -169,19 +182,21 @@ def test_contexts_that_fit_are_read_whole():
         assert [c.kind for c in server.log] == ["ok", "ok"]
 
 
-def test_a_context_no_sentence_of_which_fits_stays_an_error():
+def test_a_claim_whose_window_does_not_fit_stays_an_error():
     one = "Rivets and " * 800 + "the footbridge opened on 14 May 2019."  # one sentence of 8,800 characters
     sample = Sample(id="one", query="When did it open?", contexts=[one], answer="It opened on 14 May 2019.")
     with FakeLLMServer(small_window) as server:
         judge = from_spec(f"openai:fake@{server.url}", cache=False)
         m = evaluate([sample], ["faithfulness"], judge=judge, embedder=None).records[0]["metrics"]["faithfulness"]
         assert m["score"] is None and m["error"]["type"] == "JudgeContextOverflow"
-        assert judge.stats()["recovered"] == {}  # not recovered: an error on the judge's line
-        assert ", 1 errors, " in judge_status(judge.stats())
+        assert judge.stats()["recovered"] == {}  # not recovered: errors on the judge's line
+        # the verdict list, then the claim's one word against its window (that one sentence)
+        assert [c.kind for c in server.log if "<context>" in c.user_text] == ["too_long", "too_long"]
+        assert ", 2 errors, " in judge_status(judge.stats())
         assert "context window" in m["error"]["message"] and "llama.cpp -c" in m["error"]["message"]
 
 
-def test_the_command_line_counts_a_refitted_list_apart_from_the_errors(tmp_path):
+def test_the_command_line_counts_a_rejected_list_apart_from_the_errors(tmp_path):
     rows = tmp_path / "rows.jsonl"
     rows.write_text(json.dumps({"id": "long", "query": "When did the Harrowgate footbridge open?",
                                 "contexts": ARTICLE, "answer": ANSWER}) + "\n")
@@ -191,7 +206,7 @@ def test_the_command_line_counts_a_refitted_list_apart_from_the_errors(tmp_path)
                                         "--no-report"], catch_exceptions=False)
     assert res.exit_code == 0, res.output
     said = " ".join(res.output.split())  # the line as printed, wrapped or not
-    assert "0 errors (1 over the context window, re-sent fitted)" in said
+    assert "0 errors (1 over the context window, re-sent to fit)" in said
     assert "(errors:" not in said  # no error type listed: no sample lost its score
 
 
@@ -231,7 +246,8 @@ def test_ollama_rejects_a_prompt_past_its_window_instead_of_cutting_it():
     # Ollama's default cut the verdict list's context from the front: the first fact's sentence was
     # lost and the claim judged unsupported (0.5), with nothing to say so
     assert m["error"] is None and m["score"] == 1.0
-    assert [c["body"].get("truncate") for c in server.log] == [False] * 3  # claims, rejected list, fitted list
+    # claims, the rejected list, one word per claim
+    assert [c["body"].get("truncate") for c in server.log] == [False] * 4
     assert m["details"]["context_fit"]["n_ctx"] == N_CTX
 
 

@@ -9,7 +9,7 @@ for the token limit, ``seed``), the JSON schema in ``format`` (Ollama constrains
 ``truncate: false``. Ollama otherwise cuts a prompt longer than the model's ``num_ctx`` to fit and
 answers 200, so the judge would read part of the contexts and no one would know; with it the
 server rejects the prompt, the rejection is a :class:`~ragmeter.errors.JudgeContextOverflow`, and
-faithfulness sends its verdict list again with the context sentences that fit (``extra_body``
+faithfulness judges the claims one by one against their evidence windows (``extra_body``
 ``{"truncate": true}`` restores Ollama's cut; a server older than the field ignores it). The reply's
 ``message.content``, ``done_reason``, ``prompt_eval_count``/``eval_count`` and ``logprobs`` become
 the :class:`~ragmeter.judges.Completion`.

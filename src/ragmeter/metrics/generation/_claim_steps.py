@@ -147,12 +147,6 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
     return await shared(judge, f"{t.cache_version}/{scoring}", (context, claims, repeat_penalty), run)
 
 
-def verify_prompt_chars(claims: list[str], context: str, form: str = "list") -> int:
-    """The characters of :func:`verify`'s prompt for ``claims`` against ``context`` (with
-    ``form="after_quotes"``, the verdict list's length stands for its two calls')."""
-    return sum(len(m.content) for m in _verdict_messages(claims, context, form != "bare")[1])
-
-
 def inline_prompt_chars(sample: Sample, context: str) -> int:
     """The characters of :func:`check_inline`'s prompt with ``context`` in it."""
     return sum(len(m.content) for m in _inline_messages(sample, context))

@@ -1,10 +1,21 @@
-r"""Verdict lists that fit the judge's context window.
+r"""Judge calls that fit the judge's context window.
 
 Ten retrieved chunks of 2,000 characters are about 5,000 tokens; a local judge server started with
-a 4,096-token window rejects a verdict list that carries them all, and every sample would be an
-error. When the judge rejects the verdict list as too long
-(:class:`~ragmeter.errors.JudgeContextOverflow`), :func:`fitted_call` checks the claims against
-the context sentences that fit instead:
+a 4,096-token window rejects a call that carries them all, and every sample would be an error. When
+the judge rejects a call as too long (:class:`~ragmeter.errors.JudgeContextOverflow`), what is
+sent instead depends on the call.
+
+**Claims judged alone** (:func:`alone_call`; the verdict list of ``mode=claims``). Each claim is
+judged alone, one yes/no word scored by P(yes), against its evidence window (the few context
+sentences most related to it: :func:`._sentence_steps.claim_windows`, the prompt of
+``verdicts=word``). A claim is then judged against the sentences chosen for it rather than against
+an excerpt shared with the other claims. Chosen by a rule written before its runs: with a 1.5B judge
+on long summaries among 8 articles each, AUROC 0.880 on design rows and 0.860 on held-out rows,
+against the excerpt's 0.740 and 0.690 (bench/results/faithfulness_by_kind.md, sections 149-149a).
+A claim whose window is itself rejected makes the sample an error.
+
+**An excerpt** (:func:`fitted_call`; the one call of ``mode=direct`` and ``mode=inline``, which
+reads the answer whole). The call is sent again with the context sentences that fit:
 
 1. **Budget.** From the window :math:`n_{ctx}` and the rejected prompt's tokens :math:`P`, as the
    server says them: the prompt's characters per token :math:`r = \mathrm{chars}(prompt) / P`, and
@@ -17,28 +28,31 @@ the context sentences that fit instead:
    :data:`FILL`. Where the server says the window but not the prompt's tokens, :math:`r` is
    :data:`CHARS_PER_TOKEN`; where it says neither, :math:`B` is half the context's characters.
 2. **Sentences.** The contexts are cut into sentences as the evidence windows cut them
-   (:func:`._evidence.context_sentences`), and each claim ranks them by the windows' lexical score
-   (:func:`._evidence.rank`). The sentences are taken in rounds, each claim's best sentence not yet
-   taken per round, in claim order, while the excerpt stays within :math:`B` (a sentence that does
-   not fit is passed over); they are shown in document order, contexts apart
-   (:class:`._evidence.Window`). Every claim thus gets its most related sentences first.
-3. **Retry.** The verdict list is sent again with that excerpt. If it is rejected again, the budget
-   is worked out again from the new rejection (or halved), up to :data:`MAX_FITS` excerpts; then the
+   (:func:`._evidence.context_sentences`), and each of the texts the sentences are ranked for (the
+   answer's check-worthy sentences) ranks them by the windows' lexical score
+   (:func:`._evidence.rank`). The sentences are taken in rounds, each text's best sentence not yet
+   taken per round, in order, while the excerpt stays within :math:`B` (a sentence that does not
+   fit is passed over); they are shown in document order, contexts apart
+   (:class:`._evidence.Window`). Every text thus gets its most related sentences first.
+3. **Retry.** The call is sent again with that excerpt. If it is rejected again, the budget is
+   worked out again from the new rejection (or halved), up to :data:`MAX_FITS` excerpts; then the
    error stands, as it does when no sentence fits.
 
-Each sample's excerpt is worked out from its own rejection, so a sample scores the same whatever
-else the run holds and in whatever order the samples go: a long sample costs one rejected request
-(the server refuses it before evaluating anything), which the judge's stats count under
-``attempt_errors`` and ``errors`` as ``JudgeContextOverflow``, and, once the fitted list has been
-answered, under ``recovered`` too (:meth:`~ragmeter.judges.Judge.recovered`): the command line's
-judge line counts it apart from the errors that cost a sample its score.
+Either way, each sample's calls are worked out from its own rejection, so a sample scores the same
+whatever else the run holds and in whatever order the samples go: a long sample costs one rejected
+request (the server refuses it before evaluating anything), which the judge's stats count under
+``attempt_errors`` and ``errors`` as ``JudgeContextOverflow``, and, once the calls sent instead
+have been answered, under ``recovered`` too (:meth:`~ragmeter.judges.Judge.recovered`): the command
+line's judge line counts it apart from the errors that cost a sample its score. Faithfulness and
+hallucination_rate share the rejection and what follows it (:func:`._memo.shared`).
 
 The result's details say so (``context_fit``: the window and the rejected prompt's tokens where
 known, the context's sentences and characters, how many of each the judge read, and those
-sentences with their offsets), and so do a note and the reason. A claim whose support lies in a
-sentence left out can be judged unsupported: the score is the judge's reading of that excerpt,
-which is why it is recorded. The offline parts (the evidence veto, the answer checks, the evidence
-spans) read the whole contexts as always.
+sentences with their offsets; for claims judged alone ``claims_alone`` and each claim's
+``window``), and so do a note and the reason. A claim whose support lies in a sentence left out
+can be judged unsupported: the score is the judge's reading of what it was shown, which is why it
+is recorded. The offline parts (the evidence veto, the answer checks, the evidence spans) read the
+whole contexts as always.
 """
 
 from __future__ import annotations
@@ -52,6 +66,7 @@ from ._base import note
 from ._evidence import Span, Window, context_sentences, rank
 from ._memo import shared
 from ._prompting import joined_context
+from ._sentence_steps import claim_windows
 
 T = TypeVar("T")
 
@@ -106,8 +121,8 @@ async def fitted_call(judge: Any, sample: Sample, step: str, claims: list[str],
     sample content (:func:`._memo.shared`): faithfulness and hallucination_rate share one
     rejection, one excerpt, one count.
 
-    ``claims`` are the texts the sentences are ranked for (the claims of a verdict list; the
-    answer's sentences for a call that reads the answer whole), ``items`` what the note calls them;
+    ``claims`` are the texts the sentences are ranked for (the answer's check-worthy sentences for
+    a call that reads the answer whole), ``items`` what the note calls them;
     ``prompt_chars(context)`` is the prompt's length in characters with ``context`` in it;
     ``reply_tokens`` is the request's ``max_tokens`` where it sets one (a one-word verdict's 1),
     else ``judge.max_tokens``; ``tag`` is the calls' tag, under which the rejections are counted as
@@ -149,6 +164,48 @@ async def _fitted(judge: Any, claims: list[str], whole: str, spans: Sequence[Spa
             recovered(tag, type(first).__name__, rejected)
         return value, _record(first, whole, spans, window, items)
     raise first
+
+
+async def alone_call(judge: Any, sample: Sample, step: str, claims: list[str],
+                     send: Callable[[str | None], Awaitable[T]],
+                     alone: Callable[[list[Window]], Awaitable[T]], *, tag: str) -> tuple[T, dict[str, Any] | None]:
+    """``await send(None)`` (a verdict list against ``sample``'s joined contexts) or, when the judge
+    rejects it as too long, ``await alone(windows)``: each of ``claims`` judged alone against its
+    evidence window (:func:`._sentence_steps.claim_windows`), as the module docstring's "Claims
+    judged alone" says; the value and the ``context_fit`` record (None when the whole contexts were
+    read). Once per judge, ``step`` and sample content, as :func:`fitted_call`."""
+    whole = joined_context(sample)
+
+    async def run() -> tuple[T, dict[str, Any] | None]:
+        try:
+            return await send(None), None
+        except JudgeContextOverflow as exc:
+            first = exc
+        windows = claim_windows(sample, claims)
+        value = await alone(windows)
+        recovered = getattr(judge, "recovered", None)
+        if recovered is not None:
+            recovered(tag, type(first).__name__, 1)
+        spans = context_sentences([t for t in sample.context_texts if t.strip()])
+        return value, _alone_record(first, whole, spans, windows)
+
+    key = (whole, sample.query, sample.answer, claims)
+    return cast("tuple[T, dict[str, Any] | None]", await shared(judge, f"alone/{step}", key, run))
+
+
+def _alone_record(first: JudgeContextOverflow, whole: str, spans: Sequence[Span],
+                  windows: Sequence[Window]) -> dict[str, Any]:
+    """The ``context_fit`` details of claims judged alone, and the note that says them."""
+    read = sorted({s for w in windows for s in w.spans}, key=lambda s: (s.context, s.start))
+    tokens = f"{first.prompt_tokens} tokens" if first.prompt_tokens else "the prompt"
+    where = f" ({tokens}, window {first.n_ctx})" if first.n_ctx else ""
+    note(f"the contexts do not fit the judge's context window{where}: each claim was judged alone against "
+         f"its evidence window, {len(read)} of the contexts' {len(spans)} sentences in all (context_fit)")
+    return {"n_ctx": first.n_ctx, "prompt_tokens": first.prompt_tokens,
+            "context_sentences": len(spans), "context_chars": len(whole), "claims_alone": True,
+            "sentences_read": len(read), "chars_read": sum(len(s.text) for s in read),
+            "read": [s.as_dict() for s in read],
+            "windows": [[s.as_dict() for s in w.spans] for w in windows]}
 
 
 def _record(first: JudgeContextOverflow, whole: str, spans: Sequence[Span], window: Window,

@@ -273,15 +273,22 @@ async def sentence_verdicts(judge: Any, sample: Sample, tag: str, params: dict[s
     return SentenceVerdicts(sentences, records, cross)
 
 
-async def claim_words(judge: Any, sample: Sample, claims: list[str], tag: str,
-                      scoring: str) -> list[tuple[bool, str, float | None]]:
-    """``mode=claims, verdicts=word``: one (verdict, quote, P(yes)) per claim the judge extracted,
-    each claim judged alone, one yes/no word, against its evidence window (step 2 above; no offline
-    veto, no cross-check). The quote is always "": a one-word verdict quotes nothing (the claim's
-    evidence spans are added by the metric, as for the verdict list)."""
+def claim_windows(sample: Sample, claims: list[str]) -> list[Window]:
+    """Each claim's evidence window in ``sample``'s contexts (step 1 above)."""
     contexts = [t for t in sample.context_texts if t.strip()]
     spans = context_sentences(contexts)
-    windows = [evidence_window(c, contexts, sentences=spans) for c in claims]
+    return [evidence_window(c, contexts, sentences=spans) for c in claims]
+
+
+async def claim_words(judge: Any, sample: Sample, claims: list[str], tag: str, scoring: str,
+                      windows: list[Window] | None = None) -> list[tuple[bool, str, float | None]]:
+    """``mode=claims, verdicts=word``: one (verdict, quote, P(yes)) per claim the judge extracted,
+    each claim judged alone, one yes/no word, against its evidence window (step 2 above; no offline
+    veto, no cross-check; ``windows`` from :func:`claim_windows` when already worked out). The quote
+    is always "": a one-word verdict quotes nothing (the claim's evidence spans are added by the
+    metric, as for the verdict list)."""
+    if windows is None:
+        windows = claim_windows(sample, claims)
     verdicts = await asyncio.gather(*(_judge_claim(judge, sample.query or "", w, c, tag, scoring)
                                       for c, w in zip(claims, windows, strict=True)))
     return [(d["verdict"] == "yes", "", d["p_yes"]) for d in verdicts]

@@ -19,8 +19,9 @@ hold less than half of, or with a number or a name no claim holds
 split into claims in one more call of the same prompt, with those sentences as the answer, and its
 claims join C(a); (2) the judge checks
 every claim against the joined contexts, yes or no per claim, all claims in one call, or, when the
-judge rejects that call because the contexts do not fit its context window, against the context
-sentences that fit, each claim's most related first (:mod:`._fit`; recorded in ``context_fit``)
+judge rejects that call because the contexts do not fit its context window, each claim alone, one
+yes/no word scored by P(yes), against its evidence window, as ``verdicts=word`` does
+(:func:`._fit.alone_call`; recorded in ``context_fit``, each claim's ``window`` in its details)
 (both calls ask for no repetition penalty, :data:`~ragmeter.judges.base.NO_REPEAT_PENALTY`: a server that
 penalises repeated tokens unasked, as llama-cpp-python's does, is told not to; measured with a
 1.5B judge, bench/results/faithfulness_by_kind.md sections 22-23); (3) offline,
@@ -94,8 +95,8 @@ answer_relevancy's analysis call.
 
 With ``mode=inline`` and ``mode=direct`` the one call reads the contexts whole; when the judge
 rejects it because they do not fit its context window, it is sent again with the context sentences
-that fit, ranked for the answer's check-worthy sentences (:mod:`._fit`, as the verdict list of
-``mode=claims``; recorded in ``context_fit`` and said in the reason).
+that fit, ranked for the answer's check-worthy sentences (:func:`._fit.fitted_call`; recorded in
+``context_fit`` and said in the reason).
 
 ``mode=direct``: one judge call per answer, "is every fact in the answer supported by the
 context? yes or no" (``max_tokens`` 1), scored
@@ -142,10 +143,9 @@ from ._claim_steps import (
     inline_prompt_chars,
     verdict_form,
     verify,
-    verify_prompt_chars,
 )
-from ._evidence import Span, context_sentences
-from ._fit import fitted_call
+from ._evidence import Span, Window, context_sentences
+from ._fit import alone_call, fitted_call
 from ._grounding import grounded_mask, source_span, split_grounded, uncovered_sentences
 from ._sentence_steps import (
     CROSS_CHECK,
@@ -238,7 +238,11 @@ class ClaimVerdicts:
         out: dict[str, Any] = {"claims": claims, "scoring": self.scoring, "ungrounded_claims": self.ungrounded,
                                "not_claims": self.not_claims}
         if self.fit is not None:
-            out["context_fit"] = self.fit
+            # claims judged alone (:func:`._fit.alone_call`): each claim's window on the claim
+            out["context_fit"] = {k: v for k, v in self.fit.items() if k != "windows"}
+            if "windows" in self.fit:
+                for c, window in zip(claims, self.fit["windows"], strict=True):
+                    c["window"] = window
         if self.conflicts is not None:
             for c, bad in zip(claims, self.conflicts, strict=True):
                 c["veto_conflicts"], c["veto"] = bad, bool(bad)
@@ -291,8 +295,11 @@ async def _verdict_list(ev: JudgedEvaluator, sample: Sample, claims: list[str]
         return await verify(ev.judge, sample, claims, "faithfulness", ev.params["scoring"], context=context,
                             repeat_penalty=NO_REPEAT_PENALTY, form=form)
 
-    return await fitted_call(ev.judge, sample, f"verify/{form}/{ev.params['scoring']}", claims, send,
-                             lambda context: verify_prompt_chars(claims, context, form), tag="faithfulness")
+    async def alone(windows: list[Window]) -> list[tuple[bool, str, float | None]]:
+        return await claim_words(ev.judge, sample, claims, "faithfulness", ev.params["scoring"], windows)
+
+    return await alone_call(ev.judge, sample, f"verify/{form}/{ev.params['scoring']}", claims, send, alone,
+                            tag="faithfulness")
 
 
 def answer_queries(sample: Sample) -> list[str]:
@@ -556,11 +563,15 @@ class Faithfulness(JudgedEvaluator):
 
 
 def fit_reason(o: SupportOutcome) -> str:
-    """The reason's clause on a verdict list that read the context sentences that fit the judge's
-    window (:mod:`._fit`): empty when it read the contexts whole."""
+    """The reason's clause on a call whose contexts did not fit the judge's window (:mod:`._fit`):
+    its claims judged alone, or the context sentences that fit read; empty when it read the
+    contexts whole."""
     fit = o.details.get("context_fit")
     if not fit:
         return ""
+    if fit.get("claims_alone"):
+        return ("; the contexts exceed the judge's context window: each claim judged alone against its evidence "
+                "window (context_fit)")
     verdicts = "verdict" if o.case == "direct" else "verdicts"
     return (f"; the contexts exceed the judge's context window: the {verdicts} read {fit['sentences_read']} of "
             f"their {fit['context_sentences']} sentences (context_fit)")
@@ -610,15 +621,18 @@ register_judged(
                 "no claim and the judge states the answer makes no factual claim -> 1.0",
                 "no claim without that statement -> undefined",
                 "a verdict count other than the claim count -> JudgeParseError after one repair",
-                "contexts past the judge's context window (mode=claims, inline, direct) -> the verdicts read the "
-                "context sentences that fit, each claim's (answer sentence's) most related first (context_fit; "
-                "one rejected request in a run), else JudgeContextOverflow"),
+                "contexts past the judge's context window -> mode=claims: each claim judged alone, one word, "
+                "against its evidence window (as verdicts=word; context_fit and each claim's window; one "
+                "rejected request); mode=inline, direct: the call reads the context sentences that fit, the "
+                "answer sentences' most related first (context_fit; one rejected request); else "
+                "JudgeContextOverflow"),
     requires=("answer", "contexts"),
     calls="mode=claims: 2 (claims and verdicts shared with hallucination_rate; with steps=shared the claims "
           "come from the analysis answer_relevancy(method=questions,steps=shared) reads too), 3 when the claims "
           "leave out an answer sentence with a number or a name, or one of its numbers or names (its claims "
           "from one more claim call), "
-          "with verdicts=word 1 + one per claim; "
+          "with verdicts=word 1 + one per claim, past the judge's window 1 more (the rejected verdict list) + one "
+          "per claim; "
           "mode=inline: 1 (shared with hallucination_rate); "
           "mode=direct: 1 (max_tokens 1, shared with hallucination_rate); mode=sentences: 1 per check-worthy "
           "sentence (max_tokens 1, shared with hallucination_rate; with verdicts=list 1 for all of them), plus 1 "
@@ -626,7 +640,7 @@ register_judged(
           "no context or (except with mode=direct) no check-worthy sentence",
     params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, CHECKS, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="34",
+    version="35",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,
                      positions=claim_positions),
     answer_preference=0,
