@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from ragmeter.names import parse_python
+
 PKG = Path(__file__).resolve().parents[1] / "src" / "ragmeter"
 MAX_LINES = 80
 
@@ -40,7 +42,7 @@ def function_lengths(source: str) -> list[tuple[str, int, int]]:
             else:
                 visit(child, prefix)
 
-    visit(ast.parse(source), "")
+    visit(parse_python(source), "")
     return out
 
 

@@ -28,6 +28,8 @@ import ast
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from ragmeter.names import parse_python
+
 SRC = Path(__file__).resolve().parents[1] / "src"
 PKG = "ragmeter"
 RUNTIME = frozenset({"module", "function"})
@@ -93,7 +95,7 @@ def import_graph(kinds: frozenset[str] = RUNTIME) -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for mod, path in mods.items():
         own = {".".join(mod.split(".")[:k]) for k in range(1, mod.count(".") + 2)}
-        for node, kind in imports_of(ast.parse(path.read_text(encoding="utf-8"))):
+        for node, kind in imports_of(parse_python(path.read_text(encoding="utf-8"))):
             if kind not in kinds:
                 continue
             for t in _imported_names(mod, path, node):
@@ -114,7 +116,7 @@ def private_imports() -> list[str]:
     mods = _modules()
     bad: list[str] = []
     for mod, path in mods.items():
-        for node, _kind in imports_of(ast.parse(path.read_text(encoding="utf-8"))):
+        for node, _kind in imports_of(parse_python(path.read_text(encoding="utf-8"))):
             for name in _imported_names(mod, path, node):
                 parts = name.split(".")
                 if parts[0] != PKG:
@@ -178,7 +180,7 @@ def test_the_checker_sees_known_imports() -> None:
     assert "ragmeter.types" in g["ragmeter.evaluator"]
     assert find_cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert find_cycles({"a": {"b"}, "b": set()}) == []
-    tree = ast.parse(
+    tree = parse_python(
         "import a\nif TYPE_CHECKING:\n    import b\nelse:\n    import c\n"
         "def f():\n    import d\n    if TYPE_CHECKING:\n        import e\n"
         "class K:\n    import g\n    def m(self):\n        try:\n            import h\n"

@@ -10,10 +10,23 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from .errors import InvalidParameterError
+
+#: held around every ``ast.parse`` of ragmeter's: CPython 3.11 keeps the AST builder's recursion
+#: count per interpreter, so two threads parsing at once can fail with a spurious ``SystemError``
+#: ("AST constructor recursion depth mismatch", python/cpython#106905); the engines name metrics
+#: from several threads
+PARSE_LOCK = threading.Lock()
+
+
+def parse_python(source: str, filename: str = "<unknown>", mode: str = "exec") -> ast.AST:
+    """``ast.parse(source, filename, mode)`` under :data:`PARSE_LOCK`."""
+    with PARSE_LOCK:
+        return ast.parse(source, filename, mode)
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -77,7 +90,7 @@ def parse_name(text: str) -> MetricName:
     if not isinstance(text, str) or not text.strip():
         raise InvalidParameterError(f"expected a metric name such as 'ndcg@10', got {text!r}")
     try:
-        tree = ast.parse(text.strip(), mode="eval").body
+        tree = cast("ast.Expression", parse_python(text.strip(), mode="eval")).body
     except SyntaxError as exc:
         raise InvalidParameterError(
             f"cannot parse metric name {text!r}: expected 'name', 'name@k' or 'name(param=value)@k'"

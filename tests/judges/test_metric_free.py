@@ -14,6 +14,7 @@ import ragmeter.judges
 from ragmeter import registry
 from ragmeter.judges import check
 from ragmeter.judges.label_rules import LabelRule
+from ragmeter.names import parse_python
 from ragmeter.registry import LabelCheck, MetricSpec, list_metrics, register
 
 JUDGES = Path(ragmeter.judges.__file__).parent
@@ -38,7 +39,7 @@ def _names_a_metric(text: str, names: set[str]) -> bool:
 
 def test_the_scan_finds_a_metric_name():
     names = {"faithfulness", "ndcg"}
-    tree = ast.parse('"""faithfulness in a docstring is fine"""\nX = "faithfulness(mode=direct)"\nY = "nDCG@5"\n'
+    tree = parse_python('"""faithfulness in a docstring is fine"""\nX = "faithfulness(mode=direct)"\nY = "nDCG@5"\n'
                      'Z = "faithful"\n')
     found = [t for _, t in _code_strings(tree) if _names_a_metric(t, names)]
     assert found == ["faithfulness(mode=direct)", "nDCG@5"]
@@ -47,7 +48,7 @@ def test_the_scan_finds_a_metric_name():
 def test_no_module_of_judges_names_a_metric():
     names = {k.lower() for s in list_metrics() for k in (s.name, *s.aliases)}
     hits = [f"{path.relative_to(JUDGES)}:{line}: {text!r}" for path in sorted(JUDGES.rglob("*.py"))
-            for line, text in _code_strings(ast.parse(path.read_text(encoding="utf-8")))
+            for line, text in _code_strings(parse_python(path.read_text(encoding="utf-8")))
             if _names_a_metric(text, names)]
     assert not hits, "judges/ names metrics (declare the fact on the metric's spec instead):\n" + "\n".join(hits)
 

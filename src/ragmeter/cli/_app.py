@@ -16,11 +16,12 @@ import importlib
 import importlib.util
 import sys
 from functools import cached_property
-from typing import Any
+from typing import Any, cast
 
 import click
 
 from ..errors import RagmeterError
+from ..names import parse_python
 
 EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_INFRA, EXIT_BUG = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
@@ -40,7 +41,7 @@ def command_index(modules: tuple[str, ...]) -> dict[str, tuple[str, str | None]]
         if spec is None or spec.origin is None:
             continue
         with open(spec.origin, encoding="utf-8") as fh:
-            tree = ast.parse(fh.read(), spec.origin)
+            tree = cast("ast.Module", parse_python(fh.read(), spec.origin))
         for node in tree.body:
             if not isinstance(node, ast.FunctionDef):
                 continue
