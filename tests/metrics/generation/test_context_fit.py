@@ -8,6 +8,8 @@ server on loopback that rejects long prompts as llama.cpp's does."""
 from __future__ import annotations
 
 import json
+import re
+from functools import partial
 
 import pytest
 from click.testing import CliRunner
@@ -109,14 +111,21 @@ def tokens(call: ChatCall) -> int:
     return len(call.all_text) // 4
 
 
-def small_window(call: ChatCall) -> Reply | dict:
-    """The rule judge of tests/metrics/generation/rules.py behind a window of N_CTX tokens (4
-    characters a token), rejecting a longer prompt with llama.cpp's error body."""
-    if tokens(call) >= N_CTX:
+def small_window(call: ChatCall, n_ctx: int = N_CTX) -> Reply | dict:
+    """The rule judge of tests/metrics/generation/rules.py behind a window of ``n_ctx`` tokens (4
+    characters a token), rejecting a longer prompt with llama.cpp's error body; a question to
+    answer from the context (the cross-check's source answer) is answered with the context's
+    sentence that holds the question's longest word, else "not stated"."""
+    if tokens(call) >= n_ctx:
         body = {"error": {"code": 400, "message": f"request ({tokens(call)} tokens) exceeds the available context "
-                          f"size ({N_CTX} tokens), try increasing it", "type": "exceed_context_size_error",
-                          "n_prompt_tokens": tokens(call), "n_ctx": N_CTX}}
+                          f"size ({n_ctx} tokens), try increasing it", "type": "exceed_context_size_error",
+                          "n_prompt_tokens": tokens(call), "n_ctx": n_ctx}}
         return Reply(status=400, raw_body=json.dumps(body).encode(), kind="too_long")
+    question = block(call.user_text, "question")
+    if question and not call.schema_name and call.body.get("max_tokens") != 1:
+        longest = max(question.rstrip("?").split(), key=len)
+        said = [s for s in re.split(r"(?<=\.)\s+", block(call.user_text, "context")) if longest in s.split()]
+        return Reply(content=said[0] if said else "not stated")
     return judge_rule(call)
 
 
@@ -279,4 +288,51 @@ def test_the_one_call_modes_read_the_sentences_that_fit(mode, scores, verdicts):
         assert {s["text"] for s in fit["read"]} >= set(FACTS) and fit["sentences_read"] < 62
         said = f"the {verdicts} read {fit['sentences_read']} of their 62 sentences (context_fit)"
         assert got[0]["reason"].endswith(said) and rates[0]["reason"].endswith(said)
-        assert any("the answer sentences were checked against" in n for n in got[0]["details"]["notes"])
+        assert any("those most related to each answer sentence first" in n for n in got[0]["details"]["notes"])
+
+
+def test_a_verdict_list_of_sentences_past_the_window_judges_each_alone():
+    # mode=sentences, verdicts=list: one list against the union of the sentences' windows (about
+    # 380 tokens here), rejected by a 350-token window; each sentence then alone against its own
+    # window (about 320 tokens each)
+    samples = [Sample(id="right", query="When did the Harrowgate footbridge open?", contexts=ARTICLE, answer=ANSWER),
+               Sample(id="wrong", query="When did the Harrowgate footbridge open?", contexts=ARTICLE,
+                      answer=ANSWER.replace("2019", "2018"))]
+    names = ["faithfulness(mode=sentences,verdicts=list)", "hallucination_rate(mode=sentences,verdicts=list)"]
+    with FakeLLMServer(partial(small_window, n_ctx=350)) as server:
+        judge = from_spec(f"openai:fake@{server.url}", cache=False)
+        recs = [r["metrics"] for r in evaluate(samples, names, judge=judge, embedder=None).records]
+        sent = [(c.kind, c.schema) for c in server.log]
+        stats = judge.stats()
+    # before: JudgeContextOverflow on both samples
+    assert [r[names[0]]["error"] for r in recs] == [None, None]
+    assert [r[names[0]]["score"] for r in recs] == [1.0, 0.5]  # the 2018 sentence judged "no", and vetoed
+    assert [r[names[1]]["score"] for r in recs] == [0.0, 0.5]
+    # per sample one rejected list for both metrics; the second sentence, alike in both answers, asked once
+    assert sorted(sent) == [("ok", None)] * 3 + [("too_long", "Verdicts2")] * 2
+    assert stats["recovered"] == {"JudgeContextOverflow": 2}
+    m = recs[0][names[0]]
+    windows = [[s["text"] for s in c["window"]] for c in m["details"]["claims"]]
+    assert [len(w) for w in windows] == [4, 4] and [FACTS[i] in w for i, w in enumerate(windows)] == [True, True]
+    assert m["details"]["context_fit"]["claims_alone"] is True
+    assert m["reason"].endswith("each claim judged alone against its evidence window (context_fit)")
+
+
+def test_the_cross_check_answers_from_the_sentences_that_fit():
+    # the source answer reads the joined contexts (about 2,000 tokens): rejected by the 1,600-token
+    # window, then asked again with the sentences most related to the question, which hold the answer
+    wrong = Sample(id="wrong", query="When did the Harrowgate footbridge open?", contexts=ARTICLE,
+                   answer="It opened on 14 May 2018.")
+    name = "faithfulness(cross_check=numbers,mode=sentences)"
+    with FakeLLMServer(small_window) as server:
+        judge = from_spec(f"openai:fake@{server.url}", cache=False)
+        m = evaluate([wrong], [name], judge=judge, embedder=None).records[0]["metrics"][name]
+        asked = [c for c in server.log if "<question>" in c.user_text and "<statement>" not in c.user_text]
+    assert m["error"] is None and m["score"] == 0.0  # before: JudgeContextOverflow
+    cross = m["details"]["cross_check"]
+    assert cross["source_answer"] == FACTS[0] and cross["not_stated"] is False
+    assert m["details"]["claims"][0]["conflicts"] == [{"claim": "2018", "source": "2019"}]
+    assert cross["context_fit"]["n_ctx"] == N_CTX and FACTS[0] in {s["text"] for s in cross["context_fit"]["read"]}
+    assert [c.kind for c in asked] == ["too_long", "ok"]
+    assert len(asked[1].user_text) // 4 < N_CTX - 60  # room left for the reply (max_tokens 60)
+    assert any("those most related to each question first" in n for n in m["details"]["notes"])

@@ -129,3 +129,9 @@ def evidence_window(claim: str, contexts: Sequence[str], *, k: int = WINDOW_SENT
     chosen = sorted(rank(claim, spans, embeddings, claim_embedding)[:k], key=lambda i: (spans[i].context,
                                                                                          spans[i].start))
     return Window(tuple(spans[i] for i in chosen), False)
+
+
+def claim_windows(contexts: Sequence[str], claims: Sequence[str]) -> list[Window]:
+    """Each claim's evidence window in ``contexts`` (lexical ranking), the sentences cut once."""
+    spans = context_sentences(contexts)
+    return [evidence_window(c, contexts, sentences=spans) for c in claims]

@@ -5,9 +5,10 @@ a 4,096-token window rejects a call that carries them all, and every sample woul
 the judge rejects a call as too long (:class:`~ragmeter.errors.JudgeContextOverflow`), what is
 sent instead depends on the call.
 
-**Claims judged alone** (:func:`alone_call`; the verdict list of ``mode=claims``). Each claim is
+**Claims judged alone** (:func:`alone_call`; the verdict list of ``mode=claims``, and of
+``mode=sentences`` with ``verdicts=list``). Each claim is
 judged alone, one yes/no word scored by P(yes), against its evidence window (the few context
-sentences most related to it: :func:`._sentence_steps.claim_windows`, the prompt of
+sentences most related to it: :func:`._evidence.claim_windows`, the prompt of
 ``verdicts=word``). A claim is then judged against the sentences chosen for it rather than against
 an excerpt shared with the other claims. Chosen by a rule written before its runs: with a 1.5B judge
 on long summaries among 8 articles each, AUROC 0.880 on design rows and 0.860 on held-out rows,
@@ -15,7 +16,8 @@ against the excerpt's 0.740 and 0.690 (bench/results/faithfulness_by_kind.md, se
 A claim whose window is itself rejected makes the sample an error.
 
 **An excerpt** (:func:`fitted_call`; the one call of ``mode=direct`` and ``mode=inline``, which
-reads the answer whole). The call is sent again with the context sentences that fit:
+reads the answer whole, and the source answer of ``mode=sentences``' cross-check, which reads the
+question). The call is sent again with the context sentences that fit:
 
 1. **Budget.** From the window :math:`n_{ctx}` and the rejected prompt's tokens :math:`P`, as the
    server says them: the prompt's characters per token :math:`r = \mathrm{chars}(prompt) / P`, and
@@ -29,7 +31,7 @@ reads the answer whole). The call is sent again with the context sentences that 
    :data:`CHARS_PER_TOKEN`; where it says neither, :math:`B` is half the context's characters.
 2. **Sentences.** The contexts are cut into sentences as the evidence windows cut them
    (:func:`._evidence.context_sentences`), and each of the texts the sentences are ranked for (the
-   answer's check-worthy sentences) ranks them by the windows' lexical score
+   answer's check-worthy sentences, or the question) ranks them by the windows' lexical score
    (:func:`._evidence.rank`). The sentences are taken in rounds, each text's best sentence not yet
    taken per round, in order, while the excerpt stays within :math:`B` (a sentence that does not
    fit is passed over); they are shown in document order, contexts apart
@@ -63,10 +65,9 @@ from typing import Any, TypeVar, cast
 from ...errors import JudgeContextOverflow
 from ...types import Sample
 from ._base import note
-from ._evidence import Span, Window, context_sentences, rank
+from ._evidence import Span, Window, claim_windows, context_sentences, rank
 from ._memo import shared
 from ._prompting import joined_context
-from ._sentence_steps import claim_windows
 
 T = TypeVar("T")
 
@@ -168,12 +169,13 @@ async def _fitted(judge: Any, claims: list[str], whole: str, spans: Sequence[Spa
 
 async def alone_call(judge: Any, sample: Sample, step: str, claims: list[str],
                      send: Callable[[str | None], Awaitable[T]],
-                     alone: Callable[[list[Window]], Awaitable[T]], *, tag: str) -> tuple[T, dict[str, Any] | None]:
-    """``await send(None)`` (a verdict list against ``sample``'s joined contexts) or, when the judge
-    rejects it as too long, ``await alone(windows)``: each of ``claims`` judged alone against its
-    evidence window (:func:`._sentence_steps.claim_windows`), as the module docstring's "Claims
-    judged alone" says; the value and the ``context_fit`` record (None when the whole contexts were
-    read). Once per judge, ``step`` and sample content, as :func:`fitted_call`."""
+                     alone: Callable[[list[Window]], Awaitable[T]], *, tag: str,
+                     windows: list[Window] | None = None) -> tuple[T, dict[str, Any] | None]:
+    """``await send(None)`` (a verdict list of ``claims``) or, when the judge rejects it as too
+    long, ``await alone(windows)``: each claim judged alone against its evidence window
+    (``windows``, else :func:`._evidence.claim_windows`), as the module docstring's "Claims judged
+    alone" says; the value and the ``context_fit`` record (None when the list was answered). Once
+    per judge, ``step`` and sample content, as :func:`fitted_call`."""
     whole = joined_context(sample)
 
     async def run() -> tuple[T, dict[str, Any] | None]:
@@ -181,13 +183,13 @@ async def alone_call(judge: Any, sample: Sample, step: str, claims: list[str],
             return await send(None), None
         except JudgeContextOverflow as exc:
             first = exc
-        windows = claim_windows(sample, claims)
-        value = await alone(windows)
+        texts = [t for t in sample.context_texts if t.strip()]
+        own = claim_windows(texts, claims) if windows is None else windows
+        value = await alone(own)
         recovered = getattr(judge, "recovered", None)
         if recovered is not None:
             recovered(tag, type(first).__name__, 1)
-        spans = context_sentences([t for t in sample.context_texts if t.strip()])
-        return value, _alone_record(first, whole, spans, windows)
+        return value, _alone_record(first, whole, context_sentences(texts), own)
 
     key = (whole, sample.query, sample.answer, claims)
     return cast("tuple[T, dict[str, Any] | None]", await shared(judge, f"alone/{step}", key, run))
@@ -213,9 +215,8 @@ def _record(first: JudgeContextOverflow, whole: str, spans: Sequence[Span], wind
     """The ``context_fit`` details, and the note that says them."""
     tokens = f"{first.prompt_tokens} tokens" if first.prompt_tokens else "the prompt"
     where = f" ({tokens}, window {first.n_ctx})" if first.n_ctx else ""
-    note(f"the contexts do not fit the judge's context window{where}: the {items}s were checked against "
-         f"{len(window.spans)} of the contexts' {len(spans)} sentences, each {items}'s most related first "
-         f"(context_fit)")
+    note(f"the contexts do not fit the judge's context window{where}: the call read {len(window.spans)} of the "
+         f"contexts' {len(spans)} sentences, those most related to each {items} first (context_fit)")
     return {"n_ctx": first.n_ctx, "prompt_tokens": first.prompt_tokens,
             "context_sentences": len(spans), "context_chars": len(whole),
             "sentences_read": len(window.spans), "chars_read": len(window.text),

@@ -28,7 +28,9 @@ decomposition call.
 4. The answer cross-check (parameter ``cross_check=numbers``), for a sample with a question and an
    answer of 1 to :data:`CROSS_CHECK_MAX_CLAIMS` check-worthy sentences: the judge first answers the
    question from the joined context alone (prompt ``answer_from_context``, one short sentence, or
-   "not stated"). Reading a context to answer a question is an easier task for a small judge than
+   "not stated"; past the judge's context window from the context sentences that fit, those most
+   related to the question first: :func:`._fit.fitted_call`, recorded in the cross-check's
+   ``context_fit``). Reading a context to answer a question is an easier task for a small judge than
    checking a statement against it, and a number swapped with another number of the same context
    is what it misses when it checks. Then, offline, a claim **conflicts** with that source answer
    when, for some unit :math:`u` (:func:`quantities`: a time of day, else the unit, else the noun
@@ -69,7 +71,8 @@ from ..lexical.fact_consistency import (
 from ..lexical.lexical_faithfulness import STOPWORDS
 from ._checkworthy import Sentence, split_claims
 from ._claim_steps import verdict_form, verify
-from ._evidence import Span, Window, context_sentences, evidence_window
+from ._evidence import Span, Window, claim_windows, context_sentences, evidence_window
+from ._fit import alone_call, fitted_call
 from ._memo import shared
 from ._prompting import joined_context, template
 from ._verdict import word_verdict
@@ -130,6 +133,9 @@ class SentenceVerdicts:
     sentences: list[Sentence]
     claims: list[dict[str, Any]]
     cross_check: dict[str, Any] | None = None
+    #: ``verdicts=list`` past the judge's context window: the ``context_fit`` record of the claims
+    #: judged alone instead (:func:`._fit.alone_call`; each claim's ``window`` is its own)
+    fit: dict[str, Any] | None = None
 
     @property
     def supports(self) -> list[float]:
@@ -149,6 +155,8 @@ class SentenceVerdicts:
                "scoring": scoring, "veto": veto}
         if self.cross_check is not None:
             out["cross_check"] = self.cross_check
+        if self.fit is not None:
+            out["context_fit"] = {k: v for k, v in self.fit.items() if k != "windows"}
         return out
 
 
@@ -233,18 +241,28 @@ async def sentence_verdicts(judge: Any, sample: Sample, tag: str, params: dict[s
     checking = cross_check_applies(sample, len(claims), params)
     source_task = asyncio.ensure_future(source_answer(judge, sample, tag)) if checking else None
     form = verdict_form(params)
-    listed = form != "word"
-    if listed:  # one verdict list for every claim, against the union of their windows
-        windows = [union_window(windows)] * len(windows)
+    texts = [c.text for c in claims]
+    fit = None
+
+    async def words(ws: list[Window]) -> list[dict[str, Any]]:
+        return list(await asyncio.gather(*(_judge_claim(judge, sample.query or "", w, c, tag, params["scoring"])
+                                           for c, w in zip(texts, ws, strict=True))))
+
     try:
-        if listed:
-            verdicts = await _judge_list(judge, sample, windows[0] if windows else Window((), True),
-                                         [c.text for c in claims], tag, params["scoring"], form=form)
+        if form != "word" and claims:  # one verdict list for every claim, against the union of their windows
+            union = union_window(windows)
+
+            async def listed(_: str | None) -> list[dict[str, Any]]:
+                return await _judge_list(judge, sample, union, texts, tag, params["scoring"], form=form)
+
+            # past the judge's window each claim alone against its own window (:func:`._fit.alone_call`)
+            verdicts, fit = await alone_call(judge, sample, f"sentences/{form}/{params['scoring']}/{params['windows']}",
+                                             texts, listed, words, tag=tag, windows=windows)
+            if fit is None:
+                windows = [union] * len(windows)
         else:
-            verdicts = await asyncio.gather(*(_judge_claim(judge, sample.query or "", w, c.text, tag,
-                                                           params["scoring"])
-                                              for c, w in zip(claims, windows, strict=True)))
-        source = None if source_task is None else await source_task
+            verdicts = await words(windows)
+        source, source_fit = (None, None) if source_task is None else await source_task
     except BaseException:
         if source_task is not None:
             source_task.cancel()
@@ -270,25 +288,20 @@ async def sentence_verdicts(judge: Any, sample: Sample, tag: str, params: dict[s
                         "evidence": [s.as_dict() for s in focus_spans(c.text, contexts, spans)],
                         "window": "whole context" if w.whole else [s.as_dict() for s in w.spans]})
     cross = None if source is None else {"source_answer": source, "not_stated": not answered}
-    return SentenceVerdicts(sentences, records, cross)
-
-
-def claim_windows(sample: Sample, claims: list[str]) -> list[Window]:
-    """Each claim's evidence window in ``sample``'s contexts (step 1 above)."""
-    contexts = [t for t in sample.context_texts if t.strip()]
-    spans = context_sentences(contexts)
-    return [evidence_window(c, contexts, sentences=spans) for c in claims]
+    if cross is not None and source_fit is not None:
+        cross["context_fit"] = source_fit
+    return SentenceVerdicts(sentences, records, cross, fit)
 
 
 async def claim_words(judge: Any, sample: Sample, claims: list[str], tag: str, scoring: str,
                       windows: list[Window] | None = None) -> list[tuple[bool, str, float | None]]:
     """``mode=claims, verdicts=word``: one (verdict, quote, P(yes)) per claim the judge extracted,
     each claim judged alone, one yes/no word, against its evidence window (step 2 above; no offline
-    veto, no cross-check; ``windows`` from :func:`claim_windows` when already worked out). The quote
+    veto, no cross-check; ``windows`` from :func:`._evidence.claim_windows` when already worked out). The quote
     is always "": a one-word verdict quotes nothing (the claim's evidence spans are added by the
     metric, as for the verdict list)."""
     if windows is None:
-        windows = claim_windows(sample, claims)
+        windows = claim_windows([t for t in sample.context_texts if t.strip()], claims)
     verdicts = await asyncio.gather(*(_judge_claim(judge, sample.query or "", w, c, tag, scoring)
                                       for c, w in zip(claims, windows, strict=True)))
     return [(d["verdict"] == "yes", "", d["p_yes"]) for d in verdicts]
@@ -305,18 +318,30 @@ def not_stated(text: str) -> bool:
     return " ".join(text.lower().strip(" .\"'").split()).startswith("not stated")
 
 
-async def source_answer(judge: Any, sample: Sample, tag: str) -> str:
+async def source_answer(judge: Any, sample: Sample, tag: str) -> tuple[str, dict[str, Any] | None]:
     """The judge's answer to ``sample``'s question from its joined context alone (one short sentence,
-    or "not stated"); one call per (question, context), shared across metrics."""
+    or "not stated"), or, when the contexts do not fit the judge's context window, from the context
+    sentences that fit, those most related to the question first (:func:`._fit.fitted_call`); with
+    the ``context_fit`` record (None when it read them whole). One call per (question, context),
+    shared across metrics."""
     t = template("answer_from_context")
-    context = joined_context(sample)
+    question = sample.query or ""
 
-    async def run() -> str:
-        r = await judge.complete(t.messages(context=context, question=sample.query or ""), tag=tag,
-                                 template_version=t.cache_version, max_tokens=SOURCE_ANSWER_TOKENS)
-        return " ".join(r.value.split())
+    async def send(excerpt: str | None) -> str:
+        context = joined_context(sample) if excerpt is None else excerpt
 
-    return str(await shared(judge, t.cache_version, (sample.query, context), run))
+        async def run() -> str:
+            r = await judge.complete(t.messages(context=context, question=question), tag=tag,
+                                     template_version=t.cache_version, max_tokens=SOURCE_ANSWER_TOKENS)
+            return " ".join(r.value.split())
+
+        return str(await shared(judge, t.cache_version, (sample.query, context), run))
+
+    def chars(context: str) -> int:
+        return sum(len(m.content) for m in t.messages(context=context, question=question))
+
+    return await fitted_call(judge, sample, t.cache_version, [question], send, chars, tag=tag, items="question",
+                             reply_tokens=SOURCE_ANSWER_TOKENS)
 
 
 _QUANTITY = re.compile(r"(?P<cur>[$€£¥])?" + SIGN_PATTERN + r"(?<![\w.,])(?P<num>" + DIGITS_PATTERN

@@ -118,7 +118,9 @@ context sentences most related to it with their offsets (``evidence``), what the
 sentence scores 1.0. Calls: one per check-worthy sentence. With ``verdicts=list``, one call for all of
 them instead: the verdict list of ``mode=claims`` (a quoted context sentence, then yes/no, per
 sentence; P(yes) at each verdict) against the union of the sentences' windows (the joined contexts
-when they are short), the judge's quote in each claim's ``quote``.
+when they are short), the judge's quote in each claim's ``quote``; when the judge rejects that list
+as longer than its context window, each sentence is judged alone against its own window, as
+without ``verdicts=list`` (:func:`._fit.alone_call`, recorded in ``context_fit``).
 """
 
 from __future__ import annotations
@@ -624,8 +626,9 @@ register_judged(
                 "contexts past the judge's context window -> mode=claims: each claim judged alone, one word, "
                 "against its evidence window (as verdicts=word; context_fit and each claim's window; one "
                 "rejected request); mode=inline, direct: the call reads the context sentences that fit, the "
-                "answer sentences' most related first (context_fit; one rejected request); else "
-                "JudgeContextOverflow"),
+                "answer sentences' most related first (context_fit; one rejected request); mode=sentences: each "
+                "sentence against its window as always (with verdicts=list as mode=claims; the cross-check's "
+                "source answer reads the sentences that fit); else JudgeContextOverflow"),
     requires=("answer", "contexts"),
     calls="mode=claims: 2 (claims and verdicts shared with hallucination_rate; with steps=shared the claims "
           "come from the analysis answer_relevancy(method=questions,steps=shared) reads too), 3 when the claims "
@@ -640,7 +643,7 @@ register_judged(
           "no context or (except with mode=direct) no check-worthy sentence",
     params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, CHECKS, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="35",
+    version="36",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,
                      positions=claim_positions),
     answer_preference=0,
