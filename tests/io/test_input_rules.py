@@ -258,3 +258,21 @@ def test_a_context_score_beyond_a_float_is_that_rows_input_error(tmp_path):
     assert "expected a finite score, got inf" in str(items[0]) and items[1].contexts[0].score == 0.5
     with pytest.raises(ValueError, match="expected a finite score"):
         Sample(id="x", contexts=[{"id": "a", "score": math.inf}])
+
+
+# ---- the "did you mean" of a run whose metrics the data chose ---------------------------------
+
+
+@pytest.mark.parametrize(("labels", "hinted"), [
+    ({"faithful": True, "claims_supported": "2/2"}, False),  # a judge's labels (judge-check's format)
+    ({"faithful": False}, False),                             # a yes/no label is no relevance grade
+    (["d1", "d3"], True),                                     # relevant ids
+    ({"d1": 2, "d3": 1}, True),                               # graded relevance
+])
+def test_labels_are_suggested_as_relevance_only_when_they_look_like_it(tmp_path, labels, hinted):
+    from ragmeter.io.fields import field_hints
+
+    path = write_jsonl(tmp_path / "d.jsonl", [{"id": f"q{i}", "query": "q", "answer": "a", "contexts": ["c"],
+                                               "labels": labels} for i in range(2)])
+    hints = [h for h in field_hints(read_samples(path)) if h.startswith("no row has a 'relevant' field")]
+    assert bool(hints) is hinted

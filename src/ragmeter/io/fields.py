@@ -86,15 +86,31 @@ def did_you_mean(field: str, keys: Iterable[str]) -> str | None:
     return f"did you mean {match!r}? use --map {match}={field} (Python: field_map={{{match!r}: {field!r}}})"
 
 
+def _relevance_like(value: Any) -> bool:
+    """Whether ``value`` could be relevance labels: ids (a list of strings or numbers, or of
+    objects with an ``id``), or grades by id (a dict of numbers; a yes/no is no grade); None too."""
+    if value is None:
+        return True
+    if isinstance(value, list | tuple):
+        return all(isinstance(v, str | int | dict) and not isinstance(v, bool) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(v, int | float) and not isinstance(v, bool) for v in value.values())
+    return isinstance(value, str)
+
+
 def field_hints(samples: Iterable[Sample]) -> list[str]:
     """For each field of :data:`SYNONYMS` that no sample gives while a key of theirs looks like it
     (``docs`` for ``contexts``): ``no row has a 'contexts' field; did you mean 'docs'? ...``. What a
-    run whose metrics the data chose says, since no metric then asks for the field by name."""
-    rows = list(samples)
+    run whose metrics the data chose says, since no metric then asks for the field by name. A key
+    is offered for ``relevant`` only when its values could be relevance labels
+    (:func:`_relevance_like`): ``labels: {"faithful": true}``, judge-check's format, is not."""
+    rows = [s for s in samples if isinstance(s, Sample)]
     keys = list(dict.fromkeys(str(k) for s in rows for k in s.metadata))
     hints = []
     for field in SYNONYMS:
-        if rows and not any(s.has(field) for s in rows) and (hint := did_you_mean(field, keys)) is not None:
+        offered = keys if field != "relevant" else [
+            k for k in keys if all(_relevance_like(s.metadata.get(k)) for s in rows)]
+        if rows and not any(s.has(field) for s in rows) and (hint := did_you_mean(field, offered)) is not None:
             hints.append(f"no row has a {field!r} field; {hint}")
     return hints
 
