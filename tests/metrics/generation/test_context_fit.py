@@ -192,7 +192,7 @@ def test_contexts_that_fit_are_read_whole():
 
 
 def test_a_claim_whose_window_does_not_fit_stays_an_error():
-    one = "Rivets and " * 800 + "the footbridge opened on 14 May 2019."  # one sentence of 8,800 characters
+    one = "Rivets and " * 630 + "the footbridge opened on 14 May 2019."  # one sentence of 6,967 characters
     sample = Sample(id="one", query="When did it open?", contexts=[one], answer="It opened on 14 May 2019.")
     with FakeLLMServer(small_window) as server:
         judge = from_spec(f"openai:fake@{server.url}", cache=False)
@@ -336,3 +336,30 @@ def test_the_cross_check_answers_from_the_sentences_that_fit():
     assert [c.kind for c in asked] == ["too_long", "ok"]
     assert len(asked[1].user_text) // 4 < N_CTX - 60  # room left for the reply (max_tokens 60)
     assert any("those most related to each question first" in n for n in m["details"]["notes"])
+
+
+def test_contexts_longer_than_8000_characters_are_judged_per_claim_whatever_the_window():
+    # ARTICLE joins to 7,944 characters: the verdict list; one more sentence of 128 (8,073 joined): each
+    # claim alone against its evidence window, on a judge whose window holds them both
+    longer = [ARTICLE[0], ARTICLE[1] + " " + FILLER[0]]
+    q = "When did the Harrowgate footbridge open?"
+    samples = [Sample(id="under", query=q, contexts=ARTICLE, answer=ANSWER),
+               Sample(id="over", query=q, contexts=longer, answer=ANSWER.replace("2019", "2018"))]
+    with FakeLLMServer(judge_rule) as server:
+        judge = from_spec(f"openai:fake@{server.url}", cache=False)
+        recs = [r["metrics"] for r in evaluate(samples, ["faithfulness", "hallucination_rate"], judge=judge,
+                                                embedder=None).records]
+        lists = [c for c in server.log if c.schema and c.schema.startswith("Verdicts")]
+        words = [c for c in server.log if "<statement>" in c.user_text]
+        stats = judge.stats()
+    under, over = recs[0]["faithfulness"], recs[1]["faithfulness"]
+    assert under["score"] == 1.0 and "context_fit" not in under["details"]
+    assert len(lists) == 1 and ARTICLE[1] in lists[0].user_text  # the short sample's list, whole contexts
+    assert len(words) == 2  # the long sample's two claims, once for both metrics; no list for it
+    assert [c["supported"] for c in over["details"]["claims"]] == [False, True]
+    fit = over["details"]["context_fit"]
+    assert (fit["cause"], fit["n_ctx"], fit["context_chars"], fit["claims_alone"]) == ("length", None, 8073, True)
+    assert stats["errors"] == {} and stats["recovered"] == {}  # nothing was rejected
+    said = "the contexts are longer than 8,000 characters: each claim judged alone against its evidence window"
+    assert said in over["reason"] and said in recs[1]["hallucination_rate"]["reason"]
+    assert any(n.startswith("the contexts are longer than 8,000 characters (8,073)") for n in over["details"]["notes"])

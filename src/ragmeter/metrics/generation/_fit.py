@@ -6,9 +6,12 @@ the judge rejects a call as too long (:class:`~ragmeter.errors.JudgeContextOverf
 sent instead depends on the call.
 
 **Claims judged alone** (:func:`alone_call`; the verdict list of ``mode=claims``, and of
-``mode=sentences`` with ``verdicts=list``). Each claim is
-judged alone, one yes/no word scored by P(yes), against its evidence window (the few context
-sentences most related to it: :func:`._evidence.claim_windows`, the prompt of
+``mode=sentences`` with ``verdicts=list``). So are the claims of a sample whose joined contexts
+are longer than :data:`LONG_CONTEXT_CHARS` characters, without sending the verdict list, whatever
+the judge's window: the method then depends on the data, not on how the server was started (rule
+and runs: bench/results/faithfulness_by_kind.md, sections 151-151a). Each claim is judged alone,
+one yes/no word scored by P(yes), against its evidence window (the few context sentences most
+related to it: :func:`._evidence.claim_windows`, the prompt of
 ``verdicts=word``). A claim is then judged against the sentences chosen for it rather than against
 an excerpt shared with the other claims. Chosen by a rule written before its runs: with a 1.5B judge
 on long summaries among 8 articles each, AUROC 0.880 on design rows and 0.860 on held-out rows,
@@ -71,6 +74,10 @@ from ._prompting import joined_context
 
 T = TypeVar("T")
 
+#: joined contexts longer than this many characters have each claim judged alone against its evidence
+#: window without a verdict list, whatever the judge's window (about 2,000 tokens; chosen by a rule
+#: written before its runs, bench/results/faithfulness_by_kind.md section 151)
+LONG_CONTEXT_CHARS = 8000
 #: the share of the worked-out room the excerpt may fill (token counts per character vary along a text)
 FILL = 0.9
 #: excerpts tried after a rejection before the error stands
@@ -179,15 +186,17 @@ async def alone_call(judge: Any, sample: Sample, step: str, claims: list[str],
     whole = joined_context(sample)
 
     async def run() -> tuple[T, dict[str, Any] | None]:
-        try:
-            return await send(None), None
-        except JudgeContextOverflow as exc:
-            first = exc
+        first = None
+        if len(whole) <= LONG_CONTEXT_CHARS:
+            try:
+                return await send(None), None
+            except JudgeContextOverflow as exc:
+                first = exc
         texts = [t for t in sample.context_texts if t.strip()]
         own = claim_windows(texts, claims) if windows is None else windows
         value = await alone(own)
         recovered = getattr(judge, "recovered", None)
-        if recovered is not None:
+        if first is not None and recovered is not None:
             recovered(tag, type(first).__name__, 1)
         return value, _alone_record(first, whole, context_sentences(texts), own)
 
@@ -195,15 +204,22 @@ async def alone_call(judge: Any, sample: Sample, step: str, claims: list[str],
     return cast("tuple[T, dict[str, Any] | None]", await shared(judge, f"alone/{step}", key, run))
 
 
-def _alone_record(first: JudgeContextOverflow, whole: str, spans: Sequence[Span],
+def _alone_record(first: JudgeContextOverflow | None, whole: str, spans: Sequence[Span],
                   windows: Sequence[Window]) -> dict[str, Any]:
-    """The ``context_fit`` details of claims judged alone, and the note that says them."""
+    """The ``context_fit`` details of claims judged alone, and the note that says them; ``first``
+    is the rejection, None when the contexts were longer than :data:`LONG_CONTEXT_CHARS`."""
     read = sorted({s for w in windows for s in w.spans}, key=lambda s: (s.context, s.start))
-    tokens = f"{first.prompt_tokens} tokens" if first.prompt_tokens else "the prompt"
-    where = f" ({tokens}, window {first.n_ctx})" if first.n_ctx else ""
-    note(f"the contexts do not fit the judge's context window{where}: each claim was judged alone against "
-         f"its evidence window, {len(read)} of the contexts' {len(spans)} sentences in all (context_fit)")
-    return {"n_ctx": first.n_ctx, "prompt_tokens": first.prompt_tokens,
+    if first is None:
+        why = f"the contexts are longer than {LONG_CONTEXT_CHARS:,} characters ({len(whole):,})"
+    else:
+        tokens = f"{first.prompt_tokens} tokens" if first.prompt_tokens else "the prompt"
+        why = "the contexts do not fit the judge's context window" + (
+            f" ({tokens}, window {first.n_ctx})" if first.n_ctx else "")
+    note(f"{why}: each claim was judged alone against its evidence window, {len(read)} of the contexts' "
+         f"{len(spans)} sentences in all (context_fit)")
+    return {"cause": "window" if first is not None else "length",
+            "n_ctx": first.n_ctx if first is not None else None,
+            "prompt_tokens": first.prompt_tokens if first is not None else None,
             "context_sentences": len(spans), "context_chars": len(whole), "claims_alone": True,
             "sentences_read": len(read), "chars_read": sum(len(s.text) for s in read),
             "read": [s.as_dict() for s in read],

@@ -19,9 +19,11 @@ hold less than half of, or with a number or a name no claim holds
 split into claims in one more call of the same prompt, with those sentences as the answer, and its
 claims join C(a); (2) the judge checks
 every claim against the joined contexts, yes or no per claim, all claims in one call, or, when the
-judge rejects that call because the contexts do not fit its context window, each claim alone, one
-yes/no word scored by P(yes), against its evidence window, as ``verdicts=word`` does
-(:func:`._fit.alone_call`; recorded in ``context_fit``, each claim's ``window`` in its details)
+joined contexts are longer than 8,000 characters (:data:`._fit.LONG_CONTEXT_CHARS`) or the judge
+rejects that call because they do not fit its context window, each claim alone, one yes/no word
+scored by P(yes), against its evidence window, as ``verdicts=word`` does
+(:func:`._fit.alone_call`; recorded in ``context_fit`` with its ``cause``, each claim's
+``window`` in its details)
 (both calls ask for no repetition penalty, :data:`~ragmeter.judges.base.NO_REPEAT_PENALTY`: a server that
 penalises repeated tokens unasked, as llama-cpp-python's does, is told not to; measured with a
 1.5B judge, bench/results/faithfulness_by_kind.md sections 22-23); (3) offline,
@@ -147,7 +149,7 @@ from ._claim_steps import (
     verify,
 )
 from ._evidence import Span, Window, context_sentences
-from ._fit import alone_call, fitted_call
+from ._fit import LONG_CONTEXT_CHARS, alone_call, fitted_call
 from ._grounding import grounded_mask, source_span, split_grounded, uncovered_sentences
 from ._sentence_steps import (
     CROSS_CHECK,
@@ -572,8 +574,9 @@ def fit_reason(o: SupportOutcome) -> str:
     if not fit:
         return ""
     if fit.get("claims_alone"):
-        return ("; the contexts exceed the judge's context window: each claim judged alone against its evidence "
-                "window (context_fit)")
+        why = (f"are longer than {LONG_CONTEXT_CHARS:,} characters" if fit.get("cause") == "length"
+               else "exceed the judge's context window")
+        return f"; the contexts {why}: each claim judged alone against its evidence window (context_fit)"
     verdicts = "verdict" if o.case == "direct" else "verdicts"
     return (f"; the contexts exceed the judge's context window: the {verdicts} read {fit['sentences_read']} of "
             f"their {fit['context_sentences']} sentences (context_fit)")
@@ -623,19 +626,20 @@ register_judged(
                 "no claim and the judge states the answer makes no factual claim -> 1.0",
                 "no claim without that statement -> undefined",
                 "a verdict count other than the claim count -> JudgeParseError after one repair",
-                "contexts past the judge's context window -> mode=claims: each claim judged alone, one word, "
-                "against its evidence window (as verdicts=word; context_fit and each claim's window; one "
-                "rejected request); mode=inline, direct: the call reads the context sentences that fit, the "
-                "answer sentences' most related first (context_fit; one rejected request); mode=sentences: each "
-                "sentence against its window as always (with verdicts=list as mode=claims; the cross-check's "
-                "source answer reads the sentences that fit); else JudgeContextOverflow"),
+                "contexts longer than 8,000 characters, or past the judge's context window -> mode=claims: each "
+                "claim judged alone, one word, against its evidence window (as verdicts=word; context_fit and "
+                "each claim's window; past the window one rejected request); mode=inline, direct: the call reads "
+                "the context sentences that fit, the answer sentences' most related first (context_fit; one "
+                "rejected request); mode=sentences: each sentence against its window as always (with "
+                "verdicts=list as mode=claims; the cross-check's source answer reads the sentences that fit); "
+                "else JudgeContextOverflow"),
     requires=("answer", "contexts"),
     calls="mode=claims: 2 (claims and verdicts shared with hallucination_rate; with steps=shared the claims "
           "come from the analysis answer_relevancy(method=questions,steps=shared) reads too), 3 when the claims "
           "leave out an answer sentence with a number or a name, or one of its numbers or names (its claims "
           "from one more claim call), "
-          "with verdicts=word 1 + one per claim, past the judge's window 1 more (the rejected verdict list) + one "
-          "per claim; "
+          "with verdicts=word or contexts longer than 8,000 characters 1 + one per claim, past the judge's "
+          "window 1 more (the rejected verdict list) + one per claim; "
           "mode=inline: 1 (shared with hallucination_rate); "
           "mode=direct: 1 (max_tokens 1, shared with hallucination_rate); mode=sentences: 1 per check-worthy "
           "sentence (max_tokens 1, shared with hallucination_rate; with verdicts=list 1 for all of them), plus 1 "
@@ -643,7 +647,7 @@ register_judged(
           "no context or (except with mode=direct) no check-worthy sentence",
     params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, CHECKS, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="36",
+    version="37",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,
                      positions=claim_positions),
     answer_preference=0,

@@ -98,7 +98,8 @@ register_judged(
                 "no claim without that statement -> undefined",
                 "a verdict count other than the claim count -> JudgeParseError after one repair",
                 "contexts past the judge's context window (mode=claims, inline, direct) -> as faithfulness: with "
-                "mode=claims each claim judged alone against its evidence window, with mode=inline and direct "
+                "mode=claims (and contexts longer than 8,000 characters) each claim judged alone against its "
+                "evidence window, with mode=inline and direct "
                 "the call reads the context sentences that fit (context_fit), else JudgeContextOverflow"),
     requires=("answer", "contexts"),
     calls="0 extra when faithfulness (same mode) is evaluated too, else 2, 3 when the claims leave out an "
@@ -107,6 +108,6 @@ register_judged(
     params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, CHECKS, WINDOWS, CROSS_CHECK),
     higher_is_better=False,
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="36",
+    version="37",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_rate),
 )
