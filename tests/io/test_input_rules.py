@@ -14,6 +14,7 @@ import pytest
 from ragmeter import evaluate
 from ragmeter.errors import InputError
 from ragmeter.io import read_samples
+from ragmeter.io.fields import field_hints
 from ragmeter.types import MAX_STORED_CHARS, MAX_STORED_ITEMS, MetricResult, Sample
 
 from ._helpers import write_jsonl
@@ -270,8 +271,6 @@ def test_a_context_score_beyond_a_float_is_that_rows_input_error(tmp_path):
     ({"d1": 2, "d3": 1}, True),                               # graded relevance
 ])
 def test_labels_are_suggested_as_relevance_only_when_they_look_like_it(tmp_path, labels, hinted):
-    from ragmeter.io.fields import field_hints
-
     path = write_jsonl(tmp_path / "d.jsonl", [{"id": f"q{i}", "query": "q", "answer": "a", "contexts": ["c"],
                                                "labels": labels} for i in range(2)])
     hints = [h for h in field_hints(read_samples(path)) if h.startswith("no row has a 'relevant' field")]

@@ -339,7 +339,8 @@ def test_the_cross_check_answers_from_the_sentences_that_fit():
 
 
 def test_contexts_longer_than_8000_characters_are_judged_per_claim_whatever_the_window():
-    # ARTICLE joins to 7,944 characters: the verdict list; one more sentence of 128 (8,073 joined): each
+    # ARTICLE joins to 7,944 characters (7,942 and a 2-character separator): the verdict list; one more
+    # sentence of 128 after a space (7,942 + 1 + 128 + 2 = 8,073 joined): each
     # claim alone against its evidence window, on a judge whose window holds them both
     longer = [ARTICLE[0], ARTICLE[1] + " " + FILLER[0]]
     q = "When did the Harrowgate footbridge open?"

@@ -120,9 +120,10 @@ context sentences most related to it with their offsets (``evidence``), what the
 sentence scores 1.0. Calls: one per check-worthy sentence. With ``verdicts=list``, one call for all of
 them instead: the verdict list of ``mode=claims`` (a quoted context sentence, then yes/no, per
 sentence; P(yes) at each verdict) against the union of the sentences' windows (the joined contexts
-when they are short), the judge's quote in each claim's ``quote``; when the judge rejects that list
-as longer than its context window, each sentence is judged alone against its own window, as
-without ``verdicts=list`` (:func:`._fit.alone_call`, recorded in ``context_fit``).
+when they are short), the judge's quote in each claim's ``quote``; when the joined contexts are
+longer than 8,000 characters or the judge rejects that list as longer than its context window,
+each sentence is judged alone against its own window, as without ``verdicts=list``
+(:func:`._fit.alone_call`, recorded in ``context_fit``).
 """
 
 from __future__ import annotations
@@ -188,8 +189,8 @@ class ClaimVerdicts:
     #: per claim, for the report: the answer sentence it was taken from (``start``, ``end``, ``sentence``;
     #: absent when no sentence holds its words) and its ``evidence`` spans (:meth:`locate`)
     places: list[dict[str, Any]] | None = None
-    #: when the contexts did not fit the judge's context window, what the verdict list read instead
-    #: (:func:`._fit.fitted_call`'s ``context_fit``); None when it read them whole
+    #: the ``context_fit`` record when the claims were judged alone (:func:`._fit.alone_call`) or
+    #: ``mode=inline`` read the context sentences that fit (:func:`._fit.fitted_call`); else None
     fit: dict[str, Any] | None = None
 
     def locate(self, answer: str, texts: list[str], spans: list[Span]) -> None:
@@ -289,9 +290,10 @@ async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts |
 
 async def _verdict_list(ev: JudgedEvaluator, sample: Sample, claims: list[str]
                         ) -> tuple[list[tuple[bool, str, float | None]], dict[str, Any] | None]:
-    """The verdict list of ``claims`` against the joined contexts, or against the context sentences
-    that fit the judge's context window when they do not (:func:`._fit.fitted_call`), and the
-    ``context_fit`` record (None when the whole contexts were read)."""
+    """The verdict list of ``claims`` against the joined contexts or, when they are longer than
+    :data:`._fit.LONG_CONTEXT_CHARS` characters or the judge rejects the list as past its window,
+    each claim's one word against its evidence window (:func:`._fit.alone_call`); and the
+    ``context_fit`` record (None when the list was answered)."""
     form = verdict_form(ev.params)
 
     async def send(context: str | None) -> list[tuple[bool, str, float | None]]:
