@@ -68,6 +68,7 @@ from typing import Any, TypeVar, cast
 from ...errors import JudgeContextOverflow
 from ...types import Sample
 from ._base import note
+from ._checkworthy import split_claims
 from ._evidence import Span, Window, claim_windows, context_sentences, rank
 from ._memo import shared
 from ._prompting import joined_context
@@ -96,6 +97,13 @@ def budget(error: JudgeContextOverflow, prompt_chars: int, context_chars: int, r
     r = prompt_chars / error.prompt_tokens if error.prompt_tokens else CHARS_PER_TOKEN
     fixed = (prompt_chars - context_chars) / r
     return max(0, int(FILL * r * (error.n_ctx - reply_tokens - fixed)))
+
+
+def answer_queries(sample: Sample) -> list[str]:
+    """The answer's check-worthy sentences (all of them when none is), which the context sentences
+    are ranked for when a call that reads the answer whole does not fit the judge's window."""
+    sentences = split_claims(sample.answer or "")
+    return [s.text for s in sentences if s.checkworthy] or [s.text for s in sentences] or [sample.answer or ""]
 
 
 def fitted_window(claims: Sequence[str], spans: Sequence[Span], max_chars: int) -> Window:

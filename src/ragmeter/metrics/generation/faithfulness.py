@@ -150,7 +150,7 @@ from ._claim_steps import (
     verify,
 )
 from ._evidence import Span, Window, context_sentences
-from ._fit import LONG_CONTEXT_CHARS, alone_call, fitted_call
+from ._fit import LONG_CONTEXT_CHARS, alone_call, answer_queries, fitted_call
 from ._grounding import grounded_mask, source_span, split_grounded, uncovered_sentences
 from ._sentence_steps import (
     CROSS_CHECK,
@@ -306,13 +306,6 @@ async def _verdict_list(ev: JudgedEvaluator, sample: Sample, claims: list[str]
 
     return await alone_call(ev.judge, sample, f"verify/{form}/{ev.params['scoring']}", claims, send, alone,
                             tag="faithfulness")
-
-
-def answer_queries(sample: Sample) -> list[str]:
-    """The answer's check-worthy sentences (all of them when none is), which the context sentences
-    are ranked for when a call that reads the answer whole does not fit the judge's window."""
-    sentences = split_claims(sample.answer or "")
-    return [s.text for s in sentences if s.checkworthy] or [s.text for s in sentences] or [sample.answer or ""]
 
 
 async def _inline_claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts:
