@@ -15,8 +15,10 @@ from ragmeter import registry as reg
 from ragmeter.cli import main
 from ragmeter.config import parse_config
 from ragmeter.errors import InputError, InvalidParameterError
+from ragmeter.judges import from_spec
 from ragmeter.metrics.generation.rubric import Rubric, register_rubric
-from tests.judges.fake_server import Reply
+from tests.judges.fake_server import FakeLLMServer, Reply
+from tests.metrics.generation.test_context_fit import ANSWER, ARTICLE, FACTS, FILLER, small_window
 
 from .rules import answering, judge_rule, spelled
 
@@ -207,3 +209,28 @@ def test_bad_config_rubric_names_the_file_line_and_field(tmp_path):
     with pytest.raises(InputError, match=r"rag\.eval\.rubrics\.0\.inputs"):
         parse_config("rag:\n  eval:\n    rubrics:\n      - {name: x, criteria: c, inputs: [query]}\n", path="r.yaml")
 
+
+
+@pytest.mark.parametrize(("marked", "verdict"), [(FACTS[0], "yes"), (FILLER[50], "no")])
+def test_a_rubric_reading_contexts_past_the_window_reads_the_sentences_that_fit(marked, verdict):
+    # the article (about 2,000 tokens) is rejected by a 1,600-token window; the call is sent again with
+    # the sentences most related to the answer's, which hold its two facts and not FILLER[50]; the
+    # rule judge says "yes" when "[yes]" is in what it reads, so the verdict shows what was read
+    rubric = Rubric("cites_context", "Every fact in the answer is taken from the contexts.",
+                    ("Find each fact in the contexts.",), ("answer", "contexts"), "yes/no")
+    rubric.register()
+    contexts = [c.replace(marked, marked[:-1] + " [yes].") for c in ARTICLE]
+    sample = Sample(id="a", query="When did the Harrowgate footbridge open?", contexts=contexts, answer=ANSWER)
+    with FakeLLMServer(small_window) as server:
+        judge = from_spec(f"openai:fake@{server.url}", cache=False)
+        m = evaluate([sample], ["cites_context"], judge=judge).records[0]["metrics"]["cites_context"]
+        kinds = [c.kind for c in server.log]
+        stats = judge.stats()
+    assert m["error"] is None  # before: JudgeContextOverflow on the sample
+    assert m["details"]["verdict"] == verdict and m["score"] == {"yes": 1.0, "no": 0.0}[verdict]
+    assert kinds == ["too_long", "ok"] and stats["recovered"] == {"JudgeContextOverflow": 1}
+    fit = m["details"]["context_fit"]
+    read = {s["text"] for s in fit["read"]}
+    assert {FACTS[1], FACTS[0].replace("2019.", "2019 [yes].") if verdict == "yes" else FACTS[0]} <= read
+    assert not any(s.startswith("The Kessel50 bridge") for s in read) and fit["context_sentences"] == 62
+    assert m["reason"].endswith(f"the judge read {fit['sentences_read']} of their 62 sentences (context_fit)")

@@ -19,8 +19,9 @@ against the excerpt's 0.740 and 0.690 (bench/results/faithfulness_by_kind.md, se
 A claim whose window is itself rejected makes the sample an error.
 
 **An excerpt** (:func:`fitted_call`; the one call of ``mode=direct`` and ``mode=inline``, which
-reads the answer whole, and the source answer of ``mode=sentences``' cross-check, which reads the
-question). The call is sent again with the context sentences that fit:
+reads the answer whole, the source answer of ``mode=sentences``' cross-check, which reads the
+question, and a rubric that reads the contexts, :mod:`.rubric`). The call is sent again with the
+context sentences that fit:
 
 1. **Budget.** From the window :math:`n_{ctx}` and the rejected prompt's tokens :math:`P`, as the
    server says them: the prompt's characters per token :math:`r = \mathrm{chars}(prompt) / P`, and

@@ -43,6 +43,12 @@ log-probabilities; otherwise r is the hard rating (``details.scoring`` says whic
 hard rating or verdict stays in the details (``rating`` / ``verdict``), with the weighted rating and
 its distribution.
 
+**Contexts past the judge's window.** A rubric that reads the contexts and is rejected as too long
+is sent again with the context sentences that fit, those most related to the answer's
+check-worthy sentences, the question and the reference first (of the inputs it reads; the criteria
+when it reads the contexts alone): :func:`._fit.fitted_call`, recorded in ``context_fit`` and
+said in the reason. The rating is then the judge's reading of that excerpt.
+
 Edge cases: an input the rubric reads that is empty in the sample (no answer, no context, no
 reference) -> undefined (None) with the reason naming it, no call; a reply that is not the
 asked JSON, a rating off the scale or a verdict other than yes/no -> one repair, then a recorded
@@ -63,10 +69,11 @@ from typing import Any
 from pydantic import BaseModel, Field, create_model, field_validator
 
 from ...errors import InvalidParameterError
-from ...judges import PromptTemplate, ReplyShape
+from ...judges import Message, PromptTemplate, ReplyShape
 from ...registry import LabelCheck, MetricSpec
 from ...types import MetricResult, Sample
 from ._base import JudgedEvaluator, register_judged
+from ._fit import answer_queries, fitted_call
 from ._memo import shared
 from ._prompting import numbered, template
 from ._schema import YesNo, scale
@@ -265,17 +272,37 @@ class RubricMetric(JudgedEvaluator):
         else:
             model, slot = rating_model(*bounds), {"reason": "<short reason>",
                                                    "rating": f"<whole number {bounds[0]}-{bounds[1]}>"}
-        r = await self.judge.judge(t.messages(shape=ReplyShape(json.dumps(slot)),
-                                              **{i: values[i] for i in rubric.inputs}),
-                                   model, tag=rubric.name, template_version=f"{t.cache_version}/{rubric.version}",
-                                   top_logprobs=asked_logprobs(self.params["scoring"]))
+        shape = ReplyShape(json.dumps(slot))
+        version = f"{t.cache_version}/{rubric.version}"
+
+        def messages(context: str | None) -> list[Message]:
+            given = values if context is None else {**values, "contexts": context}
+            return t.messages(shape=shape, **{i: given[i] for i in rubric.inputs})
+
+        async def send(context: str | None) -> Any:
+            return await self.judge.judge(messages(context), model, tag=rubric.name, template_version=version,
+                                          top_logprobs=asked_logprobs(self.params["scoring"]))
+
+        fit = None
+        if "contexts" in rubric.inputs:
+            r, fit = await fitted_call(self.judge, sample, f"rubric/{version}/{self.params['scoring']}",
+                                       ranked_for(rubric, sample), send,
+                                       lambda context: sum(len(m.content) for m in messages(context)),
+                                       tag=rubric.name, items="text the rubric reads")
+        else:
+            r = await send(None)
         common = {"explanation": r.value.reason, "steps": steps, "steps_from": source, "scale": rubric.scale}
+        read = ""
+        if fit is not None:
+            common["context_fit"] = fit
+            read = (f"; the contexts exceed the judge's context window: the judge read {fit['sentences_read']} of "
+                    f"their {fit['context_sentences']} sentences (context_fit)")
         if bounds is None:
             hard = bool(r.value.verdict)
             p = field_verdict_share(r.logprobs, r.raw, "verdict", hard) if weighted else None
             how = f"P(yes) = {p:.3f}" if p is not None else "hard verdict"
             return self.result(p if p is not None else float(hard), f"{'yes' if hard else 'no'} ({how}): "
-                               f"{r.value.reason[:300]}", verdict="yes" if hard else "no", p_yes=p,
+                               f"{r.value.reason[:300]}{read}", verdict="yes" if hard else "no", p_yes=p,
                                scoring="probability" if p is not None else "hard", **common)
         low, high = bounds
         rating = int(r.value.rating)
@@ -283,7 +310,17 @@ class RubricMetric(JudgedEvaluator):
         value = w.mean if w is not None else float(rating)
         how = f"probability-weighted {w.mean:.2f}" if w is not None else "hard rating"
         return self.result((value - low) / (high - low), f"rating {rating} on {rubric.scale} ({how}): "
-                           f"{r.value.reason[:300]}", **rating_details(rating, w), **common)
+                           f"{r.value.reason[:300]}{read}", **rating_details(rating, w), **common)
+
+
+def ranked_for(rubric: Rubric, sample: Sample) -> list[str]:
+    """The texts the context sentences are ranked for when a rubric's call does not fit the judge's
+    window (:func:`._fit.fitted_call`): the answer's check-worthy sentences, the question and the
+    reference, of those the rubric reads; the criteria when it reads the contexts alone."""
+    texts = answer_queries(sample) if "answer" in rubric.inputs else []
+    texts += [t for i, t in (("question", sample.query), ("reference", sample.reference or ""))
+              if i in rubric.inputs and t.strip()]
+    return texts or [rubric.criteria]
 
 
 def register_rubric(name: str, criteria: str, *, steps: tuple[str, ...] | list[str] = (),
