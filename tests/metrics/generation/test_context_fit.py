@@ -14,7 +14,7 @@ from functools import partial
 import pytest
 from click.testing import CliRunner
 
-from ragmeter import Sample, evaluate
+from ragmeter import Sample, evaluate, get_evaluator
 from ragmeter.cli import main
 from ragmeter.cli.eval_cmd import judge_status
 from ragmeter.errors import JudgeContextOverflow
@@ -129,7 +129,7 @@ def small_window(call: ChatCall, n_ctx: int = N_CTX) -> Reply | dict:
     return judge_rule(call)
 
 
-def test_claims_past_the_window_are_judged_alone_against_their_evidence_windows():
+def test_long_contexts_have_each_claim_judged_alone_against_its_evidence_window():
     wrong = ANSWER.replace("2019", "2018")  # the first fact changed
     samples = [Sample(id="right", query="When did the Harrowgate footbridge open?", contexts=ARTICLE, answer=ANSWER),
                Sample(id="wrong", query="When did the Harrowgate footbridge open?", contexts=ARTICLE, answer=wrong)]
@@ -139,33 +139,30 @@ def test_claims_past_the_window_are_judged_alone_against_their_evidence_windows(
         run = evaluate(samples, ["faithfulness", "hallucination_rate"], judge=judge, embedder=None)
         got = [r["metrics"]["faithfulness"] for r in run.records]
         rates = [r["metrics"]["hallucination_rate"] for r in run.records]
-        # before the fit every sample was an error: JudgeContextOverflow on the verdict list
         assert [m["error"] for m in got] == [None, None] and got[0]["score"] == 1.0
         assert [c["supported"] for c in got[1]["details"]["claims"]] == [False, True]  # the judge's word
         assert got[1]["score"] < 0.5 and [r["score"] for r in rates] == [1 - m["score"] for m in got]
         sent = [c for c in server.log if "<context>" in c.user_text]
-        # per sample, for both metrics: the rejected verdict list, then one word per claim (no schema);
-        # the second claim, the same in both answers, against the same window, is asked once
-        assert sorted((c.kind, c.schema) for c in sent) == [("ok", None)] * 3 + [("too_long", "Verdicts2")] * 2
-        words = [c for c in sent if c.kind == "ok"]
+        # no verdict list: one word per claim (no schema), for both metrics; the second claim, the
+        # same in both answers, against the same window, is asked once
+        assert [(c.kind, c.schema) for c in sent] == [("ok", None)] * 3
         for fact in FACTS:  # each claim's own sentence is in what the judge read for it
-            assert any(fact in block(c.user_text, "context") for c in words)
-        assert all(len(c.user_text) // 4 < N_CTX // 4 for c in words)  # four sentences, not the article
+            assert any(fact in block(c.user_text, "context") for c in sent)
+        assert all(len(c.user_text) // 4 < N_CTX // 4 for c in sent)  # four sentences, not the article
         stats = judge.stats()
-        assert stats["errors"] == {"JudgeContextOverflow": 2}  # the rejected requests, counted
-        assert stats["recovered"] == {"JudgeContextOverflow": 2}  # ... and recovered from
-        assert stats["by_tag"]["faithfulness"]["recovered"] == {"JudgeContextOverflow": 2}
-        assert "cached, 0 errors (2 over the context window, re-sent to fit), " in judge_status(stats)
+        assert stats["errors"] == {} and stats["recovered"] == {}  # nothing was rejected
         m = got[0]
         fit = m["details"]["context_fit"]
-        assert (fit["n_ctx"], fit["context_sentences"], fit["claims_alone"]) == (N_CTX, 62, True)
-        assert fit["prompt_tokens"] >= N_CTX  # the server's count of the rejected prompt
+        assert (fit["cause"], fit["max_chars"], fit["n_ctx"]) == ("length", 1500, None)
+        assert (fit["context_chars"], fit["context_sentences"], fit["claims_alone"]) == (7944, 62, True)
         assert "windows" not in fit  # each claim's window is on the claim
         windows = [[s["text"] for s in c["window"]] for c in m["details"]["claims"]]
         assert [len(w) for w in windows] == [4, 4] and [FACTS[i] in w for i, w in enumerate(windows)] == [True] * 2
         assert {s["text"] for s in fit["read"]} == {t for w in windows for t in w} and fit["sentences_read"] <= 8
-        assert any("each claim was judged alone against its evidence window" in n for n in m["details"]["notes"])
-        said = "each claim judged alone against its evidence window (context_fit)"
+        assert any(n.startswith("the contexts are longer than 1,500 characters (7,944): each claim was judged "
+                                "alone against its evidence window") for n in m["details"]["notes"])
+        said = ("the contexts are longer than 1,500 characters: each claim judged alone against its evidence "
+                "window (context_fit)")
         assert m["reason"].endswith(said) and rates[0]["reason"].endswith(said)
 
         # a sample's windows come from its own claims: the same sample scores alike after another
@@ -173,7 +170,61 @@ def test_claims_past_the_window_are_judged_alone_against_their_evidence_windows(
         again = evaluate([other_order(), samples[0]], ["faithfulness"], judge=judge, embedder=None).records
         assert [c["window"] for c in again[1]["metrics"]["faithfulness"]["details"]["claims"]] == [
             c["window"] for c in m["details"]["claims"]]
-        assert [c.kind for c in server.log if "<context>" in c.user_text].count("too_long") == 2
+
+
+# a short article (1,123 characters: 4 fillers of 128 + 130 + 130 + 128, a fact of 48, 4 fillers of
+# 128 + 130 + 130 + 128, a fact of 34 and 9 spaces): the verdict list reads it whole
+SHORT = " ".join(FILLER[:4] + FACTS[:1] + FILLER[4:8] + FACTS[1:])
+
+
+def list_and_word_tokens() -> tuple[int, int]:
+    """The verdict list's prompt tokens and the largest word call's (4 characters a token) for the
+    answer against SHORT, from a run on a judge without a window."""
+    sample = Sample(id="s", query="When did the Harrowgate footbridge open?", contexts=[SHORT], answer=ANSWER)
+    calls: list[ChatCall] = []
+
+    def rule(call: ChatCall) -> Reply | dict:
+        calls.append(call)
+        return judge_rule(call)
+
+    with FakeLLMServer(rule) as server:
+        evaluate([sample], ["faithfulness(verdicts=word)", "faithfulness"],
+                 judge=from_spec(f"openai:fake@{server.url}", cache=False), embedder=None)
+    lists = [tokens(c) for c in calls if (c.schema_name or "").startswith("Verdicts")]
+    words = [tokens(c) for c in calls if "<statement>" in c.user_text]
+    assert len(lists) == 1 and len(words) == 2
+    return lists[0], max(words)
+
+
+def test_claims_past_a_small_window_are_judged_alone_against_their_evidence_windows():
+    listed, word = list_and_word_tokens()
+    assert word < listed  # a window between them rejects the list and holds each word call
+    n_ctx = (word + listed) // 2
+    wrong = ANSWER.replace("2019", "2018")
+    samples = [Sample(id="right", query="When did the Harrowgate footbridge open?", contexts=[SHORT], answer=ANSWER),
+               Sample(id="wrong", query="When did the Harrowgate footbridge open?", contexts=[SHORT], answer=wrong)]
+    with FakeLLMServer(partial(small_window, n_ctx=n_ctx)) as server:
+        judge = from_spec(f"openai:fake@{server.url}", cache=False)
+        got = [r["metrics"]["faithfulness"] for r in evaluate(samples, ["faithfulness"], judge=judge,
+                                                                 embedder=None).records]
+        sent = [(c.kind, c.schema) for c in server.log if "<context>" in c.user_text]
+        stats = judge.stats()
+    # before the fit every sample was an error: JudgeContextOverflow on the verdict list
+    assert [m["error"] for m in got] == [None, None] and got[0]["score"] == 1.0
+    assert [c["supported"] for c in got[1]["details"]["claims"]] == [False, True]
+    # per sample the rejected verdict list, then one word per claim; the second claim asked once
+    assert sorted(sent) == [("ok", None)] * 3 + [("too_long", "Verdicts2")] * 2
+    assert stats["errors"] == {"JudgeContextOverflow": 2}  # the rejected requests, counted
+    assert stats["recovered"] == {"JudgeContextOverflow": 2}  # ... and recovered from
+    assert stats["by_tag"]["faithfulness"]["recovered"] == {"JudgeContextOverflow": 2}
+    assert "cached, 0 errors (2 over the context window, re-sent to fit), " in judge_status(stats)
+    fit = got[0]["details"]["context_fit"]
+    assert (fit["cause"], fit["n_ctx"], fit["claims_alone"]) == ("window", n_ctx, True)
+    assert fit["prompt_tokens"] >= n_ctx  # the server's count of the rejected prompt
+    # up to 1,500 characters a claim's window is the whole context: its 10 sentences
+    assert [len(c["window"]) for c in got[0]["details"]["claims"]] == [10, 10]
+    said = "the contexts exceed the judge's context window: each claim judged alone against its evidence window"
+    assert said in got[0]["reason"]
 
 
 def other_order() -> Sample:
@@ -199,17 +250,19 @@ def test_a_claim_whose_window_does_not_fit_stays_an_error():
         m = evaluate([sample], ["faithfulness"], judge=judge, embedder=None).records[0]["metrics"]["faithfulness"]
         assert m["score"] is None and m["error"]["type"] == "JudgeContextOverflow"
         assert judge.stats()["recovered"] == {}  # not recovered: errors on the judge's line
-        # the verdict list, then the claim's one word against its window (that one sentence)
-        assert [c.kind for c in server.log if "<context>" in c.user_text] == ["too_long", "too_long"]
-        assert ", 2 errors, " in judge_status(judge.stats())
+        # longer than 1,500 characters: no verdict list; the claim's one word against its window
+        # (that one sentence) is rejected
+        assert [c.kind for c in server.log if "<context>" in c.user_text] == ["too_long"]
+        assert ", 1 errors, " in judge_status(judge.stats())
         assert "context window" in m["error"]["message"] and "llama.cpp -c" in m["error"]["message"]
 
 
 def test_the_command_line_counts_a_rejected_list_apart_from_the_errors(tmp_path):
     rows = tmp_path / "rows.jsonl"
-    rows.write_text(json.dumps({"id": "long", "query": "When did the Harrowgate footbridge open?",
-                                "contexts": ARTICLE, "answer": ANSWER}) + "\n")
-    with FakeLLMServer(small_window) as server:
+    rows.write_text(json.dumps({"id": "short", "query": "When did the Harrowgate footbridge open?",
+                                "contexts": [SHORT], "answer": ANSWER}) + "\n")
+    listed, word = list_and_word_tokens()
+    with FakeLLMServer(partial(small_window, n_ctx=(word + listed) // 2)) as server:
         res = CliRunner().invoke(main, ["eval", str(rows), "-m", "faithfulness", "--judge",
                                         f"openai:fake@{server.url}", "--no-cache", "-o", str(tmp_path / "o"),
                                         "--no-report"], catch_exceptions=False)
@@ -219,34 +272,36 @@ def test_the_command_line_counts_a_rejected_list_apart_from_the_errors(tmp_path)
     assert "(errors:" not in said  # no error type listed: no sample lost its score
 
 
-def ollama_window(body: dict) -> tuple[int, dict, dict, float]:
-    """Ollama's ``/api/chat`` with ``num_ctx`` N_CTX, answering by the rule judge: a longer prompt is
+def ollama_window(body: dict, n_ctx: int = N_CTX) -> tuple[int, dict, dict, float]:
+    """Ollama's ``/api/chat`` with ``num_ctx`` ``n_ctx``, answering by the rule judge: a longer prompt is
     rejected with llama.cpp's body in Ollama's ``error`` when the request says ``truncate: false``,
     and otherwise cut from the front to fit and answered 200, as Ollama does by default (the
     context's first sentences are lost, the tags kept)."""
     call = ChatCall(0, {"messages": body["messages"], "max_tokens": body["options"].get("num_predict"),
                         "response_format": {"type": "json_object", "schema": body.get("format") or {}}}, {})
-    if tokens(call) >= N_CTX:
+    if tokens(call) >= n_ctx:
         if body.get("truncate") is False:
             error = {"error": {"code": 400, "message": f"request ({tokens(call)} tokens) exceeds the available "
-                               f"context size ({N_CTX} tokens), try increasing it", "type": "exceed_context_size_error",
-                               "n_prompt_tokens": tokens(call), "n_ctx": N_CTX}}
+                               f"context size ({n_ctx} tokens), try increasing it", "type": "exceed_context_size_error",
+                               "n_prompt_tokens": tokens(call), "n_ctx": n_ctx}}
             return 400, {}, {"error": json.dumps(error)}, 0.0
         user = next(m for m in body["messages"] if m["role"] == "user")
         context = block(user["content"], "context")
-        cut = context[4 * (tokens(call) - N_CTX + 200):]  # the first sentences dropped to fit
+        cut = context[4 * (tokens(call) - n_ctx + 200):]  # the first sentences dropped to fit
         messages = [{**m, "content": m["content"].replace(context, cut)} if m is user else m for m in body["messages"]]
         call = ChatCall(0, {**call.body, "messages": messages}, {})
     reply = judge_rule(call)
     content = reply.content if isinstance(reply, Reply) else json.dumps(reply)
     return 200, {}, {"message": {"role": "assistant", "content": content}, "done": True, "done_reason": "stop",
-                     "prompt_eval_count": min(tokens(call), N_CTX), "eval_count": 20}, 0.0
+                     "prompt_eval_count": min(tokens(call), n_ctx), "eval_count": 20}, 0.0
 
 
 def test_ollama_rejects_a_prompt_past_its_window_instead_of_cutting_it():
-    sample = Sample(id="long", query="When did the Harrowgate footbridge open?", contexts=ARTICLE, answer=ANSWER)
+    sample = Sample(id="short", query="When did the Harrowgate footbridge open?", contexts=[SHORT], answer=ANSWER)
+    listed, word = list_and_word_tokens()
+    n_ctx = (word + listed) // 2
     server = NativeServer()
-    server.rule = ollama_window
+    server.rule = partial(ollama_window, n_ctx=n_ctx)
     try:
         judge = from_spec(f"ollama-native:m@{server.url}", cache=False)
         m = evaluate([sample], ["faithfulness"], judge=judge, embedder=None).records[0]["metrics"]["faithfulness"]
@@ -257,7 +312,7 @@ def test_ollama_rejects_a_prompt_past_its_window_instead_of_cutting_it():
     assert m["error"] is None and m["score"] == 1.0
     # claims, the rejected list, one word per claim
     assert [c["body"].get("truncate") for c in server.log] == [False] * 4
-    assert m["details"]["context_fit"]["n_ctx"] == N_CTX
+    assert m["details"]["context_fit"]["n_ctx"] == n_ctx
 
 
 @pytest.mark.parametrize(("mode", "scores", "verdicts"), [("direct", (1.0, 0.0), "verdict"),
@@ -338,14 +393,16 @@ def test_the_cross_check_answers_from_the_sentences_that_fit():
     assert any("those most related to each question first" in n for n in m["details"]["notes"])
 
 
-def test_contexts_longer_than_8000_characters_are_judged_per_claim_whatever_the_window():
-    # ARTICLE joins to 7,944 characters (7,942 and a 2-character separator): the verdict list; one more
-    # sentence of 128 after a space (7,942 + 1 + 128 + 2 = 8,073 joined): each
-    # claim alone against its evidence window, on a judge whose window holds them both
-    longer = [ARTICLE[0], ARTICLE[1] + " " + FILLER[0]]
+def test_contexts_longer_than_1500_characters_are_judged_per_claim_whatever_the_window():
+    # 1,383 characters (4 fillers of 128 + 130 + 130 + 128, a fact of 48, 6 fillers of 128 + 130 + 130
+    # + 128 + 128 + 130, a fact of 34, 11 spaces): the verdict list; one more filler of 131 after a
+    # space (1,515): each claim alone against its evidence window, on a judge with no window
+    under = " ".join(FILLER[:4] + FACTS[:1] + FILLER[4:10] + FACTS[1:])
+    over = " ".join(FILLER[:4] + FACTS[:1] + FILLER[4:11] + FACTS[1:])
+    assert (len(under), len(over)) == (1383, 1515)
     q = "When did the Harrowgate footbridge open?"
-    samples = [Sample(id="under", query=q, contexts=ARTICLE, answer=ANSWER),
-               Sample(id="over", query=q, contexts=longer, answer=ANSWER.replace("2019", "2018"))]
+    samples = [Sample(id="under", query=q, contexts=[under], answer=ANSWER),
+               Sample(id="over", query=q, contexts=[over], answer=ANSWER.replace("2019", "2018"))]
     with FakeLLMServer(judge_rule) as server:
         judge = from_spec(f"openai:fake@{server.url}", cache=False)
         recs = [r["metrics"] for r in evaluate(samples, ["faithfulness", "hallucination_rate"], judge=judge,
@@ -353,14 +410,32 @@ def test_contexts_longer_than_8000_characters_are_judged_per_claim_whatever_the_
         lists = [c for c in server.log if c.schema and c.schema.startswith("Verdicts")]
         words = [c for c in server.log if "<statement>" in c.user_text]
         stats = judge.stats()
-    under, over = recs[0]["faithfulness"], recs[1]["faithfulness"]
-    assert under["score"] == 1.0 and "context_fit" not in under["details"]
-    assert len(lists) == 1 and ARTICLE[1] in lists[0].user_text  # the short sample's list, whole contexts
+    short, long = recs[0]["faithfulness"], recs[1]["faithfulness"]
+    assert short["score"] == 1.0 and "context_fit" not in short["details"]
+    assert len(lists) == 1 and under in lists[0].user_text  # the short sample's list, whole contexts
     assert len(words) == 2  # the long sample's two claims, once for both metrics; no list for it
-    assert [c["supported"] for c in over["details"]["claims"]] == [False, True]
-    fit = over["details"]["context_fit"]
-    assert (fit["cause"], fit["n_ctx"], fit["context_chars"], fit["claims_alone"]) == ("length", None, 8073, True)
+    assert [c["supported"] for c in long["details"]["claims"]] == [False, True]
+    fit = long["details"]["context_fit"]
+    assert (fit["cause"], fit["n_ctx"], fit["context_chars"], fit["claims_alone"]) == ("length", None, 1515, True)
+    assert [len(c["window"]) for c in long["details"]["claims"]] == [4, 4]  # past 1,500: four sentences
     assert stats["errors"] == {} and stats["recovered"] == {}  # nothing was rejected
-    said = "the contexts are longer than 8,000 characters: each claim judged alone against its evidence window"
-    assert said in over["reason"] and said in recs[1]["hallucination_rate"]["reason"]
-    assert any(n.startswith("the contexts are longer than 8,000 characters (8,073)") for n in over["details"]["notes"])
+    said = "the contexts are longer than 1,500 characters: each claim judged alone against its evidence window"
+    assert said in long["reason"] and said in recs[1]["hallucination_rate"]["reason"]
+    assert any(n.startswith("the contexts are longer than 1,500 characters (1,515)") for n in long["details"]["notes"])
+    # the plan of calls: the claims, then one list (under) or one word per check-worthy sentence (over)
+    plans = [{p.key[0]: p.calls for p in get_evaluator("faithfulness", judge=judge).planned_calls(x)[1:]}
+             for x in samples]
+    assert plans == [{"verify_claims": 1, "uncovered_claims": 0.5}, {"claim_words": 2, "uncovered_claims": 0.5}]
+
+
+def test_a_verdict_list_of_sentences_keeps_the_8000_character_bound():
+    # mode=sentences,verdicts=list reads the union of its sentences' windows, not the whole contexts:
+    # its list is still sent for the 1,515 characters above (and for ARTICLE's 7,944)
+    over = " ".join(FILLER[:4] + FACTS[:1] + FILLER[4:11] + FACTS[1:])
+    sample = Sample(id="over", query="When did the Harrowgate footbridge open?", contexts=[over], answer=ANSWER)
+    name = "faithfulness(mode=sentences,verdicts=list)"
+    with FakeLLMServer(judge_rule) as server:
+        judge = from_spec(f"openai:fake@{server.url}", cache=False)
+        m = evaluate([sample], [name], judge=judge, embedder=None).records[0]["metrics"][name]
+        schemas = [c.schema for c in server.log]
+    assert m["score"] == 1.0 and "context_fit" not in m["details"] and schemas == ["Verdicts2"]

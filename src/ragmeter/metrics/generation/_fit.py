@@ -6,10 +6,20 @@ the judge rejects a call as too long (:class:`~ragmeter.errors.JudgeContextOverf
 sent instead depends on the call.
 
 **Claims judged alone** (:func:`alone_call`; the verdict list of ``mode=claims``, and of
-``mode=sentences`` with ``verdicts=list``). So are the claims of a sample whose joined contexts
-are longer than :data:`LONG_CONTEXT_CHARS` characters, without sending the verdict list, whatever
-the judge's window: the method then depends on the data, not on how the server was started (rule
-and runs: bench/results/faithfulness_by_kind.md, sections 151-151a). Each claim is judged alone,
+``mode=sentences`` with ``verdicts=list``). So are the claims of a sample whose joined contexts are
+long, without sending the verdict list, whatever the judge's window, so that the method depends on
+the data, not on how the server was started:
+
+- ``mode=claims``' list reads the whole joined contexts; past :data:`CLAIM_LIST_MAX_CHARS`
+  characters (1,500, the length past which a claim's evidence window is no longer the whole
+  context) each claim is judged alone, against the few sentences that bear on it rather than a
+  whole article. Rules and runs: bench/results/faithfulness_by_kind.md, sections 151-152a; on
+  summaries of one 2,500-3,500 character article with a 1.5B judge, AUROC 0.930, 0.600 and 0.939
+  on three design sets against the list's 0.890, 0.560 and 0.899.
+- ``mode=sentences``' list reads the union of its sentences' windows; past
+  :data:`LONG_CONTEXT_CHARS` characters of joined contexts (8,000) each sentence is judged alone.
+
+Each claim is judged alone,
 one yes/no word scored by P(yes), against its evidence window (the few context sentences most
 related to it: :func:`._evidence.claim_windows`, the prompt of
 ``verdicts=word``). A claim is then judged against the sentences chosen for it rather than against
@@ -70,7 +80,7 @@ from ...errors import JudgeContextOverflow
 from ...types import Sample
 from ._base import note
 from ._checkworthy import split_claims
-from ._evidence import Span, Window, claim_windows, context_sentences, rank
+from ._evidence import WHOLE_CONTEXT_CHARS, Span, Window, claim_windows, context_sentences, rank
 from ._memo import shared
 from ._prompting import joined_context
 
@@ -78,8 +88,11 @@ T = TypeVar("T")
 
 #: joined contexts longer than this many characters have each claim judged alone against its evidence
 #: window without a verdict list, whatever the judge's window (about 2,000 tokens; chosen by a rule
-#: written before its runs, bench/results/faithfulness_by_kind.md section 151)
+#: written before its runs, bench/results/faithfulness_by_kind.md section 151); mode=sentences' list
 LONG_CONTEXT_CHARS = 8000
+#: the same for mode=claims' verdict list, which reads the whole joined contexts: past the length where
+#: an evidence window stops being the whole context (bench/results/faithfulness_by_kind.md section 152)
+CLAIM_LIST_MAX_CHARS = WHOLE_CONTEXT_CHARS
 #: the share of the worked-out room the excerpt may fill (token counts per character vary along a text)
 FILL = 0.9
 #: excerpts tried after a rejection before the error stands
@@ -186,17 +199,19 @@ async def _fitted(judge: Any, claims: list[str], whole: str, spans: Sequence[Spa
 async def alone_call(judge: Any, sample: Sample, step: str, claims: list[str],
                      send: Callable[[str | None], Awaitable[T]],
                      alone: Callable[[list[Window]], Awaitable[T]], *, tag: str,
-                     windows: list[Window] | None = None) -> tuple[T, dict[str, Any] | None]:
-    """``await send(None)`` (a verdict list of ``claims``) or, when the judge rejects it as too
-    long, ``await alone(windows)``: each claim judged alone against its evidence window
-    (``windows``, else :func:`._evidence.claim_windows`), as the module docstring's "Claims judged
-    alone" says; the value and the ``context_fit`` record (None when the list was answered). Once
-    per judge, ``step`` and sample content, as :func:`fitted_call`."""
+                     windows: list[Window] | None = None, max_chars: int = LONG_CONTEXT_CHARS
+                     ) -> tuple[T, dict[str, Any] | None]:
+    """``await send(None)`` (a verdict list of ``claims``) or, when the joined contexts are longer
+    than ``max_chars`` characters or the judge rejects the list as too long, ``await
+    alone(windows)``: each claim judged alone against its evidence window (``windows``, else
+    :func:`._evidence.claim_windows`), as the module docstring's "Claims judged alone" says; the
+    value and the ``context_fit`` record (None when the list was answered). Once per judge,
+    ``step`` and sample content, as :func:`fitted_call`."""
     whole = joined_context(sample)
 
     async def run() -> tuple[T, dict[str, Any] | None]:
         first = None
-        if len(whole) <= LONG_CONTEXT_CHARS:
+        if len(whole) <= max_chars:
             try:
                 return await send(None), None
             except JudgeContextOverflow as exc:
@@ -207,26 +222,26 @@ async def alone_call(judge: Any, sample: Sample, step: str, claims: list[str],
         recovered = getattr(judge, "recovered", None)
         if first is not None and recovered is not None:
             recovered(tag, type(first).__name__, 1)
-        return value, _alone_record(first, whole, context_sentences(texts), own)
+        return value, _alone_record(first, whole, context_sentences(texts), own, max_chars)
 
     key = (whole, sample.query, sample.answer, claims)
     return cast("tuple[T, dict[str, Any] | None]", await shared(judge, f"alone/{step}", key, run))
 
 
 def _alone_record(first: JudgeContextOverflow | None, whole: str, spans: Sequence[Span],
-                  windows: Sequence[Window]) -> dict[str, Any]:
+                  windows: Sequence[Window], max_chars: int) -> dict[str, Any]:
     """The ``context_fit`` details of claims judged alone, and the note that says them; ``first``
-    is the rejection, None when the contexts were longer than :data:`LONG_CONTEXT_CHARS`."""
+    is the rejection, None when the contexts were longer than ``max_chars`` characters."""
     read = sorted({s for w in windows for s in w.spans}, key=lambda s: (s.context, s.start))
     if first is None:
-        why = f"the contexts are longer than {LONG_CONTEXT_CHARS:,} characters ({len(whole):,})"
+        why = f"the contexts are longer than {max_chars:,} characters ({len(whole):,})"
     else:
         tokens = f"{first.prompt_tokens} tokens" if first.prompt_tokens else "the prompt"
         why = "the contexts do not fit the judge's context window" + (
             f" ({tokens}, window {first.n_ctx})" if first.n_ctx else "")
     note(f"{why}: each claim was judged alone against its evidence window, {len(read)} of the contexts' "
          f"{len(spans)} sentences in all (context_fit)")
-    return {"cause": "window" if first is not None else "length",
+    return {"cause": "window" if first is not None else "length", "max_chars": max_chars,
             "n_ctx": first.n_ctx if first is not None else None,
             "prompt_tokens": first.prompt_tokens if first is not None else None,
             "context_sentences": len(spans), "context_chars": len(whole), "claims_alone": True,

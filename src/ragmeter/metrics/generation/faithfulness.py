@@ -19,7 +19,7 @@ hold less than half of, or with a number or a name no claim holds
 split into claims in one more call of the same prompt, with those sentences as the answer, and its
 claims join C(a); (2) the judge checks
 every claim against the joined contexts, yes or no per claim, all claims in one call, or, when the
-joined contexts are longer than 8,000 characters (:data:`._fit.LONG_CONTEXT_CHARS`) or the judge
+joined contexts are longer than 1,500 characters (:data:`._fit.CLAIM_LIST_MAX_CHARS`) or the judge
 rejects that call because they do not fit its context window, each claim alone, one yes/no word
 scored by P(yes), against its evidence window, as ``verdicts=word`` does
 (:func:`._fit.alone_call`; recorded in ``context_fit`` with its ``cause``, each claim's
@@ -150,8 +150,9 @@ from ._claim_steps import (
     verify,
 )
 from ._evidence import Span, Window, context_sentences
-from ._fit import LONG_CONTEXT_CHARS, alone_call, answer_queries, fitted_call
+from ._fit import CLAIM_LIST_MAX_CHARS, alone_call, answer_queries, fitted_call
 from ._grounding import grounded_mask, source_span, split_grounded, uncovered_sentences
+from ._prompting import joined_context
 from ._sentence_steps import (
     CROSS_CHECK,
     SENTENCE_VETOES,
@@ -291,7 +292,7 @@ async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts |
 async def _verdict_list(ev: JudgedEvaluator, sample: Sample, claims: list[str]
                         ) -> tuple[list[tuple[bool, str, float | None]], dict[str, Any] | None]:
     """The verdict list of ``claims`` against the joined contexts or, when they are longer than
-    :data:`._fit.LONG_CONTEXT_CHARS` characters or the judge rejects the list as past its window,
+    :data:`._fit.CLAIM_LIST_MAX_CHARS` characters or the judge rejects the list as past its window,
     each claim's one word against its evidence window (:func:`._fit.alone_call`); and the
     ``context_fit`` record (None when the list was answered)."""
     form = verdict_form(ev.params)
@@ -305,7 +306,7 @@ async def _verdict_list(ev: JudgedEvaluator, sample: Sample, claims: list[str]
         return await claim_words(ev.judge, sample, claims, "faithfulness", ev.params["scoring"], windows)
 
     return await alone_call(ev.judge, sample, f"verify/{form}/{ev.params['scoring']}", claims, send, alone,
-                            tag="faithfulness")
+                            tag="faithfulness", max_chars=CLAIM_LIST_MAX_CHARS)
 
 
 async def _inline_claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts:
@@ -365,9 +366,11 @@ def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
     """The calls :func:`support_outcome` makes, keyed as faithfulness and hallucination_rate share
     them: none for an empty answer or no context; the direct verdict; one per check-worthy
     sentence; none for an answer with no check-worthy sentence; the inline call; or the claims and,
-    when the judge finds any (not exact), their verdicts
-    and, expected for every other answer of two check-worthy sentences or more, the claim call for
-    the sentences the claims leave out (:data:`LEFT_OUT_SHARE`)."""
+    when the judge finds any (not exact), their verdicts (one word per claim, as many as the
+    answer's check-worthy sentences, with ``verdicts=word`` or contexts past
+    :data:`._fit.CLAIM_LIST_MAX_CHARS`), and, expected for every other answer of two check-worthy
+    sentences or more, the claim call for the sentences the claims leave out
+    (:data:`LEFT_OUT_SHARE`)."""
     if not (sample.answer or "").strip() or not any(t.strip() for t in sample.context_texts):
         return []
     scoring, content = ev.params["scoring"], (sample.query, sample.answer, tuple(sample.context_texts))
@@ -393,7 +396,8 @@ def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
     # two check-worthy sentences or more
     more = ([PlannedStep(("uncovered_claims", sample.query, sample.answer), calls=LEFT_OUT_SHARE, exact=False)]
             if n > 1 else [])
-    if verdict_form(ev.params) == "word":  # one per claim: as many as the answer's check-worthy sentences, most likely
+    # one per claim: as many as the answer's check-worthy sentences, most likely
+    if verdict_form(ev.params) == "word" or len(joined_context(sample)) > CLAIM_LIST_MAX_CHARS:
         return [decompose_step(sample, ev.params["steps"]),
                 PlannedStep(("claim_words", scoring, *content), calls=max(1, n), exact=False), *more]
     form = verdict_form(ev.params)
@@ -569,7 +573,7 @@ def fit_reason(o: SupportOutcome) -> str:
     if not fit:
         return ""
     if fit.get("claims_alone"):
-        why = (f"are longer than {LONG_CONTEXT_CHARS:,} characters" if fit.get("cause") == "length"
+        why = (f"are longer than {fit['max_chars']:,} characters" if fit.get("cause") == "length"
                else "exceed the judge's context window")
         return f"; the contexts {why}: each claim judged alone against its evidence window (context_fit)"
     verdicts = "verdict" if o.case == "direct" else "verdicts"
@@ -621,7 +625,8 @@ register_judged(
                 "no claim and the judge states the answer makes no factual claim -> 1.0",
                 "no claim without that statement -> undefined",
                 "a verdict count other than the claim count -> JudgeParseError after one repair",
-                "contexts longer than 8,000 characters, or past the judge's context window -> mode=claims: each "
+                "contexts longer than 1,500 characters (mode=claims; 8,000 with mode=sentences,verdicts=list), "
+                "or past the judge's context window -> mode=claims: each "
                 "claim judged alone, one word, against its evidence window (as verdicts=word; context_fit and "
                 "each claim's window; past the window one rejected request); mode=inline, direct: the call reads "
                 "the context sentences that fit, the answer sentences' most related first (context_fit; one "
@@ -633,7 +638,7 @@ register_judged(
           "come from the analysis answer_relevancy(method=questions,steps=shared) reads too), 3 when the claims "
           "leave out an answer sentence with a number or a name, or one of its numbers or names (its claims "
           "from one more claim call), "
-          "with verdicts=word or contexts longer than 8,000 characters 1 + one per claim, past the judge's "
+          "with verdicts=word or contexts longer than 1,500 characters 1 + one per claim, past the judge's "
           "window 1 more (the rejected verdict list) + one per claim; "
           "mode=inline: 1 (shared with hallucination_rate); "
           "mode=direct: 1 (max_tokens 1, shared with hallucination_rate); mode=sentences: 1 per check-worthy "
@@ -642,7 +647,7 @@ register_judged(
           "no context or (except with mode=direct) no check-worthy sentence",
     params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, CHECKS, WINDOWS, CROSS_CHECK),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="37",
+    version="38",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,
                      positions=claim_positions),
     answer_preference=0,

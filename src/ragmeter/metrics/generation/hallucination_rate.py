@@ -98,7 +98,7 @@ register_judged(
                 "no claim without that statement -> undefined",
                 "a verdict count other than the claim count -> JudgeParseError after one repair",
                 "contexts past the judge's context window (mode=claims, inline, direct) -> as faithfulness: with "
-                "mode=claims (and contexts longer than 8,000 characters) each claim judged alone against its "
+                "mode=claims (and contexts longer than 1,500 characters) each claim judged alone against its "
                 "evidence window, with mode=inline and direct "
                 "the call reads the context sentences that fit (context_fit), else JudgeContextOverflow"),
     requires=("answer", "contexts"),
@@ -108,6 +108,6 @@ register_judged(
     params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, CHECKS, WINDOWS, CROSS_CHECK),
     higher_is_better=False,
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="37",
+    version="38",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_rate),
 )
