@@ -5,7 +5,7 @@
 Serves a scripted OpenAI-compatible judge on loopback (``tests/judges/fake_server.py``): ``hang``
 never answers (the client times out), ``429`` answers HTTP 429 with ``Retry-After: 1`` to every
 request, ``die`` answers 4 requests and then stops (refused connections). Runs ``ragmeter eval``
-on N generated rows with ``-m faithfulness(mode=direct) -m mrr --judge ollama:m@URL --no-cache``
+on N generated rows with ``-m faithfulness(mode=direct) -m mrr --judge openai:m@URL --no-cache``
 plus the extra flags, and prints the exit code, wall time, the requests the server received,
 the failed requests the judge counted and the summary's ``aborted`` type. Run from the repository
 root with ``PYTHONPATH=src``.
@@ -52,7 +52,7 @@ def run(scenario: str, rows: int, port: int, extra: list[str]) -> dict:
         t0 = time.perf_counter()
         try:
             res = CliRunner().invoke(main, ["eval", str(data), "-m", "faithfulness(mode=direct)", "-m", "mrr",
-                                            "--judge", f"ollama:m@{server.url}", "-o", f"{tmp}/o", "--no-report",
+                                            "--judge", f"openai:m@{server.url}", "-o", f"{tmp}/o", "--no-report",
                                             "--no-cache", *extra], catch_exceptions=False)
         finally:
             server.stop()

@@ -6,7 +6,7 @@
 * pyarrow (the ``arrow`` extra): Parquet in and out, and the columnar fast path of
   :func:`ragmeter.evaluate` and of TREC files (without it JSONL and CSV files take the ``Sample`` path
   and TREC files the line parser, with the same results);
-* openai (the ``judges`` extra): the ``openai`` and ``ollama`` judge backends and the ``openai`` embedder.
+* openai (the ``judges`` extra): the ``openai`` judge backend and the ``openai`` embedder.
 
 Everything else runs without them.
 """

@@ -155,13 +155,13 @@ def native(_native_session: NativeServer) -> Iterator[NativeServer]:
 
 
 def make_backend(kind: str, fail: bool, fake_llm, monkeypatch, tmp_path, native: NativeServer) -> JudgeBackend:
-    if kind in ("openai", "ollama"):
+    if kind == "openai":
         fake_llm.rule = (lambda call: Reply.server_error(503)) if fail else (lambda call: {"score": 3})
-        return from_spec(f"{kind}:m@{fake_llm.url}", cache=False).backend
-    if kind == "ollama-native":
+        return from_spec(f"openai:m@{fake_llm.url}", cache=False).backend
+    if kind in ("ollama", "ollama-native"):
         if fail:
             native.rule = lambda body: (503, {}, {"error": "server busy"}, 0.0)
-        return from_spec(f"ollama-native:m@{native.url}", cache=False).backend
+        return from_spec(f"{kind}:m@{native.url}", cache=False).backend
     if kind == "litellm":
         _stub_litellm(monkeypatch, fail)
         return from_spec("litellm:anthropic/claude-3-5-haiku", cache=False).backend
@@ -208,9 +208,9 @@ def test_backend_failures_are_judge_errors(kind, fake_llm, monkeypatch, tmp_path
 
     with pytest.raises(JudgeError):
         asyncio.run(go())
-    if kind in ("openai", "ollama"):
+    if kind == "openai":
         assert len(fake_llm.log) == 1  # one try: retries belong to the Judge
-    if kind == "ollama-native":
+    if kind in ("ollama", "ollama-native"):
         assert len(native.log) == 1
 
 
@@ -331,6 +331,21 @@ def test_ollama_native_timeout(native):
     request = ChatRequest(REQUEST.messages, timeout=0.1)
     with pytest.raises(JudgeTimeout, match=r"0\.1 s"):
         _native_call(from_spec(f"ollama-native:m@{native.url}", cache=False).backend, request)
+
+
+def test_ollama_speaks_the_native_api_at_the_servers_root_or_its_v1(native, monkeypatch):
+    # ollama: went through Ollama's OpenAI-compatible /v1, which has no truncate field and ignores
+    # num_ctx: a prompt past the window was cut to fit and answered 200, with nothing to say so
+    for url in (native.url, native.url + "/v1", native.url + "/v1/"):
+        backend = from_spec(f"ollama:m@{url}", cache=False).backend
+        _native_call(backend)
+        assert (backend.name, backend.base_url, backend.free) == ("ollama", native.url, True)
+    assert [c["path"] for c in native.log] == ["/api/chat"] * 3
+    assert [c["body"]["truncate"] for c in native.log] == [False] * 3
+    monkeypatch.setenv("OLLAMA_HOST", "10.0.0.5:11434")
+    assert from_spec("ollama:qwen2.5:1.5b", cache=False).backend.base_url == "http://10.0.0.5:11434"
+    monkeypatch.delenv("OLLAMA_HOST")
+    assert from_spec("ollama:llama3.1", cache=False).backend.base_url == "http://127.0.0.1:11434"
 
 
 def test_ollama_native_url_and_key(native, monkeypatch):

@@ -43,7 +43,7 @@ def run_eval(data: Path, url: str, out: Path, *flags: str, budget: int | None = 
         (data.parent / "c.yaml").write_text(f"rag:\n  eval:\n    unreachable_after: {budget}\n")
         flags = (*flags, "-c", str(data.parent / "c.yaml"))
     return CliRunner().invoke(main, ["eval", str(data), "-m", "faithfulness(mode=direct)", "-m", "mrr", "--judge",
-                                     f"ollama:m@{url}", "-o", str(out), "--no-report", "--no-cache", *flags],
+                                     f"openai:m@{url}", "-o", str(out), "--no-report", "--no-cache", *flags],
                               catch_exceptions=False)
 
 
@@ -51,7 +51,7 @@ def check_stopped(res, out: Path, url: str, cause: str, rows: int) -> dict:
     assert res.exit_code == 3, res.output
     lines = [ln for ln in res.output.splitlines() if "unreachable" in ln]
     assert len(lines) == 1, res.output
-    assert url in lines[0] and cause in lines[0] and "ollama:m" in lines[0], lines[0]
+    assert url in lines[0] and cause in lines[0] and "openai:m" in lines[0], lines[0]
     written = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
     # the rows up to the first that recorded the judge unreachable are kept, in input order; later
     # rows are not written (the run driver's rule, the same on every engine)
@@ -64,13 +64,13 @@ def check_stopped(res, out: Path, url: str, cause: str, rows: int) -> dict:
 
 
 def test_connection_refused_is_reported_as_refused_with_the_backend_named():
-    # before: "*** judge: APITimeoutError: Request timed out." (the placeholder key "ollama" was
+    # before: "*** judge: APITimeoutError: Request timed out." (the placeholder key was
     # masked as a secret, and the SDK reports a refused connection as a timeout)
-    judge = from_spec(f"ollama:m@http://127.0.0.1:{closed_port()}/v1", cache=False, max_retries=0)
+    judge = from_spec(f"openai:m@http://127.0.0.1:{closed_port()}/v1", cache=False, max_retries=0)
     with pytest.raises(JudgeConnectionError) as info:
         asyncio.run(judge.judge("q", Verdict))
     text = str(info.value)
-    assert text.startswith("ollama judge: connection refused"), text
+    assert text.startswith("openai judge: connection refused"), text
     assert "Timeout" not in text and "timed out" not in text and "***" not in text
 
 

@@ -260,7 +260,6 @@ def test_missing_key_fails_at_construction_naming_the_env_var():
         from_spec("openai:gpt-4o-mini@https://api.example.com/v1", cache=False)
     # a local server needs none
     assert from_spec("openai:qwen2.5@http://127.0.0.1:8080/v1", cache=False).backend.model == "qwen2.5"
-    assert from_spec("ollama:llama3.1", cache=False).backend.base_url == "http://127.0.0.1:11434/v1"
 
 
 def test_env_base_url_and_key(monkeypatch):

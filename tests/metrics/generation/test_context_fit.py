@@ -296,14 +296,15 @@ def ollama_window(body: dict, n_ctx: int = N_CTX) -> tuple[int, dict, dict, floa
                      "prompt_eval_count": min(tokens(call), n_ctx), "eval_count": 20}, 0.0
 
 
-def test_ollama_rejects_a_prompt_past_its_window_instead_of_cutting_it():
+@pytest.mark.parametrize("backend", ["ollama", "ollama-native"])
+def test_ollama_rejects_a_prompt_past_its_window_instead_of_cutting_it(backend):
     sample = Sample(id="short", query="When did the Harrowgate footbridge open?", contexts=[SHORT], answer=ANSWER)
     listed, word = list_and_word_tokens()
     n_ctx = (word + listed) // 2
     server = NativeServer()
     server.rule = partial(ollama_window, n_ctx=n_ctx)
     try:
-        judge = from_spec(f"ollama-native:m@{server.url}", cache=False)
+        judge = from_spec(f"{backend}:m@{server.url}", cache=False)
         m = evaluate([sample], ["faithfulness"], judge=judge, embedder=None).records[0]["metrics"]["faithfulness"]
     finally:
         server.stop()

@@ -1,6 +1,6 @@
 """Built-in judge backends; importing this package registers them.
 
-``openai`` and ``ollama`` (:mod:`.openai_compat`), ``ollama-native`` (:mod:`.ollama_native`),
+``openai`` (:mod:`.openai_compat`), ``ollama`` and ``ollama-native`` (:mod:`.ollama_native`),
 ``litellm`` (:mod:`.litellm_backend`) and ``llamacpp`` (:mod:`.llamacpp_backend`). The last two
 import their optional library only when a judge is built, and say which extra to install when it
 is missing.

@@ -1,18 +1,21 @@
-"""The ``ollama-native`` backend: Ollama's own chat API, ``POST /api/chat``.
+"""The ``ollama`` backend: Ollama's own chat API, ``POST /api/chat``.
 
-``ollama-native:qwen2.5:1.5b`` talks to ``http://127.0.0.1:11434`` (or ``$OLLAMA_HOST``);
-``ollama-native:qwen2.5:1.5b@http://host:11434`` names the server by its root (no ``/v1``, no
-``/api``). Where ``ollama:`` goes through Ollama's OpenAI-compatible ``/v1``, this backend sends
-Ollama's native request: the sampling settings in ``options`` (``temperature``, ``num_predict``
-for the token limit, ``seed``), the JSON schema in ``format`` (Ollama constrains decoding to it),
-``logprobs: true, top_logprobs: n`` when the request asks for log-probabilities, and
-``truncate: false``. Ollama otherwise cuts a prompt longer than the model's ``num_ctx`` to fit and
-answers 200, so the judge would read part of the contexts and no one would know; with it the
-server rejects the prompt, the rejection is a :class:`~ragmeter.errors.JudgeContextOverflow`, and
-faithfulness judges the claims one by one against their evidence windows (``extra_body``
-``{"truncate": true}`` restores Ollama's cut; a server older than the field ignores it). The reply's
-``message.content``, ``done_reason``, ``prompt_eval_count``/``eval_count`` and ``logprobs`` become
-the :class:`~ragmeter.judges.Completion`.
+``ollama:qwen2.5:1.5b`` talks to ``http://127.0.0.1:11434`` (or ``$OLLAMA_HOST``);
+``ollama:qwen2.5:1.5b@http://host:11434`` names the server by its root (a trailing ``/v1``, the
+root of Ollama's OpenAI-compatible API, names the same server). ``ollama-native:`` is the same
+backend under another name, and takes the root only. The request is Ollama's native one: the
+sampling settings in ``options`` (``temperature``, ``num_predict`` for the token limit, ``seed``),
+the JSON schema in ``format`` (Ollama constrains decoding to it), ``logprobs: true, top_logprobs:
+n`` when the request asks for log-probabilities, and ``truncate: false``. Ollama otherwise cuts a
+prompt longer than the model's ``num_ctx`` to fit and answers 200, so the judge would read part of
+the contexts and no one would know; with it the server rejects the prompt, the rejection is a
+:class:`~ragmeter.errors.JudgeContextOverflow`, and faithfulness judges the claims one by one
+against their evidence windows (``extra_body`` ``{"truncate": true}`` restores Ollama's cut; a
+server older than the field ignores it). Ollama's OpenAI-compatible ``/v1`` has no such field,
+and ignores ``num_ctx`` too: that is why ``ollama:`` does not go through it (``openai:MODEL@
+http://127.0.0.1:11434/v1`` still does, cut and all). The reply's ``message.content``,
+``done_reason``, ``prompt_eval_count``/``eval_count`` and ``logprobs`` become the
+:class:`~ragmeter.judges.Completion`.
 
 **Extra fields** (``extra_body``): a top-level ``/api/chat`` field (``keep_alive``, ``think``...)
 is added to the body as given; any other key is a model option and goes into ``options``
@@ -54,7 +57,7 @@ def default_url() -> str:
 
 
 class OllamaNativeBackend:
-    """A backend over Ollama's ``POST /api/chat``.
+    """A backend over Ollama's ``POST /api/chat`` (``ollama:`` and ``ollama-native:``).
 
     Parameters
     ----------
@@ -69,6 +72,8 @@ class OllamaNativeBackend:
         Extra request fields and model options of every request (see the module docs).
     free:
         Calls cost nothing (default True: a local model).
+    name:
+        The backend name shown and stored (default ``ollama-native``; ``ollama:`` builds it as ``ollama``).
     """
 
     name = "ollama-native"
@@ -77,7 +82,9 @@ class OllamaNativeBackend:
 
     def __init__(self, model: str, *, base_url: str | None = None, api_key: str | None = None,
                  api_key_env: str | None = None, extra_body: dict[str, Any] | None = None,
-                 free: bool = True) -> None:
+                 free: bool = True, name: str | None = None) -> None:
+        if name:
+            self.name = name
         if not model:
             raise JudgeBadRequest(f"the {self.name} judge needs a model, e.g. '{self.name}:qwen2.5:1.5b'")
         self.model = model
@@ -195,11 +202,28 @@ def completion_from_chat(reply: Any, backend: str) -> Completion:
     return Completion(text, usage, reply.get("done_reason"), parse_logprobs({"content": reply.get("logprobs")}))
 
 
+def _ollama(model: str, *, base_url: str | None = None, **options: Any) -> OllamaNativeBackend:
+    """``ollama:``: this backend under the short name; a base URL ending in ``/v1`` (Ollama's
+    OpenAI-compatible root, as an ``openai:`` spec names it) names the same server."""
+    if base_url is not None:
+        base_url = base_url.rstrip("/").removesuffix("/v1")
+    return OllamaNativeBackend(model, base_url=base_url, name="ollama", **options)
+
+
+register_backend(
+    BackendInfo(
+        name="ollama",
+        factory=_ollama,
+        summary="a local Ollama server through its native /api/chat (http://127.0.0.1:11434, or $OLLAMA_HOST), "
+                "no key; a prompt past num_ctx is rejected, not cut",
+        example="ollama:qwen2.5:1.5b or ollama:qwen2.5:1.5b@http://127.0.0.1:11434",
+    )
+)
 register_backend(
     BackendInfo(
         name="ollama-native",
         factory=OllamaNativeBackend,
-        summary="a local Ollama server through its native /api/chat (http://127.0.0.1:11434, or $OLLAMA_HOST), no key",
+        summary="the ollama backend under another name (the server's root URL only)",
         example="ollama-native:qwen2.5:1.5b or ollama-native:qwen2.5:1.5b@http://127.0.0.1:11434",
     )
 )

@@ -1,6 +1,7 @@
-"""The ``openai`` and ``ollama`` backends: any OpenAI-compatible chat completions server.
+"""The ``openai`` backend: any OpenAI-compatible chat completions server.
 
-Works with OpenAI, vLLM, Ollama's ``/v1``, llama.cpp's server, llama-cpp-python, LM Studio and
+Works with OpenAI, vLLM, Ollama's ``/v1`` (``ollama:`` speaks Ollama's native API instead:
+:mod:`.ollama_native`), llama.cpp's server, llama-cpp-python, LM Studio and
 other servers that speak the same API, through the official ``openai`` SDK (``AsyncOpenAI``,
 with the SDK's own retries turned off: the :class:`~ragmeter.judges.Judge` retries). The SDK comes
 with the ``judges`` extra (``pip install 'ragmeter[judges]'``); without it building the backend
@@ -65,7 +66,6 @@ MODES = ("json_schema", "json_object", "prompt")
 STRIKES = 3
 #: Requests before a skipped richer mode is tried again (doubled after each failed retry).
 REPROBE_AFTER = 20
-OLLAMA_URL = "http://127.0.0.1:11434/v1"
 
 
 def _split_userinfo(url: str) -> tuple[str, str | None]:
@@ -415,19 +415,6 @@ def _no_key_message(name: str, model: str, url: str | None, env_var: str | None)
             f"a local server such as '{name}:{model}@http://127.0.0.1:8080/v1' needs none")
 
 
-def _ollama(model: str, *, base_url: str | None = None, **options: Any) -> OpenAIBackend:
-    if base_url is None:
-        host = os.environ.get("OLLAMA_HOST")
-        if host:
-            host = host if "://" in host else f"http://{host}"
-            base_url = host.rstrip("/") + "/v1"
-        else:
-            base_url = OLLAMA_URL
-    options.setdefault("needs_key", False)  # Ollama takes any key; OPENAI_API_KEY is never sent to it
-    options.setdefault("free", True)
-    return OpenAIBackend(model, base_url=base_url, name="ollama", **options)
-
-
 def _openai(model: str, **options: Any) -> OpenAIBackend:
     return OpenAIBackend(model, **options)
 
@@ -440,15 +427,6 @@ register_backend(
         key_env_var="OPENAI_API_KEY",
         extra="judges",
         example="openai:gpt-4o-mini or openai:qwen2.5@http://127.0.0.1:8080/v1",
-    )
-)
-register_backend(
-    BackendInfo(
-        name="ollama",
-        factory=_ollama,
-        summary="a local Ollama server (http://127.0.0.1:11434/v1, or $OLLAMA_HOST), no key",
-        extra="judges",
-        example="ollama:llama3.1",
     )
 )
 
