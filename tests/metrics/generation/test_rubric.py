@@ -210,7 +210,6 @@ def test_bad_config_rubric_names_the_file_line_and_field(tmp_path):
         parse_config("rag:\n  eval:\n    rubrics:\n      - {name: x, criteria: c, inputs: [query]}\n", path="r.yaml")
 
 
-
 @pytest.mark.parametrize(("marked", "verdict"), [(FACTS[0], "yes"), (FILLER[50], "no")])
 def test_a_rubric_reading_contexts_past_the_window_reads_the_sentences_that_fit(marked, verdict):
     # the article (about 2,000 tokens) is rejected by a 1,600-token window; the call is sent again with
@@ -219,7 +218,8 @@ def test_a_rubric_reading_contexts_past_the_window_reads_the_sentences_that_fit(
     rubric = Rubric("cites_context", "Every fact in the answer is taken from the contexts.",
                     ("Find each fact in the contexts.",), ("answer", "contexts"), "yes/no")
     rubric.register()
-    contexts = [c.replace(marked, marked[:-1] + " [yes].") for c in ARTICLE]
+    tagged = marked[:-1] + " [yes]."
+    contexts = [c.replace(marked, tagged) for c in ARTICLE]
     sample = Sample(id="a", query="When did the Harrowgate footbridge open?", contexts=contexts, answer=ANSWER)
     with FakeLLMServer(small_window) as server:
         judge = from_spec(f"openai:fake@{server.url}", cache=False)
@@ -231,6 +231,6 @@ def test_a_rubric_reading_contexts_past_the_window_reads_the_sentences_that_fit(
     assert kinds == ["too_long", "ok"] and stats["recovered"] == {"JudgeContextOverflow": 1}
     fit = m["details"]["context_fit"]
     read = {s["text"] for s in fit["read"]}
-    assert {FACTS[1], FACTS[0].replace("2019.", "2019 [yes].") if verdict == "yes" else FACTS[0]} <= read
+    assert {FACTS[1], tagged if verdict == "yes" else FACTS[0]} <= read
     assert not any(s.startswith("The Kessel50 bridge") for s in read) and fit["context_sentences"] == 62
     assert m["reason"].endswith(f"the judge read {fit['sentences_read']} of their 62 sentences (context_fit)")

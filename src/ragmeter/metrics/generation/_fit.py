@@ -120,6 +120,13 @@ def answer_queries(sample: Sample) -> list[str]:
     return [s.text for s in sentences if s.checkworthy] or [s.text for s in sentences] or [sample.answer or ""]
 
 
+def excerpt_clause(fit: dict[str, Any], reader: str) -> str:
+    """The reason's clause on a call sent again with the context sentences that fit (``fit`` is
+    :func:`fitted_call`'s ``context_fit`` record); ``reader`` names what read them."""
+    return (f"; the contexts exceed the judge's context window: {reader} read {fit['sentences_read']} of "
+            f"their {fit['context_sentences']} sentences (context_fit)")
+
+
 def fitted_window(claims: Sequence[str], spans: Sequence[Span], max_chars: int) -> Window:
     """The excerpt of rule 2: rounds of each claim's best sentence not yet taken, within
     ``max_chars`` characters as :attr:`._evidence.Window.text` joins them (a separator counted as

@@ -150,7 +150,7 @@ from ._claim_steps import (
     verify,
 )
 from ._evidence import Span, Window, context_sentences
-from ._fit import CLAIM_LIST_MAX_CHARS, alone_call, answer_queries, fitted_call
+from ._fit import CLAIM_LIST_MAX_CHARS, alone_call, answer_queries, excerpt_clause, fitted_call
 from ._grounding import grounded_mask, source_span, split_grounded, uncovered_sentences
 from ._prompting import joined_context
 from ._sentence_steps import (
@@ -576,9 +576,7 @@ def fit_reason(o: SupportOutcome) -> str:
         why = (f"are longer than {fit['max_chars']:,} characters" if fit.get("cause") == "length"
                else "exceed the judge's context window")
         return f"; the contexts {why}: each claim judged alone against its evidence window (context_fit)"
-    verdicts = "verdict" if o.case == "direct" else "verdicts"
-    return (f"; the contexts exceed the judge's context window: the {verdicts} read {fit['sentences_read']} of "
-            f"their {fit['context_sentences']} sentences (context_fit)")
+    return excerpt_clause(fit, "the verdict" if o.case == "direct" else "the verdicts")
 
 
 def checks_reason(o: SupportOutcome) -> str:

@@ -73,7 +73,7 @@ from ...judges import Message, PromptTemplate, ReplyShape
 from ...registry import LabelCheck, MetricSpec
 from ...types import MetricResult, Sample
 from ._base import JudgedEvaluator, register_judged
-from ._fit import answer_queries, fitted_call
+from ._fit import answer_queries, excerpt_clause, fitted_call
 from ._memo import shared
 from ._prompting import numbered, template
 from ._schema import YesNo, scale
@@ -295,8 +295,7 @@ class RubricMetric(JudgedEvaluator):
         read = ""
         if fit is not None:
             common["context_fit"] = fit
-            read = (f"; the contexts exceed the judge's context window: the judge read {fit['sentences_read']} of "
-                    f"their {fit['context_sentences']} sentences (context_fit)")
+            read = excerpt_clause(fit, "the judge")
         if bounds is None:
             hard = bool(r.value.verdict)
             p = field_verdict_share(r.logprobs, r.raw, "verdict", hard) if weighted else None
