@@ -15,6 +15,7 @@ from rich.console import Console
 from ragmeter.cli import main
 from ragmeter.cli.eval_cmd import parse_field_map, skipped_message, summary_table
 from ragmeter.errors import InvalidParameterError
+from ragmeter.judges.registry import get_backend_info
 
 # Three queries with labelled relevant ids:
 #   a: retrieved d1 d2 d3, relevant {d2, d3}: first relevant at rank 2 -> RR = 1/2;
@@ -206,6 +207,15 @@ def test_skipped_message():
     msg = skipped_message(["faithfulness", "answer_similarity"])
     assert msg is not None
     assert "Skipped 2 metric(s) that need an LLM judge or an embedder: faithfulness, answer_similarity" in msg
+
+
+def test_skipped_message_names_the_extra_only_for_the_judge_that_needs_it():
+    # before: "ollama:llama3.1 for a local model; both need the judges extra", while ollama: runs on
+    # the core install (Ollama's native API over aiohttp)
+    assert get_backend_info("openai").extra == "judges" and get_backend_info("ollama").extra is None
+    msg = skipped_message(["faithfulness"])
+    assert msg is not None and "openai:gpt-4o-mini, which needs the judges extra, or ollama:llama3.1" in msg
+    assert msg.count("judges extra") == 1
 
 
 def _render(summary: dict) -> str:

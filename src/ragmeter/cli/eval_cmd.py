@@ -162,8 +162,8 @@ def skipped_message(skipped: list[str]) -> str | None:
         return None
     return (
         f"Skipped {len(skipped)} metric(s) that need an LLM judge or an embedder: {', '.join(skipped)}. "
-        "Enable them with --judge SPEC (e.g. openai:gpt-4o-mini, or ollama:llama3.1 for a local model; both need "
-        "the judges extra) and "
+        "Enable them with --judge SPEC (e.g. openai:gpt-4o-mini, which needs the judges extra, or "
+        "ollama:llama3.1 for a local model) and "
         "--embedder bert:all-MiniLM-L6-v2 (offline), or in ragmeter.yaml (`ragmeter init`); "
         "`ragmeter metrics` shows what each needs."
     )
