@@ -149,6 +149,7 @@ from ._claim_steps import (
     verdict_form,
     verify,
 )
+from ._clauses import answer_clauses
 from ._evidence import Span, Window, context_sentences
 from ._fit import CLAIM_LIST_MAX_CHARS, alone_call, answer_queries, excerpt_clause, fitted_call
 from ._grounding import grounded_mask, source_span, split_grounded, uncovered_sentences
@@ -263,6 +264,11 @@ async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts |
         return None
     if ev.params["mode"] == "inline":
         return await _inline_claim_verdicts(ev, sample)
+    if clauses_apply(ev, sample):
+        claims, not_claims = answer_clauses(sample.answer or "")
+        triples, fit = await _verdict_list(ev, sample, claims)
+        return ClaimVerdicts(claims, [t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples],
+                             False, [], not_claims=not_claims, fit=fit)
     extracted, no_facts = await decompose(ev.judge, sample, "faithfulness", ev.params["steps"])
     grounded, ungrounded = split_grounded(extracted, sample.answer or "", sample.query)
     claims, not_claims = checkworthy_claims(grounded)
@@ -287,6 +293,16 @@ async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts |
         triples, fit = await _verdict_list(ev, sample, claims)
     return ClaimVerdicts(claims, [t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples],
                          no_facts, ungrounded, not_claims=not_claims, fit=fit)
+
+
+def clauses_apply(ev: JudgedEvaluator, sample: Sample) -> bool:
+    """Whether ``split=clauses`` takes the claims offline for ``sample``: with ``mode=claims``, a
+    verdict list (not ``verdicts=word``) and joined contexts of at most
+    :data:`._fit.CLAIM_LIST_MAX_CHARS` characters, where the claims go to one verdict list over the
+    whole context; past that each claim is judged alone against its own evidence window and needs
+    the claim call's self-contained statements."""
+    return (ev.params["split"] == "clauses" and ev.params["mode"] == "claims" and verdict_form(ev.params) != "word"
+            and len(joined_context(sample)) <= CLAIM_LIST_MAX_CHARS)
 
 
 async def _verdict_list(ev: JudgedEvaluator, sample: Sample, claims: list[str]
@@ -392,6 +408,9 @@ def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
         return []
     if ev.params["mode"] == "inline":
         return [PlannedStep(("inline", scoring, *content))]
+    form = verdict_form(ev.params)
+    if clauses_apply(ev, sample):  # the claims offline, one verdict list
+        return [PlannedStep(("verify_clauses", form, scoring, *content), calls=LIST_CALLS[form])]
     # the claim call for the sentences the claims leave out, expected for every other answer of
     # two check-worthy sentences or more
     more = ([PlannedStep(("uncovered_claims", sample.query, sample.answer), calls=LEFT_OUT_SHARE, exact=False)]
@@ -400,7 +419,6 @@ def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
     if verdict_form(ev.params) == "word" or len(joined_context(sample)) > CLAIM_LIST_MAX_CHARS:
         return [decompose_step(sample, ev.params["steps"]),
                 PlannedStep(("claim_words", scoring, *content), calls=max(1, n), exact=False), *more]
-    form = verdict_form(ev.params)
     return [decompose_step(sample, ev.params["steps"]),
             PlannedStep(("verify_claims", form, scoring, *content), calls=LIST_CALLS[form], exact=False), *more]
 
@@ -490,6 +508,11 @@ def answer_checks(sample: Sample) -> tuple[float, list[dict[str, Any]]]:
 
 
 #: the answer's offline checks that multiply the support of an answer with claims (:func:`answer_checks`)
+SPLIT = Param("split", str, "judge", "with mode=claims, where the claims come from: judge (the default: the "
+              "claim call); clauses (each check-worthy sentence of the answer cut offline at the joints that start "
+              "a new statement, no claim call, where the claims go to one verdict list: joined contexts of at "
+              "most 1,500 characters; past that the claim call as with judge)",
+              choices=("judge", "clauses"))
 CHECKS = Param("checks", str, "auto", "the answer's offline checks that multiply the score of an answer with "
                "claims: auto (the default: numbers_names with mode=claims, none otherwise; chosen on design rows "
                "by a rule written before the run, bench/results/faithfulness_by_kind.md, section 113); "
@@ -526,6 +549,8 @@ def check_veto(ev: JudgedEvaluator) -> None:
         raise InvalidParameterError(f"metric {ev.name!r}: veto={veto} reads the context sentence each verdict "
                                     "quotes, so it needs a verdict list that quotes: mode=claims or sentences with "
                                     "verdicts=list (mode=claims's default) or after_quotes, or mode=inline")
+    if p["split"] == "clauses" and p["mode"] != "claims":
+        raise InvalidParameterError(f"metric {ev.name!r}: split=clauses chooses the claims of mode=claims")
     if veto == "evidence" and p["mode"] == "direct":
         raise InvalidParameterError(f"metric {ev.name!r}: veto=evidence checks each claim; mode=direct has none")
     if veto in ("numbers", "numbers_names") and p["mode"] != "sentences":
@@ -643,7 +668,7 @@ register_judged(
           "sentence (max_tokens 1, shared with hallucination_rate; with verdicts=list 1 for all of them), plus 1 "
           "with cross_check=numbers for an answer of 1-3 such sentences to a question; 0 for empty answer, "
           "no context or (except with mode=direct) no check-worthy sentence",
-    params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, CHECKS, WINDOWS, CROSS_CHECK),
+    params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, CHECKS, WINDOWS, CROSS_CHECK, SPLIT),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
     version="38",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,
