@@ -89,6 +89,15 @@ every prompt token before the claim, so a one-slot server evaluates little more 
 the second call on, and no call generates more than one token. No verdict quotes the context
 (``quote`` is ""). Calls: 1 + one per claim.
 
+``split=clauses`` (with ``mode=claims`` and a verdict list): no claim call where the claims go to one
+verdict list over the whole context (joined contexts of at most 1,500 characters); the claims are the
+answer's check-worthy sentences cut offline at the joints that start a new statement
+(:mod:`._clauses`: semicolons, a comma before *and, but, so, which* ..., a bare *and* before a verb
+or a pronoun), the parts that are not claims left out; the verdict list, the evidence veto and the
+answer checks as with the judge's claims. One call per answer and about half the time on short
+answers and dialogue; on design rows it scored below the claim call where the answer is one dense
+sentence (bench/results/faithfulness_by_kind.md, sections 154-155), so it is an option.
+
 ``mode=inline``: the same score from one call instead of two: the judge lists the answer's claims
 and, for each as it writes it, the context sentence that states it and a yes/no verdict (prompt
 ``check_answer_claims``); grounding, P(yes) per claim, details and edge cases as in ``mode=claims``
@@ -507,12 +516,13 @@ def answer_checks(sample: Sample) -> tuple[float, list[dict[str, Any]]]:
     return (sum(c["passed"] for c in checks) / len(checks) if checks else 1.0), checks
 
 
-#: the answer's offline checks that multiply the support of an answer with claims (:func:`answer_checks`)
+#: where mode=claims takes its claims from: the claim call, or offline clauses (:mod:`._clauses`)
 SPLIT = Param("split", str, "judge", "with mode=claims, where the claims come from: judge (the default: the "
               "claim call); clauses (each check-worthy sentence of the answer cut offline at the joints that start "
               "a new statement, no claim call, where the claims go to one verdict list: joined contexts of at "
               "most 1,500 characters; past that the claim call as with judge)",
               choices=("judge", "clauses"))
+#: the answer's offline checks that multiply the support of an answer with claims (:func:`answer_checks`)
 CHECKS = Param("checks", str, "auto", "the answer's offline checks that multiply the score of an answer with "
                "claims: auto (the default: numbers_names with mode=claims, none otherwise; chosen on design rows "
                "by a rule written before the run, bench/results/faithfulness_by_kind.md, section 113); "
@@ -661,6 +671,7 @@ register_judged(
           "come from the analysis answer_relevancy(method=questions,steps=shared) reads too), 3 when the claims "
           "leave out an answer sentence with a number or a name, or one of its numbers or names (its claims "
           "from one more claim call), "
+          "with split=clauses 1 on contexts of at most 1,500 characters (the claims cut offline), "
           "with verdicts=word or contexts longer than 1,500 characters 1 + one per claim, past the judge's "
           "window 1 more (the rejected verdict list) + one per claim; "
           "mode=inline: 1 (shared with hallucination_rate); "
