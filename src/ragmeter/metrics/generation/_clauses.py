@@ -15,15 +15,16 @@ start a new statement, so the verdict list can say no to one part:
    opened in 2019 and is 142 metres long" is cut, "between 7 am and 7 pm" and "Emily and Anne
    Brontë" are not.
 
-Nothing is cut inside brackets or quotation marks, before a number (*and 7 pm*), or where a side
-would hold no letter. The joint's conjunction and comma are left out of the part after it, whose
+Nothing is cut inside brackets or quotation marks, nor at a comma or a bare *and* before a number
+(*and 7 pm*). The joint's conjunction and comma are left out of the part after it, whose
 ``start`` is the first character kept; a relative pronoun (*which, who, where*) is kept, because the
 part says nothing without it. A cut that leaves a side below its minimum is not made, so every part
 reads as a statement or a predicate of the sentence's subject ("is 142 metres long"), which the
 verdict list reads with the question and the other parts.
 
 :func:`answer_clauses` gives ``split=clauses`` its claims: the parts of the answer's check-worthy
-sentences (:func:`._checkworthy.split_claims`) that are claims by the same rules (a part such as
+sentences (:func:`._checkworthy.split_claims`) that are claims by the same rules
+(:func:`._checkworthy.checkworthy_claims`; a part such as
 "a bike is the perfect way to explore" is an opinion and is left out, with its kind), or the whole
 sentence when none of its parts is.
 
@@ -36,8 +37,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..lexical.fact_consistency import classify
-from ._checkworthy import split_claims
+from ._checkworthy import checkworthy_claims, split_claims
 
 #: the fewest words each side of a joint without a comma holds (rule 3)
 MIN_WORDS = 3
@@ -140,11 +140,10 @@ def answer_clauses(answer: str) -> tuple[list[str], list[dict[str, Any]]]:
         if not s.checkworthy:
             not_claims.append({"text": s.text, "kind": s.kind})
             continue
-        parts = [(t, classify(t)) for t, _a, _b in clauses(s.text)]
-        kept = [t for t, kind in parts if kind == "claim"]
+        kept, dropped = checkworthy_claims([t for t, _a, _b in clauses(s.text)])
         if not kept:
             kept = [s.text.strip()]
         else:
-            not_claims += [{"text": t, "kind": kind} for t, kind in parts if kind != "claim"]
+            not_claims += dropped
         claims += [t for t in kept if t not in claims]
     return claims, not_claims
