@@ -35,7 +35,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from quote_veto import claim_supports, contexts_of, data_path
+from quote_veto import claim_supports, contexts_of, labelled_rows
 
 from ragmeter.metrics.lexical.fact_consistency import _NAME_TOKEN, _NUMBER, _WORD_NUMBER, _is_name, numbers
 from ragmeter.metrics.lexical.fact_consistency import equal as _equal
@@ -205,8 +205,7 @@ def main() -> None:
     rows_out = []
     for f in args.results:
         saved = json.loads(Path(f).read_text(encoding="utf-8"))
-        path = data_path(args.data, saved.get("data"))
-        rows = {r["id"]: r for r in (json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip())}
+        rows = labelled_rows(args.data, saved.get("data"))
         for rec in records_of(saved, args.kind):
             row = rows[rec["id"]]
             if args.split and row.get("split") != args.split:

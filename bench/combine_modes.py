@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from quote_veto import contexts_of, data_path, rescored
+from quote_veto import contexts_of, labelled_rows, rescored
 
 from ragmeter.stats.roc import auroc
 
@@ -67,8 +67,7 @@ def pairs(claims_file: dict[str, Any], sentences_file: dict[str, Any], data: str
     second file's metric is ``second`` (default ``faithfulness(mode=sentences)``). The claims score
     is re-scored under ``veto=evidence`` unless ``as_recorded`` (replies recorded with the
     default's own veto and check-worthy claims)."""
-    path = data_path(data, claims_file.get("data"))
-    rows = {r["id"]: r for r in (json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip())}
+    rows = labelled_rows(data, claims_file.get("data"))
     claims, others = rows_of(claims_file, CLAIMS), rows_of(sentences_file, second)
     out = []
     for rid, c in claims.items():

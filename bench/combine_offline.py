@@ -36,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from quote_veto import claim_supports, contexts_of, data_path, rescored
+from quote_veto import claim_supports, contexts_of, labelled_rows, rescored
 
 from ragmeter import Sample
 from ragmeter.metrics.generation._checkworthy import split_claims
@@ -205,9 +205,7 @@ def main() -> None:
     scored, nc0, factor = [], [], []
     for name in args.results:
         saved = json.loads(Path(name).read_text(encoding="utf-8"))
-        path = data_path(args.data, saved.get("data"))
-        lines = path.read_text(encoding="utf-8").splitlines()
-        rows = {r["id"]: r for r in (json.loads(x) for x in lines if x.strip())}
+        rows = labelled_rows(args.data, saved.get("data"))
         scored += scored_rows(saved, rows, args.rescore, args.split)
         here = nc0_rows(saved, rows, args.split, args.rescore, args.aggregate)
         nc0 += here

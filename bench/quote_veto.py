@@ -101,6 +101,12 @@ def data_path(given: str | None, saved: str | None) -> Path:
     return VALIDATION / Path(saved).name if saved else DATA
 
 
+def labelled_rows(given: str | None, saved: str | None) -> dict[str, dict[str, Any]]:
+    """``id -> row`` of the labelled rows :func:`data_path` finds."""
+    lines = data_path(given, saved).read_text(encoding="utf-8").splitlines()
+    return {r["id"]: r for r in (json.loads(x) for x in lines if x.strip())}
+
+
 def is_claim(text: str) -> bool:
     """Whether the metric verifies a claim of this text (:func:`._checkworthy.checkworthy_claims`)."""
     return bool(checkworthy_claims([text])[0])
@@ -218,9 +224,7 @@ def by_kind_file(saved: dict[str, Any] | list[dict[str, Any]], data: str | None,
     rows: dict[str, Any] = {}
     pooled: dict[str, list[dict[str, Any]]] = {}
     for f in files:
-        path = data_path(data, f.get("data"))
-        lines = path.read_text(encoding="utf-8").splitlines()
-        rows |= {r["id"]: r for r in (json.loads(x) for x in lines if x.strip())}
+        rows |= labelled_rows(data, f.get("data"))
         for name, recs in f["records"].items():
             pooled.setdefault(name, []).extend(r for r in recs if split is None or rows[r["id"]].get("split") == split)
     for name, recs in pooled.items():

@@ -21,20 +21,14 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
 
 from combine_offline import judged_results, nc0_factor_rows
-from quote_veto import data_path
+from quote_veto import labelled_rows
 
 from ragmeter.metrics.generation._checkworthy import split_claims
 from ragmeter.stats.roc import auroc
 
 CLAUSES = "faithfulness(split=clauses)"
-
-
-def _rows(saved: dict[str, Any], data: str | None) -> dict[str, dict[str, Any]]:
-    lines = data_path(data, saved.get("data")).read_text(encoding="utf-8").splitlines()
-    return {r["id"]: r for r in (json.loads(x) for x in lines if x.strip())}
 
 
 def default_scores(names: list[str], data: str | None, split: str | None, kind: str | None
@@ -43,7 +37,7 @@ def default_scores(names: list[str], data: str | None, split: str | None, kind: 
     out: dict[str, tuple[bool, float | None, str]] = {}
     for name in names:
         saved = json.loads(Path(name).read_text(encoding="utf-8"))
-        rows = _rows(saved, data)
+        rows = labelled_rows(data, saved.get("data"))
         judged = judged_results(saved, rows, split)
         for (k, y, _r, row), (_, _, x, f) in zip(judged, nc0_factor_rows(saved, rows, split, True), strict=True):
             if kind is None or k in (kind, "all"):
