@@ -139,11 +139,12 @@ def judged_results(saved: dict[str, Any], rows: dict[str, dict[str, Any]],
             for rec in saved["records"] if rec["metrics"]["faithfulness"].get("error") is None]
 
 
-def judge_score(result: dict[str, Any], row: dict[str, Any], rescore: bool, aggregate: str = "mean") -> float | None:
+def judge_score(result: dict[str, Any], row: dict[str, Any], rescore: bool, aggregate: str = "mean",
+                veto: str = "evidence") -> float | None:
     """The recorded faithfulness score, or with ``rescore`` the default's from the recorded replies
     (``bench/quote_veto.py``'s ``evidence+K``, the claims' supports combined by ``aggregate``: its
-    ``mean`` or ``geo``); None where undefined."""
-    score = rescored(result, "faithfulness", "evidence", contexts_of(row), True, aggregate)[0]["score"] if rescore \
+    ``mean`` or ``geo``; ``veto``: another sentence veto in place of ``evidence``); None where undefined."""
+    score = rescored(result, "faithfulness", veto, contexts_of(row), True, aggregate)[0]["score"] if rescore \
         else result.get("score")
     return None if score is None else float(score)
 
@@ -167,12 +168,15 @@ def nothing_to_check(answer: str) -> bool:
 
 
 def nc0_rows(saved: dict[str, Any], rows: dict[str, dict[str, Any]], split: str | None = None,
-             rescore: bool = False, aggregate: str = "mean") -> list[tuple[str, bool, float | None, float | None]]:
+             rescore: bool = False, aggregate: str = "mean",
+             veto: str = "evidence") -> list[tuple[str, bool, float | None, float | None]]:
     """``(kind, faithful, score, recorded score)`` per row without a judge error (only rows of
     ``split`` when given): the score is 1.0 where the answer has no check-worthy sentence (method
     log section 111's ``NC0``), else the recorded one (None where undefined), or with ``rescore``
-    the default's from the recorded replies (``bench/quote_veto.py``'s ``evidence+K``, by ``aggregate``)."""
-    return [(kind, y, 1.0 if nothing_to_check(row.get("answer") or "") else judge_score(r, row, rescore, aggregate),
+    the default's from the recorded replies (``bench/quote_veto.py``'s ``evidence+K``, by ``aggregate``,
+    with ``veto`` in place of ``evidence``)."""
+    return [(kind, y, 1.0 if nothing_to_check(row.get("answer") or "")
+             else judge_score(r, row, rescore, aggregate, veto),
              r.get("score")) for kind, y, r, row in judged_results(saved, rows, split)]
 
 
@@ -201,13 +205,23 @@ def main() -> None:
     ap.add_argument("--aggregate", choices=("mean", "geo"), default="mean",
                     help="with --rescore, lines NC0 and NC0*Fnnq^w: the claims' supports combined by their mean "
                          "(the default's) or geometric mean (method log 124)")
+    ap.add_argument("--metric", default="faithfulness",
+                    help="faithfulness_by_kind files: the metric whose records are read, e.g. "
+                         "'faithfulness(verdicts=word)', which sends the default's requests on contexts over 1,500 "
+                         "characters (method log 152)")
+    ap.add_argument("--veto", choices=("evidence", "words", "evidence_words"), default="evidence",
+                    help="with --rescore, lines NC0 and NC0*Fnnq^w: the sentence veto the claims are scored with "
+                         "(the default's evidence, or one that ranks the evidence sentence without the claim's "
+                         "numbers; method log 160)")
     args = ap.parse_args()
     scored, nc0, factor = [], [], []
     for name in args.results:
         saved = json.loads(Path(name).read_text(encoding="utf-8"))
+        if args.metric != "faithfulness" and isinstance(saved.get("records"), dict):
+            saved["records"]["faithfulness"] = saved["records"][args.metric]
         rows = labelled_rows(args.data, saved.get("data"))
         scored += scored_rows(saved, rows, args.rescore, args.split)
-        here = nc0_rows(saved, rows, args.split, args.rescore, args.aggregate)
+        here = nc0_rows(saved, rows, args.split, args.rescore, args.aggregate, args.veto)
         nc0 += here
         factor += nc0_factor_rows(saved, rows, args.split, args.rescore, here)
     for kind in sorted({s[0] for s in scored}):

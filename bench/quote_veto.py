@@ -40,6 +40,9 @@ from ragmeter.metrics.generation._sentences import sentence_spans
 from ragmeter.stats.roc import auroc
 
 VETOES = ("quote", "evidence", "quote_evidence")
+#: the vetoes that rank the evidence sentence without the claim's numbers (method log, section 160;
+#: printed with ``--words``)
+WORDS = ("words", "evidence_words")
 #: candidates that also strike a claim for a number (and a name run) the contexts do not hold at all
 #: (method log, section 21; printed with ``--absent``)
 ABSENT = ("evidence+numbers", "evidence+numbers_names")
@@ -179,23 +182,25 @@ def contexts_of(row: dict[str, Any]) -> list[str]:
     return Sample.model_validate({k: row[k] for k in ("id", "query", "answer", "contexts") if k in row}).context_texts
 
 
-def variants(checkworthy: bool, absent: bool = False, quote_found: bool = False) -> list[tuple[str, str, bool]]:
-    """``(label, veto, checkworthy)`` of each line: as recorded, each veto (and, with ``absent``, each
-    of :data:`ABSENT`; with ``quote_found``, each of :data:`QUOTE_FOUND`), then (``checkworthy``) each
-    again with the non-check-worthy claims left out."""
-    extra = (*(ABSENT if absent else ()), *(QUOTE_FOUND if quote_found else ()))
+def variants(checkworthy: bool, absent: bool = False, quote_found: bool = False,
+             words: bool = False) -> list[tuple[str, str, bool]]:
+    """``(label, veto, checkworthy)`` of each line: as recorded, each veto (and, with ``words``, each of
+    :data:`WORDS`; with ``absent``, each of :data:`ABSENT`; with ``quote_found``, each of :data:`QUOTE_FOUND`), then
+    (``checkworthy``) each again with the non-check-worthy claims left out."""
+    extra = (*(WORDS if words else ()), *(ABSENT if absent else ()), *(QUOTE_FOUND if quote_found else ()))
     out = [("recorded", "none", False), *((v, v, False) for v in (*VETOES, *extra))]
     return out + [(f"{label}+K" if v != "none" else "K", v, True) for label, v, _ in out] if checkworthy else out
 
 
 def judge_quality_file(saved: dict[str, Any], data: str | None, checkworthy: bool = False,
-                       aggregate: str = "mean", absent: bool = False, quote_found: bool = False) -> None:
+                       aggregate: str = "mean", absent: bool = False, quote_found: bool = False,
+                       words: bool = False) -> None:
     """A ``bench/judge_quality.py --out`` file: the bench's own table, before and after."""
     path = data_path(data, saved.get("data"))
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     labels = [r["labels"] for r in rows][: len(saved["records"])]
     names = [n for n in saved["records"][0]["metrics"] if n.split("(")[0] in ("faithfulness", "hallucination_rate")]
-    for label, veto, cw in variants(checkworthy, absent, quote_found):
+    for label, veto, cw in variants(checkworthy, absent, quote_found, words):
         records, struck = [], {n: 0 for n in names}
         for rec, row in zip(saved["records"], rows, strict=False):
             assert rec["id"] == row["id"], (rec["id"], row["id"])
@@ -216,7 +221,7 @@ def judge_quality_file(saved: dict[str, Any], data: str | None, checkworthy: boo
 
 def by_kind_file(saved: dict[str, Any] | list[dict[str, Any]], data: str | None, checkworthy: bool = False,
                  aggregate: str = "mean", absent: bool = False, quote_found: bool = False,
-                 split: str | None = None) -> None:
+                 split: str | None = None, words: bool = False) -> None:
     """``bench/faithfulness_by_kind.py --out`` files: AUROC per metric and kind, before and after, the
     records of several files pooled (each with its own labelled rows unless ``data`` is given), only
     rows of ``split`` when given."""
@@ -230,7 +235,7 @@ def by_kind_file(saved: dict[str, Any] | list[dict[str, Any]], data: str | None,
     for name, recs in pooled.items():
         for kind in sorted({r["kind"] for r in recs}):
             mine = [r for r in recs if r["kind"] == kind and r.get("error") is None and r.get("score") is not None]
-            for label, veto, cw in variants(checkworthy, absent, quote_found):
+            for label, veto, cw in variants(checkworthy, absent, quote_found, words):
                 struck, pos, neg = 0, [], []
                 for r in mine:
                     new, k = rescored(r, name, veto, contexts_of(rows[r["id"]]), cw, aggregate)
@@ -258,14 +263,18 @@ def main() -> None:
                          "with min, the 'recorded' line is the recorded supports' minimum, not the saved score")
     ap.add_argument("--absent", action="store_true",
                     help="also the candidates that strike a claim for a number (and name) absent from the contexts")
+    ap.add_argument("--words", action="store_true",
+                    help="also the vetoes that rank the evidence sentence without the claim's numbers")
     ap.add_argument("--quote-found", action="store_true",
                     help="also the candidates that read whether the judge's quote is in the contexts")
     args = ap.parse_args()
     saved = [json.loads(Path(f).read_text(encoding="utf-8")) for f in args.results]
     if all(isinstance(s.get("records"), dict) for s in saved):
-        by_kind_file(saved, args.data, args.checkworthy, args.aggregate, args.absent, args.quote_found, args.split)
+        by_kind_file(saved, args.data, args.checkworthy, args.aggregate, args.absent, args.quote_found, args.split,
+                     args.words)
     elif len(saved) == 1 and args.split is None:
-        judge_quality_file(saved[0], args.data, args.checkworthy, args.aggregate, args.absent, args.quote_found)
+        judge_quality_file(saved[0], args.data, args.checkworthy, args.aggregate, args.absent, args.quote_found,
+                           args.words)
     else:
         ap.error("pooling and --split apply to bench/faithfulness_by_kind.py files only")
 

@@ -90,14 +90,25 @@ def _words(text: str) -> set[str]:
 
 def lexical_scores(claim: str, sentences: Sequence[Span]) -> list[float]:
     """:math:`\\mathrm{lex}(c, s)` of the module docstring for every sentence."""
+    return word_scores(_words(claim), sentences)[0]
+
+
+def word_scores(target: set[str], sentences: Sequence[Span]) -> tuple[list[float], list[float]]:
+    """For every sentence, the IDF-weighted overlap of the word set ``target`` with the sentence (the
+    :math:`\\mathrm{lex}` of the module docstring) and with the whole context the sentence is in (the
+    same weights: the words of all its context's sentences)."""
     words = [_words(s.text) for s in sentences]
     n = len(sentences)
     df: dict[str, int] = {}
     for ws in words:
         for w in ws:
             df[w] = df.get(w, 0) + 1
-    target = _words(claim)
-    return [sum(math.log(1 + n / df[w]) for w in target & ws) for ws in words]
+    passages: dict[int, set[str]] = {}
+    for s, ws in zip(sentences, words, strict=True):
+        passages.setdefault(s.context, set()).update(ws)
+    weight = {w: math.log(1 + n / df[w]) for w in df}
+    return ([sum(weight[w] for w in target & ws) for ws in words],
+            [sum(weight[w] for w in target & passages[s.context]) for s in sentences])
 
 
 def rank(claim: str, sentences: Sequence[Span], embeddings: Any = None, claim_embedding: Any = None) -> list[int]:

@@ -71,7 +71,7 @@ from ..lexical.fact_consistency import (
 from ..lexical.lexical_faithfulness import STOPWORDS
 from ._checkworthy import Sentence, split_claims
 from ._claim_steps import verdict_form, verify
-from ._evidence import Span, Window, claim_windows, context_sentences, evidence_window
+from ._evidence import Span, Window, _words, claim_windows, context_sentences, evidence_window, word_scores
 from ._fit import alone_call, fitted_call
 from ._memo import shared
 from ._prompting import joined_context, template
@@ -83,13 +83,15 @@ VETO = Param("veto", str, "auto", "which offline check of a claim overrides the 
              "P(yes) alone); with mode=sentences, numbers (a number, with its unit, absent "
              "from the context) or numbers_names (a number or a name run); evidence (a number of the claim conflicts, "
              "in the same unit or dimension, with the context sentence most related to the claim; any mode but "
-             "direct); quote (... with the context sentence the judge quoted for it) or quote_evidence (with "
-             "both): verdict lists that quote only (verdicts=list or after_quotes with mode=claims or sentences, "
-             "or mode=inline)",
-             choices=("auto", "none", "numbers", "numbers_names", "evidence", "quote", "quote_evidence"))
+             "direct); words (... with the context sentence that best matches the claim's words other than "
+             "its numbers, ties by its whole context) or evidence_words (with either); quote (... with the "
+             "context sentence the judge quoted for it) or quote_evidence (with both): verdict lists that "
+             "quote only (verdicts=list or after_quotes with mode=claims or sentences, or mode=inline)",
+             choices=("auto", "none", "numbers", "numbers_names", "evidence", "words", "evidence_words", "quote",
+                      "quote_evidence"))
 
 #: the veto values that compare a claim's numbers with one context sentence (:func:`veto_conflicts`)
-SENTENCE_VETOES = ("evidence", "quote", "quote_evidence")
+SENTENCE_VETOES = ("evidence", "quote", "quote_evidence", "words", "evidence_words")
 WINDOWS = Param("windows", str, "lexical", "mode=sentences: how evidence windows are ranked: lexical (IDF-weighted "
                 "word overlap, no model) or hybrid (plus the embedding cosine; needs the run's embedder)",
                 choices=("lexical", "hybrid"))
@@ -189,14 +191,36 @@ def evidence_sentence(claim: str, contexts: list[str], spans: list[Span]) -> str
     return top[0].text if top else ""
 
 
+def words_sentence(claim: str, contexts: list[str], spans: list[Span]) -> str:
+    """The context sentence that best matches ``claim``'s words other than its numbers: the
+    :func:`evidence_sentence` ranking with every word holding a digit left out of the claim, so that a
+    number cannot pick the sentence that repeats it (a distractor's "stems up to 20 cm" for a claim
+    that gives the crested species 20 cm); ties go to the sentence whose whole context shares more
+    of those words (the passage that names the claim's subject), then to the earlier one. When no
+    sentence shares such a word, :func:`evidence_sentence`."""
+    target = {w for w in _words(claim) if not any(ch.isdigit() for ch in w)}
+    own, passage = word_scores(target, spans) if target and spans else ([], [])
+    if not own or max(own) <= 0:
+        return evidence_sentence(claim, contexts, spans)
+    best = min(range(len(spans)), key=lambda i: (-own[i], -passage[i], i))
+    return spans[best].text
+
+
 def veto_conflicts(veto: str, claim: str, quote: str, contexts: list[str], spans: list[Span]) -> list[dict[str, str]]:
     """The number pairs by which ``veto`` strikes ``claim`` (none: it stands). ``evidence``: the claim's
-    numbers against its :func:`evidence_sentence`; ``quote``: against the sentence the judge quoted;
-    ``quote_evidence``: against both (the quote's pairs, when both conflict); other values: none."""
+    numbers against its :func:`evidence_sentence`; ``words``: against its :func:`words_sentence`;
+    ``evidence_words``: against either (the evidence sentence's pairs first); ``quote``: against the
+    sentence the judge quoted; ``quote_evidence``: against both (the quote's pairs, when both
+    conflict); other values: none."""
     if veto == "quote":
         return number_conflicts(claim, quote)
     if veto == "evidence":
         return number_conflicts(claim, evidence_sentence(claim, contexts, spans))
+    if veto == "words":
+        return number_conflicts(claim, words_sentence(claim, contexts, spans))
+    if veto == "evidence_words":
+        return (number_conflicts(claim, evidence_sentence(claim, contexts, spans))
+                or number_conflicts(claim, words_sentence(claim, contexts, spans)))
     if veto == "quote_evidence":
         pairs = number_conflicts(claim, quote)
         return pairs if pairs and number_conflicts(claim, evidence_sentence(claim, contexts, spans)) else []
