@@ -283,9 +283,13 @@ async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts |
     claims, not_claims = checkworthy_claims(grounded)
     missing = uncovered_sentences(claims, sample.answer or "", sample.query)
     # the answer's sentences no claim covers, split into claims in a call of their own (unless they
-    # are every sentence of the answer and that call was the first one)
+    # are every sentence of the answer and that call was the first one), or cut offline
     again = ev.params["steps"] == "separate" and len(missing) == len(split_claims(sample.answer or ""))
-    if missing and not again:
+    if missing and uncovered_offline(ev, sample):
+        more_claims, more_not = answer_clauses(" ".join(missing))
+        claims += [c for c in more_claims if c not in claims]
+        not_claims += [n for n in more_not if n not in not_claims]
+    elif missing and not again:
         more, _ = await decompose(ev.judge, sample.model_copy(update={"answer": " ".join(missing)}),
                                   "faithfulness", "separate")
         more_grounded, more_ungrounded = split_grounded(more, sample.answer or "", sample.query)
@@ -302,6 +306,16 @@ async def claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVerdicts |
         triples, fit = await _verdict_list(ev, sample, claims)
     return ClaimVerdicts(claims, [t[0] for t in triples], [t[1] for t in triples], [t[2] for t in triples],
                          no_facts, ungrounded, not_claims=not_claims, fit=fit)
+
+
+def uncovered_offline(ev: JudgedEvaluator, sample: Sample) -> bool:
+    """Whether ``uncovered=clauses`` cuts the sentences the claim call left out offline for
+    ``sample`` (no second claim call): the claims go to one verdict list over the whole context,
+    so with a verdict list and joined contexts of at most :data:`._fit.CLAIM_LIST_MAX_CHARS`
+    characters; past that each claim is judged alone against its own window and needs the claim
+    call's self-contained statements."""
+    return (ev.params["uncovered"] == "clauses" and verdict_form(ev.params) != "word"
+            and len(joined_context(sample)) <= CLAIM_LIST_MAX_CHARS)
 
 
 def clauses_apply(ev: JudgedEvaluator, sample: Sample) -> bool:
@@ -423,7 +437,7 @@ def support_steps(ev: JudgedEvaluator, sample: Sample) -> list[PlannedStep]:
     # the claim call for the sentences the claims leave out, expected for every other answer of
     # two check-worthy sentences or more
     more = ([PlannedStep(("uncovered_claims", sample.query, sample.answer), calls=LEFT_OUT_SHARE, exact=False)]
-            if n > 1 else [])
+            if n > 1 and not uncovered_offline(ev, sample) else [])
     # one per claim: as many as the answer's check-worthy sentences, most likely
     if verdict_form(ev.params) == "word" or len(joined_context(sample)) > CLAIM_LIST_MAX_CHARS:
         return [decompose_step(sample, ev.params["steps"]),
@@ -522,6 +536,13 @@ SPLIT = Param("split", str, "judge", "with mode=claims, where the claims come fr
               "a new statement, no claim call, where the claims go to one verdict list: joined contexts of at "
               "most 1,500 characters; past that the claim call as with judge)",
               choices=("judge", "clauses"))
+#: with the claim call, how the answer's sentences no claim covers become claims (:func:`uncovered_offline`)
+UNCOVERED = Param("uncovered", str, "judge", "with mode=claims and the claim call, how the answer's sentences that "
+                  "no claim covers (a number or a name no claim holds, or too few of their words) become claims: "
+                  "judge (the default: one more claim call for them); clauses (cut offline at clause joints as "
+                  "split=clauses cuts them, no call, where the claims go to one verdict list: joined contexts of "
+                  "at most 1,500 characters; past that the claim call as with judge)",
+                  choices=("judge", "clauses"))
 #: the answer's offline checks that multiply the support of an answer with claims (:func:`answer_checks`)
 CHECKS = Param("checks", str, "auto", "the answer's offline checks that multiply the score of an answer with "
                "claims: auto (the default: numbers_names with mode=claims, none otherwise; chosen on design rows "
@@ -679,7 +700,7 @@ register_judged(
           "sentence (max_tokens 1, shared with hallucination_rate; with verdicts=list 1 for all of them), plus 1 "
           "with cross_check=numbers for an answer of 1-3 such sentences to a question; 0 for empty answer, "
           "no context or (except with mode=direct) no check-worthy sentence",
-    params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, CHECKS, WINDOWS, CROSS_CHECK, SPLIT),
+    params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, CHECKS, WINDOWS, CROSS_CHECK, SPLIT, UNCOVERED),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
     version="38",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,

@@ -36,6 +36,7 @@ from .faithfulness import (
     CHECKS,
     SHARED_REASONS,
     SPLIT,
+    UNCOVERED,
     SupportOutcome,
     check_veto,
     checks_reason,
@@ -106,7 +107,7 @@ register_judged(
     calls="0 extra when faithfulness (same mode) is evaluated too, else 2, 3 when the claims leave out an "
           "answer sentence with a number or a name, or one of its numbers or names (verdicts=word: 1 + one per claim; "
           "mode=inline or direct: 1; mode=sentences: 1 per check-worthy sentence, or 1 with verdicts=list)",
-    params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, CHECKS, WINDOWS, CROSS_CHECK, SPLIT),
+    params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, CHECKS, WINDOWS, CROSS_CHECK, SPLIT, UNCOVERED),
     higher_is_better=False,
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
     version="38",
