@@ -444,6 +444,46 @@ def test_the_sentences_no_claim_covers_are_split_into_claims_in_a_call_of_their_
     assert f["score"] == pytest.approx((0.9 + 0.2) / 2)
 
 
+def test_uncovered_clauses_cuts_the_left_out_sentence_offline_instead_of_a_second_claim_call():
+    # the same answer and first claims as above: the sentence with the year is left out; with
+    # uncovered=clauses it is cut at clause joints offline (it has none, so it stays whole) and
+    # joins the verdict list: one claim call, one verdict list, and the verdicts score the two
+    answer = "It is made of wrought iron. It was completed in 1889 in Paris."
+    first = ["The Eiffel Tower is made of wrought iron."]
+    yes = TokenLogprob("yes", math.log(0.9), (("yes", math.log(0.9)), ("no", math.log(0.1))))
+    no = TokenLogprob("no", math.log(0.8), (("no", math.log(0.8)), ("yes", math.log(0.2))))
+    verdicts = claims_handler([], [yes, no])
+
+    async def h(request):
+        if request.schema_name == "Claims":
+            return claim_reply("Claims", first)
+        return await verdicts(request)
+
+    judge, seen = judge_of(h)
+    name = "faithfulness(uncovered=clauses)"
+    f = evaluate([sample(answer)], [name], judge=judge).records[0]["metrics"][name]
+    assert [r.schema_name for r in seen] == ["Claims", "Verdicts2"]
+    assert "It was completed in 1889 in Paris." in seen[1].messages[-1].content
+    assert [c["claim"] for c in f["details"]["claims"]] == [*first, "It was completed in 1889 in Paris."]
+    assert f["score"] == pytest.approx((0.9 + 0.2) / 2)
+
+
+def test_uncovered_clauses_plans_no_second_claim_call_and_keeps_it_past_the_list_limit():
+    from ragmeter.metrics.generation.faithfulness import uncovered_offline
+    two = "It is made of wrought iron. It was completed in 1889 in Paris."
+    judge = Judge(FunctionBackend(lambda r: Completion("")), cache=False)
+    default, offline = get_evaluator("faithfulness", judge=judge), get_evaluator("faithfulness(uncovered=clauses)",
+                                                                                  judge=judge)
+    # two check-worthy sentences: the default plans half a call for the second claim call, clauses none
+    assert sum(s.calls for s in default.planned_calls(sample(two))) == 2.5
+    assert sum(s.calls for s in offline.planned_calls(sample(two))) == 2
+    # joined contexts past 1,500 characters: each claim is judged alone, so the claim call stays
+    long = Sample.model_validate({"id": "b", "query": "When was the Eiffel Tower completed?", "answer": two,
+                                  "contexts": ["The Eiffel Tower was completed in March 1889. " * 40]})
+    assert uncovered_offline(offline, sample(two)) and not uncovered_offline(offline, long)
+    assert not uncovered_offline(default, sample(two))
+
+
 def test_a_claim_both_claim_lists_invent_is_listed_once_among_the_dropped():
     answer = "It is made of wrought iron. It was completed in 1889 in Paris."
     cats = "Paris has ten million cats."

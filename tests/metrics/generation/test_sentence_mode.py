@@ -646,6 +646,51 @@ def test_sentence_vetoes_by_hand(veto, score, struck):
         assert f["details"]["claims"][1]["veto_conflicts"] == [{"claim": "1956", "source": "1954"}]
 
 
+# ---- veto=words: the evidence sentence ranked without the claim's numbers ------------------------------
+
+#: the distractor passage first; each passage names its plant in its first sentence only
+BELLS = ["Mountain bells grow on ledges. Their stems reach 20 cm.",
+         "Crested bells grow in bogs. Their stems reach 45 cm."]
+
+
+def test_words_sentence_does_not_let_a_number_pick_the_distractor_by_hand():
+    # four sentences, N = 4; w = log(1 + 4/df): 1.609 for a word in one sentence, 1.099 in two.
+    # the claim's words: crested (1), bell (2), stem (2), reach (2), 20 (1), cm (2).
+    # with its number (evidence_sentence): "Their stems reach 20 cm." 3 x 1.099 + 1.609 = 4.905 beats
+    # "Crested bells grow in bogs." 1.609 + 1.099 = 2.708 and "... 45 cm." 3.297: no conflict, 20 cm stands.
+    # without it: both "Their stems ..." sentences 3.297, a tie; their passages share bell, stem,
+    # reach, cm (4.394) and, the second, crested too (6.003): "Their stems reach 45 cm." -> 20 against 45
+    from ragmeter.metrics.generation._evidence import context_sentences
+    from ragmeter.metrics.generation._sentence_steps import evidence_sentence, veto_conflicts, words_sentence
+    spans = context_sentences(BELLS)
+    claim = "Crested bell stems reach 20 cm."
+    assert evidence_sentence(claim, BELLS, spans) == "Their stems reach 20 cm."
+    assert words_sentence(claim, BELLS, spans) == "Their stems reach 45 cm."
+    assert veto_conflicts("evidence", claim, "", BELLS, spans) == []
+    pair = [{"claim": "20 cm", "source": "45 cm"}]
+    assert veto_conflicts("words", claim, "", BELLS, spans) == pair
+    assert veto_conflicts("evidence_words", claim, "", BELLS, spans) == pair
+    # the faithful claim: its own sentence again, 45 against 45
+    assert veto_conflicts("words", "Crested bell stems reach 45 cm.", "", BELLS, spans) == []
+    # a claim with no word but its number: the evidence sentence, as veto=evidence reads it
+    assert words_sentence("In 1953.", BELLS, spans) == evidence_sentence("In 1953.", BELLS, spans)
+
+
+@pytest.mark.parametrize(("veto", "score"), [("evidence", 1.0), ("words", 0.0), ("evidence_words", 0.0)])
+def test_veto_words_strikes_a_number_taken_from_the_distractor(veto, score):
+    # the judge says yes (no log-probabilities: a hard 1); the evidence veto reads "Their stems reach
+    # 20 cm." and lets it stand, the number-blind one reads the crested bells' 45 cm and strikes it
+    claims = ["Crested bell stems reach 20 cm."]
+    judge, _ = _claims_judge(claims, [("Their stems reach 20 cm.", "yes")])
+    row = Sample.model_validate({"id": "r1", "query": "How tall are crested bells?", "contexts": BELLS,
+                                 "answer": "Crested bell stems reach 20 cm."})
+    name = f"faithfulness(checks=none,veto={veto})"
+    f = next(iter(evaluate([row], [name], judge=judge, embedder=None).records[0]["metrics"].values()))
+    assert f["error"] is None, f
+    assert f["score"] == score
+    assert f["details"]["veto"] == veto
+
+
 def test_number_vetoes_outside_sentence_mode_are_refused_not_ignored():
     from ragmeter.errors import InvalidParameterError
     with pytest.raises(InvalidParameterError, match="veto=numbers applies to mode=sentences only"):

@@ -84,7 +84,8 @@ VETO = Param("veto", str, "auto", "which offline check of a claim overrides the 
              "from the context) or numbers_names (a number or a name run); evidence (a number of the claim conflicts, "
              "in the same unit or dimension, with the context sentence most related to the claim; any mode but "
              "direct); words (... with the context sentence that best matches the claim's words other than "
-             "its numbers, ties by its whole context) or evidence_words (with either); quote (... with the "
+             "its numbers, ties by its whole context) or evidence_words (with either; both below evidence on "
+             "most design sets, bench/results/faithfulness_by_kind.md, section 160a); quote (... with the "
              "context sentence the judge quoted for it) or quote_evidence (with both): verdict lists that "
              "quote only (verdicts=list or after_quotes with mode=claims or sentences, or mode=inline)",
              choices=("auto", "none", "numbers", "numbers_names", "evidence", "words", "evidence_words", "quote",

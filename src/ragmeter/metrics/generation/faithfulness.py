@@ -97,6 +97,8 @@ or a pronoun), the parts that are not claims left out; the verdict list, the evi
 answer checks as with the judge's claims. One call per answer and about half the time on short
 answers and dialogue; on design rows it scored below the claim call where the answer is one dense
 sentence (bench/results/faithfulness_by_kind.md, sections 154-155), so it is an option.
+``uncovered=clauses`` keeps the claim call and cuts only the sentences it left out that way, instead
+of the second claim call, on the same contexts (section 161).
 
 ``mode=inline``: the same score from one call instead of two: the judge lists the answer's claims
 and, for each as it writes it, the context sentence that states it and a yes/no verdict (prompt
@@ -541,7 +543,8 @@ UNCOVERED = Param("uncovered", str, "judge", "with mode=claims and the claim cal
                   "no claim covers (a number or a name no claim holds, or too few of their words) become claims: "
                   "judge (the default: one more claim call for them); clauses (cut offline at clause joints as "
                   "split=clauses cuts them, no call, where the claims go to one verdict list: joined contexts of "
-                  "at most 1,500 characters; past that the claim call as with judge)",
+                  "at most 1,500 characters; past that the claim call as with judge; 8% fewer calls and lower AUROC "
+                  "on three of four design sets, bench/results/faithfulness_by_kind.md, section 161a)",
                   choices=("judge", "clauses"))
 #: the answer's offline checks that multiply the support of an answer with claims (:func:`answer_checks`)
 CHECKS = Param("checks", str, "auto", "the answer's offline checks that multiply the score of an answer with "
@@ -691,7 +694,7 @@ register_judged(
     calls="mode=claims: 2 (claims and verdicts shared with hallucination_rate; with steps=shared the claims "
           "come from the analysis answer_relevancy(method=questions,steps=shared) reads too), 3 when the claims "
           "leave out an answer sentence with a number or a name, or one of its numbers or names (its claims "
-          "from one more claim call), "
+          "from one more claim call; with uncovered=clauses cut offline on contexts of at most 1,500 characters), "
           "with split=clauses 1 on contexts of at most 1,500 characters (the claims cut offline), "
           "with verdicts=word or contexts longer than 1,500 characters 1 + one per claim, past the judge's "
           "window 1 more (the rejected verdict list) + one per claim; "
