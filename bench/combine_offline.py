@@ -209,10 +209,11 @@ def main() -> None:
                     help="faithfulness_by_kind files: the metric whose records are read, e.g. "
                          "'faithfulness(verdicts=word)', which sends the default's requests on contexts over 1,500 "
                          "characters (method log 152)")
-    ap.add_argument("--veto", choices=("evidence", "words", "evidence_words"), default="evidence",
+    ap.add_argument("--veto", default="evidence",
+                    choices=("evidence", "words", "evidence_words", "evidence_distractor"),
                     help="with --rescore, lines NC0 and NC0*Fnnq^w: the sentence veto the claims are scored with "
                          "(the default's evidence, or one that ranks the evidence sentence without the claim's "
-                         "numbers; method log 160)")
+                         "numbers, or evidence_distractor; method log 160, 162)")
     args = ap.parse_args()
     scored, nc0, factor = [], [], []
     for name in args.results:

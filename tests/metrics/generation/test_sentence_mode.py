@@ -676,6 +676,33 @@ def test_words_sentence_does_not_let_a_number_pick_the_distractor_by_hand():
     assert words_sentence("In 1953.", BELLS, spans) == evidence_sentence("In 1953.", BELLS, spans)
 
 
+#: as :data:`BELLS`, the crested bells' stems sentence naming them
+CRESTED = ["Mountain bells grow on ledges. Their stems reach 20 cm.",
+           "Crested bells grow in bogs. Crested stems reach 45 cm."]
+
+
+def test_distractor_conflicts_strike_a_number_from_a_passage_that_matches_worse_by_hand():
+    # N = 4, w = 1.609 (one sentence) or 1.099 (two). Claim words: crested, stem, reach, 20, cm.
+    # with its number: "Their stems reach 20 cm." 3 x 1.099 + 1.609 = 4.905 beats "Crested stems reach
+    # 45 cm." 4 x 1.099 = 4.394: veto=evidence finds no conflict. Without it: 3.297 against 4.394,
+    # strictly higher, in the other passage, 45 against 20: struck. The faithful 45 cm is in the best
+    # sentence itself; one passage holding both sentences: nothing to tell a distractor by
+    from ragmeter.metrics.generation._evidence import context_sentences
+    from ragmeter.metrics.generation._sentence_steps import distractor_conflicts, veto_conflicts
+    spans = context_sentences(CRESTED)
+    claim = "Crested stems reach 20 cm."
+    assert veto_conflicts("evidence", claim, "", CRESTED, spans) == []
+    pair = [{"claim": "20 cm", "source": "45 cm"}]
+    assert distractor_conflicts(claim, spans) == pair
+    assert veto_conflicts("evidence_distractor", claim, "", CRESTED, spans) == pair
+    assert distractor_conflicts("Crested stems reach 45 cm.", spans) == []
+    one = [" ".join(CRESTED)]
+    assert distractor_conflicts(claim, context_sentences(one)) == []
+    # BELLS: the two stems sentences tie on the claim's other words, so the number's own sentence
+    # matches as well as any: it stands (veto=words strikes it there)
+    assert distractor_conflicts("Crested bell stems reach 20 cm.", context_sentences(BELLS)) == []
+
+
 @pytest.mark.parametrize(("veto", "score"), [("evidence", 1.0), ("words", 0.0), ("evidence_words", 0.0)])
 def test_veto_words_strikes_a_number_taken_from_the_distractor(veto, score):
     # the judge says yes (no log-probabilities: a hard 1); the evidence veto reads "Their stems reach

@@ -85,14 +85,16 @@ VETO = Param("veto", str, "auto", "which offline check of a claim overrides the 
              "in the same unit or dimension, with the context sentence most related to the claim; any mode but "
              "direct); words (... with the context sentence that best matches the claim's words other than "
              "its numbers, ties by its whole context) or evidence_words (with either; both below evidence on "
-             "most design sets, bench/results/faithfulness_by_kind.md, section 160a); quote (... with the "
+             "most design sets, bench/results/faithfulness_by_kind.md, section 160a); evidence_distractor "
+             "(evidence, or a number the contexts hold only in another passage than the sentence that best "
+             "matches the claim's other words, which conflicts with it; section 162); quote (... with the "
              "context sentence the judge quoted for it) or quote_evidence (with both): verdict lists that "
              "quote only (verdicts=list or after_quotes with mode=claims or sentences, or mode=inline)",
-             choices=("auto", "none", "numbers", "numbers_names", "evidence", "words", "evidence_words", "quote",
-                      "quote_evidence"))
+             choices=("auto", "none", "numbers", "numbers_names", "evidence", "words", "evidence_words",
+                      "evidence_distractor", "quote", "quote_evidence"))
 
 #: the veto values that compare a claim's numbers with one context sentence (:func:`veto_conflicts`)
-SENTENCE_VETOES = ("evidence", "quote", "quote_evidence", "words", "evidence_words")
+SENTENCE_VETOES = ("evidence", "quote", "quote_evidence", "words", "evidence_words", "evidence_distractor")
 WINDOWS = Param("windows", str, "lexical", "mode=sentences: how evidence windows are ranked: lexical (IDF-weighted "
                 "word overlap, no model) or hybrid (plus the embedding cosine; needs the run's embedder)",
                 choices=("lexical", "hybrid"))
@@ -192,6 +194,17 @@ def evidence_sentence(claim: str, contexts: list[str], spans: list[Span]) -> str
     return top[0].text if top else ""
 
 
+def _words_ranking(claim: str, spans: list[Span]) -> tuple[list[float], int | None]:
+    """The sentences' scores on ``claim``'s words other than its numbers (every word holding a digit
+    left out) and the best one's index (ties: the sentence whose whole context shares more of those
+    words, then the earlier one); None when no sentence shares such a word."""
+    target = {w for w in _words(claim) if not any(ch.isdigit() for ch in w)}
+    own, passage = word_scores(target, spans) if target and spans else ([], [])
+    if not own or max(own) <= 0:
+        return own, None
+    return own, min(range(len(spans)), key=lambda i: (-own[i], -passage[i], i))
+
+
 def words_sentence(claim: str, contexts: list[str], spans: list[Span]) -> str:
     """The context sentence that best matches ``claim``'s words other than its numbers: the
     :func:`evidence_sentence` ranking with every word holding a digit left out of the claim, so that a
@@ -199,18 +212,40 @@ def words_sentence(claim: str, contexts: list[str], spans: list[Span]) -> str:
     that gives the crested species 20 cm); ties go to the sentence whose whole context shares more
     of those words (the passage that names the claim's subject), then to the earlier one. When no
     sentence shares such a word, :func:`evidence_sentence`."""
-    target = {w for w in _words(claim) if not any(ch.isdigit() for ch in w)}
-    own, passage = word_scores(target, spans) if target and spans else ([], [])
-    if not own or max(own) <= 0:
-        return evidence_sentence(claim, contexts, spans)
-    best = min(range(len(spans)), key=lambda i: (-own[i], -passage[i], i))
-    return spans[best].text
+    best = _words_ranking(claim, spans)[1]
+    return evidence_sentence(claim, contexts, spans) if best is None else spans[best].text
+
+
+def distractor_conflicts(claim: str, spans: list[Span]) -> list[dict[str, str]]:
+    """The number pairs of ``claim`` taken from another passage (``veto=evidence_distractor``): for a
+    number of the claim that the contexts hold (by value and unit, as :func:`number_conflicts` compares
+    them), when the contexts are two passages or more, the sentence that best matches the claim's
+    other words (:func:`words_sentence`'s ranking) scores strictly higher on them than every sentence
+    holding the number, lies in a passage holding none of those sentences, and conflicts with the
+    number: that conflict's pairs for the number. A number in the passage the claim matches best,
+    or in a sentence that matches it as well, stands."""
+    if len({s.context for s in spans}) < 2:
+        return []
+    own, best = _words_ranking(claim, spans)
+    if best is None:
+        return []
+    found = [quantities(s.text) for s in spans]
+    pairs = number_conflicts(claim, spans[best].text)
+    out: list[dict[str, str]] = []
+    for value, unit, written in quantities(claim):
+        holders = [i for i, qs in enumerate(found)
+                   if any(_measured(ux) == _measured(unit) and _same(value, unit, x, ux) for x, ux, _ in qs)]
+        if (holders and max(own[i] for i in holders) < own[best]
+                and spans[best].context not in {spans[i].context for i in holders}):
+            out += [p for p in pairs if p["claim"] == written and p not in out]
+    return out
 
 
 def veto_conflicts(veto: str, claim: str, quote: str, contexts: list[str], spans: list[Span]) -> list[dict[str, str]]:
     """The number pairs by which ``veto`` strikes ``claim`` (none: it stands). ``evidence``: the claim's
     numbers against its :func:`evidence_sentence`; ``words``: against its :func:`words_sentence`;
-    ``evidence_words``: against either (the evidence sentence's pairs first); ``quote``: against the
+    ``evidence_words``: against either (the evidence sentence's pairs first); ``evidence_distractor``: the
+    evidence sentence's pairs, else :func:`distractor_conflicts`; ``quote``: against the
     sentence the judge quoted; ``quote_evidence``: against both (the quote's pairs, when both
     conflict); other values: none."""
     if veto == "quote":
@@ -222,6 +257,8 @@ def veto_conflicts(veto: str, claim: str, quote: str, contexts: list[str], spans
     if veto == "evidence_words":
         return (number_conflicts(claim, evidence_sentence(claim, contexts, spans))
                 or number_conflicts(claim, words_sentence(claim, contexts, spans)))
+    if veto == "evidence_distractor":
+        return number_conflicts(claim, evidence_sentence(claim, contexts, spans)) or distractor_conflicts(claim, spans)
     if veto == "quote_evidence":
         pairs = number_conflicts(claim, quote)
         return pairs if pairs and number_conflicts(claim, evidence_sentence(claim, contexts, spans)) else []

@@ -585,7 +585,7 @@ def check_veto(ev: JudgedEvaluator) -> None:
                                     "verdicts=list (mode=claims's default) or after_quotes, or mode=inline")
     if p["split"] == "clauses" and p["mode"] != "claims":
         raise InvalidParameterError(f"metric {ev.name!r}: split=clauses chooses the claims of mode=claims")
-    if veto in ("evidence", "words", "evidence_words") and p["mode"] == "direct":
+    if veto in ("evidence", "words", "evidence_words", "evidence_distractor") and p["mode"] == "direct":
         raise InvalidParameterError(f"metric {ev.name!r}: veto={veto} checks each claim; mode=direct has none")
     if veto in ("numbers", "numbers_names") and p["mode"] != "sentences":
         raise InvalidParameterError(f"metric {ev.name!r}: veto={veto} applies to mode=sentences only")
