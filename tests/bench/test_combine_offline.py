@@ -200,3 +200,43 @@ def test_nc0_factor_rows_pair_version_17s_score_with_the_check_share(tmp_path):
     # the greeting: NC0 1.0, no check -> 1.0; the bridge: 0.7 with its one number check failing -> 0.0
     assert co.nc0_factor_rows(saved, rows) == [("dialogue", True, 1.0, 1.0), ("dialogue", False, 0.7, 0.0)]
     assert co.FNNQ_WEIGHTS == (0.25, 0.5, 1.0)
+
+
+def test_rescore_with_another_veto_strikes_a_number_taken_from_the_distractor():
+    # tests/metrics/generation/test_sentence_mode.py's BELLS, worked there by hand: the evidence
+    # sentence of "Crested bell stems reach 20 cm." is the mountain bells' "... 20 cm." (it stands);
+    # the one ranked without the number is the crested bells' "... 45 cm." (veto=words strikes it)
+    bells = ["Mountain bells grow on ledges. Their stems reach 20 cm.",
+             "Crested bells grow in bogs. Their stems reach 45 cm."]
+    rows = {"b": {"id": "b", "query": "How tall?", "answer": "Crested bell stems reach 20 cm.", "contexts": bells}}
+    claim = {"claim": "Crested bell stems reach 20 cm.", "supported": True, "p_yes": 0.8, "quote": ""}
+    saved = {"records": {"faithfulness": [{"id": "b", "kind": "short", "faithful": False, "score": 0.8,
+                                           "error": None, "details": {"claims": [claim]}}]}}
+    assert co.nc0_rows(saved, rows, rescore=True)[0][2] == pytest.approx(0.8)
+    assert co.nc0_rows(saved, rows, rescore=True, veto="words")[0][2] == 0.0
+
+
+def test_main_reads_the_records_of_the_metric_it_is_given(tmp_path, monkeypatch, capsys):
+    # a faithfulness(verdicts=word) run records under that name: --metric reads them as the default's
+    data = tmp_path / "rows.jsonl"
+    rows = [{"id": i, "query": "How long?", "answer": f"It is {n} metres long.", "contexts": ["It is 142 metres long."]}
+            for i, n in (("a", 142), ("b", 124))]
+    data.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    claim = {"claim": "x", "supported": True, "p_yes": 0.5, "quote": ""}
+    recs = [{"id": "a", "kind": "short", "faithful": True, "score": 0.6, "error": None,
+             "details": {"claims": [{**claim, "claim": "It is 142 metres long.", "p_yes": 0.6}]}},
+            {"id": "b", "kind": "short", "faithful": False, "score": 0.9, "error": None,
+             "details": {"claims": [{**claim, "claim": "It is 124 metres long.", "p_yes": 0.9}]}}]
+    results = tmp_path / "run.json"
+    results.write_text(json.dumps({"data": str(data), "records": {"faithfulness(verdicts=word)": recs}}),
+                       encoding="utf-8")
+    def lines(*flags: str) -> dict[str, list[str]]:
+        monkeypatch.setattr("sys.argv", ["combine_offline.py", *flags, "--metric", "faithfulness(verdicts=word)",
+                                         str(results)])
+        co.main()
+        return {x.split()[0]: x.split() for x in capsys.readouterr().out.splitlines()}
+
+    # as recorded: 0.6 against 0.9, the wrong way round (AUROC 0), on both rows
+    assert lines()["judge"][2:4] == ["2", "0.000"]
+    # rescored: the evidence veto strikes b's 124 metres (its sentence says 142): 0.6 against 0 (AUROC 1)
+    assert lines("--rescore")["NC0*Fnnq^1"][2:4] == ["2", "1.000"]
