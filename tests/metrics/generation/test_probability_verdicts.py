@@ -468,6 +468,15 @@ def test_uncovered_clauses_cuts_the_left_out_sentence_offline_instead_of_a_secon
     assert f["score"] == pytest.approx((0.9 + 0.2) / 2)
 
 
+@pytest.mark.parametrize("name", ["faithfulness(mode=sentences,uncovered=clauses)",
+                                  "hallucination_rate(mode=direct,uncovered=clauses)",
+                                  "faithfulness(split=clauses,uncovered=clauses)"])
+def test_uncovered_clauses_without_the_claim_call_is_refused_not_ignored(name):
+    from ragmeter.errors import InvalidParameterError
+    with pytest.raises(InvalidParameterError, match="uncovered=clauses completes the claim call"):
+        get_evaluator(name, judge=Judge(FunctionBackend(lambda r: Completion("")), cache=False))
+
+
 def test_uncovered_clauses_plans_no_second_claim_call_and_keeps_it_past_the_list_limit():
     from ragmeter.metrics.generation.faithfulness import uncovered_offline
     two = "It is made of wrought iron. It was completed in 1889 in Paris."

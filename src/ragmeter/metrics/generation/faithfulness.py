@@ -568,7 +568,8 @@ def check_veto(ev: JudgedEvaluator) -> None:
     refuse a ``veto`` the mode cannot apply (rather than ignore it): ``quote`` and ``quote_evidence```
     where no verdict quotes the context (``mode=direct``, one-word verdicts), ``evidence`` with
     ``mode=direct`` (no claims), ``numbers`` and ``numbers_names`` outside ``mode=sentences``, and
-    ``checks=numbers_names`` outside ``mode=claims`` and ``mode=sentences``."""
+    ``checks=numbers_names`` outside ``mode=claims`` and ``mode=sentences``; and ``uncovered=clauses``
+    without the claim call (``mode=claims`` with ``split=judge``)."""
     p = ev.params
     if p["veto"] == "auto":
         p["veto"] = "evidence" if p["mode"] == "claims" else "none"
@@ -585,6 +586,9 @@ def check_veto(ev: JudgedEvaluator) -> None:
                                     "verdicts=list (mode=claims's default) or after_quotes, or mode=inline")
     if p["split"] == "clauses" and p["mode"] != "claims":
         raise InvalidParameterError(f"metric {ev.name!r}: split=clauses chooses the claims of mode=claims")
+    if p["uncovered"] == "clauses" and (p["mode"] != "claims" or p["split"] == "clauses"):
+        raise InvalidParameterError(f"metric {ev.name!r}: uncovered=clauses completes the claim call of mode=claims "
+                                    "(split=judge)")
     if veto in ("evidence", "words", "evidence_words", "evidence_distractor") and p["mode"] == "direct":
         raise InvalidParameterError(f"metric {ev.name!r}: veto={veto} checks each claim; mode=direct has none")
     if veto in ("numbers", "numbers_names") and p["mode"] != "sentences":
