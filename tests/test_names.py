@@ -97,3 +97,37 @@ def test_unknown_metric_lists_close_matches():
 def test_bad_parameters(name, fragment):
     with pytest.raises(InvalidParameterError, match=fragment.replace("(", r"\(")):
         canonical_name(name)
+
+
+def test_parse_python_retries_the_spurious_recursion_depth_error(monkeypatch):
+    # CPython 3.11 keeps the AST builder's recursion count per interpreter: a thread formatting a
+    # traceback (which parses the failing line) while ragmeter parses can make ast.parse raise
+    # "AST constructor recursion depth mismatch" (python/cpython#106905); the same parse then works
+    import ast
+
+    from ragmeter import names
+
+    real, calls = ast.parse, []
+
+    def flaky(source, filename="<unknown>", mode="exec"):
+        calls.append(source)
+        if len(calls) == 1:
+            raise SystemError("AST constructor recursion depth mismatch (before=147, after=166)")
+        return real(source, filename, mode)
+
+    monkeypatch.setattr(names.ast, "parse", flaky)
+    tree = names.parse_python("x = 1")
+    assert isinstance(tree, ast.Module) and len(calls) == 2
+
+
+def test_parse_python_raises_any_other_system_error(monkeypatch):
+    import pytest
+
+    from ragmeter import names
+
+    def broken(source, filename="<unknown>", mode="exec"):
+        raise SystemError("something else")
+
+    monkeypatch.setattr(names.ast, "parse", broken)
+    with pytest.raises(SystemError, match="something else"):
+        names.parse_python("x = 1")

@@ -21,11 +21,22 @@ from .errors import InvalidParameterError
 #: ("AST constructor recursion depth mismatch", python/cpython#106905); the engines name metrics
 #: from several threads
 PARSE_LOCK = threading.Lock()
+#: how many times :func:`parse_python` parses before a spurious recursion-depth error is raised: the
+#: lock cannot cover the parses other code makes (Python 3.11's tracebacks parse the failing line)
+PARSE_ATTEMPTS = 3
 
 
 def parse_python(source: str, filename: str = "<unknown>", mode: str = "exec") -> ast.AST:
-    """``ast.parse(source, filename, mode)`` under :data:`PARSE_LOCK`."""
+    """``ast.parse(source, filename, mode)`` under :data:`PARSE_LOCK`, parsed again (up to
+    :data:`PARSE_ATTEMPTS` times) when it fails with the spurious "AST constructor recursion depth
+    mismatch" of a parse in another thread; any other error is raised at once."""
     with PARSE_LOCK:
+        for _ in range(PARSE_ATTEMPTS - 1):
+            try:
+                return ast.parse(source, filename, mode)
+            except SystemError as e:
+                if "recursion depth mismatch" not in str(e):
+                    raise
         return ast.parse(source, filename, mode)
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
