@@ -40,6 +40,7 @@ from quote_veto import claim_supports, contexts_of, labelled_rows, rescored
 
 from ragmeter import Sample
 from ragmeter.metrics.generation._checkworthy import split_claims
+from ragmeter.metrics.generation._sentence_steps import EVIDENCE_VETOES
 from ragmeter.metrics.lexical.fact_consistency import check_facts, score_sample
 from ragmeter.stats.roc import auroc
 
@@ -210,7 +211,7 @@ def main() -> None:
                          "'faithfulness(verdicts=word)', which sends the default's requests on contexts over 1,500 "
                          "characters (method log 152)")
     ap.add_argument("--veto", default="evidence",
-                    choices=("evidence", "words", "evidence_words", "evidence_distractor"),
+                    choices=EVIDENCE_VETOES,
                     help="with --rescore, lines NC0 and NC0*Fnnq^w: the sentence veto the claims are scored with "
                          "(the default's evidence, or one that ranks the evidence sentence without the claim's "
                          "numbers, or evidence_distractor; method log 160, 162)")

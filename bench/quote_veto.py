@@ -196,8 +196,7 @@ def judge_quality_file(saved: dict[str, Any], data: str | None, checkworthy: boo
                        aggregate: str = "mean", absent: bool = False, quote_found: bool = False,
                        words: bool = False) -> None:
     """A ``bench/judge_quality.py --out`` file: the bench's own table, before and after."""
-    path = data_path(data, saved.get("data"))
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = list(labelled_rows(data, saved.get("data")).values())
     labels = [r["labels"] for r in rows][: len(saved["records"])]
     names = [n for n in saved["records"][0]["metrics"] if n.split("(")[0] in ("faithfulness", "hallucination_rate")]
     for label, veto, cw in variants(checkworthy, absent, quote_found, words):

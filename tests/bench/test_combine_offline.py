@@ -222,14 +222,13 @@ def test_main_reads_the_records_of_the_metric_it_is_given(tmp_path, monkeypatch,
     rows = [{"id": i, "query": "How long?", "answer": f"It is {n} metres long.", "contexts": ["It is 142 metres long."]}
             for i, n in (("a", 142), ("b", 124))]
     data.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
-    claim = {"claim": "x", "supported": True, "p_yes": 0.5, "quote": ""}
-    recs = [{"id": "a", "kind": "short", "faithful": True, "score": 0.6, "error": None,
-             "details": {"claims": [{**claim, "claim": "It is 142 metres long.", "p_yes": 0.6}]}},
-            {"id": "b", "kind": "short", "faithful": False, "score": 0.9, "error": None,
-             "details": {"claims": [{**claim, "claim": "It is 124 metres long.", "p_yes": 0.9}]}}]
+    recs = [{"id": i, "kind": "short", "faithful": y, "score": p, "error": None,
+             "details": {"claims": [{"claim": f"It is {n} metres long.", "supported": True, "p_yes": p, "quote": ""}]}}
+            for i, y, n, p in (("a", True, 142, 0.6), ("b", False, 124, 0.9))]
     results = tmp_path / "run.json"
     results.write_text(json.dumps({"data": str(data), "records": {"faithfulness(verdicts=word)": recs}}),
                        encoding="utf-8")
+
     def lines(*flags: str) -> dict[str, list[str]]:
         monkeypatch.setattr("sys.argv", ["combine_offline.py", *flags, "--metric", "faithfulness(verdicts=word)",
                                          str(results)])

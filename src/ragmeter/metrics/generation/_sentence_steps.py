@@ -93,8 +93,10 @@ VETO = Param("veto", str, "auto", "which offline check of a claim overrides the 
              choices=("auto", "none", "numbers", "numbers_names", "evidence", "words", "evidence_words",
                       "evidence_distractor", "quote", "quote_evidence"))
 
+#: the veto values that compare a claim's numbers with context sentences found offline (no quote needed)
+EVIDENCE_VETOES = ("evidence", "words", "evidence_words", "evidence_distractor")
 #: the veto values that compare a claim's numbers with one context sentence (:func:`veto_conflicts`)
-SENTENCE_VETOES = ("evidence", "quote", "quote_evidence", "words", "evidence_words", "evidence_distractor")
+SENTENCE_VETOES = (*EVIDENCE_VETOES, "quote", "quote_evidence")
 WINDOWS = Param("windows", str, "lexical", "mode=sentences: how evidence windows are ranked: lexical (IDF-weighted "
                 "word overlap, no model) or hybrid (plus the embedding cosine; needs the run's embedder)",
                 choices=("lexical", "hybrid"))

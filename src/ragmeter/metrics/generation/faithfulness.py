@@ -167,6 +167,7 @@ from ._grounding import grounded_mask, source_span, split_grounded, uncovered_se
 from ._prompting import joined_context
 from ._sentence_steps import (
     CROSS_CHECK,
+    EVIDENCE_VETOES,
     SENTENCE_VETOES,
     VETO,
     WINDOWS,
@@ -589,7 +590,7 @@ def check_veto(ev: JudgedEvaluator) -> None:
     if p["uncovered"] == "clauses" and (p["mode"] != "claims" or p["split"] == "clauses"):
         raise InvalidParameterError(f"metric {ev.name!r}: uncovered=clauses completes the claim call of mode=claims "
                                     "(split=judge)")
-    if veto in ("evidence", "words", "evidence_words", "evidence_distractor") and p["mode"] == "direct":
+    if veto in EVIDENCE_VETOES and p["mode"] == "direct":
         raise InvalidParameterError(f"metric {ev.name!r}: veto={veto} checks each claim; mode=direct has none")
     if veto in ("numbers", "numbers_names") and p["mode"] != "sentences":
         raise InvalidParameterError(f"metric {ev.name!r}: veto={veto} applies to mode=sentences only")
