@@ -44,8 +44,11 @@ CASES = {
     ("faithfulness(verdicts=bare)",): (5, 4, False),
     # claims, quotes, verdicts for each of the two rows with an answer and contexts (+ 0.5)
     ("faithfulness(verdicts=after_quotes)", "hallucination_rate(verdicts=after_quotes)"): (7, 6, False),
+    # the quotes written offline: claims and verdicts, as the default
+    ("faithfulness(verdicts=given_quotes)", "hallucination_rate(verdicts=given_quotes)"): (5, 4, False),
     # one list per row of 1 and 2 check-worthy sentences, two calls each
     ("faithfulness(mode=sentences,verdicts=after_quotes)",): (4, 4, True),
+    ("faithfulness(mode=sentences,verdicts=given_quotes)",): (2, 2, True),
     ("faithfulness(mode=inline)",): (2, 2, True),
     ("faithfulness", "hallucination_rate"): (5, 4, False),
     ("answer_relevancy",): (3, 3, True),

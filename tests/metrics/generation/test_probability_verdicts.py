@@ -15,10 +15,13 @@ from pathlib import Path
 import pytest
 
 from ragmeter import Sample, evaluate, get_evaluator
+from ragmeter.errors import InvalidParameterError
 from ragmeter.judges import Completion, FunctionBackend, Judge
 from ragmeter.judges.backends.openai_compat import _completion_from
 from ragmeter.judges.base import TokenLogprob
 from ragmeter.judges.judge import judge_cache_key
+from ragmeter.metrics.generation._claim_steps import given_quote
+from ragmeter.metrics.generation._evidence import context_sentences
 from ragmeter.metrics.generation._grounding import (
     GROUNDING_THRESHOLD,
     grounding,
@@ -386,6 +389,66 @@ def test_after_quotes_asks_the_quotes_then_the_verdicts_in_one_conversation():
     assert len(ask_verdicts.messages) == 4
     # its quotes are the judge's, so the quote veto can read them (refused with verdicts=bare)
     get_evaluator("faithfulness(verdicts=after_quotes,veto=quote)", judge=judge)
+
+
+TOWER = ["The Eiffel Tower was completed in March 1889 in Paris. It is 330 metres tall.",
+         "Gustave Eiffel's company built the tower for the World's Fair."]
+
+
+def test_given_quote_is_the_sentence_of_most_rare_words_in_common():
+    spans = context_sentences(TOWER)
+    # "completed in 1889": the first sentence holds eiffel, tower, completed and 1889, the third
+    # only eiffel and tower, so the first wins whatever the weights
+    assert given_quote("The Eiffel Tower was completed in 1889.", spans) == TOWER[0].split(". ")[0] + "."
+    # three sentences, so a word in one weighs log(1 + 3/1) = 1.386 and "tower" (in two) log(1 + 3/2)
+    # = 0.916: "330", "metres" and "tall" (4.16) beat "tower" (0.916)
+    assert given_quote("The tower is 330 metres tall.", spans) == "It is 330 metres tall."
+    assert given_quote("Tickets are sold online.", spans) == ""  # no content word in common
+    assert given_quote("The tower is tall.", []) == ""
+
+
+def test_given_quotes_writes_the_quotes_offline_and_asks_the_verdicts_in_one_call():
+    # one verdict call: quote_claims's messages, the offline quotes as the judge's turn, then the
+    # verdict question; the judge writes only the yes/no list, P(yes) read at each value
+    answer = "The Eiffel Tower was completed in 1889. The tower is 330 metres tall. Tickets are sold online."
+    claims = ["The Eiffel Tower was completed in 1889.", "The tower is 330 metres tall.", "Tickets are sold online."]
+    toks = [TokenLogprob('{"verdicts": [{"statement": 1, "supported": "', -0.01),
+            TokenLogprob("yes", math.log(0.6), (("yes", math.log(0.6)), ("no", math.log(0.2)))),
+            TokenLogprob('"}, {"statement": 2, "supported": "', -0.01),
+            TokenLogprob("yes", math.log(0.9), (("yes", math.log(0.9)), ("no", math.log(0.1)))),
+            TokenLogprob('"}, {"statement": 3, "supported": "', -0.01),
+            TokenLogprob("no", math.log(0.7), (("no", math.log(0.7)), ("yes", math.log(0.1)))),
+            TokenLogprob('"}]}', -0.01)]
+
+    async def h(request):
+        if request.schema_name == "Claims":
+            return claim_reply("Claims", claims)
+        assert request.schema_name == "BareVerdicts3"
+        return Completion("".join(t.token for t in toks), logprobs=tuple(toks))
+
+    judge, seen = judge_of(h)
+    name = "faithfulness(verdicts=given_quotes)"
+    smp = Sample.model_validate({"id": "t", "query": "Tell me about the Eiffel Tower.", "answer": answer,
+                                 "contexts": TOWER})
+    f = evaluate([smp], [name], judge=judge).records[0]["metrics"][name]
+    assert f["error"] is None, f
+    quotes = ["The Eiffel Tower was completed in March 1889 in Paris.", "It is 330 metres tall.", ""]
+    assert [c["quote"] for c in f["details"]["claims"]] == quotes
+    assert [c["p_yes"] for c in f["details"]["claims"]] == pytest.approx([0.6 / 0.8, 0.9 / 1.0, 0.1 / 0.8])
+    # the answer checks: 1889, 330 metres and the name run "Eiffel Tower" are all in the contexts
+    assert f["score"] == pytest.approx((0.6 / 0.8 + 0.9 + 0.1 / 0.8) / 3)
+    assert [r.schema_name for r in seen] == ["Claims", "BareVerdicts3"]
+    ask = seen[1]
+    assert ask.top_logprobs == 10 and len(ask.messages) == 4
+    assert ask.messages[1].role == "user" and "copy the sentence of the context" in ask.messages[1].content
+    assert ask.messages[2].role == "assistant"
+    assert json.loads(ask.messages[2].content) == {"quotes": [
+        {"statement": 1, "evidence": quotes[0]}, {"statement": 2, "evidence": quotes[1]},
+        {"statement": 3, "evidence": "none"}]}
+    assert ask.messages[3].role == "user" and ask.messages[3].content.startswith("Now decide")
+    # the quotes are not the judge's, so the quote veto cannot read them
+    with pytest.raises(InvalidParameterError):
+        get_evaluator("faithfulness(verdicts=given_quotes,veto=quote)", judge=judge)
 
 
 def test_claims_mode_without_logprobs_is_the_share_of_supported_claims():

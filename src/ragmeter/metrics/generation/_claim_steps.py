@@ -5,7 +5,9 @@
   quotes), after a separate decomposition; with ``verdicts=bare`` prompt
   ``verify_claims_bare.prompt`` and :class:`BareVerdicts`: the verdicts alone; with
   ``verdicts=after_quotes`` prompts ``quote_claims.prompt`` (:class:`Quotes`) and then, in the same
-  conversation, ``verdicts_after_quotes.prompt`` (:class:`BareVerdicts`).
+  conversation, ``verdicts_after_quotes.prompt`` (:class:`BareVerdicts`); with
+  ``verdicts=given_quotes`` the same conversation in one call, its first reply written offline
+  (:func:`given_quote`: each claim's most related context sentence).
 - :func:`check_inline`: prompt ``check_answer_claims.prompt``, reply model :class:`InlineClaims`:
   one call lists the answer's claims, each with its evidence and verdict (``mode=inline``).
 
@@ -14,6 +16,7 @@ Both are shared by faithfulness and hallucination_rate (one call per sample and 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import BaseModel
@@ -22,6 +25,7 @@ from ...judges import PromptTemplate, ReplyShape
 from ...judges.base import Message
 from ...registry import Param
 from ...types import Sample
+from ._evidence import Span, context_sentences, lexical_scores
 from ._memo import shared
 from ._prompting import joined_context, numbered, reply_shape, template
 from ._schema import YesNo, align, sized
@@ -88,10 +92,13 @@ VERDICTS = Param("verdicts", str, "auto", "how the claims (mode=claims) or check
                  "are checked: list (one call, a JSON verdict per claim with the context sentence it quotes), "
                  "bare (the same list without the quotes: statement number and yes/no only), after_quotes (two "
                  "calls of one conversation: the quotes without log-probabilities, then the yes/no list after them), "
+                 "given_quotes (after_quotes in one call: the quotes are not asked of the judge but given as its "
+                 "turn, each claim's most related context sentence by word overlap, and the judge writes the "
+                 "yes/no list alone), "
                  "word (one call per claim, one yes/no word scored by P(yes), against the claim's evidence window) "
                  "or auto "
                  "(list with mode=claims, word with mode=sentences)",
-                 choices=("auto", "list", "bare", "after_quotes", "word"))
+                 choices=("auto", "list", "bare", "after_quotes", "given_quotes", "word"))
 
 
 #: the verdict forms that quote a context sentence for each claim (what ``veto=quote`` reads)
@@ -132,6 +139,8 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
     """
     if form == "after_quotes":
         return await _verify_after_quotes(judge, sample, claims, tag, scoring, context, repeat_penalty)
+    if form == "given_quotes":
+        return await _verify_given_quotes(judge, sample, claims, tag, scoring, context, repeat_penalty)
     quote = form == "list"
     if context is None:
         context = joined_context(sample)
@@ -145,6 +154,46 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
         return _read_verdicts(r, len(claims), scoring, None)
 
     return await shared(judge, f"{t.cache_version}/{scoring}", (context, claims, repeat_penalty), run)
+
+
+def given_quote(claim: str, sentences: list[Span]) -> str:
+    """``verdicts=given_quotes``'s quote for ``claim``: of ``sentences``, the one with the highest
+    IDF-weighted overlap of content words with it (:func:`._evidence.lexical_scores`; ties: the
+    earlier), the sentence the evidence veto reads; "" when no sentence shares a content word."""
+    scores = lexical_scores(claim, sentences)
+    best = max(range(len(sentences)), key=lambda i: (scores[i], -i), default=None)
+    return "" if best is None or scores[best] <= 0 else sentences[best].text
+
+
+async def _verify_given_quotes(judge: Any, sample: Sample, claims: list[str], tag: str, scoring: str,
+                               context: str | None, repeat_penalty: float | None
+                               ) -> list[tuple[bool, str, float | None]]:
+    """``verdicts=given_quotes``: ``verdicts=after_quotes``'s conversation in one call. The first
+    reply, the quotes, is not asked of the judge: each claim's :func:`given_quote` from the sentences
+    of the contexts it is checked against ("none" where there is none) stands as the judge's turn, in
+    the JSON ``quote_claims`` asks for, and the judge writes the yes/no list alone (the
+    :class:`BareVerdicts` shape; P(yes) at each ``"supported"`` value where ``scoring="auto"``). The
+    reply must hold exactly one entry per claim."""
+    t1, t2 = template("quote_claims"), template("verdicts_after_quotes")
+    sentences = context_sentences(sample.context_texts if context is None else [context])
+    if context is None:
+        context = joined_context(sample)
+    quotes = [given_quote(c, sentences) for c in claims]
+    version = f"{t1.cache_version}+given+{t2.cache_version}"
+
+    async def run() -> list[tuple[bool, str, float | None]]:
+        n = len(claims)
+        shape1 = reply_shape("quotes", [{"statement": i, "evidence": EVIDENCE_SLOT} for i in range(1, n + 1)])
+        first = t1.messages(context=context, statements=numbered(claims), shape=shape1)
+        turn = json.dumps({"quotes": [{"statement": i, "evidence": q or "none"} for i, q in enumerate(quotes, 1)]})
+        # its user turn only: the system message is the first call's
+        then = t2.messages(shape=_verdicts_shape(n, quote=False))[1:]
+        r = await judge.judge([*first, Message("assistant", turn), *then], sized(BareVerdicts, n), tag=tag,
+                              template_version=version, top_logprobs=TOP_LOGPROBS if scoring == "auto" else None,
+                              repeat_penalty=repeat_penalty)
+        return _read_verdicts(r, n, scoring, quotes)
+
+    return await shared(judge, f"{version}/{scoring}", (context, claims, repeat_penalty), run)
 
 
 def inline_prompt_chars(sample: Sample, context: str) -> int:

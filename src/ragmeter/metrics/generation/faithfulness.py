@@ -81,6 +81,10 @@ one call that asks for log-probabilities; ``quote`` is "". ``verdicts=after_quot
 and the verdicts in two calls of one conversation (prompts ``quote_claims``, then
 ``verdicts_after_quotes`` after the judge's own quotes): the quotes are written without
 log-probabilities, the verdicts with them; ``quote`` as with ``verdicts=list``. Calls: 3 per sample.
+``verdicts=given_quotes``: that conversation in one call, its quotes written offline and given as the
+judge's turn (each claim's context sentence of most IDF-weighted content words in common, the
+sentence the evidence veto reads; :func:`._claim_steps.given_quote`): the judge writes the yes/no
+list alone; ``quote`` is the given sentence ("" for none). Calls: 2 per sample.
 
 ``verdicts=word`` (with ``mode=claims``): the same claims, each judged alone instead of all in one
 call: one yes/no word per claim, scored by P(yes), against the claim's evidence window, the prompt
@@ -373,7 +377,7 @@ async def _inline_claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVe
 LEFT_OUT_SHARE = 0.5
 
 #: judge calls of one verdict list, by its form (``verdicts``)
-LIST_CALLS = {"list": 1, "bare": 1, "after_quotes": 2}
+LIST_CALLS = {"list": 1, "bare": 1, "after_quotes": 2, "given_quotes": 1}
 
 #: why a claim metric is undefined when every extracted claim was dropped as ungrounded
 ALL_UNGROUNDED = "undefined: every claim the judge extracted is absent from the answer (ungrounded_claims)"
