@@ -39,7 +39,7 @@ from ragmeter.judges import from_spec
 from ragmeter.judges.base import Message
 from ragmeter.judges.check import bundled_path, load_labelled
 from ragmeter.metrics.generation._checkworthy import split_claims
-from ragmeter.metrics.generation._evidence import _words
+from ragmeter.metrics.generation._evidence import stemmed_words
 from ragmeter.metrics.generation._grounding import _stem
 from ragmeter.metrics.lexical.fact_consistency import _NAME_TOKEN, names, numbers
 from ragmeter.stats.roc import auroc_interval
@@ -75,7 +75,7 @@ class Corrected(BaseModel):
 def fact_words(text: str) -> dict[str, int]:
     """The fact words of ``text``'s check-worthy sentences with their weights (module docstring)."""
     text = " ".join(s.text for s in split_claims(text) if s.checkworthy)
-    weights = dict.fromkeys(_words(text), 1)
+    weights = dict.fromkeys(stemmed_words(text), 1)
     for value, _, _ in numbers(text):
         weights[_stem(value)] = 2
     for run in names(text):
@@ -91,7 +91,7 @@ def kept_share(answer: str, corrected: str) -> float:
     mine = fact_words(answer)
     if not mine:
         return 1.0
-    theirs = set(_words(corrected)) | {_stem(v) for v, _, _ in numbers(corrected)}
+    theirs = set(stemmed_words(corrected)) | {_stem(v) for v, _, _ in numbers(corrected)}
     return sum(w for t, w in mine.items() if t in theirs) / sum(mine.values())
 
 

@@ -34,7 +34,7 @@ from typing import Any
 from ragmeter import Sample
 from ragmeter.judges.check import separation
 from ragmeter.metrics.generation._checkworthy import checkworthy_claims
-from ragmeter.metrics.generation._evidence import Span, _words, context_sentences
+from ragmeter.metrics.generation._evidence import Span, context_sentences, stemmed_words
 from ragmeter.metrics.generation._sentence_steps import offline_checks, veto_conflicts
 from ragmeter.metrics.generation._sentences import sentence_spans
 from ragmeter.stats.roc import auroc
@@ -65,9 +65,9 @@ def quote_coverage(quote: str, sentences: list[Span]) -> float | None:
     sentence; None when the quote has no content word (empty: callers pass "" for a verdict that
     quotes nothing)."""
     shares: list[float] = []
-    context_words = [_words(s.text) for s in sentences]
+    context_words = [stemmed_words(s.text) for s in sentences]
     for a, b in sentence_spans(quote):
-        target = _words(quote[a:b])
+        target = stemmed_words(quote[a:b])
         if target:
             shares.append(max((len(target & ws) / len(target) for ws in context_words), default=0.0))
     return min(shares) if shares else None

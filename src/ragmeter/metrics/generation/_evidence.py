@@ -84,20 +84,21 @@ def context_sentences(contexts: Sequence[str]) -> list[Span]:
     return [Span(i, a, b, text[a:b]) for i, text in enumerate(contexts) for a, b in sentence_spans(text)]
 
 
-def _words(text: str) -> set[str]:
+def stemmed_words(text: str) -> set[str]:
+    """The content words of ``text``, stemmed: the word set :math:`W` of the module docstring's rule 2."""
     return {_stem(w) for w in content_tokens(text)}
 
 
 def lexical_scores(claim: str, sentences: Sequence[Span]) -> list[float]:
     """:math:`\\mathrm{lex}(c, s)` of the module docstring for every sentence."""
-    return word_scores(_words(claim), sentences)[0]
+    return word_scores(stemmed_words(claim), sentences)[0]
 
 
 def word_scores(target: set[str], sentences: Sequence[Span]) -> tuple[list[float], list[float]]:
     """For every sentence, the IDF-weighted overlap of the word set ``target`` with the sentence (the
     :math:`\\mathrm{lex}` of the module docstring) and with the whole context the sentence is in (the
     same weights: the words of all its context's sentences)."""
-    words = [_words(s.text) for s in sentences]
+    words = [stemmed_words(s.text) for s in sentences]
     n = len(sentences)
     df: dict[str, int] = {}
     for ws in words:

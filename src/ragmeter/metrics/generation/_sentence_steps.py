@@ -71,7 +71,7 @@ from ..lexical.fact_consistency import (
 from ..lexical.lexical_faithfulness import STOPWORDS
 from ._checkworthy import Sentence, split_claims
 from ._claim_steps import verdict_form, verify
-from ._evidence import Span, Window, _words, claim_windows, context_sentences, evidence_window, word_scores
+from ._evidence import Span, Window, claim_windows, context_sentences, evidence_window, stemmed_words, word_scores
 from ._fit import alone_call, fitted_call
 from ._memo import shared
 from ._prompting import joined_context, template
@@ -200,7 +200,7 @@ def _words_ranking(claim: str, spans: list[Span]) -> tuple[list[float], int | No
     """The sentences' scores on ``claim``'s words other than its numbers (every word holding a digit
     left out) and the best one's index (ties: the sentence whose whole context shares more of those
     words, then the earlier one); None when no sentence shares such a word."""
-    target = {w for w in _words(claim) if not any(ch.isdigit() for ch in w)}
+    target = {w for w in stemmed_words(claim) if not any(ch.isdigit() for ch in w)}
     own, passage = word_scores(target, spans) if target and spans else ([], [])
     if not own or max(own) <= 0:
         return own, None
