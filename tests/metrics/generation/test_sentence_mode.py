@@ -115,6 +115,15 @@ def test_lexical_score_is_the_idf_weighted_overlap():
     ("Feel free to ask about the other branches.", "greeting"),
     ("Hope this helps.", "greeting"),
     ("Let me know if the 2 pm slot suits you.", "claim"),
+    # praise of the question, said whole: a remark with nothing to check
+    ("That's a good question.", "opinion"),
+    ("That is a really good question.", "opinion"),
+    ("Good question.", "opinion"),
+    ("What a fair question.", "opinion"),
+    # ... with anything said after it: checked
+    ("That's a good question, but the museum is closed on Mondays.", "claim"),
+    ("Good question, the answer is no.", "claim"),
+    ("That's a good question to ask the council.", "claim"),
 ])
 def test_check_worthiness_of_hand_labelled_sentences(sentence, kind):
     assert classify(sentence) == kind

@@ -714,7 +714,7 @@ register_judged(
           "no context or (except with mode=direct) no check-worthy sentence",
     params=(CLAIM_STEPS, MODE, SCORING, VERDICTS, VETO, CHECKS, WINDOWS, CROSS_CHECK, SPLIT, UNCOVERED),
     undefined="undefined (None) when the judge lists no claim for a non-empty answer without stating it makes none",
-    version="38",
+    version="39",
     check=LabelCheck(label="faithful", data=JUDGE_VALIDATION, default=True, hard=hard_score,
                      positions=claim_positions),
     answer_preference=0,

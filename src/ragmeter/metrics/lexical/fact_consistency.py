@@ -817,6 +817,11 @@ _GREETING = re.compile(r"^(?:hi|hello|hey|good (?:morning|afternoon|evening|nigh
                        r"you(?:'|’)?re welcome|welcome back|bye|goodbye|see you|take care|have a\b|sorry|"
                        r"congratulations|congrats|cheers|let me know|feel free to|hope (?:this|that|it) helps|"
                        r"happy to help|glad to help)\b", re.IGNORECASE)
+#: praise of the question, the whole sentence: "That's a good question", "Good question", "What a fair
+#: question" ("good" and "fair" are not :data:`EVALUATIVE`: they state facts elsewhere)
+_QUESTION_PRAISE = re.compile(r"^(?:(?:that(?:['’]s| is)|it(?:['’]s| is)|what|such)\s+)?(?:an?\s+)?"
+                              r"(?:(?:really|very)\s+)?(?:good|great|fair|excellent|interesting)\s+question$",
+                              re.IGNORECASE)
 _STANCE = re.compile(r"^(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|me too|my favou?rite|honestly|personally|"
                      r"you['’]ve got this)\b", re.IGNORECASE)
 
@@ -837,7 +842,7 @@ def classify(sentence: str) -> str:
         return "abstention"
     if has_number or names(s):
         return "claim"
-    if _STANCE.match(rest):
+    if _STANCE.match(rest) or _QUESTION_PRAISE.match(rest):
         return "opinion"
     words = [w.lower() for w in _REMARK_WORD.findall(rest)]
     if len(words) <= SHORT_REMARK_WORDS and (s.endswith("!") or (
@@ -963,7 +968,7 @@ register_lexical(
     "fact_consistency",
     score_sample,
     role="answer",
-    version="17",
+    version="18",
     summary="Numbers (with units), names and negations of the answer checked against the contexts, "
             "times the share of its content words found there (no model).",
     formula="score = F * P; F = passed checks / checks (1 when none), one check per number, per "
