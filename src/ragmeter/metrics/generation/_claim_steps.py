@@ -182,16 +182,9 @@ async def _verify_given_quotes(judge: Any, sample: Sample, claims: list[str], ta
     version = f"{t1.cache_version}+given+{t2.cache_version}"
 
     async def run() -> list[tuple[bool, str, float | None]]:
-        n = len(claims)
-        shape1 = reply_shape("quotes", [{"statement": i, "evidence": EVIDENCE_SLOT} for i in range(1, n + 1)])
-        first = t1.messages(context=context, statements=numbered(claims), shape=shape1)
         turn = json.dumps({"quotes": [{"statement": i, "evidence": q or "none"} for i, q in enumerate(quotes, 1)]})
-        # its user turn only: the system message is the first call's
-        then = t2.messages(shape=_verdicts_shape(n, quote=False))[1:]
-        r = await judge.judge([*first, Message("assistant", turn), *then], sized(BareVerdicts, n), tag=tag,
-                              template_version=version, top_logprobs=TOP_LOGPROBS if scoring == "auto" else None,
-                              repeat_penalty=repeat_penalty)
-        return _read_verdicts(r, n, scoring, quotes)
+        return await _verdicts_after(judge, _quote_messages(claims, context), turn, quotes, tag, version, scoring,
+                                     repeat_penalty)
 
     return await shared(judge, f"{version}/{scoring}", (context, claims, repeat_penalty), run)
 
@@ -230,6 +223,26 @@ def _read_verdicts(r: Any, n: int, scoring: str, quotes: list[str] | None) -> li
     return out if quotes is None else [(v, q, p) for (v, _, p), q in zip(out, quotes, strict=True)]
 
 
+def _quote_messages(claims: list[str], context: str) -> list[Message]:
+    """``quote_claims``'s messages: one context sentence (or "none") asked for each of ``claims``."""
+    shape = reply_shape("quotes", [{"statement": i, "evidence": EVIDENCE_SLOT} for i in range(1, len(claims) + 1)])
+    return template("quote_claims").messages(context=context, statements=numbered(claims), shape=shape)
+
+
+async def _verdicts_after(judge: Any, first: list[Message], turn: str, quotes: list[str], tag: str, version: str,
+                          scoring: str, repeat_penalty: float | None) -> list[tuple[bool, str, float | None]]:
+    """The yes/no list after a quotes turn: ``first`` (:func:`_quote_messages`), ``turn`` as the
+    judge's own reply, then ``verdicts_after_quotes``'s user turn (the system message is the first
+    call's); the :class:`BareVerdicts` shape, one entry per quote, log-probabilities asked where
+    ``scoring="auto"``; each verdict returned with its quote."""
+    n = len(quotes)
+    then = template("verdicts_after_quotes").messages(shape=_verdicts_shape(n, quote=False))[1:]
+    r = await judge.judge([*first, Message("assistant", turn), *then], sized(BareVerdicts, n), tag=tag,
+                          template_version=version, top_logprobs=TOP_LOGPROBS if scoring == "auto" else None,
+                          repeat_penalty=repeat_penalty)
+    return _read_verdicts(r, n, scoring, quotes)
+
+
 async def _verify_after_quotes(judge: Any, sample: Sample, claims: list[str], tag: str, scoring: str,
                                context: str | None, repeat_penalty: float | None
                                ) -> list[tuple[bool, str, float | None]]:
@@ -247,18 +260,12 @@ async def _verify_after_quotes(judge: Any, sample: Sample, claims: list[str], ta
 
     async def run() -> list[tuple[bool, str, float | None]]:
         n = len(claims)
-        shape1 = reply_shape("quotes", [{"statement": i, "evidence": EVIDENCE_SLOT} for i in range(1, n + 1)])
-        first = t1.messages(context=context, statements=numbered(claims), shape=shape1)
+        first = _quote_messages(claims, context)
         r1 = await judge.judge(first, sized(Quotes, n), tag=tag, template_version=t1.cache_version,
                                repeat_penalty=repeat_penalty)
         quotes = align(r1.value.quotes, n, "statement", lambda q: _evidence(q.evidence))
-        # its user turn only: the system message is the first call's
-        then = t2.messages(shape=_verdicts_shape(n, quote=False))[1:]
-        r2 = await judge.judge([*first, Message("assistant", r1.raw), *then], sized(BareVerdicts, n), tag=tag,
-                               template_version=f"{t1.cache_version}+{t2.cache_version}",
-                               top_logprobs=TOP_LOGPROBS if scoring == "auto" else None,
-                               repeat_penalty=repeat_penalty)
-        return _read_verdicts(r2, n, scoring, quotes)
+        return await _verdicts_after(judge, first, r1.raw, quotes, tag, f"{t1.cache_version}+{t2.cache_version}",
+                                     scoring, repeat_penalty)
 
     return await shared(judge, f"{t1.cache_version}+{t2.cache_version}/{scoring}",
                         (context, claims, repeat_penalty), run)
