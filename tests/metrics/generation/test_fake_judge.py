@@ -27,7 +27,7 @@ ROW = {"id": "a", "query": "What is the capital of France?",
        "contexts": CTX, "reference": "[ESSENTIAL PASSAGE] Paris is the capital of France. [BONUS PASSAGE] Rome."}
 NAMES = ["faithfulness", "hallucination_rate", "faithfulness(steps=shared)", "faithfulness(mode=inline)",
          "faithfulness(verdicts=bare)", "faithfulness(verdicts=after_quotes)",
-         "faithfulness(verdicts=given_quotes)",
+         "faithfulness(verdicts=given_quotes)", "faithfulness(verdicts=short_quotes)",
          "answer_relevancy(scale=graded)",
          "answer_relevancy", "answer_relevancy(decision=reasoned)",
          "context_relevancy", "context_relevancy(scale=graded)", "context_relevancy(decision=reasoned)",

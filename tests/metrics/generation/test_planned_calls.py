@@ -49,6 +49,9 @@ CASES = {
     # one list per row of 1 and 2 check-worthy sentences, two calls each
     ("faithfulness(mode=sentences,verdicts=after_quotes)",): (4, 4, True),
     ("faithfulness(mode=sentences,verdicts=given_quotes)",): (2, 2, True),
+    # the first words of each quote: claims and verdicts, as the default
+    ("faithfulness(verdicts=short_quotes)", "hallucination_rate(verdicts=short_quotes)"): (5, 4, False),
+    ("faithfulness(mode=sentences,verdicts=short_quotes)",): (2, 2, True),
     ("faithfulness(mode=inline)",): (2, 2, True),
     ("faithfulness", "hallucination_rate"): (5, 4, False),
     ("answer_relevancy",): (3, 3, True),

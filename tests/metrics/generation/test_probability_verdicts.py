@@ -20,7 +20,7 @@ from ragmeter.judges import Completion, FunctionBackend, Judge
 from ragmeter.judges.backends.openai_compat import _completion_from
 from ragmeter.judges.base import TokenLogprob
 from ragmeter.judges.judge import judge_cache_key
-from ragmeter.metrics.generation._claim_steps import given_quote
+from ragmeter.metrics.generation._claim_steps import expand_quote, given_quote
 from ragmeter.metrics.generation._evidence import context_sentences
 from ragmeter.metrics.generation._grounding import (
     GROUNDING_THRESHOLD,
@@ -450,6 +450,55 @@ def test_given_quotes_writes_the_quotes_offline_and_asks_the_verdicts_in_one_cal
     # the quotes are not the judge's, so the quote veto cannot read them
     with pytest.raises(InvalidParameterError):
         get_evaluator("faithfulness(verdicts=given_quotes,veto=quote)", judge=judge)
+
+
+def test_expand_quote_gives_back_the_sentence_that_opens_with_the_words():
+    spans = context_sentences(TOWER)
+    assert expand_quote("The Eiffel Tower was completed", spans) == (
+        "The Eiffel Tower was completed in March 1889 in Paris.")
+    # case and punctuation aside: "gustave eiffel s company built" opens the third sentence
+    assert expand_quote("gustave eiffel's company built", spans) == (
+        "Gustave Eiffel's company built the tower for the World's Fair.")
+    # the words must open the sentence, and end on a word boundary
+    assert expand_quote("completed in March 1889 in", spans) == "completed in March 1889 in"
+    assert expand_quote("It is 33", spans) == "It is 33"
+    assert expand_quote("The tower is", spans) == "The tower is"  # the claim's words, as written
+    assert expand_quote("...", spans) == "..."
+
+
+def test_short_quotes_asks_the_first_words_of_each_sentence_and_reads_the_sentence_whole():
+    answer = "The Eiffel Tower was completed in 1889. The tower is 330 metres tall."
+    claims = ["The Eiffel Tower was completed in 1889.", "The tower is 330 metres tall."]
+    toks = [TokenLogprob('{"verdicts": [{"statement": 1, "evidence": "The Eiffel Tower was completed", '
+                         '"supported": "', -0.01),
+            TokenLogprob("yes", math.log(0.6), (("yes", math.log(0.6)), ("no", math.log(0.2)))),
+            TokenLogprob('"}, {"statement": 2, "evidence": "The tower is 330", "supported": "', -0.01),
+            TokenLogprob("no", math.log(0.5), (("no", math.log(0.5)), ("yes", math.log(0.3)))),
+            TokenLogprob('"}]}', -0.01)]
+
+    async def h(request):
+        if request.schema_name == "Claims":
+            return claim_reply("Claims", claims)
+        assert request.schema_name == "Verdicts2"
+        return Completion("".join(t.token for t in toks), logprobs=tuple(toks))
+
+    judge, seen = judge_of(h)
+    name = "faithfulness(verdicts=short_quotes)"
+    smp = Sample.model_validate({"id": "t", "query": "Tell me about the Eiffel Tower.", "answer": answer,
+                                 "contexts": TOWER})
+    f = evaluate([smp], [name], judge=judge).records[0]["metrics"][name]
+    assert f["error"] is None, f
+    # the first quote opens a context sentence and is given back whole; the second opens none
+    assert [c["quote"] for c in f["details"]["claims"]] == [
+        "The Eiffel Tower was completed in March 1889 in Paris.", "The tower is 330"]
+    assert [c["p_yes"] for c in f["details"]["claims"]] == pytest.approx([0.6 / 0.8, 0.3 / 0.8])
+    assert [r.schema_name for r in seen] == ["Claims", "Verdicts2"]
+    ask = seen[1].messages[-1].content
+    assert "copy the first five words of the sentence of the context" in ask
+    assert '"evidence": "<first five words of that sentence, or none>"' in ask
+    # the quotes are cut short, so the quote veto cannot read them
+    with pytest.raises(InvalidParameterError):
+        get_evaluator("faithfulness(verdicts=short_quotes,veto=quote)", judge=judge)
 
 
 def test_claims_mode_without_logprobs_is_the_share_of_supported_claims():

@@ -7,7 +7,9 @@
   ``verdicts=after_quotes`` prompts ``quote_claims.prompt`` (:class:`Quotes`) and then, in the same
   conversation, ``verdicts_after_quotes.prompt`` (:class:`BareVerdicts`); with
   ``verdicts=given_quotes`` the same conversation in one call, its first reply written offline
-  (:func:`given_quote`: each claim's most related context sentence).
+  (:func:`given_quote`: each claim's most related context sentence); with ``verdicts=short_quotes``
+  prompt ``verify_claims_short.prompt`` and :class:`Verdicts`: the list with the first five words
+  of each quoted sentence instead of the whole sentence (:func:`expand_quote` gives it back whole).
 - :func:`check_inline`: prompt ``check_answer_claims.prompt``, reply model :class:`InlineClaims`:
   one call lists the answer's claims, each with its evidence and verdict (``mode=inline``).
 
@@ -17,6 +19,7 @@ Both are shared by faithfulness and hallucination_rate (one call per sample and 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pydantic import BaseModel
@@ -94,11 +97,12 @@ VERDICTS = Param("verdicts", str, "auto", "how the claims (mode=claims) or check
                  "calls of one conversation: the quotes without log-probabilities, then the yes/no list after them), "
                  "given_quotes (after_quotes in one call: the quotes are not asked of the judge but given as its "
                  "turn, each claim's most related context sentence by word overlap, and the judge writes the "
-                 "yes/no list alone), "
+                 "yes/no list alone), short_quotes (the list with the first five words of each quoted sentence "
+                 "instead of the whole sentence: fewer tokens written), "
                  "word (one call per claim, one yes/no word scored by P(yes), against the claim's evidence window) "
                  "or auto "
                  "(list with mode=claims, word with mode=sentences)",
-                 choices=("auto", "list", "bare", "after_quotes", "given_quotes", "word"))
+                 choices=("auto", "list", "bare", "after_quotes", "given_quotes", "short_quotes", "word"))
 
 
 #: the verdict forms that quote a context sentence for each claim (what ``veto=quote`` reads)
@@ -106,19 +110,40 @@ QUOTING_FORMS = ("list", "after_quotes")
 
 
 def verdict_form(params: dict[str, Any]) -> str:
-    """``"list"``, ``"bare"``, ``"after_quotes"`` or ``"word"``: the form ``params["verdicts"]`` gives
-    under ``params["mode"]``."""
+    """``"list"``, ``"bare"``, ``"after_quotes"``, ``"given_quotes"``, ``"short_quotes"`` or ``"word"``:
+    the form ``params["verdicts"]`` gives under ``params["mode"]``."""
     if params.get("verdicts", "auto") != "auto":
         return str(params["verdicts"])
     return "word" if params.get("mode") == "sentences" else "list"
 
 EVIDENCE_SLOT = "<sentence from the context, or none>"
+#: ``verdicts=short_quotes``'s evidence slot
+SHORT_EVIDENCE_SLOT = "<first five words of that sentence, or none>"
 
 
 def _evidence(text: str) -> str:
     """The evidence a verdict quotes; "" for none or for the unfilled slot copied from the skeleton."""
     t = text.strip()
-    return "" if t.lower() in ("none", "<none>", "", EVIDENCE_SLOT) else t
+    return "" if t.lower() in ("none", "<none>", "", EVIDENCE_SLOT, SHORT_EVIDENCE_SLOT) else t
+
+
+def _folded(text: str) -> str:
+    """``text`` lower-cased, its runs of characters other than letters and digits one space."""
+    return " ".join(re.findall(r"[^\W_]+", text.lower()))
+
+
+def expand_quote(quote: str, sentences: list[Span]) -> str:
+    """``verdicts=short_quotes``'s quote given back whole: the first of ``sentences`` that opens with
+    ``quote`` (both compared lower-cased, letters and digits only); ``quote`` as written where none
+    does (the judge quoted something else, such as the claim)."""
+    head = _folded(quote)
+    if not head:
+        return quote
+    for s in sentences:
+        text = _folded(s.text)
+        if text == head or text.startswith(head + " "):
+            return s.text
+    return quote
 
 
 async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
@@ -135,23 +160,30 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
     ``repeat_penalty`` goes with the request (:attr:`~ragmeter.judges.base.ChatRequest.repeat_penalty`;
     faithfulness ``mode=claims`` asks for none). ``form`` (the ``verdicts`` parameter): ``"list"``
     each verdict after the sentence it quotes; ``"bare"`` the verdicts alone (``verify_claims_bare``;
-    every evidence is ""); ``"after_quotes"`` two calls (:func:`_verify_after_quotes`).
+    every evidence is ""); ``"after_quotes"`` two calls (:func:`_verify_after_quotes`);
+    ``"short_quotes"`` each verdict after the first five words of the sentence it quotes
+    (``verify_claims_short``), the evidence that sentence whole where the contexts hold one that
+    opens with them (:func:`expand_quote`).
     """
     if form == "after_quotes":
         return await _verify_after_quotes(judge, sample, claims, tag, scoring, context, repeat_penalty)
     if form == "given_quotes":
         return await _verify_given_quotes(judge, sample, claims, tag, scoring, context, repeat_penalty)
-    quote = form == "list"
+    quote = form in ("list", "short_quotes")
+    sentences = context_sentences(sample.context_texts if context is None else [context])
     if context is None:
         context = joined_context(sample)
-    t, messages = _verdict_messages(claims, context, quote)
+    t, messages = _verdict_messages(claims, context, form)
 
     async def run() -> list[tuple[bool, str, float | None]]:
         model = sized(Verdicts if quote else BareVerdicts, len(claims))
         r = await judge.judge(messages, model, tag=tag, template_version=t.cache_version,
                               top_logprobs=TOP_LOGPROBS if scoring == "auto" else None,
                               repeat_penalty=repeat_penalty)
-        return _read_verdicts(r, len(claims), scoring, None)
+        out = _read_verdicts(r, len(claims), scoring, None)
+        if form != "short_quotes":
+            return out
+        return [(v, expand_quote(e, sentences) if e else e, p) for v, e, p in out]
 
     return await shared(judge, f"{t.cache_version}/{scoring}", (context, claims, repeat_penalty), run)
 
@@ -199,16 +231,23 @@ def _inline_messages(sample: Sample, context: str) -> list[Message]:
                                                     answer=sample.answer or "")
 
 
-def _verdict_messages(claims: list[str], context: str, quote: bool) -> tuple[PromptTemplate, list[Message]]:
-    """The verdict list's template (``verify_claims``, or ``verify_claims_bare`` without ``quote``)
-    and its messages for ``claims`` against ``context``."""
-    t = template("verify_claims" if quote else "verify_claims_bare")
-    return t, t.messages(context=context, statements=numbered(claims), shape=_verdicts_shape(len(claims), quote))
+#: the verdict list's template and evidence slot by its form (``verdicts``)
+_LIST_PROMPTS = {"list": ("verify_claims", EVIDENCE_SLOT), "bare": ("verify_claims_bare", ""),
+                 "short_quotes": ("verify_claims_short", SHORT_EVIDENCE_SLOT)}
 
 
-def _verdicts_shape(n: int, quote: bool) -> ReplyShape:
-    """The reply skeleton of a verdict list of ``n`` claims, with the evidence slot when ``quote``."""
-    slot = {"evidence": EVIDENCE_SLOT} if quote else {}
+def _verdict_messages(claims: list[str], context: str, form: str) -> tuple[PromptTemplate, list[Message]]:
+    """The verdict list's template (``verify_claims``; ``verify_claims_bare`` for ``form="bare"``,
+    ``verify_claims_short`` for ``"short_quotes"``) and its messages for ``claims`` against ``context``."""
+    name, slot = _LIST_PROMPTS[form]
+    t = template(name)
+    return t, t.messages(context=context, statements=numbered(claims), shape=_verdicts_shape(len(claims), slot))
+
+
+def _verdicts_shape(n: int, evidence: str) -> ReplyShape:
+    """The reply skeleton of a verdict list of ``n`` claims, with an evidence slot holding
+    ``evidence`` (none for "")."""
+    slot = {"evidence": evidence} if evidence else {}
     return reply_shape("verdicts", [{"statement": i, **slot, "supported": "<yes or no>"} for i in range(1, n + 1)])
 
 
@@ -236,7 +275,7 @@ async def _verdicts_after(judge: Any, first: list[Message], turn: str, quotes: l
     call's); the :class:`BareVerdicts` shape, one entry per quote, log-probabilities asked where
     ``scoring="auto"``; each verdict returned with its quote."""
     n = len(quotes)
-    then = template("verdicts_after_quotes").messages(shape=_verdicts_shape(n, quote=False))[1:]
+    then = template("verdicts_after_quotes").messages(shape=_verdicts_shape(n, ""))[1:]
     r = await judge.judge([*first, Message("assistant", turn), *then], sized(BareVerdicts, n), tag=tag,
                           template_version=version, top_logprobs=TOP_LOGPROBS if scoring == "auto" else None,
                           repeat_penalty=repeat_penalty)
