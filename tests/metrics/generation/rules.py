@@ -14,6 +14,7 @@ Deterministic rules (so tests can compute expected scores by hand):
 - Questions (generate_questions): ["Q: <answer>?"], evasive as above.
 - Verdicts (verify_claims): a statement is supported when its lower-cased text occurs in the
   context (its evidence is then the statement itself, else "none").
+- CappedVerdicts (verify_claims_short with verdicts=capped_quotes): as Verdicts.
 - BareVerdicts (verify_claims_bare, verdicts_after_quotes): as Verdicts, without the evidence.
 - Quotes (quote_claims): as Verdicts' evidence, without the verdicts.
 - InlineClaims (check_answer_claims): claims = the answer's sentences, each checked as in
@@ -159,6 +160,7 @@ REPLIES: dict[str, Callable[[str], dict[str, Any]]] = {
     "Claims": _claims,
     "Questions": _questions,
     "Verdicts": _verdicts,
+    "CappedVerdicts": _verdicts,
     "BareVerdicts": _bare_verdicts,
     "Quotes": _quotes,
     "InlineClaims": _inline,

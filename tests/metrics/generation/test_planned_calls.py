@@ -52,6 +52,7 @@ CASES = {
     # the first words of each quote: claims and verdicts, as the default
     ("faithfulness(verdicts=short_quotes)", "hallucination_rate(verdicts=short_quotes)"): (5, 4, False),
     ("faithfulness(mode=sentences,verdicts=short_quotes)",): (2, 2, True),
+    ("faithfulness(verdicts=capped_quotes)",): (5, 4, False),
     ("faithfulness(mode=inline)",): (2, 2, True),
     ("faithfulness", "hallucination_rate"): (5, 4, False),
     ("answer_relevancy",): (3, 3, True),

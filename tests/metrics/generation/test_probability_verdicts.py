@@ -501,6 +501,33 @@ def test_short_quotes_asks_the_first_words_of_each_sentence_and_reads_the_senten
         get_evaluator("faithfulness(verdicts=short_quotes,veto=quote)", judge=judge)
 
 
+def test_capped_quotes_caps_each_quote_in_the_schema_sent_and_reads_a_longer_one_as_written():
+    claims = ["The Eiffel Tower was completed in 1889."]
+    long_quote = "The Eiffel Tower was completed in March 1889 in Paris."  # 54 characters
+    toks = [TokenLogprob('{"verdicts": [{"statement": 1, "evidence": "' + long_quote + '", "supported": "', -0.01),
+            TokenLogprob("yes", math.log(0.8), (("yes", math.log(0.8)), ("no", math.log(0.2)))),
+            TokenLogprob('"}]}', -0.01)]
+
+    async def h(request):
+        if request.schema_name == "Claims":
+            return claim_reply("Claims", claims)
+        assert request.schema_name == "CappedVerdicts1"
+        return Completion("".join(t.token for t in toks), logprobs=tuple(toks))
+
+    judge, seen = judge_of(h)
+    name = "faithfulness(verdicts=capped_quotes)"
+    smp = Sample.model_validate({"id": "t", "query": "When was the Eiffel Tower completed?",
+                                 "answer": "The Eiffel Tower was completed in 1889.", "contexts": TOWER})
+    f = evaluate([smp], [name], judge=judge).records[0]["metrics"][name]
+    assert f["error"] is None, f
+    # the schema caps the quote; a server that did not enforce it wrote it whole, read as written
+    item = seen[1].json_schema["$defs"]["CappedVerdict"]["properties"]["evidence"]
+    assert item == {"maxLength": 40, "title": "Evidence", "type": "string"}
+    assert f["details"]["claims"][0]["quote"] == long_quote
+    assert f["details"]["claims"][0]["p_yes"] == pytest.approx(0.8)
+    assert "copy the first five words of the sentence of the context" in seen[1].messages[-1].content
+
+
 def test_claims_mode_without_logprobs_is_the_share_of_supported_claims():
     claims = ["The Eiffel Tower was completed in 1889.", "The Eiffel Tower was designed by Gustave Eiffel."]
 

@@ -9,7 +9,9 @@
   ``verdicts=given_quotes`` the same conversation in one call, its first reply written offline
   (:func:`given_quote`: each claim's most related context sentence); with ``verdicts=short_quotes``
   prompt ``verify_claims_short.prompt`` and :class:`Verdicts`: the list with the first five words
-  of each quoted sentence instead of the whole sentence (:func:`expand_quote` gives it back whole).
+  of each quoted sentence instead of the whole sentence (:func:`expand_quote` gives it back whole);
+  with ``verdicts=capped_quotes`` the same prompt and :class:`CappedVerdicts`, whose schema caps
+  each quote at :data:`QUOTE_CAP_CHARS` characters.
 - :func:`check_inline`: prompt ``check_answer_claims.prompt``, reply model :class:`InlineClaims`:
   one call lists the answer's claims, each with its evidence and verdict (``mode=inline``).
 
@@ -22,7 +24,7 @@ import json
 import re
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ...judges import PromptTemplate, ReplyShape
 from ...judges.base import Message
@@ -40,6 +42,21 @@ class Verdict(BaseModel):
 
     statement: int
     evidence: str
+    supported: YesNo
+
+
+#: ``verdicts=capped_quotes``'s cap on a quote, in characters (about five words)
+QUOTE_CAP_CHARS = 40
+
+
+class CappedVerdict(BaseModel):
+    """One claim's verdict after the first words of the sentence it quotes."""
+
+    statement: int
+    # capped in the schema sent (maxLength), not in validation: a server that enforces the schema
+    # with a grammar (llama.cpp, vLLM) cannot write a longer quote, and a longer quote from one
+    # that does not is read as written
+    evidence: str = Field(json_schema_extra={"maxLength": QUOTE_CAP_CHARS})
     supported: YesNo
 
 
@@ -85,6 +102,12 @@ class Verdicts(BaseModel):
     verdicts: list[Verdict]
 
 
+class CappedVerdicts(BaseModel):
+    """Reply of ``verify_claims_short`` with ``verdicts=capped_quotes`` (ask with ``sized(CappedVerdicts, n)``)."""
+
+    verdicts: list[CappedVerdict]
+
+
 class BareVerdicts(BaseModel):
     """Reply of ``verify_claims_bare`` (ask with ``sized(BareVerdicts, n)``)."""
 
@@ -98,11 +121,13 @@ VERDICTS = Param("verdicts", str, "auto", "how the claims (mode=claims) or check
                  "given_quotes (after_quotes in one call: the quotes are not asked of the judge but given as its "
                  "turn, each claim's most related context sentence by word overlap, and the judge writes the "
                  "yes/no list alone), short_quotes (the list with the first five words of each quoted sentence "
-                 "instead of the whole sentence: fewer tokens written), "
+                 "instead of the whole sentence: fewer tokens written), capped_quotes (short_quotes with each "
+                 "quote capped at 40 characters in the reply schema, which servers that enforce the schema keep), "
                  "word (one call per claim, one yes/no word scored by P(yes), against the claim's evidence window) "
                  "or auto "
                  "(list with mode=claims, word with mode=sentences)",
-                 choices=("auto", "list", "bare", "after_quotes", "given_quotes", "short_quotes", "word"))
+                 choices=("auto", "list", "bare", "after_quotes", "given_quotes", "short_quotes",
+                          "capped_quotes", "word"))
 
 
 #: the verdict forms that quote a context sentence for each claim (what ``veto=quote`` reads)
@@ -110,7 +135,8 @@ QUOTING_FORMS = ("list", "after_quotes")
 
 
 def verdict_form(params: dict[str, Any]) -> str:
-    """``"list"``, ``"bare"``, ``"after_quotes"``, ``"given_quotes"``, ``"short_quotes"`` or ``"word"``:
+    """``"list"``, ``"bare"``, ``"after_quotes"``, ``"given_quotes"``, ``"short_quotes"``, ``"capped_quotes"``
+    or ``"word"``:
     the form ``params["verdicts"]`` gives under ``params["mode"]``."""
     if params.get("verdicts", "auto") != "auto":
         return str(params["verdicts"])
@@ -163,25 +189,25 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
     every evidence is ""); ``"after_quotes"`` two calls (:func:`_verify_after_quotes`);
     ``"short_quotes"`` each verdict after the first five words of the sentence it quotes
     (``verify_claims_short``), the evidence that sentence whole where the contexts hold one that
-    opens with them (:func:`expand_quote`).
+    opens with them (:func:`expand_quote`); ``"capped_quotes"`` the same with each quote capped
+    in the reply schema (:class:`CappedVerdicts`).
     """
     if form == "after_quotes":
         return await _verify_after_quotes(judge, sample, claims, tag, scoring, context, repeat_penalty)
     if form == "given_quotes":
         return await _verify_given_quotes(judge, sample, claims, tag, scoring, context, repeat_penalty)
-    quote = form in ("list", "short_quotes")
     sentences = context_sentences(sample.context_texts if context is None else [context])
     if context is None:
         context = joined_context(sample)
     t, messages = _verdict_messages(claims, context, form)
 
     async def run() -> list[tuple[bool, str, float | None]]:
-        model = sized(Verdicts if quote else BareVerdicts, len(claims))
+        model = sized(_LIST_MODELS[form], len(claims))
         r = await judge.judge(messages, model, tag=tag, template_version=t.cache_version,
                               top_logprobs=TOP_LOGPROBS if scoring == "auto" else None,
                               repeat_penalty=repeat_penalty)
         out = _read_verdicts(r, len(claims), scoring, None)
-        if form != "short_quotes":
+        if form not in ("short_quotes", "capped_quotes"):
             return out
         return [(v, expand_quote(e, sentences) if e else e, p) for v, e, p in out]
 
@@ -233,12 +259,17 @@ def _inline_messages(sample: Sample, context: str) -> list[Message]:
 
 #: the verdict list's template and evidence slot by its form (``verdicts``)
 _LIST_PROMPTS = {"list": ("verify_claims", EVIDENCE_SLOT), "bare": ("verify_claims_bare", ""),
-                 "short_quotes": ("verify_claims_short", SHORT_EVIDENCE_SLOT)}
+                 "short_quotes": ("verify_claims_short", SHORT_EVIDENCE_SLOT),
+                 "capped_quotes": ("verify_claims_short", SHORT_EVIDENCE_SLOT)}
+#: the verdict list's reply model by its form
+_LIST_MODELS: dict[str, type[BaseModel]] = {"list": Verdicts, "bare": BareVerdicts, "short_quotes": Verdicts,
+                                            "capped_quotes": CappedVerdicts}
 
 
 def _verdict_messages(claims: list[str], context: str, form: str) -> tuple[PromptTemplate, list[Message]]:
     """The verdict list's template (``verify_claims``; ``verify_claims_bare`` for ``form="bare"``,
-    ``verify_claims_short`` for ``"short_quotes"``) and its messages for ``claims`` against ``context``."""
+    ``verify_claims_short`` for ``"short_quotes"`` and ``"capped_quotes"``) and its messages for
+    ``claims`` against ``context``."""
     name, slot = _LIST_PROMPTS[form]
     t = template(name)
     return t, t.messages(context=context, statements=numbered(claims), shape=_verdicts_shape(len(claims), slot))

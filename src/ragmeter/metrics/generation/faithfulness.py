@@ -88,7 +88,10 @@ list alone; ``quote`` is the given sentence ("" for none). Calls: 2 per sample.
 ``verdicts=short_quotes``: the verdict list with the first five words of each quoted sentence
 instead of the whole sentence (prompt ``verify_claims_short``), so fewer tokens are written;
 ``quote`` is the context sentence that opens with those words, or the words as written where none
-does (:func:`._claim_steps.expand_quote`). Calls: 2 per sample.
+does (:func:`._claim_steps.expand_quote`). Calls: 2 per sample. ``verdicts=capped_quotes``: the
+same, each quote capped at 40 characters in the reply schema (``maxLength``), which a server that
+enforces the schema with a grammar (llama.cpp, vLLM) keeps and others may not (a longer quote is
+read as written). Calls: 2 per sample.
 
 ``verdicts=word`` (with ``mode=claims``): the same claims, each judged alone instead of all in one
 call: one yes/no word per claim, scored by P(yes), against the claim's evidence window, the prompt
@@ -381,7 +384,8 @@ async def _inline_claim_verdicts(ev: JudgedEvaluator, sample: Sample) -> ClaimVe
 LEFT_OUT_SHARE = 0.5
 
 #: judge calls of one verdict list, by its form (``verdicts``)
-LIST_CALLS = {"list": 1, "bare": 1, "after_quotes": 2, "given_quotes": 1, "short_quotes": 1}
+LIST_CALLS = {"list": 1, "bare": 1, "after_quotes": 2, "given_quotes": 1, "short_quotes": 1,
+              "capped_quotes": 1}
 
 #: why a claim metric is undefined when every extracted claim was dropped as ungrounded
 ALL_UNGROUNDED = "undefined: every claim the judge extracted is absent from the answer (ungrounded_claims)"
