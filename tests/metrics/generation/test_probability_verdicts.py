@@ -528,6 +528,23 @@ def test_capped_quotes_caps_each_quote_in_the_schema_sent_and_reads_a_longer_one
     assert "copy the first five words of the sentence of the context" in seen[1].messages[-1].content
 
 
+def test_short_and_capped_quotes_in_one_run_each_send_their_own_verdict_list():
+    # the same prompt, another reply schema: one run of both must not read one's verdicts as the other's
+    claims = ["The Eiffel Tower was completed in 1889."]
+
+    async def h(request):
+        if request.schema_name == "Claims":
+            return claim_reply("Claims", claims)
+        return json.dumps({"verdicts": [{"statement": 1, "evidence": "The Eiffel Tower was completed",
+                                         "supported": "yes"}]})
+
+    judge, seen = judge_of(h)
+    smp = Sample.model_validate({"id": "t", "query": "When was the Eiffel Tower completed?",
+                                 "answer": "The Eiffel Tower was completed in 1889.", "contexts": TOWER})
+    evaluate([smp], ["faithfulness(verdicts=short_quotes)", "faithfulness(verdicts=capped_quotes)"], judge=judge)
+    assert sorted(r.schema_name for r in seen) == ["CappedVerdicts1", "Claims", "Verdicts1"]
+
+
 def test_claims_mode_without_logprobs_is_the_share_of_supported_claims():
     claims = ["The Eiffel Tower was completed in 1889.", "The Eiffel Tower was designed by Gustave Eiffel."]
 

@@ -211,7 +211,8 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
             return out
         return [(v, expand_quote(e, sentences) if e else e, p) for v, e, p in out]
 
-    return await shared(judge, f"{t.cache_version}/{scoring}", (context, claims, repeat_penalty), run)
+    # the form in the key: short_quotes and capped_quotes share a prompt, not a reply schema
+    return await shared(judge, f"{t.cache_version}/{form}/{scoring}", (context, claims, repeat_penalty), run)
 
 
 def given_quote(claim: str, sentences: list[Span]) -> str:
