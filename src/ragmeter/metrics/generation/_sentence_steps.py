@@ -275,7 +275,7 @@ def union_window(windows: list[Window]) -> Window:
 
 async def _judge_list(judge: Any, sample: Sample, window: Window, claims: list[str], tag: str,
                       scoring: str, form: str = "list") -> list[dict[str, Any]]:
-    """``verdicts=list`` (or ``bare``, ``after_quotes``: ``form``): every claim in one verdict list
+    """``verdicts=list`` (or another list form: ``form``): every claim in one verdict list
     (:func:`._claim_steps.verify`) against ``window`` (the joined contexts when it is the whole
     context, as in ``mode=claims``); records shaped as :func:`word_verdict`'s plus the ``quote``
     ("" when none)."""
