@@ -50,3 +50,36 @@ def test_vs_ragas_rows_take_their_labels_from_the_data_and_skip_undefined_scores
 def test_the_split_rule():
     assert pr.in_half("qa21a", "design") and not pr.in_half("qa21a", "heldout")
     assert pr.in_half("dlg02b", "heldout") and pr.in_half("dlg02b", "all")
+
+
+def _twins(scores_a, scores_b):
+    """Rows of groups qa01, qa03, ... (design half): each a faithful answer (a) and its twin (b)."""
+    a, b = [], []
+    for g, ((fa, ua), (fb, ub)) in enumerate(zip(scores_a, scores_b, strict=True)):
+        rid = f"qa{2 * g + 1:02d}"
+        a += [{"id": rid + "a", "kind": "short", "faithful": True, "score": fa},
+              {"id": rid + "b", "kind": "short", "faithful": False, "score": ua}]
+        b += [{"id": rid + "a", "kind": "short", "faithful": True, "score": fb},
+              {"id": rid + "b", "kind": "short", "faithful": False, "score": ub}]
+    return a, b
+
+
+def test_paired_difference_by_hand():
+    # reading A: faithful 0.9, 0.8, 0.3 against unfaithful 0.1, 0.2, 0.7: 0.9 and 0.8 beat all
+    # three, 0.3 beats 0.1 and 0.2 -> 8 of 9; reading B separates every pair -> 1. B - A = 1/9.
+    a, b = _twins([(0.9, 0.1), (0.8, 0.2), (0.3, 0.7)], [(0.9, 0.1), (0.8, 0.2), (0.7, 0.3)])
+    d = pr.paired_difference(a, b, resamples=500)
+    assert d["diff"] == pytest.approx(1 / 9) and d["groups"] == 3
+    # B is 1 on every draw and A at most 1 (0 on a draw of the third group alone: 0.3 against
+    # 0.7), so every difference lies in [0, 1]
+    assert 0.0 <= d["low"] <= d["diff"] <= d["high"] <= 1.0
+    # the same reading twice: no difference on any draw
+    same = pr.paired_difference(a, a, resamples=200)
+    assert (same["diff"], same["low"], same["high"]) == (0.0, 0.0, 0.0)
+
+
+def test_paired_difference_keeps_the_rows_both_scored():
+    a, b = _twins([(0.9, 0.1), (0.8, 0.2), (0.3, 0.7)], [(0.9, 0.1), (0.8, 0.2), (0.7, 0.3)])
+    b[5]["score"] = None  # B failed qa05b: A's qa05b is left out too -> A: 0.9, 0.8, 0.3 vs 0.1, 0.2 = 6/6
+    d = pr.paired_difference(a, b, resamples=200)
+    assert d["diff"] == pytest.approx(0.0)
