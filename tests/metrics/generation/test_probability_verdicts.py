@@ -336,6 +336,19 @@ def claims_handler(claims: list[str], verdict_tokens: list[TokenLogprob]):
     return h
 
 
+def spelled_handler(claims: list[str], schema: str, tokens: list[TokenLogprob]):
+    """The claim call returns ``claims``; the one other call, which must ask for ``schema``, gets
+    the reply spelled by ``tokens`` (with their log-probabilities)."""
+
+    async def h(request):
+        if request.schema_name == "Claims":
+            return claim_reply("Claims", claims)
+        assert request.schema_name == schema
+        return Completion("".join(t.token for t in tokens), logprobs=tuple(tokens))
+
+    return h
+
+
 def test_claims_mode_is_the_mean_p_yes_and_keeps_hard_verdicts():
     t1 = TokenLogprob("yes", math.log(0.6), (("yes", math.log(0.6)), ("no", math.log(0.2)), ("Yes", math.log(0.1))))
     t2 = TokenLogprob("no", math.log(0.5), (("no", math.log(0.5)), ("yes", math.log(0.3))))
@@ -421,13 +434,7 @@ def test_given_quotes_writes_the_quotes_offline_and_asks_the_verdicts_in_one_cal
             TokenLogprob("no", math.log(0.7), (("no", math.log(0.7)), ("yes", math.log(0.1)))),
             TokenLogprob('"}]}', -0.01)]
 
-    async def h(request):
-        if request.schema_name == "Claims":
-            return claim_reply("Claims", claims)
-        assert request.schema_name == "BareVerdicts3"
-        return Completion("".join(t.token for t in toks), logprobs=tuple(toks))
-
-    judge, seen = judge_of(h)
+    judge, seen = judge_of(spelled_handler(claims, "BareVerdicts3", toks))
     name = "faithfulness(verdicts=given_quotes)"
     smp = Sample.model_validate({"id": "t", "query": "Tell me about the Eiffel Tower.", "answer": answer,
                                  "contexts": TOWER})
@@ -476,13 +483,7 @@ def test_short_quotes_asks_the_first_words_of_each_sentence_and_reads_the_senten
             TokenLogprob("no", math.log(0.5), (("no", math.log(0.5)), ("yes", math.log(0.3)))),
             TokenLogprob('"}]}', -0.01)]
 
-    async def h(request):
-        if request.schema_name == "Claims":
-            return claim_reply("Claims", claims)
-        assert request.schema_name == "Verdicts2"
-        return Completion("".join(t.token for t in toks), logprobs=tuple(toks))
-
-    judge, seen = judge_of(h)
+    judge, seen = judge_of(spelled_handler(claims, "Verdicts2", toks))
     name = "faithfulness(verdicts=short_quotes)"
     smp = Sample.model_validate({"id": "t", "query": "Tell me about the Eiffel Tower.", "answer": answer,
                                  "contexts": TOWER})
@@ -508,13 +509,7 @@ def test_capped_quotes_caps_each_quote_in_the_schema_sent_and_reads_a_longer_one
             TokenLogprob("yes", math.log(0.8), (("yes", math.log(0.8)), ("no", math.log(0.2)))),
             TokenLogprob('"}]}', -0.01)]
 
-    async def h(request):
-        if request.schema_name == "Claims":
-            return claim_reply("Claims", claims)
-        assert request.schema_name == "CappedVerdicts1"
-        return Completion("".join(t.token for t in toks), logprobs=tuple(toks))
-
-    judge, seen = judge_of(h)
+    judge, seen = judge_of(spelled_handler(claims, "CappedVerdicts1", toks))
     name = "faithfulness(verdicts=capped_quotes)"
     smp = Sample.model_validate({"id": "t", "query": "When was the Eiffel Tower completed?",
                                  "answer": "The Eiffel Tower was completed in 1889.", "contexts": TOWER})

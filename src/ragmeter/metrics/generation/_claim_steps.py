@@ -196,19 +196,20 @@ async def verify(judge: Any, sample: Sample, claims: list[str], tag: str,
         return await _verify_after_quotes(judge, sample, claims, tag, scoring, context, repeat_penalty)
     if form == "given_quotes":
         return await _verify_given_quotes(judge, sample, claims, tag, scoring, context, repeat_penalty)
-    sentences = context_sentences(sample.context_texts if context is None else [context])
+    texts = sample.context_texts if context is None else [context]
     if context is None:
         context = joined_context(sample)
     t, messages = _verdict_messages(claims, context, form)
 
     async def run() -> list[tuple[bool, str, float | None]]:
-        model = sized(_LIST_MODELS[form], len(claims))
+        model = sized(_LISTS[form][2], len(claims))
         r = await judge.judge(messages, model, tag=tag, template_version=t.cache_version,
                               top_logprobs=TOP_LOGPROBS if scoring == "auto" else None,
                               repeat_penalty=repeat_penalty)
         out = _read_verdicts(r, len(claims), scoring, None)
-        if form not in ("short_quotes", "capped_quotes"):
+        if _LISTS[form][1] != SHORT_EVIDENCE_SLOT:
             return out
+        sentences = context_sentences(texts)  # the first words of a quote given back whole
         return [(v, expand_quote(e, sentences) if e else e, p) for v, e, p in out]
 
     # the form in the key: short_quotes and capped_quotes share a prompt, not a reply schema
@@ -258,20 +259,20 @@ def _inline_messages(sample: Sample, context: str) -> list[Message]:
                                                     answer=sample.answer or "")
 
 
-#: the verdict list's template and evidence slot by its form (``verdicts``)
-_LIST_PROMPTS = {"list": ("verify_claims", EVIDENCE_SLOT), "bare": ("verify_claims_bare", ""),
-                 "short_quotes": ("verify_claims_short", SHORT_EVIDENCE_SLOT),
-                 "capped_quotes": ("verify_claims_short", SHORT_EVIDENCE_SLOT)}
-#: the verdict list's reply model by its form
-_LIST_MODELS: dict[str, type[BaseModel]] = {"list": Verdicts, "bare": BareVerdicts, "short_quotes": Verdicts,
-                                            "capped_quotes": CappedVerdicts}
+#: the verdict list's template, evidence slot ("" for none; :data:`SHORT_EVIDENCE_SLOT` where the
+#: quote is its first words, given back whole by :func:`expand_quote`) and reply model, by its form
+_LISTS: dict[str, tuple[str, str, type[BaseModel]]] = {
+    "list": ("verify_claims", EVIDENCE_SLOT, Verdicts),
+    "bare": ("verify_claims_bare", "", BareVerdicts),
+    "short_quotes": ("verify_claims_short", SHORT_EVIDENCE_SLOT, Verdicts),
+    "capped_quotes": ("verify_claims_short", SHORT_EVIDENCE_SLOT, CappedVerdicts)}
 
 
 def _verdict_messages(claims: list[str], context: str, form: str) -> tuple[PromptTemplate, list[Message]]:
     """The verdict list's template (``verify_claims``; ``verify_claims_bare`` for ``form="bare"``,
     ``verify_claims_short`` for ``"short_quotes"`` and ``"capped_quotes"``) and its messages for
     ``claims`` against ``context``."""
-    name, slot = _LIST_PROMPTS[form]
+    name, slot, _ = _LISTS[form]
     t = template(name)
     return t, t.messages(context=context, statements=numbered(claims), shape=_verdicts_shape(len(claims), slot))
 
