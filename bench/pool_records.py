@@ -85,7 +85,8 @@ def paired_difference(rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]]
     """AUROC(b) - AUROC(a) over the rows both readings scored (``diff``), and the 2.5th and 97.5th
     percentiles (``low``, ``high``) of that difference over ``resamples`` draws of the twin groups
     with replacement, the same draw for both readings; a draw without a faithful or an unfaithful
-    row is drawn again. ``groups``: the twin groups kept."""
+    row is drawn again. ``groups``: the twin groups kept. A ValueError where the rows both scored
+    hold no faithful or no unfaithful answer (no draw could hold both)."""
     b_of = {r["id"]: r["score"] for r in rows_b if r.get("score") is not None}
     both = [{**r, "b": b_of[r["id"]]} for r in rows_a if r.get("score") is not None and r["id"] in b_of]
     by_group: dict[str, list[dict[str, Any]]] = {}
@@ -97,6 +98,8 @@ def paired_difference(rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]]
         a, b = _auroc(rs, "score"), _auroc(rs, "b")
         return None if a is None or b is None else b - a
 
+    if diff(both) is None:
+        raise ValueError(f"the rows both readings scored ({len(both)}) need a faithful and an unfaithful answer")
     rng = np.random.default_rng(seed)
     draws: list[float] = []
     while len(draws) < resamples:
@@ -130,6 +133,9 @@ def main() -> None:
     if args.paired:
         a, b = args.paired
         rows = kept_rows(files, args.kind, args.half, labels)
+        for name in (a, b):
+            if name not in rows:
+                ap.error(f"--paired: {name!r} is in none of the files (they hold: {', '.join(rows)})")
         d = paired_difference(rows[a], rows[b])
         print(f"{b} - {a}  {args.kind} {args.half}  {d['groups']} twin groups  AUROC difference "
               f"{d['diff']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.bench.loader import load_bench
@@ -83,3 +85,24 @@ def test_paired_difference_keeps_the_rows_both_scored():
     b[5]["score"] = None  # B failed qa05b: A's qa05b is left out too -> A: 0.9, 0.8, 0.3 vs 0.1, 0.2 = 6/6
     d = pr.paired_difference(a, b, resamples=200)
     assert d["diff"] == pytest.approx(0.0)
+
+
+def test_paired_difference_without_both_labels_is_an_error_not_a_search_without_end():
+    a, b = _twins([(0.9, 0.1)], [(0.8, 0.2)])
+    a, b = a[:1], b[:1]  # the faithful answer alone: no AUROC on any draw
+    with pytest.raises(ValueError, match="faithful and an unfaithful"):
+        pr.paired_difference(a, b, resamples=10)
+    with pytest.raises(ValueError, match="faithful and an unfaithful"):
+        pr.paired_difference([], [], resamples=10)
+
+
+def test_paired_names_a_metric_missing_from_the_files(tmp_path, monkeypatch, capsys):
+    a, _ = _twins([(0.9, 0.1)], [(0.8, 0.2)])
+    f = tmp_path / "r.json"
+    f.write_text(json.dumps(_by_kind(a)), encoding="utf-8")
+    monkeypatch.setattr("sys.argv", ["pool_records.py", "--kind", "short", "--half", "design",
+                                     "--paired", "faithfulness", "faithfulness(x=y)", str(f)])
+    with pytest.raises(SystemExit) as e:
+        pr.main()
+    assert e.value.code == 2
+    assert "'faithfulness(x=y)' is in none of the files (they hold: faithfulness)" in capsys.readouterr().err
