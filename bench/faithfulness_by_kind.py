@@ -113,6 +113,9 @@ def main() -> None:
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
     samples, labels = load_labelled(args.data)
     keep = selected(samples, ",".join(kinds), args.split)
+    empty = [k for k in kinds if not any(samples[i].metadata["kind"] == k for i in keep)]
+    if empty:
+        ap.error(f"{args.data}: no row of kind {', '.join(empty)} in split {args.split}")
     # kind by kind, so each kind's seconds and calls are its own
     rows_out: list[dict[str, Any]] = []
     records: dict[str, list[dict[str, Any]]] = {}
@@ -150,6 +153,7 @@ def main() -> None:
                    "cache_hits": st.get("cache_hits", 0),
                    "prompt_tokens": st.get("prompt_tokens", 0),
                    "cached_prompt_tokens": st.get("cached_prompt_tokens", 0),
+                   "completion_tokens": st.get("completion_tokens", 0),
                    "calls_per_sample": round(st.get("calls", 0) / len(idx), 2) if idx else None,
                    "format_fallbacks": st.get("format_fallback_paths", {})}
             if mark is not None:

@@ -544,6 +544,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         kinds = set(args.kinds.split(",")) if args.kinds else None
         rows = [{"reference": None, **r} for r in rows
                 if (not args.split or r.get("split") == args.split) and (kinds is None or r.get("kind") in kinds)]
+    if not rows:
+        chosen = " ".join(f"--{k} {v}" for k, v in (("split", args.split), ("kinds", args.kinds)) if v)
+        ap.error(f"{args.data}: no row to run{' with ' + chosen if chosen else ''} (the rows' 'split' and 'kind' "
+                 f"fields must match; faithfulness_by_kind.jsonl and its siblings hold them)")
     rows = shuffled(rows[: args.limit], args.shuffle)
     adjacent = adjacent_same_contexts(rows)
     from ragmeter.embedders import from_spec as emb_spec

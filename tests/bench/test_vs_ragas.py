@@ -219,6 +219,20 @@ def test_ragmeter_variant_runs_as_its_own_setting(tmp_path):
                  "--ragmeter-variant", "answer_relevancy=answer_relevancy(steps=separate)"])
 
 
+def test_a_filter_that_matches_no_row_is_a_usage_error_naming_the_file_and_the_filter(tmp_path, capsys):
+    # judge_validation_hard.jsonl's rows have no 'kind': --kinds short matches none of them, and a run on
+    # 0 rows would print an empty table as if it had measured something
+    with FakeLLMServer() as server:
+        with pytest.raises(SystemExit) as e:
+            vs.main(["--judge-url", server.url, "--model", "fake", "--data", str(_data(tmp_path)),
+                     "--tools", "ragmeter", "--metrics", "faithfulness", "--split", "heldout", "--kinds", "short"])
+        assert server.log == []  # refused before any judge call
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "rows.jsonl" in err and "--split heldout" in err and "--kinds short" in err
+    assert "no row" in err
+
+
 def ragas_rule(call):
     """Well-formed replies to RAGAS's four prompts, told apart by the fields of the output schema each
     prompt shows: one statement, supported / useful / attributed, one back-generated question."""
