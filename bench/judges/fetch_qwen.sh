@@ -30,6 +30,9 @@
 #                                                        build-cpp, the version of the venv that
 #                                                        'build' made, else 0.3.36, verified below)
 #   PYTHON               interpreter for the venv        (default python3.11, else python3)
+#   JUDGE_NATIVE         1: build-cpp and serve-cpp use llama-server-native, built with
+#                        -DGGML_NATIVE=ON for this machine's CPU (AVX-512, AMX where it has them)
+#                        instead of the portable AVX2 build   (default 0)
 #
 # Verified here (2026-11-30): 1,117,320,768 bytes, sha256
 # cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046, general.name
@@ -44,6 +47,11 @@ PORT="${JUDGE_PORT:-8080}"
 THREADS="${JUDGE_THREADS:-2}"
 CTX="${JUDGE_CTX:-4096}"
 PY="${PYTHON:-$(command -v python3.11 || command -v python3)}"
+if [[ "${JUDGE_NATIVE:-0}" == 1 ]]; then
+    CPP_NATIVE=ON; CPP_BIN="llama-server-native"; CPP_BUILD="build-native"; CPP_LOG="build-cpp-native.log"
+else
+    CPP_NATIVE=OFF; CPP_BIN="llama-server"; CPP_BUILD="build"; CPP_LOG="build-cpp.log"
+fi
 NPARTS=22
 PART_VERSION=0.2.0
 EXPECTED_SIZE=1117320768
@@ -170,7 +178,7 @@ cpp_version() {
 }
 
 build_cpp() {
-    local bin="$HOME_DIR/bin/llama-server"
+    local bin="$HOME_DIR/bin/$CPP_BIN"
     if [[ -x "$bin" ]]; then
         say "build-cpp: $bin already there ($("$bin" --version 2>&1 | head -n1))"
         return
@@ -179,16 +187,16 @@ build_cpp() {
     version=$(cpp_version)
     local src="$HOME_DIR/src"
     mkdir -p "$src" "$HOME_DIR/bin" "$LOG_DIR"
-    say "build-cpp: llama-server from the llama-cpp-python $version sdist (log $LOG_DIR/build-cpp.log)"
+    say "build-cpp: $CPP_BIN from the llama-cpp-python $version sdist, GGML_NATIVE=$CPP_NATIVE (log $LOG_DIR/$CPP_LOG)"
     "$PY" -m pip download --no-deps --no-binary=:all: -d "$src" "llama-cpp-python==$version" \
-        > "$LOG_DIR/build-cpp.log" 2>&1 || die "build-cpp: download failed: see $LOG_DIR/build-cpp.log"
+        > "$LOG_DIR/$CPP_LOG" 2>&1 || die "build-cpp: download failed: see $LOG_DIR/$CPP_LOG"
     tar -xzf "$src/llama_cpp_python-$version.tar.gz" -C "$src"
     local tree="$src/llama_cpp_python-$version/vendor/llama.cpp"
-    cmake -S "$tree" -B "$tree/build" -DGGML_NATIVE=OFF -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=OFF \
-        -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Release >> "$LOG_DIR/build-cpp.log" 2>&1 \
-        && cmake --build "$tree/build" --target llama-server -j "$THREADS" >> "$LOG_DIR/build-cpp.log" 2>&1 \
-        || die "build-cpp: build failed: see $LOG_DIR/build-cpp.log"
-    cp "$tree/build/bin/llama-server" "$bin"
+    cmake -S "$tree" -B "$tree/$CPP_BUILD" -DGGML_NATIVE="$CPP_NATIVE" -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=OFF \
+        -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DCMAKE_BUILD_TYPE=Release >> "$LOG_DIR/$CPP_LOG" 2>&1 \
+        && cmake --build "$tree/$CPP_BUILD" --target llama-server -j "$THREADS" >> "$LOG_DIR/$CPP_LOG" 2>&1 \
+        || die "build-cpp: build failed: see $LOG_DIR/$CPP_LOG"
+    cp "$tree/$CPP_BUILD/bin/llama-server" "$bin"
     say "build-cpp: $bin ($("$bin" --version 2>&1 | head -n1))"
 }
 
@@ -198,10 +206,10 @@ serve_cpp() {
         return
     fi
     [[ -f "$MODEL" ]] || die "no model at $MODEL: run '$0 assemble' first"
-    [[ -x "$HOME_DIR/bin/llama-server" ]] || die "no llama-server in $HOME_DIR/bin: run '$0 build-cpp' first"
+    [[ -x "$HOME_DIR/bin/$CPP_BIN" ]] || die "no $CPP_BIN in $HOME_DIR/bin: run '$0 build-cpp' first"
     mkdir -p "$LOG_DIR"
-    say "serve-cpp: starting llama-server (one slot) on 127.0.0.1:$PORT (log $LOG_DIR/server-cpp.log)"
-    nohup "$HOME_DIR/bin/llama-server" -m "$MODEL" --host 127.0.0.1 --port "$PORT" -c "$CTX" -t "$THREADS" \
+    say "serve-cpp: starting $CPP_BIN (one slot) on 127.0.0.1:$PORT (log $LOG_DIR/server-cpp.log)"
+    nohup "$HOME_DIR/bin/$CPP_BIN" -m "$MODEL" --host 127.0.0.1 --port "$PORT" -c "$CTX" -t "$THREADS" \
         -np 1 > "$LOG_DIR/server-cpp.log" 2>&1 &
     echo $! > "$LOG_DIR/server-cpp.pid"
     wait_up serve-cpp "$LOG_DIR/server-cpp.pid" "$LOG_DIR/server-cpp.log"
