@@ -49,8 +49,12 @@ CTX="${JUDGE_CTX:-4096}"
 PY="${PYTHON:-$(command -v python3.11 || command -v python3)}"
 if [[ "${JUDGE_NATIVE:-0}" == 1 ]]; then
     CPP_NATIVE=ON; CPP_BIN="llama-server-native"; CPP_BUILD="build-native"; CPP_LOG="build-cpp-native.log"
+    # served without weight repacking (llama.cpp's extra CPU buffer types, AMX among them): with it
+    # the native server crashed at start on the 2-core bench machine (segmentation fault, 2026-12-08)
+    CPP_SERVE_ARGS=(--no-repack)
 else
     CPP_NATIVE=OFF; CPP_BIN="llama-server"; CPP_BUILD="build"; CPP_LOG="build-cpp.log"
+    CPP_SERVE_ARGS=()
 fi
 NPARTS=22
 PART_VERSION=0.2.0
@@ -210,7 +214,7 @@ serve_cpp() {
     mkdir -p "$LOG_DIR"
     say "serve-cpp: starting $CPP_BIN (one slot) on 127.0.0.1:$PORT (log $LOG_DIR/server-cpp.log)"
     nohup "$HOME_DIR/bin/$CPP_BIN" -m "$MODEL" --host 127.0.0.1 --port "$PORT" -c "$CTX" -t "$THREADS" \
-        -np 1 > "$LOG_DIR/server-cpp.log" 2>&1 &
+        -np 1 "${CPP_SERVE_ARGS[@]}" > "$LOG_DIR/server-cpp.log" 2>&1 &
     echo $! > "$LOG_DIR/server-cpp.pid"
     wait_up serve-cpp "$LOG_DIR/server-cpp.pid" "$LOG_DIR/server-cpp.log"
 }
