@@ -453,19 +453,22 @@ def summarise(results: list[dict[str, Any]], labels: list[dict[str, Any]], proxy
                     res["spearman_vs_human_cp"] = float(stats.spearmanr(*zip(*pairs, strict=True)).statistic)
             res["proxy"] = proxy.phase_stats(res["phase"])
             res["judge_calls"] = res["proxy"]["chat_requests"]
-            res["server_time"] = server_time(res["proxy"])
-        compare_server_time(group)
+    add_server_time(results)
 
 
-def compare_server_time(group: list[dict[str, Any]]) -> None:
-    """Set ``server_time_vs_ragas`` on ragmeter's defaults run of one metric's ``group``: its server
-    seconds against RAGAS's best run's (:func:`time_ratio_limits`), where both have a server time."""
-    first = {tool: min((r for r in group if r["tool"] == tool), key=lambda r: r["setting"] != setting, default=None)
-             for tool, setting in (("ragas", "best"), ("ragmeter", "defaults"))}
-    ragas, ours = first["ragas"], first["ragmeter"]
-    if ragas and ours and ragas.get("server_time") and ours.get("server_time"):
-        ours["server_time_vs_ragas"] = {"ragas_setting": ragas["setting"],
-                                        **time_ratio_limits(ragas["server_time"], ours["server_time"])}
+def add_server_time(results: list[dict[str, Any]]) -> None:
+    """Set every run's ``server_time`` (:func:`server_time` of its proxy counts) and, per metric,
+    ``server_time_vs_ragas`` on ragmeter's defaults run (else its first): its server seconds against
+    RAGAS's best run's (else its first; :func:`time_ratio_limits`), where both have a server time."""
+    for res in results:
+        res["server_time"] = server_time(res["proxy"])
+    for metric in {r["metric"] for r in results}:
+        group = [r for r in results if r["metric"] == metric]
+        ragas, ours = (min((r for r in group if r["tool"] == tool), key=lambda r: r["setting"] != setting,
+                           default=None) for tool, setting in (("ragas", "best"), ("ragmeter", "defaults")))
+        if ragas and ours and ragas["server_time"] and ours["server_time"]:
+            ours["server_time_vs_ragas"] = {"ragas_setting": ragas["setting"],
+                                            **time_ratio_limits(ragas["server_time"], ours["server_time"])}
 
 
 def print_table(results: list[dict[str, Any]]) -> None:
@@ -557,11 +560,7 @@ def reprint(path: Path) -> dict[str, Any]:
     server-time comparison added where the file predates it)."""
     out: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     results = out["results"]
-    for metric in {r["metric"] for r in results}:
-        group = [r for r in results if r["metric"] == metric]
-        for r in group:
-            r["server_time"] = server_time(r["proxy"])
-        compare_server_time(group)
+    add_server_time(results)
     print(f"{path.name}: judge {out['model']} @ {out['judge_url']}  rows: {out['rows']} ({out['data']})")
     print_table(results)
     print_prompts(results)
@@ -614,7 +613,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument("--out", default=None)
     ap.add_argument("--reprint", default=None, metavar="RESULTS",
                     help="run nothing: print a results file's table, prompts and server time again (alone)")
-    if "--reprint" in (sys.argv[1:] if argv is None else argv):
+    if any(a == "--reprint" or a.startswith("--reprint=") for a in (sys.argv[1:] if argv is None else argv)):
         only = argparse.ArgumentParser(description="print a bench/vs_ragas.py results file again")
         only.add_argument("--reprint", required=True, metavar="RESULTS")
         return reprint(Path(only.parse_args(argv).reprint))

@@ -367,7 +367,8 @@ def test_reprint_adds_the_server_time_to_a_results_file_that_predates_it(tmp_pat
         r.pop("server_time"), r.pop("server_time_vs_ragas", None)
     path = tmp_path / "old.json"
     path.write_text(json.dumps({"judge_url": "u", "model": "m", "rows": 2, "data": "d.jsonl", "results": results}))
-    out = vs.main(["--reprint", str(path)])
-    assert out["results"][1]["server_time_vs_ragas"]["read_speedup_for_060"] == pytest.approx(3.1)
-    printed = capsys.readouterr().out
-    assert "0.78x here" in printed and "reading 3.10 times as fast" in printed
+    for argv in (["--reprint", str(path)], [f"--reprint={path}"]):
+        out = vs.main(argv)
+        assert out["results"][1]["server_time_vs_ragas"]["read_speedup_for_060"] == pytest.approx(3.1)
+        printed = capsys.readouterr().out
+        assert "0.78x here" in printed and "reading 3.10 times as fast" in printed
